@@ -1,0 +1,33 @@
+//! The headless command line: `heatlab run`, `heatlab bench`, and the GUI's entry.
+
+pub mod run;
+
+use clap::{Parser, Subcommand};
+
+/// heatlab: GPU heat diffusion, measured against the CPU.
+#[derive(Debug, Parser)]
+#[command(name = "heatlab", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do; with none, the desktop app opens.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Generate the jagged field, step the diffusion and export frames, arrays and timings.
+    Run(run::RunArgs),
+}
+
+/// Parses the command line and runs it. Errors come back for `main` to print.
+pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Some(Command::Run(args)) => run::run(&args),
+        None => {
+            anyhow::bail!(
+                "the desktop app is not built yet; use `heatlab run --help` for the headless job"
+            )
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! What the stencil sees outside the grid.
+
+use std::fmt;
+
+use crate::error::HeatlabError;
+
+/// The boundary condition: the value of the ghost cells just outside the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Boundary {
+    /// Cells outside are 0 (the tutorial's kernel): heat leaks out at the edges.
+    #[default]
+    Dirichlet,
+    /// Insulated: a cell outside equals the edge cell beside it, so total heat is conserved.
+    Neumann,
+    /// The grid wraps around (a torus); total heat is conserved.
+    Periodic,
+}
+
+impl Boundary {
+    /// Every boundary, in the order a selector lists them.
+    pub const ALL: [Self; 3] = [Self::Dirichlet, Self::Neumann, Self::Periodic];
+
+    /// The index the CUDA kernels use for this boundary (their `BC_*` constants).
+    pub fn kernel_index(self) -> usize {
+        match self {
+            Self::Dirichlet => 0,
+            Self::Neumann => 1,
+            Self::Periodic => 2,
+        }
+    }
+
+    /// A short explanation for people.
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::Dirichlet => "cells outside the grid are 0 (heat leaks out)",
+            Self::Neumann => "insulated edges (total heat conserved)",
+            Self::Periodic => "the grid wraps around (total heat conserved)",
+        }
+    }
+}
+
+impl fmt::Display for Boundary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Dirichlet => "dirichlet",
+            Self::Neumann => "neumann",
+            Self::Periodic => "periodic",
+        })
+    }
+}
+
+impl std::str::FromStr for Boundary {
+    type Err = HeatlabError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|b| b.to_string().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| {
+                HeatlabError::InvalidInput(format!(
+                    "unknown boundary '{text}' (expected dirichlet, neumann or periodic)"
+                ))
+            })
+    }
+}

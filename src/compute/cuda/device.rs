@@ -1,0 +1,204 @@
+//! The CUDA device: checks that the driver and NVRTC load, opens a context and stream,
+//! compiles `kernels/*.cu` once per architecture, and times work with events.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DriverError};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+
+use crate::error::{HeatlabError, Result};
+
+/// Turns a driver error into a [`HeatlabError`] that says what heatlab was doing.
+pub fn driver_error(context: &str) -> impl Fn(DriverError) -> HeatlabError + '_ {
+    move |error| HeatlabError::Cuda {
+        context: context.to_string(),
+        message: error.to_string(),
+    }
+}
+
+/// An open CUDA device: context, the stream heatlab works on, and its name.
+pub struct CudaDevice {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    name: String,
+    compute_capability: (i32, i32),
+}
+
+impl CudaDevice {
+    /// Opens GPU 0, or says why CUDA cannot be used here. Never panics on a machine without CUDA.
+    pub fn open() -> Result<Self> {
+        // SAFETY: these only try to dlopen the libraries by name; nothing is called through them.
+        let driver_present = unsafe { cudarc::driver::sys::is_culib_present() };
+        if !driver_present {
+            return Err(HeatlabError::CudaUnavailable(
+                "the NVIDIA driver library (libcuda) was not found".into(),
+            ));
+        }
+        // SAFETY: as above.
+        let nvrtc_present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
+        if !nvrtc_present {
+            return Err(HeatlabError::CudaUnavailable(
+                "the NVRTC runtime compiler (libnvrtc) was not found; install the CUDA toolkit's nvrtc".into(),
+            ));
+        }
+        // cudarc's loader panics when a symbol it expects is missing (a driver too old for it);
+        // treat that as "no usable CUDA" rather than bringing the application down.
+        let opened = std::panic::catch_unwind(|| -> std::result::Result<Self, String> {
+            let context = CudaContext::new(0).map_err(|e| format!("no usable GPU: {e}"))?;
+            let name = context.name().map_err(|e| e.to_string())?;
+            let compute_capability = context.compute_capability().map_err(|e| e.to_string())?;
+            let stream = context.default_stream();
+            Ok(Self {
+                context,
+                stream,
+                name,
+                compute_capability,
+            })
+        });
+        match opened {
+            Ok(Ok(device)) => Ok(device),
+            Ok(Err(reason)) => Err(HeatlabError::CudaUnavailable(reason)),
+            Err(panic) => {
+                let reason = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "the CUDA loader failed".into());
+                Err(HeatlabError::CudaUnavailable(reason))
+            }
+        }
+    }
+
+    /// The GPU's model name, e.g. "NVIDIA H100 80GB HBM3".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Major and minor compute capability.
+    pub fn compute_capability(&self) -> (i32, i32) {
+        self.compute_capability
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.context
+    }
+
+    /// The stream all of heatlab's GPU work runs on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn memory_info(&self) -> Result<(usize, usize)> {
+        self.context
+            .mem_get_info()
+            .map_err(driver_error("querying GPU memory"))
+    }
+
+    /// Compiles `source` (the text of `kernels/<file_name>`) for this device's architecture and
+    /// loads it. Each file is compiled once per process and architecture; a compile error
+    /// carries NVRTC's log.
+    pub fn load_kernels(&self, file_name: &str, source: &str) -> Result<Arc<CudaModule>> {
+        static PTX_CACHE: OnceLock<Mutex<HashMap<(String, (i32, i32)), String>>> = OnceLock::new();
+        let key = (file_name.to_string(), self.compute_capability);
+        let cache = PTX_CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+        let cached = cache.lock().ok().and_then(|map| map.get(&key).cloned());
+        let ptx_source = match cached {
+            Some(ptx) => ptx,
+            None => {
+                let (major, minor) = self.compute_capability;
+                let options = CompileOptions {
+                    fmad: Some(false),
+                    options: vec![format!("--gpu-architecture=compute_{major}{minor}")],
+                    name: Some(file_name.to_string()),
+                    ..Default::default()
+                };
+                let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, options)
+                    .map_err(|error| compile_error(file_name, error))?;
+                let text = ptx.to_src();
+                if let Ok(mut map) = cache.lock() {
+                    map.insert(key, text.clone());
+                }
+                text
+            }
+        };
+        self.context
+            .load_module(Ptx::from_src(ptx_source))
+            .map_err(driver_error("loading compiled kernels"))
+    }
+
+    /// Looks up a kernel by its `extern "C"` name.
+    pub fn function(&self, module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction> {
+        module.load_function(name).map_err(|e| HeatlabError::Cuda {
+            context: format!("looking up kernel {name}"),
+            message: e.to_string(),
+        })
+    }
+
+    /// A pair of timing events on this device's stream.
+    pub fn timer(&self) -> Result<GpuTimer> {
+        let create = || {
+            self.context
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(driver_error("creating a timing event"))
+        };
+        Ok(GpuTimer {
+            start: create()?,
+            end: create()?,
+            stream: self.stream.clone(),
+        })
+    }
+
+    /// Waits for all work on the stream.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(driver_error("waiting for the GPU"))
+    }
+}
+
+fn compile_error(file_name: &str, error: CompileError) -> HeatlabError {
+    let log = match &error {
+        CompileError::CompileError { log, .. } => log.to_string_lossy().into_owned(),
+        other => format!("{other:?}"),
+    };
+    HeatlabError::KernelCompile {
+        kernel: file_name.to_string(),
+        log,
+    }
+}
+
+/// Times a stretch of GPU work with two events (created with timing enabled:
+/// cudarc's default event disables it).
+pub struct GpuTimer {
+    start: CudaEvent,
+    end: CudaEvent,
+    stream: Arc<CudaStream>,
+}
+
+impl GpuTimer {
+    /// Marks the start on the stream.
+    pub fn start(&self) -> Result<()> {
+        self.start
+            .record(&self.stream)
+            .map_err(driver_error("recording a timing event"))
+    }
+
+    /// Marks the end, waits for it and returns the time between the marks.
+    pub fn stop(&self) -> Result<Duration> {
+        self.end
+            .record(&self.stream)
+            .map_err(driver_error("recording a timing event"))?;
+        self.end
+            .synchronize()
+            .map_err(driver_error("waiting for the GPU"))?;
+        let ms = self
+            .start
+            .elapsed_ms(&self.end)
+            .map_err(driver_error("reading a timing event"))?;
+        Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    }
+}

@@ -1,0 +1,158 @@
+//! Stepping the diffusion: one [`Backend`] interface with the CPU (the reference) and CUDA behind it.
+//!
+//! The step is Jacobi: every cell reads its neighbours from the previous step.
+//! `lapl = 4*f - up - down - left - right` and `f_next = f - coeff*lapl`, evaluated in that order
+//! in `f32` by both backends so that they agree to the last bit.
+
+pub mod boundary;
+pub mod cpu;
+pub mod cuda;
+
+use std::fmt;
+use std::time::Duration;
+
+pub use boundary::Boundary;
+pub use cpu::CpuBackend;
+pub use cuda::CudaBackend;
+
+use crate::error::{HeatlabError, Result};
+use crate::grid::Grid;
+
+/// Largest coefficient for which the explicit scheme does not blow up.
+pub const STABLE_COEFF_LIMIT: f32 = 0.25;
+
+/// What one call to [`Backend::advance`] needs besides the field.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StepParams {
+    /// Diffusion coefficient, `f -= coeff * lapl`.
+    pub coeff: f32,
+    /// What lies outside the grid.
+    pub boundary: Boundary,
+}
+
+impl Default for StepParams {
+    fn default() -> Self {
+        Self {
+            coeff: STABLE_COEFF_LIMIT,
+            boundary: Boundary::Dirichlet,
+        }
+    }
+}
+
+impl StepParams {
+    /// Checks the coefficient: it must be positive and finite, and at most 0.25 unless
+    /// `allow_unstable` (above 0.25 the scheme amplifies the checkerboard mode).
+    pub fn validate(&self, allow_unstable: bool) -> Result<()> {
+        if !self.coeff.is_finite() || self.coeff <= 0.0 {
+            return Err(HeatlabError::InvalidInput(format!(
+                "coefficient must be a positive number, got {}",
+                self.coeff
+            )));
+        }
+        if self.coeff > STABLE_COEFF_LIMIT && !allow_unstable {
+            return Err(HeatlabError::InvalidInput(format!(
+                "coefficient {} is above 0.25, where the explicit scheme blows up; \
+                 pass --allow-unstable to run it anyway",
+                self.coeff
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Which kind of backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum BackendKind {
+    /// Multi-threaded CPU, the reference.
+    Cpu,
+    /// NVIDIA GPU through CUDA.
+    Cuda,
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Cpu => "cpu",
+            Self::Cuda => "cuda",
+        })
+    }
+}
+
+/// What the user asked for: a backend, or the best that works here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+pub enum BackendChoice {
+    /// CUDA when a GPU works, otherwise the CPU.
+    #[default]
+    Auto,
+    /// The CPU.
+    Cpu,
+    /// CUDA, or an error that says why not.
+    Cuda,
+}
+
+impl BackendChoice {
+    /// Every choice, in the order a selector lists them.
+    pub const ALL: [Self; 3] = [Self::Auto, Self::Cpu, Self::Cuda];
+}
+
+impl fmt::Display for BackendChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::Cpu => "cpu",
+            Self::Cuda => "cuda",
+        })
+    }
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = HeatlabError;
+
+    fn from_str(text: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|choice| choice.to_string().eq_ignore_ascii_case(text.trim()))
+            .ok_or_else(|| {
+                HeatlabError::InvalidInput(format!(
+                    "unknown backend '{text}' (expected auto, cpu or cuda)"
+                ))
+            })
+    }
+}
+
+/// A device that holds a field and steps it.
+///
+/// `upload` replaces the field; `advance` steps it in place (from the caller's view) and returns
+/// the time the stepping took on the device (GPU events on CUDA, wall time on the CPU).
+pub trait Backend: Send {
+    /// CPU or CUDA.
+    fn kind(&self) -> BackendKind;
+    /// A name for people: the GPU's model, or the CPU with its thread count.
+    fn device_name(&self) -> String;
+    /// The kernel or loop used for `steps` steps of the current field, for timing logs.
+    fn step_method(&self) -> String;
+    /// Replaces the field held by the backend.
+    fn upload(&mut self, field: &Grid) -> Result<()>;
+    /// Advances the held field by `steps` Jacobi steps.
+    fn advance(&mut self, steps: u64, params: &StepParams) -> Result<Duration>;
+    /// A copy of the held field.
+    fn download(&mut self) -> Result<Grid>;
+    /// The Laplacian of the held field under `boundary` (it is not kept while stepping).
+    fn laplacian(&mut self, boundary: Boundary) -> Result<Grid>;
+}
+
+/// Creates the backend the user chose. For `Auto` it falls back to the CPU and returns the
+/// reason CUDA was not used, so the caller can tell the user.
+pub fn create_backend(choice: BackendChoice) -> Result<(Box<dyn Backend>, Option<String>)> {
+    match choice {
+        BackendChoice::Cpu => Ok((Box::new(CpuBackend::new()), None)),
+        BackendChoice::Cuda => Ok((Box::new(CudaBackend::new()?), None)),
+        BackendChoice::Auto => match CudaBackend::new() {
+            Ok(cuda) => Ok((Box::new(cuda), None)),
+            Err(reason) => Ok((
+                Box::new(CpuBackend::new()),
+                Some(format!("using the CPU: {reason}")),
+            )),
+        },
+    }
+}

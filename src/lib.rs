@@ -1,0 +1,17 @@
+//! heatlab: GPU heat diffusion, the jagged field of the Numba tutorials, measured and exported.
+//!
+//! The library holds everything; `main.rs` only parses arguments and starts the GUI or a
+//! headless command. Compute (`field`, `compute`, `sim`) never depends on the GUI.
+
+pub mod compute;
+pub mod error;
+pub mod field;
+pub mod grid;
+pub mod memory;
+
+pub use error::{HeatlabError, Result};
+pub use grid::{Grid, GridSize};
+pub mod cli;
+pub mod export;
+pub mod render;
+pub mod sim;

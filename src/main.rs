@@ -1,0 +1,16 @@
+//! The `heatlab` binary: parse the command line, run it, print any error on one line.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = heatlab::cli::Cli::parse();
+    match heatlab::cli::run_cli(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("heatlab: error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

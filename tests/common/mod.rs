@@ -1,0 +1,75 @@
+//! Helpers shared by the integration tests: the embedded golden files and comparisons.
+#![allow(dead_code)]
+
+use heatlab::export::read_npy;
+use heatlab::Grid;
+
+/// One golden case made by `tests/golden/make_golden.py`.
+pub struct GoldenCase {
+    pub rows: usize,
+    pub cols: usize,
+    pub seed: u64,
+    pub steps: u64,
+    pub coeff: f32,
+    pub field: &'static [u8],
+    /// (boundary, diffused, laplacian of diffused)
+    pub stepped: [(&'static str, &'static [u8], &'static [u8]); 3],
+}
+
+macro_rules! golden {
+    ($name:expr) => {
+        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/", $name))
+    };
+}
+
+macro_rules! case {
+    ($rows:literal, $cols:literal, $seed:literal, $steps:literal, $coeff:literal) => {
+        GoldenCase {
+            rows: $rows,
+            cols: $cols,
+            seed: $seed,
+            steps: $steps,
+            coeff: $coeff,
+            field: golden!(concat!("field_", $rows, "x", $cols, "_", $seed, ".npy")),
+            stepped: [
+                (
+                    "dirichlet",
+                    golden!(concat!("diffused_", $rows, "x", $cols, "_", $seed, "_dirichlet_", $steps, ".npy")),
+                    golden!(concat!("laplacian_", $rows, "x", $cols, "_", $seed, "_dirichlet_", $steps, ".npy")),
+                ),
+                (
+                    "neumann",
+                    golden!(concat!("diffused_", $rows, "x", $cols, "_", $seed, "_neumann_", $steps, ".npy")),
+                    golden!(concat!("laplacian_", $rows, "x", $cols, "_", $seed, "_neumann_", $steps, ".npy")),
+                ),
+                (
+                    "periodic",
+                    golden!(concat!("diffused_", $rows, "x", $cols, "_", $seed, "_periodic_", $steps, ".npy")),
+                    golden!(concat!("laplacian_", $rows, "x", $cols, "_", $seed, "_periodic_", $steps, ".npy")),
+                ),
+            ],
+        }
+    };
+}
+
+pub fn golden_cases() -> Vec<GoldenCase> {
+    vec![
+        case!(64, 64, 7, 25, 0.25),
+        case!(33, 47, 3966789, 10, 0.25),
+        case!(40, 64, 12345, 50, 0.2),
+    ]
+}
+
+pub fn load(bytes: &[u8]) -> Grid {
+    read_npy(bytes).expect("golden files are valid 2-D float32 .npy")
+}
+
+/// Largest absolute difference between two fields of the same size.
+pub fn max_abs_diff(a: &Grid, b: &Grid) -> f32 {
+    assert_eq!(a.size(), b.size(), "sizes differ");
+    a.as_slice()
+        .iter()
+        .zip(b.as_slice())
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}

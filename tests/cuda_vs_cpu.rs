@@ -1,0 +1,88 @@
+//! CUDA against the CPU on the same input, for every boundary. Without CUDA these tests skip
+//! and say so; with HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
+
+mod common;
+
+use common::{golden_cases, load, max_abs_diff};
+use heatlab::compute::{Backend, Boundary, CpuBackend, CudaBackend, StepParams};
+use heatlab::field::{generate_jagged, JaggedParams};
+use heatlab::GridSize;
+
+fn cuda_or_skip(test: &str) -> Option<CudaBackend> {
+    match CudaBackend::new() {
+        Ok(cuda) => Some(cuda),
+        Err(reason) => {
+            if std::env::var("HEATLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
+                panic!("HEATLAB_REQUIRE_CUDA=1 but CUDA is unusable: {reason}");
+            }
+            eprintln!("skipping {test}: {reason}");
+            None
+        }
+    }
+}
+
+#[test]
+fn cuda_matches_golden_numpy_steps() {
+    let Some(mut cuda) = cuda_or_skip("cuda_matches_golden_numpy_steps") else {
+        return;
+    };
+    for case in golden_cases() {
+        let initial = load(case.field);
+        for (name, diffused, laplacian) in case.stepped {
+            let boundary: Boundary = name.parse().unwrap();
+            cuda.upload(&initial).unwrap();
+            cuda.advance(case.steps, &StepParams { coeff: case.coeff, boundary }).unwrap();
+            let field = cuda.download().unwrap();
+            assert_eq!(max_abs_diff(&field, &load(diffused)), 0.0, "{name} field {}x{}", case.rows, case.cols);
+            let lapl = cuda.laplacian(boundary).unwrap();
+            assert_eq!(max_abs_diff(&lapl, &load(laplacian)), 0.0, "{name} Laplacian");
+        }
+    }
+}
+
+#[test]
+fn cuda_matches_cpu_on_large_odd_fields() {
+    let Some(mut cuda) = cuda_or_skip("cuda_matches_cpu_on_large_odd_fields") else {
+        return;
+    };
+    for (rows, cols) in [(1000, 1000), (517, 1283), (1, 300), (300, 1)] {
+        let params = JaggedParams { size: GridSize::new(rows, cols).unwrap(), ..JaggedParams::default() };
+        let initial = generate_jagged(&params, &|_| {}).unwrap();
+        for boundary in Boundary::ALL {
+            let step = StepParams { coeff: 0.23, boundary };
+            let mut cpu = CpuBackend::new();
+            cpu.upload(&initial).unwrap();
+            cuda.upload(&initial).unwrap();
+            cpu.advance(137, &step).unwrap();
+            cuda.advance(137, &step).unwrap();
+            let diff = max_abs_diff(&cpu.download().unwrap(), &cuda.download().unwrap());
+            eprintln!("{rows}x{cols} {boundary}: max |cuda - cpu| = {diff:e}");
+            assert_eq!(diff, 0.0, "{rows}x{cols} {boundary}");
+            let lapl_diff = max_abs_diff(&cpu.laplacian(boundary).unwrap(), &cuda.laplacian(boundary).unwrap());
+            assert_eq!(lapl_diff, 0.0, "{rows}x{cols} {boundary} Laplacian");
+        }
+    }
+}
+
+#[test]
+fn seed_faithful_kernel_is_close_to_jacobi_for_one_step() {
+    // From a fresh upload the first in-place step races only where neighbouring blocks have
+    // already written; the result must still be close to the Jacobi step, which shows the
+    // port computes the same stencil.
+    let Some(mut cuda) = cuda_or_skip("seed_faithful_kernel_is_close_to_jacobi_for_one_step") else {
+        return;
+    };
+    let params = JaggedParams { size: GridSize::new(256, 256).unwrap(), ..JaggedParams::default() };
+    let initial = generate_jagged(&params, &|_| {}).unwrap();
+    let mut cpu = CpuBackend::new();
+    cpu.upload(&initial).unwrap();
+    cpu.advance(1, &StepParams::default()).unwrap();
+    cuda.upload(&initial).unwrap();
+    cuda.advance_seed_faithful(1, 0.25).unwrap();
+    let field = cuda.download().unwrap();
+    let reference = cpu.download().unwrap();
+    let scale = heatlab::sim::FieldStats::of(&initial).max;
+    let diff = max_abs_diff(&field, &reference);
+    eprintln!("seed kernel, one step: max |seed - jacobi| = {diff:e} (field max {scale})");
+    assert!(diff <= 0.25 * scale, "the seed port computes a different stencil: {diff}");
+}
