@@ -17,6 +17,7 @@ pub use cuda::CudaBackend;
 
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
+use crate::render::{Layer, Preview, PreviewRequest};
 
 /// Largest coefficient for which the explicit scheme does not blow up.
 pub const STABLE_COEFF_LIMIT: f32 = 0.25;
@@ -139,6 +140,17 @@ pub trait Backend: Send {
     fn download(&mut self) -> Result<Grid>;
     /// The Laplacian of the held field under `boundary` (it is not kept while stepping).
     fn laplacian(&mut self, boundary: Boundary) -> Result<Grid>;
+
+    /// A colormapped picture of the field or its Laplacian, reduced to fit `request.max_size`.
+    /// The default downloads at full resolution and renders on the CPU; a GPU backend reduces
+    /// on the device so that only the picture crosses to the host.
+    fn render_preview(&mut self, request: &PreviewRequest) -> Result<Preview> {
+        let grid = match request.layer {
+            Layer::Field => self.download()?,
+            Layer::Laplacian => self.laplacian(request.boundary)?,
+        };
+        Ok(crate::render::preview::render_preview(&grid, request))
+    }
 }
 
 /// Creates the backend the user chose. For `Auto` it falls back to the CPU and returns the

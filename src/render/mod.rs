@@ -2,9 +2,11 @@
 
 mod colormap_tables;
 pub mod colormap;
+pub mod preview;
 pub mod range;
 
 pub use colormap::Colormap;
+pub use preview::{Layer, Preview, PreviewRequest};
 pub use range::{RangeMode, ValueRange};
 
 use rayon::prelude::*;
