@@ -19,11 +19,83 @@ pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu")
 const JACOBI_BLOCK: (u32, u32) = (32, 8);
 /// Must match `ROWS_PER_THREAD` in `kernels/diffusion.cu`.
 const JACOBI_ROWS_PER_THREAD: u32 = 4;
+/// Must match `VEC_ROWS` in `kernels/diffusion.cu`.
+const VEC_ROWS_PER_THREAD: u32 = 8;
+/// Warps per block of the float4 and temporal kernels.
+const WARPS_PER_BLOCK: u32 = 4;
 /// Must match `SEED_TPB` in `kernels/diffusion.cu`.
 const SEED_TILE: u32 = 8;
 
+/// The diffusion kernels heatlab has, fastest exact one chosen per field size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum CudaKernel {
+    /// The tutorial's kernel ported faithfully: 8x8 tile, in place, Laplacian written each
+    /// step. Races between blocks, Dirichlet only: a benchmark baseline, never the simulation.
+    SeedFaithful,
+    /// One step per launch, one column and 4 rows per thread, scalar loads.
+    JacobiRows,
+    /// One step per launch, float4 loads and stores, 8 rows per thread, shuffles for the
+    /// horizontal neighbours. Needs a column count divisible by 4.
+    JacobiVec4,
+    /// `steps_per_launch` steps per launch kept in registers (temporal blocking), each warp
+    /// marching down `segment_rows` rows of a 128-column strip. Needs columns divisible by 4.
+    Temporal {
+        /// Steps per launch (4 or 8).
+        steps_per_launch: u32,
+        /// Rows each warp marches down.
+        segment_rows: u32,
+    },
+}
+
+impl std::fmt::Display for CudaKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::SeedFaithful => f.write_str("seed-faithful"),
+            Self::JacobiRows => f.write_str("jacobi-rows"),
+            Self::JacobiVec4 => f.write_str("jacobi-vec4"),
+            Self::Temporal {
+                steps_per_launch,
+                segment_rows,
+            } => write!(f, "temporal-k{steps_per_launch}-rows{segment_rows}"),
+        }
+    }
+}
+
+impl CudaKernel {
+    /// Whether every step equals the reference Jacobi step (all but the seed's racing kernel).
+    pub fn is_exact(self) -> bool {
+        !matches!(self, Self::SeedFaithful)
+    }
+
+    /// Whether the kernel can step a field of this size.
+    pub fn supports(self, size: GridSize) -> bool {
+        match self {
+            Self::SeedFaithful | Self::JacobiRows => true,
+            Self::JacobiVec4 | Self::Temporal { .. } => size.cols % 4 == 0,
+        }
+    }
+
+    /// The exact kernels worth trying for a size, in the order they are tried.
+    pub fn exact_candidates(size: GridSize) -> Vec<Self> {
+        let mut kernels = vec![Self::JacobiRows, Self::JacobiVec4];
+        for steps_per_launch in [4, 8] {
+            for segment_rows in [16, 32, 64, 128] {
+                kernels.push(Self::Temporal {
+                    steps_per_launch,
+                    segment_rows,
+                });
+            }
+        }
+        kernels.retain(|k| k.supports(size));
+        kernels
+    }
+}
+
 struct DiffusionKernels {
     jacobi: [CudaFunction; 3],
+    jacobi_vec4: [CudaFunction; 3],
+    temporal4: [CudaFunction; 3],
+    temporal8: [CudaFunction; 3],
     laplacian: [CudaFunction; 3],
     seed_inplace: CudaFunction,
 }
@@ -41,6 +113,12 @@ pub struct CudaBackend {
     kernels: DiffusionKernels,
     timer: GpuTimer,
     buffers: Option<FieldBuffers>,
+    /// The kernel `advance` uses, chosen when a field of a new size is uploaded.
+    selected: CudaKernel,
+    /// Microseconds per step of each candidate measured when choosing.
+    tuning: Vec<(CudaKernel, f64)>,
+    /// The size `selected` was chosen for.
+    tuned_size: Option<GridSize>,
 }
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
@@ -57,12 +135,18 @@ impl CudaBackend {
         let device = CudaDevice::open()?;
         let module = device.load_kernels("diffusion.cu", DIFFUSION_SOURCE)?;
         let load = |name: &str| device.function(&module, name);
+        let per_boundary = |prefix: &str| -> Result<[CudaFunction; 3]> {
+            Ok([
+                load(&format!("{prefix}_dirichlet"))?,
+                load(&format!("{prefix}_neumann"))?,
+                load(&format!("{prefix}_periodic"))?,
+            ])
+        };
         let kernels = DiffusionKernels {
-            jacobi: [
-                load("jacobi_step_dirichlet")?,
-                load("jacobi_step_neumann")?,
-                load("jacobi_step_periodic")?,
-            ],
+            jacobi: per_boundary("jacobi_step")?,
+            jacobi_vec4: per_boundary("jacobi_step_vec4")?,
+            temporal4: per_boundary("jacobi_temporal4")?,
+            temporal8: per_boundary("jacobi_temporal8")?,
             laplacian: [
                 load("laplacian_dirichlet")?,
                 load("laplacian_neumann")?,
@@ -76,7 +160,161 @@ impl CudaBackend {
             kernels,
             timer,
             buffers: None,
+            selected: CudaKernel::JacobiRows,
+            tuning: Vec::new(),
+            tuned_size: None,
         })
+    }
+
+    /// The kernel `advance` uses for the current field.
+    pub fn selected_kernel(&self) -> CudaKernel {
+        self.selected
+    }
+
+    /// Microseconds per step of each candidate, as measured when the kernel was chosen.
+    pub fn tuning_results(&self) -> &[(CudaKernel, f64)] {
+        &self.tuning
+    }
+
+    /// Advances `steps` steps with a given kernel. Temporal kernels take whole launches of
+    /// their step count and finish the remainder with single steps; all exact kernels give
+    /// identical fields.
+    pub fn advance_with(&mut self, kernel: CudaKernel, steps: u64, params: &StepParams) -> Result<Duration> {
+        if kernel == CudaKernel::SeedFaithful {
+            if params.boundary != Boundary::Dirichlet {
+                return Err(HeatlabError::InvalidInput(
+                    "the tutorial's kernel only knows the Dirichlet boundary".into(),
+                ));
+            }
+            return self.advance_seed_faithful(steps, params.coeff);
+        }
+        let size = self
+            .buffers
+            .as_ref()
+            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?
+            .size;
+        if !kernel.supports(size) {
+            return Err(HeatlabError::InvalidInput(format!("kernel {kernel} cannot step a {size} field")));
+        }
+        self.timer.start()?;
+        match kernel {
+            CudaKernel::Temporal { steps_per_launch, .. } => {
+                let per_launch = u64::from(steps_per_launch);
+                self.launch_steps(kernel, steps / per_launch, params)?;
+                self.launch_steps(CudaKernel::JacobiVec4, steps % per_launch, params)?;
+            }
+            _ => self.launch_steps(kernel, steps, params)?,
+        }
+        self.timer.stop()
+    }
+
+    /// Queues `launches` launches of an exact kernel (each `steps_per_launch` steps), flipping
+    /// the buffers after each.
+    fn launch_steps(&mut self, kernel: CudaKernel, launches: u64, params: &StepParams) -> Result<()> {
+        let stream = self.device.stream().clone();
+        let bc = params.boundary.kernel_index();
+        let buffers = self.buffers.as_mut().ok_or_else(|| {
+            HeatlabError::InvalidInput("no field has been uploaded".into())
+        })?;
+        let (rows, cols) = dims(buffers.size)?;
+        let (urows, ucols) = (rows as u32, cols as u32);
+        let coeff = params.coeff;
+        let (function, config, segment_rows) = match kernel {
+            CudaKernel::JacobiRows => (
+                &self.kernels.jacobi[bc],
+                LaunchConfig {
+                    grid_dim: (
+                        ucols.div_ceil(JACOBI_BLOCK.0),
+                        urows.div_ceil(JACOBI_BLOCK.1 * JACOBI_ROWS_PER_THREAD),
+                        1,
+                    ),
+                    block_dim: (JACOBI_BLOCK.0, JACOBI_BLOCK.1, 1),
+                    shared_mem_bytes: 0,
+                },
+                None,
+            ),
+            CudaKernel::JacobiVec4 => (
+                &self.kernels.jacobi_vec4[bc],
+                LaunchConfig {
+                    grid_dim: (
+                        (ucols / 4).div_ceil(32),
+                        urows.div_ceil(WARPS_PER_BLOCK * VEC_ROWS_PER_THREAD),
+                        1,
+                    ),
+                    block_dim: (32, WARPS_PER_BLOCK, 1),
+                    shared_mem_bytes: 0,
+                },
+                None,
+            ),
+            CudaKernel::Temporal {
+                steps_per_launch,
+                segment_rows,
+            } => {
+                let output_cols = 128 - 2 * steps_per_launch;
+                let segments = urows.div_ceil(segment_rows);
+                let function = if steps_per_launch == 4 {
+                    &self.kernels.temporal4[bc]
+                } else {
+                    &self.kernels.temporal8[bc]
+                };
+                (
+                    function,
+                    LaunchConfig {
+                        grid_dim: (ucols.div_ceil(output_cols), segments.div_ceil(WARPS_PER_BLOCK), 1),
+                        block_dim: (32, WARPS_PER_BLOCK, 1),
+                        shared_mem_bytes: 0,
+                    },
+                    Some(segment_rows as i32),
+                )
+            }
+            CudaKernel::SeedFaithful => {
+                return Err(HeatlabError::InvalidInput("the seed kernel steps in place".into()))
+            }
+        };
+        for _ in 0..launches {
+            let mut launch = stream.launch_builder(function);
+            launch.arg(&buffers.current).arg(&mut buffers.next).arg(&rows).arg(&cols).arg(&coeff);
+            if let Some(segment_rows) = segment_rows.as_ref() {
+                launch.arg(segment_rows);
+                // SAFETY: jacobi_temporal{4,8}_*(const float* in, float* out, int rows, int cols,
+                // float coeff, int segment_rows): distinct buffers of rows*cols floats, cols % 4 == 0
+                // (checked by `supports`) so float4 accesses are aligned; warps outside the grid
+                // return and lanes outside it neither read unwrapped nor write.
+                unsafe { launch.launch(config) }.map_err(driver_error("launching jacobi_temporal"))?;
+            } else {
+                // SAFETY: jacobi_step{,_vec4}_*(const float* in, float* out, int rows, int cols,
+                // float coeff): distinct buffers of rows*cols floats; the vec4 kernel is only
+                // chosen when cols % 4 == 0; threads outside rows x cols neither read nor write.
+                unsafe { launch.launch(config) }.map_err(driver_error("launching jacobi_step"))?;
+            }
+            std::mem::swap(&mut buffers.current, &mut buffers.next);
+        }
+        Ok(())
+    }
+
+    /// Times every exact kernel on the uploaded field and selects the fastest; the field is
+    /// restored from `field` afterwards.
+    fn choose_kernel(&mut self, field: &Grid) -> Result<()> {
+        let size = field.size();
+        let params = StepParams::default();
+        // About 2e8 cell updates per trial: long enough to time, short enough to be unnoticed.
+        let steps = ((2e8 / size.cells() as f64) as u64).clamp(8, 512).div_ceil(8) * 8;
+        let mut results = Vec::new();
+        for kernel in CudaKernel::exact_candidates(size) {
+            self.advance_with(kernel, 8, &params)?; // warm-up
+            let elapsed = self.advance_with(kernel, steps, &params)?;
+            results.push((kernel, elapsed.as_secs_f64() * 1e6 / steps as f64));
+        }
+        if let Some(&(best, _)) = results.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
+            self.selected = best;
+        }
+        self.tuning = results;
+        let stream = self.device.stream().clone();
+        let buffers = self.buffers()?;
+        stream
+            .memcpy_htod(field.as_slice(), &mut buffers.current)
+            .map_err(driver_error("restoring the field"))?;
+        Ok(())
     }
 
     /// The open device.
@@ -158,7 +396,7 @@ impl Backend for CudaBackend {
     }
 
     fn step_method(&self) -> String {
-        format!("cuda-jacobi-{JACOBI_ROWS_PER_THREAD}-rows-per-thread")
+        format!("cuda-{}", self.selected)
     }
 
     fn upload(&mut self, field: &Grid) -> Result<()> {
@@ -179,43 +417,22 @@ impl Backend for CudaBackend {
         let next = stream
             .alloc_zeros::<f32>(size.cells())
             .map_err(driver_error("allocating the field's second buffer"))?;
+        let new_size = self.tuned_size != Some(size);
         self.buffers = Some(FieldBuffers {
             size,
             current,
             next,
             laplacian: None,
         });
+        if new_size {
+            self.choose_kernel(field)?;
+            self.tuned_size = Some(size);
+        }
         Ok(())
     }
 
     fn advance(&mut self, steps: u64, params: &StepParams) -> Result<Duration> {
-        let stream = self.device.stream().clone();
-        let function = self.kernels.jacobi[params.boundary.kernel_index()].clone();
-        let buffers = self.buffers.as_mut().ok_or_else(|| {
-            HeatlabError::InvalidInput("no field has been uploaded".into())
-        })?;
-        let (rows, cols) = dims(buffers.size)?;
-        let config = LaunchConfig {
-            grid_dim: (
-                (cols as u32).div_ceil(JACOBI_BLOCK.0),
-                (rows as u32).div_ceil(JACOBI_BLOCK.1 * JACOBI_ROWS_PER_THREAD),
-                1,
-            ),
-            block_dim: (JACOBI_BLOCK.0, JACOBI_BLOCK.1, 1),
-            shared_mem_bytes: 0,
-        };
-        let coeff = params.coeff;
-        self.timer.start()?;
-        for _ in 0..steps {
-            let mut launch = stream.launch_builder(&function);
-            launch.arg(&buffers.current).arg(&mut buffers.next).arg(&rows).arg(&cols).arg(&coeff);
-            // SAFETY: jacobi_step_*(const float* in, float* out, int rows, int cols, float coeff):
-            // `current` and `next` are distinct buffers of rows*cols floats; the grid's threads
-            // cover cols columns and rows rows and the kernel returns for those outside.
-            unsafe { launch.launch(config) }.map_err(driver_error("launching jacobi_step"))?;
-            std::mem::swap(&mut buffers.current, &mut buffers.next);
-        }
-        self.timer.stop()
+        self.advance_with(self.selected, steps, params)
     }
 
     fn download(&mut self) -> Result<Grid> {
