@@ -129,12 +129,12 @@ extern "C" __global__ void seed_diffusion_inplace(float* field, float* lapl, int
 }
 
 // ---------------------------------------------------------------------------------------------
-// Bandwidth-bound single step: float4 loads and stores, VEC_ROWS rows per thread.
+// Bandwidth-bound single step: float4 loads and stores, ROWS rows per thread (8 or 32: more rows
+// per thread re-read fewer halo rows from DRAM, fewer give more threads for small fields).
 // Requires cols % 4 == 0 (the host falls back to jacobi_step otherwise). Block (32, y): a warp
 // covers 128 consecutive columns of one row band; horizontal neighbours inside the warp come
 // from shuffles, only the warp's two edge lanes load a scalar from the next quad.
 // ---------------------------------------------------------------------------------------------
-#define VEC_ROWS 8
 #define FULL_MASK 0xffffffffu
 
 // A row's quad, or the ghost quad for rows outside the grid.
@@ -182,12 +182,12 @@ __device__ __forceinline__ float4 jacobi_quad(float4 mid, float4 up, float4 down
     return out;
 }
 
-template <int BC>
+template <int BC, int ROWS>
 __device__ __forceinline__ void jacobi_step_vec4(const float* __restrict__ in, float* __restrict__ out,
                                                  int rows, int cols, float coeff) {
     const int quads = cols >> 2;
     const int q = blockIdx.x * blockDim.x + threadIdx.x;
-    const int r0 = (blockIdx.y * blockDim.y + threadIdx.y) * VEC_ROWS;
+    const int r0 = (blockIdx.y * blockDim.y + threadIdx.y) * ROWS;
     const int lane = threadIdx.x & 31;
     // No early return: every lane must reach the shuffles.
     const bool column_active = q < quads;
@@ -198,7 +198,7 @@ __device__ __forceinline__ void jacobi_step_vec4(const float* __restrict__ in, f
     float4 up = row_quad<BC>(in4, r0 - 1, qc, rows, quads);
     float4 mid = row_quad<BC>(in4, r0, qc, rows, quads);
 #pragma unroll
-    for (int i = 0; i < VEC_ROWS; ++i) {
+    for (int i = 0; i < ROWS; ++i) {
         const int r = r0 + i;
         const float4 down = row_quad<BC>(in4, r + 1, qc, rows, quads);
         float left = __shfl_up_sync(FULL_MASK, mid.w, 1);
@@ -213,18 +213,17 @@ __device__ __forceinline__ void jacobi_step_vec4(const float* __restrict__ in, f
     }
 }
 
-extern "C" __global__ void jacobi_step_vec4_dirichlet(const float* __restrict__ in, float* __restrict__ out,
-                                                      int rows, int cols, float coeff) {
-    jacobi_step_vec4<BC_DIRICHLET>(in, out, rows, cols, coeff);
-}
-extern "C" __global__ void jacobi_step_vec4_neumann(const float* __restrict__ in, float* __restrict__ out,
-                                                    int rows, int cols, float coeff) {
-    jacobi_step_vec4<BC_NEUMANN>(in, out, rows, cols, coeff);
-}
-extern "C" __global__ void jacobi_step_vec4_periodic(const float* __restrict__ in, float* __restrict__ out,
-                                                     int rows, int cols, float coeff) {
-    jacobi_step_vec4<BC_PERIODIC>(in, out, rows, cols, coeff);
-}
+#define VEC4_KERNEL(ROWS, NAME, BC)                                                               \
+    extern "C" __global__ void jacobi_step_vec4r##ROWS##_##NAME(                                    \
+        const float* __restrict__ in, float* __restrict__ out, int rows, int cols, float coeff) {   \
+        jacobi_step_vec4<BC, ROWS>(in, out, rows, cols, coeff);                                     \
+    }
+VEC4_KERNEL(8, dirichlet, BC_DIRICHLET)
+VEC4_KERNEL(8, neumann, BC_NEUMANN)
+VEC4_KERNEL(8, periodic, BC_PERIODIC)
+VEC4_KERNEL(32, dirichlet, BC_DIRICHLET)
+VEC4_KERNEL(32, neumann, BC_NEUMANN)
+VEC4_KERNEL(32, periodic, BC_PERIODIC)
 
 // ---------------------------------------------------------------------------------------------
 // Temporal blocking in registers: K steps per launch, one read and one write of the field.
@@ -280,8 +279,11 @@ __device__ __forceinline__ void jacobi_temporal(const float* __restrict__ in, fl
     }
     const int first = r_start - K;
     const int last = r_end - 1 + K;
+    // The next row's load is issued a row ahead so that its latency overlaps the K updates.
+    float4 prefetched = load_level0<BC>(in, first, c0, rows, cols);
     for (int j0 = first; j0 <= last; ++j0) {
-        const float4 loaded = load_level0<BC>(in, j0, c0, rows, cols);
+        const float4 loaded = prefetched;
+        prefetched = load_level0<BC>(in, j0 + 1, c0, rows, cols);
         window[0][0] = window[0][1];
         window[0][1] = window[0][2];
         window[0][2] = loaded;

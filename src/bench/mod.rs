@@ -8,7 +8,7 @@ pub mod stats;
 use std::time::Duration;
 
 use crate::compute::cuda::CudaKernel;
-use crate::compute::{Backend, Boundary, CpuBackend, CudaBackend, StepParams};
+use crate::compute::{Backend, Boundary, CpuBackend, CpuMethod, CudaBackend, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::field::numpy_rng::NumpyGenerator;
 use crate::field::{generate_jagged, JaggedParams};
@@ -147,9 +147,11 @@ fn row(
 
 fn describe(kernel: CudaKernel) -> &'static str {
     match kernel {
-        CudaKernel::SeedFaithful => "tutorial kernel: 8x8 shared tile, in place (races), Laplacian written",
+        CudaKernel::SeedFaithful => {
+            "tutorial kernel: 8x8 shared tile, in place (races), Laplacian written"
+        }
         CudaKernel::JacobiRows => "one step per launch, 4 rows per thread, scalar loads",
-        CudaKernel::JacobiVec4 => "one step per launch, float4, 8 rows per thread, shuffles",
+        CudaKernel::JacobiVec4 { .. } => "one step per launch, float4, shuffles",
         CudaKernel::Temporal { .. } => "temporal blocking in registers, K steps per launch",
     }
 }
@@ -167,7 +169,10 @@ pub fn bench_cuda(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<Bench
     for &size in &config.sizes {
         let (free, _) = cuda.device().memory_info()?;
         if 3 * size.bytes() > free {
-            notes.push(format!("{size}: skipped, needs {} MiB of GPU memory", 3 * size.bytes() >> 20));
+            notes.push(format!(
+                "{size}: skipped, needs {} MiB of GPU memory",
+                (3 * size.bytes()) >> 20
+            ));
             continue;
         }
         progress(&format!("{size}: generating the field"));
@@ -178,7 +183,14 @@ pub fn bench_cuda(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<Bench
 
         progress(&format!("{size}: device-to-device copy"));
         let (steps, copy_us) = time_variant(config, 8, |n| cuda.time_field_copy(n))?;
-        let copy = row(size, "cuda", "device copy".into(), "cuMemcpyDtoD of the field: one read + one write", steps, copy_us);
+        let copy = row(
+            size,
+            "cuda",
+            "device copy".into(),
+            "cuMemcpyDtoD of the field: one read + one write",
+            steps,
+            copy_us,
+        );
         let copy_gb_s = copy.t_eff_gb_s;
         let mut size_rows = vec![copy];
 
@@ -203,11 +215,22 @@ pub fn bench_cuda(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<Bench
             };
             cuda.upload(&field)?;
             let granularity = match kernel {
-                CudaKernel::Temporal { steps_per_launch, .. } => u64::from(steps_per_launch),
+                CudaKernel::Temporal {
+                    steps_per_launch, ..
+                } => u64::from(steps_per_launch),
                 _ => 8,
             };
-            let (steps, us) = time_variant(config, granularity, |n| cuda.advance_with(kernel, n, &params))?;
-            let mut measured = row(size, "cuda", kernel.to_string(), describe(kernel), steps, us);
+            let (steps, us) = time_variant(config, granularity, |n| {
+                cuda.advance_with(kernel, n, &params)
+            })?;
+            let mut measured = row(
+                size,
+                "cuda",
+                kernel.to_string(),
+                describe(kernel),
+                steps,
+                us,
+            );
             measured.percent_of_copy = Some(100.0 * measured.t_eff_gb_s / copy_gb_s);
             measured.exact = exact;
             measured.selected = kernel == selected;
@@ -271,21 +294,32 @@ pub fn bench_cpu(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<BenchR
         size_rows.extend(numpy);
 
         let mut reference: Option<Grid> = None;
-        let check_steps = 5;
+        let check_steps = 9;
+        let blocked = CpuMethod::Blocked {
+            steps_per_pass: 8,
+            band_rows: 64,
+        };
         let mut variants: Vec<(String, &str, CpuBackend)> = vec![(
             "cpu plain loop, 1 thread".into(),
-            "row by row, one thread",
-            CpuBackend::with_threads(1),
+            "one pass per step, one thread",
+            CpuBackend::with_threads(1).with_method(CpuMethod::Rows),
         )];
         if threads > 1 {
             variants.push((
                 format!("cpu rows, {threads} threads"),
-                "row bands on all cores",
-                CpuBackend::with_threads(threads),
+                "one pass per step, row bands on all cores",
+                CpuBackend::with_threads(threads).with_method(CpuMethod::Rows),
             ));
         }
+        variants.push((
+            format!("cpu {blocked}, {threads} thr"),
+            "8 steps per pass in bands of 64 rows, all cores",
+            CpuBackend::with_threads(threads).with_method(blocked),
+        ));
+        let used = CpuMethod::for_cells(size.cells());
         for (name, description, mut cpu) in variants {
             progress(&format!("{size}: {name}"));
+            let is_used = cpu.method() == used && cpu.threads() == threads;
             cpu.upload(&field)?;
             cpu.advance(check_steps, &params)?;
             let result = cpu.download()?;
@@ -297,17 +331,15 @@ pub fn bench_cpu(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<BenchR
                 }
             };
             cpu.upload(&field)?;
-            let (steps, us) = time_variant(config, 1, |n| cpu.advance(n, &params))?;
+            let (steps, us) = time_variant(config, 8, |n| cpu.advance(n, &params))?;
             let mut measured = row(size, "cpu", name, description, steps, us);
             measured.exact = Some(exact);
+            measured.selected = is_used;
             if let (Some(rate), Some(base)) = (baseline_rate, &baseline_name) {
                 measured.speedup = Some(measured.steps_per_s / rate);
                 measured.baseline = Some(base.clone());
             }
             size_rows.push(measured);
-        }
-        if let Some(last) = size_rows.last_mut() {
-            last.selected = true;
         }
         rows.extend(size_rows);
     }
@@ -325,7 +357,9 @@ pub fn parse_sizes(text: &str) -> Result<Vec<GridSize>> {
     let sizes: Result<Vec<GridSize>> = text.split(',').map(str::parse).collect();
     let sizes = sizes?;
     if sizes.is_empty() {
-        return Err(HeatlabError::InvalidInput("--sizes needs at least one size".into()));
+        return Err(HeatlabError::InvalidInput(
+            "--sizes needs at least one size".into(),
+        ));
     }
     Ok(sizes)
 }

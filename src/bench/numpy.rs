@@ -37,7 +37,10 @@ struct NumpyTiming {
 }
 
 /// Times NumPy's step at `size`: (steps per repetition, µs per step, NumPy's version).
-pub fn time_numpy_step(size: GridSize, config: &BenchConfig) -> Result<(u64, MeanStd, String), String> {
+pub fn time_numpy_step(
+    size: GridSize,
+    config: &BenchConfig,
+) -> Result<(u64, MeanStd, String), String> {
     let output = Command::new("python3")
         .arg("-c")
         .arg(NUMPY_STEP_SCRIPT)
@@ -49,7 +52,11 @@ pub fn time_numpy_step(size: GridSize, config: &BenchConfig) -> Result<(u64, Mea
         .map_err(|e| format!("python3 could not be started ({e})"))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr.lines().last().unwrap_or("python3 failed").to_string();
+        let last = stderr
+            .lines()
+            .last()
+            .unwrap_or("python3 failed")
+            .to_string();
         return Err(last);
     }
     let timing: NumpyTiming = serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())?;

@@ -18,7 +18,11 @@ impl MeanStd {
     pub fn of(samples: &[f64]) -> Self {
         let runs = samples.len();
         if runs == 0 {
-            return Self { mean: 0.0, std: 0.0, runs };
+            return Self {
+                mean: 0.0,
+                std: 0.0,
+                runs,
+            };
         }
         let mean = samples.iter().sum::<f64>() / runs as f64;
         let var = if runs > 1 {
@@ -26,14 +30,24 @@ impl MeanStd {
         } else {
             0.0
         };
-        Self { mean, std: var.sqrt(), runs }
+        Self {
+            mean,
+            std: var.sqrt(),
+            runs,
+        }
     }
 }
 
 impl fmt::Display for MeanStd {
     /// `12.3 ± 0.4` with a precision that suits the size of the numbers.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let digits = if self.mean >= 100.0 { 0 } else if self.mean >= 10.0 { 1 } else { 2 };
+        let digits = if self.mean >= 100.0 {
+            0
+        } else if self.mean >= 10.0 {
+            1
+        } else {
+            2
+        };
         write!(f, "{:.*} ± {:.*}", digits, self.mean, digits, self.std)
     }
 }

@@ -40,7 +40,10 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<()> {
     }
     if let Some(seconds) = args.seconds {
         if !(seconds > 0.0 && seconds.is_finite()) {
-            return Err(HeatlabError::InvalidInput(format!("--seconds must be positive, got {seconds}")).into());
+            return Err(HeatlabError::InvalidInput(format!(
+                "--seconds must be positive, got {seconds}"
+            ))
+            .into());
         }
     }
     if let Some(path) = &args.json {
@@ -97,8 +100,12 @@ pub fn format_table(report: &BenchReport) -> String {
         "size", "variant", "us/step", "steps/s", "T_eff GB/s", "% copy", "speedup", "exact"
     ));
     for row in &report.rows {
-        let percent = row.percent_of_copy.map_or_else(|| "-".into(), |p| format!("{p:.0}%"));
-        let speedup = row.speedup.map_or_else(|| "-".into(), |s| format!("{s:.1}x"));
+        let percent = row
+            .percent_of_copy
+            .map_or_else(|| "-".into(), |p| format!("{p:.0}%"));
+        let speedup = row
+            .speedup
+            .map_or_else(|| "-".into(), |s| format!("{s:.1}x"));
         let exact = match row.exact {
             Some(true) => "yes",
             Some(false) => "NO",
@@ -117,9 +124,15 @@ pub fn format_table(report: &BenchReport) -> String {
             exact,
         ));
     }
-    let baselines: Vec<&str> = report.rows.iter().filter_map(|r| r.baseline.as_deref()).collect();
+    let baselines: Vec<&str> = report
+        .rows
+        .iter()
+        .filter_map(|r| r.baseline.as_deref())
+        .collect();
     if let Some(first) = baselines.first() {
-        out.push_str(&format!("speedup: steps/s over {first}, measured in this run\n"));
+        out.push_str(&format!(
+            "speedup: steps/s over {first}, measured in this run\n"
+        ));
     }
     for note in &report.notes {
         out.push_str(&format!("note: {note}\n"));

@@ -19,8 +19,6 @@ pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu")
 const JACOBI_BLOCK: (u32, u32) = (32, 8);
 /// Must match `ROWS_PER_THREAD` in `kernels/diffusion.cu`.
 const JACOBI_ROWS_PER_THREAD: u32 = 4;
-/// Must match `VEC_ROWS` in `kernels/diffusion.cu`.
-const VEC_ROWS_PER_THREAD: u32 = 8;
 /// Warps per block of the float4 and temporal kernels.
 const WARPS_PER_BLOCK: u32 = 4;
 /// Must match `SEED_TPB` in `kernels/diffusion.cu`.
@@ -34,9 +32,12 @@ pub enum CudaKernel {
     SeedFaithful,
     /// One step per launch, one column and 4 rows per thread, scalar loads.
     JacobiRows,
-    /// One step per launch, float4 loads and stores, 8 rows per thread, shuffles for the
-    /// horizontal neighbours. Needs a column count divisible by 4.
-    JacobiVec4,
+    /// One step per launch, float4 loads and stores, shuffles for the horizontal neighbours.
+    /// Needs a column count divisible by 4.
+    JacobiVec4 {
+        /// Rows each thread marches down (8 or 32).
+        rows_per_thread: u32,
+    },
     /// `steps_per_launch` steps per launch kept in registers (temporal blocking), each warp
     /// marching down `segment_rows` rows of a 128-column strip. Needs columns divisible by 4.
     Temporal {
@@ -52,7 +53,7 @@ impl std::fmt::Display for CudaKernel {
         match self {
             Self::SeedFaithful => f.write_str("seed-faithful"),
             Self::JacobiRows => f.write_str("jacobi-rows"),
-            Self::JacobiVec4 => f.write_str("jacobi-vec4"),
+            Self::JacobiVec4 { rows_per_thread } => write!(f, "jacobi-vec4-rows{rows_per_thread}"),
             Self::Temporal {
                 steps_per_launch,
                 segment_rows,
@@ -71,13 +72,19 @@ impl CudaKernel {
     pub fn supports(self, size: GridSize) -> bool {
         match self {
             Self::SeedFaithful | Self::JacobiRows => true,
-            Self::JacobiVec4 | Self::Temporal { .. } => size.cols % 4 == 0,
+            Self::JacobiVec4 { .. } | Self::Temporal { .. } => size.cols % 4 == 0,
         }
     }
 
     /// The exact kernels worth trying for a size, in the order they are tried.
     pub fn exact_candidates(size: GridSize) -> Vec<Self> {
-        let mut kernels = vec![Self::JacobiRows, Self::JacobiVec4];
+        let mut kernels = vec![
+            Self::JacobiRows,
+            Self::JacobiVec4 { rows_per_thread: 8 },
+            Self::JacobiVec4 {
+                rows_per_thread: 32,
+            },
+        ];
         for steps_per_launch in [4, 8] {
             for segment_rows in [16, 32, 64, 128] {
                 kernels.push(Self::Temporal {
@@ -93,7 +100,8 @@ impl CudaKernel {
 
 struct DiffusionKernels {
     jacobi: [CudaFunction; 3],
-    jacobi_vec4: [CudaFunction; 3],
+    jacobi_vec4_rows8: [CudaFunction; 3],
+    jacobi_vec4_rows32: [CudaFunction; 3],
     temporal4: [CudaFunction; 3],
     temporal8: [CudaFunction; 3],
     laplacian: [CudaFunction; 3],
@@ -122,10 +130,12 @@ pub struct CudaBackend {
 }
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
-    let rows = i32::try_from(size.rows)
-        .map_err(|_| HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels")))?;
-    let cols = i32::try_from(size.cols)
-        .map_err(|_| HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels")))?;
+    let rows = i32::try_from(size.rows).map_err(|_| {
+        HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels"))
+    })?;
+    let cols = i32::try_from(size.cols).map_err(|_| {
+        HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels"))
+    })?;
     Ok((rows, cols))
 }
 
@@ -144,7 +154,8 @@ impl CudaBackend {
         };
         let kernels = DiffusionKernels {
             jacobi: per_boundary("jacobi_step")?,
-            jacobi_vec4: per_boundary("jacobi_step_vec4")?,
+            jacobi_vec4_rows8: per_boundary("jacobi_step_vec4r8")?,
+            jacobi_vec4_rows32: per_boundary("jacobi_step_vec4r32")?,
             temporal4: per_boundary("jacobi_temporal4")?,
             temporal8: per_boundary("jacobi_temporal8")?,
             laplacian: [
@@ -179,7 +190,12 @@ impl CudaBackend {
     /// Advances `steps` steps with a given kernel. Temporal kernels take whole launches of
     /// their step count and finish the remainder with single steps; all exact kernels give
     /// identical fields.
-    pub fn advance_with(&mut self, kernel: CudaKernel, steps: u64, params: &StepParams) -> Result<Duration> {
+    pub fn advance_with(
+        &mut self,
+        kernel: CudaKernel,
+        steps: u64,
+        params: &StepParams,
+    ) -> Result<Duration> {
         if kernel == CudaKernel::SeedFaithful {
             if params.boundary != Boundary::Dirichlet {
                 return Err(HeatlabError::InvalidInput(
@@ -194,14 +210,19 @@ impl CudaBackend {
             .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?
             .size;
         if !kernel.supports(size) {
-            return Err(HeatlabError::InvalidInput(format!("kernel {kernel} cannot step a {size} field")));
+            return Err(HeatlabError::InvalidInput(format!(
+                "kernel {kernel} cannot step a {size} field"
+            )));
         }
         self.timer.start()?;
         match kernel {
-            CudaKernel::Temporal { steps_per_launch, .. } => {
+            CudaKernel::Temporal {
+                steps_per_launch, ..
+            } => {
                 let per_launch = u64::from(steps_per_launch);
                 self.launch_steps(kernel, steps / per_launch, params)?;
-                self.launch_steps(CudaKernel::JacobiVec4, steps % per_launch, params)?;
+                let single = CudaKernel::JacobiVec4 { rows_per_thread: 8 };
+                self.launch_steps(single, steps % per_launch, params)?;
             }
             _ => self.launch_steps(kernel, steps, params)?,
         }
@@ -210,12 +231,18 @@ impl CudaBackend {
 
     /// Queues `launches` launches of an exact kernel (each `steps_per_launch` steps), flipping
     /// the buffers after each.
-    fn launch_steps(&mut self, kernel: CudaKernel, launches: u64, params: &StepParams) -> Result<()> {
+    fn launch_steps(
+        &mut self,
+        kernel: CudaKernel,
+        launches: u64,
+        params: &StepParams,
+    ) -> Result<()> {
         let stream = self.device.stream().clone();
         let bc = params.boundary.kernel_index();
-        let buffers = self.buffers.as_mut().ok_or_else(|| {
-            HeatlabError::InvalidInput("no field has been uploaded".into())
-        })?;
+        let buffers = self
+            .buffers
+            .as_mut()
+            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
         let (rows, cols) = dims(buffers.size)?;
         let (urows, ucols) = (rows as u32, cols as u32);
         let coeff = params.coeff;
@@ -233,15 +260,21 @@ impl CudaBackend {
                 },
                 None,
             ),
-            CudaKernel::JacobiVec4 => (
-                &self.kernels.jacobi_vec4[bc],
+            CudaKernel::JacobiVec4 { rows_per_thread } => (
+                if rows_per_thread == 8 {
+                    &self.kernels.jacobi_vec4_rows8[bc]
+                } else {
+                    &self.kernels.jacobi_vec4_rows32[bc]
+                },
+                // Warps side by side: the scalar loads at a warp's edges hit the neighbouring
+                // warp's lines in L1.
                 LaunchConfig {
                     grid_dim: (
-                        (ucols / 4).div_ceil(32),
-                        urows.div_ceil(WARPS_PER_BLOCK * VEC_ROWS_PER_THREAD),
+                        (ucols / 4).div_ceil(32 * WARPS_PER_BLOCK),
+                        urows.div_ceil(rows_per_thread),
                         1,
                     ),
-                    block_dim: (32, WARPS_PER_BLOCK, 1),
+                    block_dim: (32 * WARPS_PER_BLOCK, 1, 1),
                     shared_mem_bytes: 0,
                 },
                 None,
@@ -260,7 +293,11 @@ impl CudaBackend {
                 (
                     function,
                     LaunchConfig {
-                        grid_dim: (ucols.div_ceil(output_cols), segments.div_ceil(WARPS_PER_BLOCK), 1),
+                        grid_dim: (
+                            ucols.div_ceil(output_cols),
+                            segments.div_ceil(WARPS_PER_BLOCK),
+                            1,
+                        ),
                         block_dim: (32, WARPS_PER_BLOCK, 1),
                         shared_mem_bytes: 0,
                     },
@@ -268,19 +305,27 @@ impl CudaBackend {
                 )
             }
             CudaKernel::SeedFaithful => {
-                return Err(HeatlabError::InvalidInput("the seed kernel steps in place".into()))
+                return Err(HeatlabError::InvalidInput(
+                    "the seed kernel steps in place".into(),
+                ))
             }
         };
         for _ in 0..launches {
             let mut launch = stream.launch_builder(function);
-            launch.arg(&buffers.current).arg(&mut buffers.next).arg(&rows).arg(&cols).arg(&coeff);
+            launch
+                .arg(&buffers.current)
+                .arg(&mut buffers.next)
+                .arg(&rows)
+                .arg(&cols)
+                .arg(&coeff);
             if let Some(segment_rows) = segment_rows.as_ref() {
                 launch.arg(segment_rows);
                 // SAFETY: jacobi_temporal{4,8}_*(const float* in, float* out, int rows, int cols,
                 // float coeff, int segment_rows): distinct buffers of rows*cols floats, cols % 4 == 0
                 // (checked by `supports`) so float4 accesses are aligned; warps outside the grid
                 // return and lanes outside it neither read unwrapped nor write.
-                unsafe { launch.launch(config) }.map_err(driver_error("launching jacobi_temporal"))?;
+                unsafe { launch.launch(config) }
+                    .map_err(driver_error("launching jacobi_temporal"))?;
             } else {
                 // SAFETY: jacobi_step{,_vec4}_*(const float* in, float* out, int rows, int cols,
                 // float coeff): distinct buffers of rows*cols floats; the vec4 kernel is only
@@ -298,7 +343,10 @@ impl CudaBackend {
         let size = field.size();
         let params = StepParams::default();
         // About 2e8 cell updates per trial: long enough to time, short enough to be unnoticed.
-        let steps = ((2e8 / size.cells() as f64) as u64).clamp(8, 512).div_ceil(8) * 8;
+        let steps = ((2e8 / size.cells() as f64) as u64)
+            .clamp(8, 512)
+            .div_ceil(8)
+            * 8;
         let mut results = Vec::new();
         for kernel in CudaKernel::exact_candidates(size) {
             self.advance_with(kernel, 8, &params)?; // warm-up
@@ -334,9 +382,10 @@ impl CudaBackend {
     pub fn advance_seed_faithful(&mut self, steps: u64, coeff: f32) -> Result<Duration> {
         let stream = self.device.stream().clone();
         let function = self.kernels.seed_inplace.clone();
-        let buffers = self.buffers.as_mut().ok_or_else(|| {
-            HeatlabError::InvalidInput("no field has been uploaded".into())
-        })?;
+        let buffers = self
+            .buffers
+            .as_mut()
+            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
         let (rows, cols) = dims(buffers.size)?;
         if buffers.laplacian.is_none() {
             buffers.laplacian = Some(
@@ -352,17 +401,27 @@ impl CudaBackend {
             return Err(HeatlabError::InvalidInput("no Laplacian buffer".into()));
         };
         let config = LaunchConfig {
-            grid_dim: ((rows as u32).div_ceil(SEED_TILE), (cols as u32).div_ceil(SEED_TILE), 1),
+            grid_dim: (
+                (rows as u32).div_ceil(SEED_TILE),
+                (cols as u32).div_ceil(SEED_TILE),
+                1,
+            ),
             block_dim: (SEED_TILE, SEED_TILE, 1),
             shared_mem_bytes: 0,
         };
         self.timer.start()?;
         for _ in 0..steps {
             let mut launch = stream.launch_builder(&function);
-            launch.arg(&mut *current).arg(&mut *laplacian).arg(&rows).arg(&cols).arg(&coeff);
+            launch
+                .arg(&mut *current)
+                .arg(&mut *laplacian)
+                .arg(&rows)
+                .arg(&cols)
+                .arg(&coeff);
             // SAFETY: seed_diffusion_inplace(float* field, float* lapl, int rows, int cols, float coeff):
             // both buffers hold rows*cols floats and the grid covers exactly rows x cols cells.
-            unsafe { launch.launch(config) }.map_err(driver_error("launching seed_diffusion_inplace"))?;
+            unsafe { launch.launch(config) }
+                .map_err(driver_error("launching seed_diffusion_inplace"))?;
         }
         self.timer.stop()
     }
@@ -371,9 +430,10 @@ impl CudaBackend {
     /// the bandwidth a single-step kernel is measured against.
     pub fn time_field_copy(&mut self, repeats: u64) -> Result<Duration> {
         let stream = self.device.stream().clone();
-        let buffers = self.buffers.as_mut().ok_or_else(|| {
-            HeatlabError::InvalidInput("no field has been uploaded".into())
-        })?;
+        let buffers = self
+            .buffers
+            .as_mut()
+            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
         let FieldBuffers { current, next, .. } = buffers;
         let (current, next) = (&*current, next);
         self.timer.start()?;
@@ -473,7 +533,11 @@ impl Backend for CudaBackend {
             shared_mem_bytes: 0,
         };
         let mut launch = stream.launch_builder(&function);
-        launch.arg(&*current).arg(&mut *laplacian).arg(&rows).arg(&cols);
+        launch
+            .arg(&*current)
+            .arg(&mut *laplacian)
+            .arg(&rows)
+            .arg(&cols);
         // SAFETY: laplacian_*(const float* f, float* lapl, int rows, int cols): both buffers hold
         // rows*cols floats; threads outside rows x cols return.
         unsafe { launch.launch(config) }.map_err(driver_error("launching laplacian"))?;
