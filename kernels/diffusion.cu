@@ -129,15 +129,21 @@ extern "C" __global__ void seed_diffusion_inplace(float* field, float* lapl, int
 }
 
 // ---------------------------------------------------------------------------------------------
-// Bandwidth-bound single step: float4 loads and stores, ROWS rows per thread (8 or 32: more rows
-// per thread re-read fewer halo rows from DRAM, fewer give more threads for small fields).
+// Bandwidth-bound single step: float4 loads and stores, ROWS rows per thread (8 or 16: more rows
+// per thread re-read fewer halo rows, fewer give more threads for small fields).
 // Requires cols % 4 == 0 (the host falls back to jacobi_step otherwise). Block (32, y): a warp
 // covers 128 consecutive columns of one row band; horizontal neighbours inside the warp come
 // from shuffles, only the warp's two edge lanes load a scalar from the next quad.
 // ---------------------------------------------------------------------------------------------
 #define FULL_MASK 0xffffffffu
 
-// A row's quad, or the ghost quad for rows outside the grid.
+__device__ __forceinline__ int wrap_index(int i, int n) {
+    int m = i % n;
+    return m < 0 ? m + n : m;
+}
+
+// A row's quad, or the ghost quad for rows outside the grid (rows past the ghost row are only
+// loaded, never used, and are wrapped or clamped into the grid).
 template <int BC>
 __device__ __forceinline__ float4 row_quad(const float4* __restrict__ f4, int r, int q, int rows, int quads) {
     if (BC == BC_DIRICHLET) {
@@ -145,7 +151,7 @@ __device__ __forceinline__ float4 row_quad(const float4* __restrict__ f4, int r,
     } else if (BC == BC_NEUMANN) {
         r = r < 0 ? 0 : (r >= rows ? rows - 1 : r);
     } else {
-        r = r < 0 ? r + rows : (r >= rows ? r - rows : r);
+        r = wrap_index(r, rows);
     }
     return __ldg(&f4[(size_t)r * quads + q]);
 }
@@ -195,21 +201,32 @@ __device__ __forceinline__ void jacobi_step_vec4(const float* __restrict__ in, f
     const float4* in4 = reinterpret_cast<const float4*>(in);
     float4* out4 = reinterpret_cast<float4*>(out);
     const int c0 = qc * 4;
-    float4 up = row_quad<BC>(in4, r0 - 1, qc, rows, quads);
-    float4 mid = row_quad<BC>(in4, r0, qc, rows, quads);
+    // All loads first, so that ROWS + 2 of them (and the edge lanes' scalars) are in flight at
+    // once: a single-step kernel is limited by memory latency unless many bytes are in flight.
+    float4 column[ROWS + 2];
+#pragma unroll
+    for (int i = 0; i < ROWS + 2; ++i) column[i] = row_quad<BC>(in4, r0 - 1 + i, qc, rows, quads);
+    const bool left_edge = lane == 0 || c0 == 0;
+    const bool right_edge = lane == 31 || c0 + 4 >= cols;
+    float left_outside[ROWS];
+    float right_outside[ROWS];
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        const int r = min(r0 + i, rows - 1);
+        left_outside[i] = left_edge ? left_of_quad<BC>(in, r, c0, cols, column[i + 1].x) : 0.0f;
+        right_outside[i] = right_edge ? right_of_quad<BC>(in, r, c0, cols, column[i + 1].w) : 0.0f;
+    }
 #pragma unroll
     for (int i = 0; i < ROWS; ++i) {
         const int r = r0 + i;
-        const float4 down = row_quad<BC>(in4, r + 1, qc, rows, quads);
+        const float4 mid = column[i + 1];
         float left = __shfl_up_sync(FULL_MASK, mid.w, 1);
         float right = __shfl_down_sync(FULL_MASK, mid.x, 1);
-        if (r < rows) {
-            if (lane == 0 || c0 == 0) left = left_of_quad<BC>(in, r, c0, cols, mid.x);
-            if (lane == 31 || c0 + 4 >= cols) right = right_of_quad<BC>(in, r, c0, cols, mid.w);
-            if (column_active) out4[(size_t)r * quads + qc] = jacobi_quad(mid, up, down, left, right, coeff);
+        if (left_edge) left = left_outside[i];
+        if (right_edge) right = right_outside[i];
+        if (r < rows && column_active) {
+            out4[(size_t)r * quads + qc] = jacobi_quad(mid, column[i], column[i + 2], left, right, coeff);
         }
-        up = mid;
-        mid = down;
     }
 }
 
@@ -221,9 +238,9 @@ __device__ __forceinline__ void jacobi_step_vec4(const float* __restrict__ in, f
 VEC4_KERNEL(8, dirichlet, BC_DIRICHLET)
 VEC4_KERNEL(8, neumann, BC_NEUMANN)
 VEC4_KERNEL(8, periodic, BC_PERIODIC)
-VEC4_KERNEL(32, dirichlet, BC_DIRICHLET)
-VEC4_KERNEL(32, neumann, BC_NEUMANN)
-VEC4_KERNEL(32, periodic, BC_PERIODIC)
+VEC4_KERNEL(16, dirichlet, BC_DIRICHLET)
+VEC4_KERNEL(16, neumann, BC_NEUMANN)
+VEC4_KERNEL(16, periodic, BC_PERIODIC)
 
 // ---------------------------------------------------------------------------------------------
 // Temporal blocking in registers: K steps per launch, one read and one write of the field.
@@ -241,11 +258,6 @@ VEC4_KERNEL(32, periodic, BC_PERIODIC)
 // used. For periodic, rows and columns outside the grid are loaded wrapped, and the marching
 // computes them exactly as the torus would, so no special case is needed.
 // ---------------------------------------------------------------------------------------------
-__device__ __forceinline__ int wrap_index(int i, int n) {
-    int m = i % n;
-    return m < 0 ? m + n : m;
-}
-
 template <int BC>
 __device__ __forceinline__ float4 load_level0(const float* __restrict__ f, int r, int c0, int rows, int cols) {
     if (BC == BC_PERIODIC) {

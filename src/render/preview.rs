@@ -69,12 +69,13 @@ pub fn block_mean(field: &Grid, factor: usize) -> Grid {
             for (bc, slot) in out_row.iter_mut().enumerate() {
                 let c0 = bc * factor;
                 let c1 = (c0 + factor).min(cols);
+                // Accumulated cell by cell in row-major order, as kernels/colormap.cu does, so
+                // that GPU and CPU previews are identical.
                 let mut sum = 0.0f64;
                 for r in r0..r1 {
-                    sum += field.as_slice()[r * cols + c0..r * cols + c1]
-                        .iter()
-                        .map(|&v| f64::from(v))
-                        .sum::<f64>();
+                    for &v in &field.as_slice()[r * cols + c0..r * cols + c1] {
+                        sum += f64::from(v);
+                    }
                 }
                 *slot = (sum / ((r1 - r0) * (c1 - c0)) as f64) as f32;
             }
@@ -84,6 +85,14 @@ pub fn block_mean(field: &Grid, factor: usize) -> Grid {
         cols: out_cols,
     };
     Grid::from_vec(size, out).unwrap_or_else(|_| Grid::zeros(size))
+}
+
+/// The size of the reduced field for a reduction factor.
+pub fn reduced_size(size: GridSize, factor: usize) -> GridSize {
+    GridSize {
+        rows: size.rows.div_ceil(factor.max(1)),
+        cols: size.cols.div_ceil(factor.max(1)),
+    }
 }
 
 /// Renders a preview of `grid` (already the requested layer) on the CPU.

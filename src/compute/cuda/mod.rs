@@ -11,9 +11,13 @@ pub use device::{driver_error, CudaDevice, GpuTimer};
 use super::{Backend, BackendKind, Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};
+use crate::render::preview::{reduced_size, reduction_factor};
+use crate::render::{Layer, Preview, PreviewRequest};
 
 /// The diffusion kernels' source, embedded so that the binary needs no files beside it.
 pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu");
+/// The display kernels' source (reduce to the shown size, colormap).
+pub const COLORMAP_SOURCE: &str = include_str!("../../../kernels/colormap.cu");
 
 /// Threads per block of the Jacobi kernel (x along columns for coalescing, y down rows).
 const JACOBI_BLOCK: (u32, u32) = (32, 8);
@@ -35,7 +39,7 @@ pub enum CudaKernel {
     /// One step per launch, float4 loads and stores, shuffles for the horizontal neighbours.
     /// Needs a column count divisible by 4.
     JacobiVec4 {
-        /// Rows each thread marches down (8 or 32).
+        /// Rows each thread computes (8 or 16).
         rows_per_thread: u32,
     },
     /// `steps_per_launch` steps per launch kept in registers (temporal blocking), each warp
@@ -101,11 +105,13 @@ impl CudaKernel {
 struct DiffusionKernels {
     jacobi: [CudaFunction; 3],
     jacobi_vec4_rows8: [CudaFunction; 3],
-    jacobi_vec4_rows32: [CudaFunction; 3],
+    jacobi_vec4_rows16: [CudaFunction; 3],
     temporal4: [CudaFunction; 3],
     temporal8: [CudaFunction; 3],
     laplacian: [CudaFunction; 3],
     seed_inplace: CudaFunction,
+    block_mean: CudaFunction,
+    colormap_rgba: CudaFunction,
 }
 
 struct FieldBuffers {
@@ -144,6 +150,7 @@ impl CudaBackend {
     pub fn new() -> Result<Self> {
         let device = CudaDevice::open()?;
         let module = device.load_kernels("diffusion.cu", DIFFUSION_SOURCE)?;
+        let display = device.load_kernels("colormap.cu", COLORMAP_SOURCE)?;
         let load = |name: &str| device.function(&module, name);
         let per_boundary = |prefix: &str| -> Result<[CudaFunction; 3]> {
             Ok([
@@ -155,7 +162,7 @@ impl CudaBackend {
         let kernels = DiffusionKernels {
             jacobi: per_boundary("jacobi_step")?,
             jacobi_vec4_rows8: per_boundary("jacobi_step_vec4r8")?,
-            jacobi_vec4_rows32: per_boundary("jacobi_step_vec4r32")?,
+            jacobi_vec4_rows16: per_boundary("jacobi_step_vec4r16")?,
             temporal4: per_boundary("jacobi_temporal4")?,
             temporal8: per_boundary("jacobi_temporal8")?,
             laplacian: [
@@ -164,6 +171,8 @@ impl CudaBackend {
                 load("laplacian_periodic")?,
             ],
             seed_inplace: load("seed_diffusion_inplace")?,
+            block_mean: device.function(&display, "block_mean")?,
+            colormap_rgba: device.function(&display, "colormap_rgba")?,
         };
         let timer = device.timer()?;
         Ok(Self {
@@ -264,7 +273,7 @@ impl CudaBackend {
                 if rows_per_thread == 8 {
                     &self.kernels.jacobi_vec4_rows8[bc]
                 } else {
-                    &self.kernels.jacobi_vec4_rows32[bc]
+                    &self.kernels.jacobi_vec4_rows16[bc]
                 },
                 // Warps side by side: the scalar loads at a warp's edges hit the neighbouring
                 // warp's lines in L1.
@@ -426,6 +435,39 @@ impl CudaBackend {
         self.timer.stop()
     }
 
+    /// Computes the Laplacian of the current field into the device's Laplacian buffer.
+    fn compute_laplacian_on_device(&mut self, boundary: Boundary) -> Result<()> {
+        let stream = self.device.stream().clone();
+        let function = self.kernels.laplacian[boundary.kernel_index()].clone();
+        let buffers = self.buffers()?;
+        let size = buffers.size;
+        let (rows, cols) = dims(size)?;
+        if buffers.laplacian.is_none() {
+            buffers.laplacian = Some(
+                stream
+                    .alloc_zeros::<f32>(size.cells())
+                    .map_err(driver_error("allocating the Laplacian"))?,
+            );
+        }
+        let FieldBuffers {
+            current, laplacian, ..
+        } = buffers;
+        let Some(laplacian) = laplacian.as_mut() else {
+            return Err(HeatlabError::InvalidInput("no Laplacian buffer".into()));
+        };
+        let config = LaunchConfig {
+            grid_dim: ((cols as u32).div_ceil(32), (rows as u32).div_ceil(8), 1),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&function);
+        launch.arg(&*current).arg(&mut *laplacian).arg(&rows).arg(&cols);
+        // SAFETY: laplacian_*(const float* f, float* lapl, int rows, int cols): both buffers hold
+        // rows*cols floats; threads outside rows x cols return.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching laplacian"))?;
+        Ok(())
+    }
+
     /// Times `repeats` device-to-device copies of the field (a read and a write of every cell),
     /// the bandwidth a single-step kernel is measured against.
     pub fn time_field_copy(&mut self, repeats: u64) -> Result<Duration> {
@@ -509,44 +551,107 @@ impl Backend for CudaBackend {
     }
 
     fn laplacian(&mut self, boundary: Boundary) -> Result<Grid> {
+        self.compute_laplacian_on_device(boundary)?;
         let stream = self.device.stream().clone();
-        let function = self.kernels.laplacian[boundary.kernel_index()].clone();
         let buffers = self.buffers()?;
         let size = buffers.size;
-        let (rows, cols) = dims(size)?;
-        if buffers.laplacian.is_none() {
-            buffers.laplacian = Some(
-                stream
-                    .alloc_zeros::<f32>(size.cells())
-                    .map_err(driver_error("allocating the Laplacian"))?,
-            );
-        }
-        let FieldBuffers {
-            current, laplacian, ..
-        } = buffers;
-        let Some(laplacian) = laplacian.as_mut() else {
+        let Some(laplacian) = buffers.laplacian.as_ref() else {
             return Err(HeatlabError::InvalidInput("no Laplacian buffer".into()));
         };
-        let config = LaunchConfig {
-            grid_dim: ((cols as u32).div_ceil(32), (rows as u32).div_ceil(8), 1),
-            block_dim: (32, 8, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut launch = stream.launch_builder(&function);
-        launch
-            .arg(&*current)
-            .arg(&mut *laplacian)
-            .arg(&rows)
-            .arg(&cols);
-        // SAFETY: laplacian_*(const float* f, float* lapl, int rows, int cols): both buffers hold
-        // rows*cols floats; threads outside rows x cols return.
-        unsafe { launch.launch(config) }.map_err(driver_error("launching laplacian"))?;
         let data = stream
-            .clone_dtoh(&*laplacian)
+            .clone_dtoh(laplacian)
             .map_err(driver_error("downloading the Laplacian"))?;
         stream
             .synchronize()
             .map_err(driver_error("downloading the Laplacian"))?;
         Grid::from_vec(size, data)
+    }
+
+    fn render_preview(&mut self, request: &PreviewRequest) -> Result<Preview> {
+        if request.layer == Layer::Laplacian {
+            self.compute_laplacian_on_device(request.boundary)?;
+        }
+        let stream = self.device.stream().clone();
+        let block_mean = self.kernels.block_mean.clone();
+        let colormap_rgba = self.kernels.colormap_rgba.clone();
+        let buffers = self.buffers()?;
+        let size = buffers.size;
+        let source = match request.layer {
+            Layer::Field => &buffers.current,
+            Layer::Laplacian => buffers
+                .laplacian
+                .as_ref()
+                .ok_or_else(|| HeatlabError::InvalidInput("no Laplacian buffer".into()))?,
+        };
+        let factor = reduction_factor(size, request.max_size);
+        let reduced = reduced_size(size, factor);
+        let (rows, cols) = dims(size)?;
+        let (out_rows, out_cols) = dims(reduced)?;
+        let factor_arg = i32::try_from(factor)
+            .map_err(|_| HeatlabError::InvalidInput("reduction factor too large".into()))?;
+        let mut values_dev = stream
+            .alloc_zeros::<f32>(reduced.cells())
+            .map_err(driver_error("allocating the preview"))?;
+        let config = LaunchConfig {
+            grid_dim: ((out_cols as u32).div_ceil(32), (out_rows as u32).div_ceil(8), 1),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&block_mean);
+        launch
+            .arg(source)
+            .arg(&mut values_dev)
+            .arg(&rows)
+            .arg(&cols)
+            .arg(&factor_arg)
+            .arg(&out_rows)
+            .arg(&out_cols);
+        // SAFETY: block_mean(const float* field, float* out, int rows, int cols, int factor,
+        // int out_rows, int out_cols): `source` holds rows*cols floats, `values_dev` holds
+        // out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor); threads outside return.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching block_mean"))?;
+        let values = stream
+            .clone_dtoh(&values_dev)
+            .map_err(driver_error("downloading the preview"))?;
+        stream
+            .synchronize()
+            .map_err(driver_error("downloading the preview"))?;
+        let values = Grid::from_vec(reduced, values)?;
+        let range = request.range_mode.resolve(&values);
+        let lut: Vec<u8> = request.colormap.table().iter().flatten().copied().collect();
+        let lut_dev = stream
+            .clone_htod(&lut)
+            .map_err(driver_error("uploading the colormap"))?;
+        let pixels = reduced.cells();
+        let mut rgba_dev = stream
+            .alloc_zeros::<u8>(pixels * 4)
+            .map_err(driver_error("allocating the preview"))?;
+        let n = i32::try_from(pixels)
+            .map_err(|_| HeatlabError::InvalidInput("preview too large".into()))?;
+        let config = LaunchConfig::for_num_elems(pixels as u32);
+        let mut launch = stream.launch_builder(&colormap_rgba);
+        launch
+            .arg(&values_dev)
+            .arg(&lut_dev)
+            .arg(&mut rgba_dev)
+            .arg(&n)
+            .arg(&range.min)
+            .arg(&range.max);
+        // SAFETY: colormap_rgba(const float* values, const uchar* lut, uchar* rgba, int n,
+        // float lo, float hi): values holds n floats, lut 768 bytes, rgba 4*n bytes; threads
+        // with i >= n return.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching colormap_rgba"))?;
+        let rgba = stream
+            .clone_dtoh(&rgba_dev)
+            .map_err(driver_error("downloading the preview"))?;
+        stream
+            .synchronize()
+            .map_err(driver_error("downloading the preview"))?;
+        Ok(Preview {
+            factor,
+            values,
+            rgba,
+            range,
+        })
     }
 }
