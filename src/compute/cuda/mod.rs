@@ -86,7 +86,7 @@ impl CudaKernel {
             Self::JacobiRows,
             Self::JacobiVec4 { rows_per_thread: 8 },
             Self::JacobiVec4 {
-                rows_per_thread: 32,
+                rows_per_thread: 16,
             },
         ];
         for steps_per_launch in [4, 8] {
