@@ -386,8 +386,12 @@ fn gpu_pi_count_equals_cpu_count_exactly() {
 // ---------------------------------------------------------------------------------------------
 // The command
 
+/// The binary Cargo built, or `HEATLAB_BIN` where the test executable was copied to another
+/// machine (the GPU machine) without the build tree.
 fn heatlab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_heatlab"))
+    let binary =
+        std::env::var("HEATLAB_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_heatlab").into());
+    Command::new(binary)
         .args(args)
         .output()
         .expect("the heatlab binary runs")

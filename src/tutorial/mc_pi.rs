@@ -26,7 +26,7 @@ const PHILOX_W0: u32 = 0x9E37_79B9;
 const PHILOX_W1: u32 = 0xBB67_AE85;
 
 /// Samples per chunk of CPU work (even, so that chunks start on a Philox block).
-const CPU_PI_CHUNK: u64 = 1 << 22;
+const CPU_PI_CHUNK: u64 = 1 << 16;
 /// Samples per GPU launch: long runs are split so that they can be cancelled and report
 /// progress; about a tenth of a second on an H100.
 const GPU_PI_CHUNK: u64 = 1 << 35;

@@ -26,9 +26,10 @@ use crate::export::TimingRecord;
 /// The source of the tutorial kernels, embedded so that the binary needs no files beside it.
 pub const TUTORIAL_SOURCE: &str = include_str!("../../kernels/tutorial.cu");
 
-/// Elements (or Monte Carlo samples) per chunk of CPU work: the cancel flag is checked and
-/// progress reported between chunks.
-const CPU_CHUNK: usize = 1 << 20;
+/// Elements per chunk of CPU work: the cancel flag is checked and progress reported between
+/// chunks, and the all-threads version hands chunks to rayon, so a chunk must be small enough
+/// that a million elements still make work for every core.
+const CPU_CHUNK: usize = 1 << 16;
 
 /// One of the tutorial kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
