@@ -501,3 +501,29 @@ fn kernel_command_writes_npy_files_python_can_read() {
         assert_eq!(values.len(), 1000);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Helpers the panels use
+
+#[test]
+fn timing_stats_are_timeit_style() {
+    let stats = heatlab::tutorial::TimingStats::from_runs(vec![1.0, 2.0, 3.0]);
+    assert_eq!(stats.mean_s, 2.0);
+    assert!((stats.std_s - (2.0f64 / 3.0).sqrt()).abs() < 1e-12);
+    assert_eq!(heatlab::tutorial::format_seconds(0.00123), "1.230 ms");
+    assert_eq!(stats.display(), "2.000 s ± 816.497 ms");
+}
+
+#[test]
+fn histogram_and_sweep_sizes() {
+    let counts = heatlab::tutorial::histogram(&[0.0, 0.1, 0.5, 0.99, 1.0, 1.5, -0.1], 2, 0.0, 1.0);
+    assert_eq!(counts, vec![2, 3]);
+    let sizes = heatlab::tutorial::sweep_sizes(1000, 100_000_000, 1);
+    assert_eq!(
+        sizes,
+        vec![1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
+    );
+    let sizes = heatlab::tutorial::sweep_sizes(1000, 5000, 4);
+    assert_eq!((sizes[0], *sizes.last().unwrap()), (1000, 5000));
+    assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
+}

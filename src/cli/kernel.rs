@@ -256,9 +256,13 @@ pub fn format_table(run: &KernelRun, note: Option<&str>) -> String {
         rows.push(("  upload".into(), &host.upload));
         rows.push(("  kernel".into(), &host.kernel));
         rows.push(("  download".into(), &host.download));
+        rows.push(("  host wall clock".into(), &host.wall));
     }
     if let Some(stats) = &timings.gpu_device_resident {
         rows.push(("GPU, device-resident (kernel)".into(), stats));
+    }
+    if let Some(stats) = &timings.gpu_device_resident_wall {
+        rows.push(("  host wall clock".into(), stats));
     }
     text.push_str(&format!(
         "{:<32} {:>26} {:>10}\n",

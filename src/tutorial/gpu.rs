@@ -2,6 +2,7 @@
 //! upload / kernel / download loop that the element-wise kernels share.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use cudarc::driver::{sys, CudaFunction, CudaSlice, CudaStream, LaunchConfig};
 
@@ -106,6 +107,7 @@ pub(crate) struct ElementwiseGpuRun {
     pub(crate) output: Vec<f32>,
     pub(crate) host_arrays: GpuHostArraysTimings,
     pub(crate) device_resident: TimingStats,
+    pub(crate) device_resident_wall: TimingStats,
 }
 
 /// Launches one element-wise kernel: (stream, device inputs, device output).
@@ -162,8 +164,10 @@ pub(crate) fn run_elementwise(
 
     let progress = PhaseProgress::new(control, RunPhase::GpuHostArrays, u64::from(repeats));
     let (mut uploads, mut kernels, mut downloads, mut totals) = (vec![], vec![], vec![], vec![]);
+    let mut walls = Vec::with_capacity(repeats as usize);
     for _ in 0..repeats {
         progress.check()?;
+        let wall_started = Instant::now();
         timer.start()?;
         upload(&mut device_inputs)?;
         let upload_time = timer.stop()?.as_secs_f64();
@@ -175,6 +179,7 @@ pub(crate) fn run_elementwise(
             .memcpy_dtoh(&device_output, output.as_mut_slice())
             .map_err(driver_error("downloading the output array"))?;
         let download_time = timer.stop()?.as_secs_f64();
+        walls.push(wall_started.elapsed().as_secs_f64());
         uploads.push(upload_time);
         kernels.push(kernel_time);
         downloads.push(download_time);
@@ -185,11 +190,14 @@ pub(crate) fn run_elementwise(
 
     let progress = PhaseProgress::new(control, RunPhase::GpuDeviceResident, u64::from(repeats));
     let mut resident = Vec::with_capacity(repeats as usize);
+    let mut resident_walls = Vec::with_capacity(repeats as usize);
     for _ in 0..repeats {
         progress.check()?;
+        let wall_started = Instant::now();
         timer.start()?;
         launch(&stream, &device_inputs, &mut device_output)?;
         resident.push(timer.stop()?.as_secs_f64());
+        resident_walls.push(wall_started.elapsed().as_secs_f64());
         progress.advance(1);
     }
     Ok(ElementwiseGpuRun {
@@ -199,7 +207,9 @@ pub(crate) fn run_elementwise(
             kernel: TimingStats::from_runs(kernels),
             download: TimingStats::from_runs(downloads),
             total: TimingStats::from_runs(totals),
+            wall: TimingStats::from_runs(walls),
         },
         device_resident: TimingStats::from_runs(resident),
+        device_resident_wall: TimingStats::from_runs(resident_walls),
     })
 }

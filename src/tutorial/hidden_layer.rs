@@ -145,6 +145,7 @@ pub fn run(
         cpu_threads: rayon::current_num_threads(),
         gpu_host_arrays: None,
         gpu_device_resident: None,
+        gpu_device_resident_wall: None,
     };
     if cpu_outputs > 0 {
         cpu_activations = vec![0.0f32; n];
@@ -203,6 +204,7 @@ pub fn run(
         activations = measured.output;
         timings.gpu_host_arrays = Some(measured.host_arrays);
         timings.gpu_device_resident = Some(measured.device_resident);
+        timings.gpu_device_resident_wall = Some(measured.device_resident_wall);
         gpu_name = Some(gpu.name().to_string());
     }
 

@@ -8,7 +8,7 @@
 //! coordinates. Every sample is a pure function of (seed, j), so any split of the work over
 //! threads (CPU or GPU) gives the same count: the CPU and the GPU agree exactly.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cudarc::driver::PushKernelArg;
 use rayon::prelude::*;
@@ -231,7 +231,7 @@ fn run_gpu(
     gpu: &TutorialGpu,
     options: &RunOptions,
     control: RunControl<'_>,
-) -> Result<(u64, GpuHostArraysTimings, TimingStats)> {
+) -> Result<(u64, GpuHostArraysTimings, TimingStats, TimingStats)> {
     let device = gpu.device();
     let stream = device.stream().clone();
     let mut inside = stream
@@ -250,8 +250,10 @@ fn run_gpu(
         options.n.saturating_mul(u64::from(options.repeats)),
     );
     let (mut uploads, mut kernels, mut downloads, mut totals) = (vec![], vec![], vec![], vec![]);
+    let mut walls = Vec::with_capacity(options.repeats as usize);
     for _ in 0..options.repeats {
         progress.check()?;
+        let wall_started = Instant::now();
         timer.start()?;
         stream
             .memcpy_htod(&zero, &mut inside)
@@ -265,6 +267,7 @@ fn run_gpu(
             .memcpy_dtoh(&inside, &mut count)
             .map_err(driver_error("downloading the GPU count"))?;
         let download = timer.stop()?.as_secs_f64();
+        walls.push(wall_started.elapsed().as_secs_f64());
         if options.n <= GPU_PI_CHUNK {
             progress.advance(options.n);
         }
@@ -281,14 +284,17 @@ fn run_gpu(
         options.n.saturating_mul(u64::from(options.repeats)),
     );
     let mut resident = Vec::with_capacity(options.repeats as usize);
+    let mut resident_walls = Vec::with_capacity(options.repeats as usize);
     for _ in 0..options.repeats {
         progress.check()?;
         stream
             .memset_zeros(&mut inside)
             .map_err(driver_error("resetting the GPU count"))?;
+        let wall_started = Instant::now();
         timer.start()?;
         launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))?;
         resident.push(timer.stop()?.as_secs_f64());
+        resident_walls.push(wall_started.elapsed().as_secs_f64());
         if options.n <= GPU_PI_CHUNK {
             progress.advance(options.n);
         }
@@ -298,8 +304,14 @@ fn run_gpu(
         kernel: TimingStats::from_runs(kernels),
         download: TimingStats::from_runs(downloads),
         total: TimingStats::from_runs(totals),
+        wall: TimingStats::from_runs(walls),
     };
-    Ok((count[0], host_arrays, TimingStats::from_runs(resident)))
+    Ok((
+        count[0],
+        host_arrays,
+        TimingStats::from_runs(resident),
+        TimingStats::from_runs(resident_walls),
+    ))
 }
 
 /// Runs the CPU versions that `options.cpu` asks for and, with a GPU, the GPU counts,
@@ -322,6 +334,7 @@ pub fn run(
         cpu_threads: rayon::current_num_threads(),
         gpu_host_arrays: None,
         gpu_device_resident: None,
+        gpu_device_resident_wall: None,
     };
     let mut cpu_count = None;
     for (wanted, threads) in [
@@ -344,10 +357,11 @@ pub fn run(
     let mut gpu_count = None;
     let mut gpu_name = None;
     if let Some(gpu) = gpu {
-        let (count, host_arrays, resident) = run_gpu(gpu, options, control)?;
+        let (count, host_arrays, resident, resident_wall) = run_gpu(gpu, options, control)?;
         gpu_count = Some(count);
         timings.gpu_host_arrays = Some(host_arrays);
         timings.gpu_device_resident = Some(resident);
+        timings.gpu_device_resident_wall = Some(resident_wall);
         gpu_name = Some(gpu.name().to_string());
     }
     let difference = match (gpu_count, cpu_count) {

@@ -377,6 +377,9 @@ pub struct GpuHostArraysTimings {
     pub download: TimingStats,
     /// Upload + kernel + download of each run.
     pub total: TimingStats,
+    /// Host wall-clock time of each whole run (what a Python caller's `%timeit` would see:
+    /// it adds the launch overhead and the waits that the events leave out).
+    pub wall: TimingStats,
 }
 
 /// Every timing of a run; `None` for a version that did not run.
@@ -392,6 +395,8 @@ pub struct KernelTimings {
     pub gpu_host_arrays: Option<GpuHostArraysTimings>,
     /// The GPU with the arrays already on the device (kernel only).
     pub gpu_device_resident: Option<TimingStats>,
+    /// Host wall-clock time of each device-resident run: the launch and the wait for it.
+    pub gpu_device_resident_wall: Option<TimingStats>,
 }
 
 /// Minimum, maximum and mean of an output array.
@@ -524,9 +529,13 @@ impl KernelRun {
             push("cuda", "host-arrays-kernel", &host.kernel, bytes);
             push("cuda", "host-arrays-download", &host.download, 0.0);
             push("cuda", "host-arrays-total", &host.total, bytes);
+            push("cuda", "host-arrays-wall", &host.wall, bytes);
         }
         if let Some(stats) = &timings.gpu_device_resident {
             push("cuda", "device-resident-kernel", stats, bytes);
+        }
+        if let Some(stats) = &timings.gpu_device_resident_wall {
+            push("cuda", "device-resident-wall", stats, bytes);
         }
         records
     }
