@@ -527,3 +527,13 @@ fn histogram_and_sweep_sizes() {
     assert_eq!((sizes[0], *sizes.last().unwrap()), (1000, 5000));
     assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
 }
+
+#[test]
+fn gpu_and_outputs_can_move_to_a_worker_thread() {
+    // The GUI runs kernels on a worker thread and sends the outputs back.
+    fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<TutorialGpu>();
+    send_and_sync::<hidden_layer::HiddenLayerOutput>();
+    send_and_sync::<gaussian::GaussianOutput>();
+    send_and_sync::<mc_pi::PiOutput>();
+}
