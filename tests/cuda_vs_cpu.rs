@@ -171,25 +171,55 @@ fn gpu_previews_equal_cpu_previews() {
     let Some(mut cuda) = cuda_or_skip("gpu_previews_equal_cpu_previews") else {
         return;
     };
-    let params = JaggedParams { size: GridSize::new(1001, 1500).unwrap(), ..JaggedParams::default() };
+    let params = JaggedParams {
+        size: GridSize::new(1001, 1500).unwrap(),
+        ..JaggedParams::default()
+    };
     let initial = generate_jagged(&params, &|_| {}).unwrap();
     let mut cpu = CpuBackend::new();
     cpu.upload(&initial).unwrap();
     cuda.upload(&initial).unwrap();
-    let step = StepParams { coeff: 0.25, boundary: Boundary::Neumann };
+    let step = StepParams {
+        coeff: 0.25,
+        boundary: Boundary::Neumann,
+    };
     cpu.advance(50, &step).unwrap();
     cuda.advance(50, &step).unwrap();
     for (layer, colormap, range_mode, max_size) in [
-        (Layer::Field, Colormap::Viridis, RangeMode::MinMax, (400, 300)),
-        (Layer::Laplacian, Colormap::Inferno, RangeMode::LAPLACIAN_DEFAULT, (1500, 1001)),
-        (Layer::Laplacian, Colormap::Coolwarm, RangeMode::MinMax, (97, 61)),
+        (
+            Layer::Field,
+            Colormap::Viridis,
+            RangeMode::MinMax,
+            (400, 300),
+        ),
+        (
+            Layer::Laplacian,
+            Colormap::Inferno,
+            RangeMode::LAPLACIAN_DEFAULT,
+            (1500, 1001),
+        ),
+        (
+            Layer::Laplacian,
+            Colormap::Coolwarm,
+            RangeMode::MinMax,
+            (97, 61),
+        ),
     ] {
-        let request = PreviewRequest { layer, boundary: Boundary::Neumann, colormap, range_mode, max_size };
+        let request = PreviewRequest {
+            layer,
+            boundary: Boundary::Neumann,
+            colormap,
+            range_mode,
+            max_size,
+        };
         let on_cpu = cpu.render_preview(&request).unwrap();
         let on_gpu = cuda.render_preview(&request).unwrap();
         assert_eq!(on_gpu.factor, on_cpu.factor);
         assert_eq!(on_gpu.values, on_cpu.values, "{layer:?} values");
         assert_eq!(on_gpu.range, on_cpu.range);
-        assert!(on_gpu.rgba == on_cpu.rgba, "{layer:?} {colormap} pixels differ");
+        assert!(
+            on_gpu.rgba == on_cpu.rgba,
+            "{layer:?} {colormap} pixels differ"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! The headless command line: `heatlab run`, `heatlab bench`, and the GUI's entry.
 
 pub mod bench;
+pub mod kernel;
 pub mod run;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +22,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Time every diffusion variant against the baselines run beside it.
     Bench(bench::BenchArgs),
+    /// Run a tutorial kernel (hidden-layer, gaussian, mc-pi) on the CPU and the GPU and time it.
+    Kernel(kernel::KernelArgs),
 }
 
 /// Parses the command line and runs it. Errors come back for `main` to print.
@@ -28,6 +31,7 @@ pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Bench(args)) => bench::bench(&args),
+        Some(Command::Kernel(args)) => kernel::run(&args),
         None => {
             anyhow::bail!(
                 "the desktop app is not built yet; use `heatlab run --help` for the headless job"

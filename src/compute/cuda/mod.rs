@@ -461,7 +461,11 @@ impl CudaBackend {
             shared_mem_bytes: 0,
         };
         let mut launch = stream.launch_builder(&function);
-        launch.arg(&*current).arg(&mut *laplacian).arg(&rows).arg(&cols);
+        launch
+            .arg(&*current)
+            .arg(&mut *laplacian)
+            .arg(&rows)
+            .arg(&cols);
         // SAFETY: laplacian_*(const float* f, float* lapl, int rows, int cols): both buffers hold
         // rows*cols floats; threads outside rows x cols return.
         unsafe { launch.launch(config) }.map_err(driver_error("launching laplacian"))?;
@@ -593,7 +597,11 @@ impl Backend for CudaBackend {
             .alloc_zeros::<f32>(reduced.cells())
             .map_err(driver_error("allocating the preview"))?;
         let config = LaunchConfig {
-            grid_dim: ((out_cols as u32).div_ceil(32), (out_rows as u32).div_ceil(8), 1),
+            grid_dim: (
+                (out_cols as u32).div_ceil(32),
+                (out_rows as u32).div_ceil(8),
+                1,
+            ),
             block_dim: (32, 8, 1),
             shared_mem_bytes: 0,
         };
