@@ -64,6 +64,23 @@ pub struct BenchRow {
     pub selected: bool,
 }
 
+/// Field generation at one size, against NumPy's recipe run beside it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FieldGenerationRow {
+    /// "2000x2000".
+    pub size: String,
+    /// heatlab's `generate_jagged`, seconds.
+    pub heatlab_seconds: MeanStd,
+    /// Threads heatlab used.
+    pub threads: usize,
+    /// NumPy's recipe, seconds (when Python with NumPy is there).
+    pub numpy_seconds: Option<MeanStd>,
+    /// NumPy's version.
+    pub numpy_version: Option<String>,
+    /// NumPy's time over heatlab's.
+    pub speedup: Option<f64>,
+}
+
 /// Everything one `heatlab bench` run measured.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct BenchReport {
@@ -75,6 +92,8 @@ pub struct BenchReport {
     pub device: String,
     /// The rows.
     pub rows: Vec<BenchRow>,
+    /// Jagged field generation, heatlab against NumPy.
+    pub field_generation: Vec<FieldGenerationRow>,
     /// Things the reader should know (skipped sizes, missing NumPy, ...).
     pub notes: Vec<String>,
 }
@@ -250,6 +269,7 @@ pub fn bench_cuda(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<Bench
         date_utc: stats::utc_now(),
         device,
         rows,
+        field_generation: Vec::new(),
         notes,
     })
 }
@@ -348,8 +368,54 @@ pub fn bench_cpu(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<BenchR
         date_utc: stats::utc_now(),
         device,
         rows,
+        field_generation: Vec::new(),
         notes,
     })
+}
+
+/// Times the jagged field's generation at each size up to [`LARGEST_JAGGED_CELLS`], against
+/// NumPy's recipe when `with_numpy`.
+pub fn bench_field_generation(
+    config: &BenchConfig,
+    progress: &dyn Fn(&str),
+) -> Result<Vec<FieldGenerationRow>> {
+    let threads = rayon::current_num_threads();
+    let mut rows = Vec::new();
+    for &size in config
+        .sizes
+        .iter()
+        .filter(|s| s.cells() <= LARGEST_JAGGED_CELLS)
+    {
+        progress(&format!("{size}: field generation"));
+        let params = JaggedParams {
+            size,
+            ..JaggedParams::default()
+        };
+        generate_jagged(&params, &|_| {})?; // warm-up: FFT plans, page faults
+        let repeats = config.repeats.clamp(1, 5);
+        let mut samples = Vec::with_capacity(repeats);
+        for _ in 0..repeats {
+            let started = std::time::Instant::now();
+            generate_jagged(&params, &|_| {})?;
+            samples.push(started.elapsed().as_secs_f64());
+        }
+        let heatlab_seconds = MeanStd::of(&samples);
+        let numpy = if config.with_numpy {
+            progress(&format!("{size}: NumPy field generation"));
+            numpy::time_numpy_field(size, repeats).ok()
+        } else {
+            None
+        };
+        rows.push(FieldGenerationRow {
+            size: size.to_string(),
+            heatlab_seconds,
+            threads,
+            speedup: numpy.as_ref().map(|(n, _)| n.mean / heatlab_seconds.mean),
+            numpy_seconds: numpy.as_ref().map(|(n, _)| *n),
+            numpy_version: numpy.map(|(_, v)| v),
+        });
+    }
+    Ok(rows)
 }
 
 /// A size list like "2000,8192,16384" or "512x1024,2000".

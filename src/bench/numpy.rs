@@ -62,3 +62,57 @@ pub fn time_numpy_step(
     let timing: NumpyTiming = serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())?;
     Ok((timing.steps, MeanStd::of(&timing.us_per_step), timing.numpy))
 }
+
+/// The jagged field of `shared/reference/seed_reference.py`, timed in NumPy.
+const NUMPY_FIELD_SCRIPT: &str = r#"
+import json, sys, time
+import numpy as np
+from numpy import fft
+def jagged(j, k, seed=3966789, exponent=-1.7, cutoff=0.45, percentile=70.0):
+    r = np.random.default_rng(seed)
+    field = r.random(size=(j, k), dtype=np.float32)
+    field = fft.fftshift(fft.fft2(field))
+    radius = 1 + np.sqrt((np.arange(j).reshape(-1, 1) - j // 2) ** 2
+                         + (np.arange(k).reshape(1, -1) - k // 2) ** 2)
+    field = field * (radius ** exponent)
+    field = fft.ifft2(fft.ifftshift(field)) * (radius < cutoff * j)
+    field = field.real * (field.real > np.percentile(field.real, percentile))
+    return field.astype(np.float32)
+rows, cols, repeats = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+jagged(rows, cols)
+samples = []
+for _ in range(repeats):
+    t = time.perf_counter()
+    jagged(rows, cols)
+    samples.append(time.perf_counter() - t)
+print(json.dumps({"seconds": samples, "numpy": np.__version__}))
+"#;
+
+#[derive(serde::Deserialize)]
+struct NumpyFieldTiming {
+    seconds: Vec<f64>,
+    numpy: String,
+}
+
+/// Times NumPy's jagged field at `size`: (seconds, NumPy's version).
+pub fn time_numpy_field(size: GridSize, repeats: usize) -> Result<(MeanStd, String), String> {
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(NUMPY_FIELD_SCRIPT)
+        .arg(size.rows.to_string())
+        .arg(size.cols.to_string())
+        .arg(repeats.max(1).to_string())
+        .output()
+        .map_err(|e| format!("python3 could not be started ({e})"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(stderr
+            .lines()
+            .last()
+            .unwrap_or("python3 failed")
+            .to_string());
+    }
+    let timing: NumpyFieldTiming =
+        serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())?;
+    Ok((MeanStd::of(&timing.seconds), timing.numpy))
+}

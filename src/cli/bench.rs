@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use indicatif::ProgressBar;
 
-use crate::bench::{bench_cpu, bench_cuda, parse_sizes, BenchConfig, BenchReport};
+use crate::bench::{
+    bench_cpu, bench_cuda, bench_field_generation, parse_sizes, BenchConfig, BenchReport,
+};
 use crate::compute::{BackendChoice, CudaBackend};
 use crate::error::HeatlabError;
 use crate::export::write_atomically;
@@ -30,6 +32,9 @@ pub struct BenchArgs {
     /// Do not time NumPy beside the CPU variants.
     #[arg(long)]
     pub no_numpy: bool,
+    /// Do not time the jagged field's generation.
+    #[arg(long)]
+    pub no_field: bool,
 }
 
 /// Runs `heatlab bench`.
@@ -74,11 +79,14 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<()> {
     let spinner = ProgressBar::new_spinner();
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     let progress = |message: &str| spinner.set_message(message.to_string());
-    let report = if use_cuda {
+    let mut report = if use_cuda {
         bench_cuda(&config, &progress)?
     } else {
         bench_cpu(&config, &progress)?
     };
+    if !args.no_field {
+        report.field_generation = bench_field_generation(&config, &progress)?;
+    }
     spinner.finish_and_clear();
     print!("{}", format_table(&report));
     if let Some(path) = &args.json {
@@ -133,6 +141,25 @@ pub fn format_table(report: &BenchReport) -> String {
         out.push_str(&format!(
             "speedup: steps/s over {first}, measured in this run\n"
         ));
+    }
+    if !report.field_generation.is_empty() {
+        out.push_str("field generation (jagged, seconds):\n");
+        for row in &report.field_generation {
+            let numpy = row
+                .numpy_seconds
+                .map_or_else(|| "-".into(), |n| n.to_string());
+            let speedup = row
+                .speedup
+                .map_or_else(|| "-".into(), |s| format!("{s:.1}x"));
+            out.push_str(&format!(
+                "{:<12} heatlab ({} threads) {:>16}   numpy {:>16}   {:>7} faster\n",
+                row.size,
+                row.threads,
+                row.heatlab_seconds.to_string(),
+                numpy,
+                speedup
+            ));
+        }
     }
     for note in &report.notes {
         out.push_str(&format!("note: {note}\n"));
