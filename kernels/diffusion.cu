@@ -245,96 +245,144 @@ VEC4_KERNEL(16, periodic, BC_PERIODIC)
 // ---------------------------------------------------------------------------------------------
 // Temporal blocking in registers: K steps per launch, one read and one write of the field.
 //
-// Each warp owns a strip of 128 columns (4 per lane) and a segment of `segment_rows` rows, and
+// Each warp owns a strip of 32*W columns (W per lane) and a segment of `segment_rows` rows, and
 // marches down it one row at a time. Level 0 is the field as loaded; level k (1..K) of row j is
 // computed as soon as level k-1 holds rows j-1, j, j+1, so level k trails level 0 by k rows.
 // Each level keeps its last three rows in registers; left and right neighbours come from warp
 // shuffles. Values near the strip's sides and the segment's ends are computed redundantly
-// (K/4 lanes each side, K rows above and below) and discarded, so warps never talk to each
-// other and no shared memory or barrier is needed. Requires cols % 4 == 0 and K % 4 == 0.
+// (K/W lanes each side, K rows above and below) and discarded, so warps never talk to each
+// other and no shared memory or barrier is needed. Requires cols % W == 0 and K % W == 0.
+// W = 4 does the most work per shuffle; W = 2 gives twice the warps, for fields too small to
+// fill the GPU otherwise.
 //
 // Boundaries: for Dirichlet and Neumann a cell on the grid's edge uses the ghost rule for its
 // outside neighbour at every level (0, or itself); values computed outside the grid are never
 // used. For periodic, rows and columns outside the grid are loaded wrapped, and the marching
 // computes them exactly as the torus would, so no special case is needed.
 // ---------------------------------------------------------------------------------------------
-template <int BC>
-__device__ __forceinline__ float4 load_level0(const float* __restrict__ f, int r, int c0, int rows, int cols) {
+template <int W>
+struct Lanes {
+    float v[W];
+};
+
+template <int W>
+__device__ __forceinline__ Lanes<W> zero_lanes() {
+    Lanes<W> out;
+#pragma unroll
+    for (int e = 0; e < W; ++e) out.v[e] = 0.0f;
+    return out;
+}
+
+template <int BC, int W>
+__device__ __forceinline__ Lanes<W> load_level0(const float* __restrict__ f, int r, int c0, int rows, int cols) {
     if (BC == BC_PERIODIC) {
         r = wrap_index(r, rows);
         c0 = wrap_index(c0, cols);
     } else if (r < 0 || r >= rows || c0 < 0 || c0 >= cols) {
-        return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        return zero_lanes<W>();
     }
-    return __ldg(reinterpret_cast<const float4*>(f + (size_t)r * cols + c0));
+    const float* p = f + (size_t)r * cols + c0;
+    Lanes<W> out;
+    if constexpr (W == 4) {
+        const float4 t = __ldg(reinterpret_cast<const float4*>(p));
+        out.v[0] = t.x; out.v[1] = t.y; out.v[2] = t.z; out.v[3] = t.w;
+    } else {
+        const float2 t = __ldg(reinterpret_cast<const float2*>(p));
+        out.v[0] = t.x; out.v[1] = t.y;
+    }
+    return out;
 }
 
-template <int BC, int K>
+template <int W>
+__device__ __forceinline__ void store_lanes(float* p, const Lanes<W>& value) {
+    if constexpr (W == 4) {
+        *reinterpret_cast<float4*>(p) = make_float4(value.v[0], value.v[1], value.v[2], value.v[3]);
+    } else {
+        *reinterpret_cast<float2*>(p) = make_float2(value.v[0], value.v[1]);
+    }
+}
+
+template <int W>
+__device__ __forceinline__ Lanes<W> jacobi_lanes(const Lanes<W>& mid, const Lanes<W>& up, const Lanes<W>& down,
+                                                 float left, float right, float coeff) {
+    Lanes<W> out;
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+        const float l = e == 0 ? left : mid.v[e == 0 ? 0 : e - 1];
+        const float r = e == W - 1 ? right : mid.v[e == W - 1 ? 0 : e + 1];
+        out.v[e] = jacobi_cell(mid.v[e], up.v[e], down.v[e], l, r, coeff);
+    }
+    return out;
+}
+
+template <int BC, int K, int W>
 __device__ __forceinline__ void jacobi_temporal(const float* __restrict__ in, float* __restrict__ out,
                                                 int rows, int cols, float coeff, int segment_rows) {
-    constexpr int HALO_LANES = K / 4;
-    constexpr int OUT_COLS = 128 - 2 * K;
+    constexpr int HALO_LANES = K / W;
+    constexpr int OUT_COLS = 32 * W - 2 * K;
     const int lane = threadIdx.x & 31;
     const int strip = blockIdx.x;
     const int segment = blockIdx.y * blockDim.y + threadIdx.y;
     const int r_start = segment * segment_rows;
     if (r_start >= rows) return;  // whole warp leaves together (threadIdx.y is per warp)
     const int r_end = min(r_start + segment_rows, rows);
-    const int c0 = strip * OUT_COLS - K + lane * 4;  // first column of this lane's quad
+    const int c0 = strip * OUT_COLS - K + lane * W;  // first column of this lane
     const bool writes = lane >= HALO_LANES && lane < 32 - HALO_LANES && c0 < cols;
 
     // window[k][0..2]: level k at rows (j-1, j, j+1) for the next level's row j.
-    float4 window[K][3];
+    Lanes<W> window[K][3];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        window[k][0] = window[k][1] = window[k][2] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        window[k][0] = window[k][1] = window[k][2] = zero_lanes<W>();
     }
     const int first = r_start - K;
     const int last = r_end - 1 + K;
     // The next row's load is issued a row ahead so that its latency overlaps the K updates.
-    float4 prefetched = load_level0<BC>(in, first, c0, rows, cols);
+    Lanes<W> prefetched = load_level0<BC, W>(in, first, c0, rows, cols);
     for (int j0 = first; j0 <= last; ++j0) {
-        const float4 loaded = prefetched;
-        prefetched = load_level0<BC>(in, j0 + 1, c0, rows, cols);
+        const Lanes<W> loaded = prefetched;
+        prefetched = load_level0<BC, W>(in, j0 + 1, c0, rows, cols);
         window[0][0] = window[0][1];
         window[0][1] = window[0][2];
         window[0][2] = loaded;
 #pragma unroll
         for (int k = 1; k <= K; ++k) {
             const int j = j0 - k;  // row of level k computed now
-            const float4 mid = window[k - 1][1];
-            float4 up = window[k - 1][0];
-            float4 down = window[k - 1][2];
-            float left = __shfl_up_sync(FULL_MASK, mid.w, 1);
-            float right = __shfl_down_sync(FULL_MASK, mid.x, 1);
+            const Lanes<W> mid = window[k - 1][1];
+            Lanes<W> up = window[k - 1][0];
+            Lanes<W> down = window[k - 1][2];
+            float left = __shfl_up_sync(FULL_MASK, mid.v[W - 1], 1);
+            float right = __shfl_down_sync(FULL_MASK, mid.v[0], 1);
             if (BC != BC_PERIODIC) {
-                const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                if (j == 0) up = (BC == BC_DIRICHLET) ? zero : mid;
-                if (j == rows - 1) down = (BC == BC_DIRICHLET) ? zero : mid;
-                if (c0 == 0) left = (BC == BC_DIRICHLET) ? 0.0f : mid.x;
-                if (c0 + 4 == cols) right = (BC == BC_DIRICHLET) ? 0.0f : mid.w;
+                if (j == 0) up = (BC == BC_DIRICHLET) ? zero_lanes<W>() : mid;
+                if (j == rows - 1) down = (BC == BC_DIRICHLET) ? zero_lanes<W>() : mid;
+                if (c0 == 0) left = (BC == BC_DIRICHLET) ? 0.0f : mid.v[0];
+                if (c0 + W == cols) right = (BC == BC_DIRICHLET) ? 0.0f : mid.v[W - 1];
             }
-            const float4 next = jacobi_quad(mid, up, down, left, right, coeff);
+            const Lanes<W> next = jacobi_lanes<W>(mid, up, down, left, right, coeff);
             if (k < K) {
                 window[k][0] = window[k][1];
                 window[k][1] = window[k][2];
                 window[k][2] = next;
             } else if (writes && j >= r_start && j < r_end) {
-                *reinterpret_cast<float4*>(out + (size_t)j * cols + c0) = next;
+                store_lanes<W>(out + (size_t)j * cols + c0, next);
             }
         }
     }
 }
 
-#define TEMPORAL_KERNEL(K, NAME, BC)                                                              \
-    extern "C" __global__ void __launch_bounds__(128) jacobi_temporal##K##_##NAME(                  \
+#define TEMPORAL_KERNEL(K, W, NAME, BC)                                                           \
+    extern "C" __global__ void __launch_bounds__(128) jacobi_temporal_k##K##w##W##_##NAME(          \
         const float* __restrict__ in, float* __restrict__ out, int rows, int cols, float coeff,   \
         int segment_rows) {                                                                       \
-        jacobi_temporal<BC, K>(in, out, rows, cols, coeff, segment_rows);                         \
+        jacobi_temporal<BC, K, W>(in, out, rows, cols, coeff, segment_rows);                      \
     }
-TEMPORAL_KERNEL(4, dirichlet, BC_DIRICHLET)
-TEMPORAL_KERNEL(4, neumann, BC_NEUMANN)
-TEMPORAL_KERNEL(4, periodic, BC_PERIODIC)
-TEMPORAL_KERNEL(8, dirichlet, BC_DIRICHLET)
-TEMPORAL_KERNEL(8, neumann, BC_NEUMANN)
-TEMPORAL_KERNEL(8, periodic, BC_PERIODIC)
+TEMPORAL_KERNEL(4, 4, dirichlet, BC_DIRICHLET)
+TEMPORAL_KERNEL(4, 4, neumann, BC_NEUMANN)
+TEMPORAL_KERNEL(4, 4, periodic, BC_PERIODIC)
+TEMPORAL_KERNEL(8, 4, dirichlet, BC_DIRICHLET)
+TEMPORAL_KERNEL(8, 4, neumann, BC_NEUMANN)
+TEMPORAL_KERNEL(8, 4, periodic, BC_PERIODIC)
+TEMPORAL_KERNEL(4, 2, dirichlet, BC_DIRICHLET)
+TEMPORAL_KERNEL(4, 2, neumann, BC_NEUMANN)
+TEMPORAL_KERNEL(4, 2, periodic, BC_PERIODIC)

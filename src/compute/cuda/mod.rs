@@ -43,12 +43,15 @@ pub enum CudaKernel {
         rows_per_thread: u32,
     },
     /// `steps_per_launch` steps per launch kept in registers (temporal blocking), each warp
-    /// marching down `segment_rows` rows of a 128-column strip. Needs columns divisible by 4.
+    /// marching down `segment_rows` rows of a strip of `32 * lane_columns` columns. Needs the
+    /// column count divisible by `lane_columns`.
     Temporal {
         /// Steps per launch (4 or 8).
         steps_per_launch: u32,
         /// Rows each warp marches down.
         segment_rows: u32,
+        /// Columns each lane holds (4, or 2 for more warps on small fields).
+        lane_columns: u32,
     },
 }
 
@@ -61,7 +64,11 @@ impl std::fmt::Display for CudaKernel {
             Self::Temporal {
                 steps_per_launch,
                 segment_rows,
-            } => write!(f, "temporal-k{steps_per_launch}-rows{segment_rows}"),
+                lane_columns,
+            } => write!(
+                f,
+                "temporal-k{steps_per_launch}-w{lane_columns}-rows{segment_rows}"
+            ),
         }
     }
 }
@@ -76,7 +83,8 @@ impl CudaKernel {
     pub fn supports(self, size: GridSize) -> bool {
         match self {
             Self::SeedFaithful | Self::JacobiRows => true,
-            Self::JacobiVec4 { .. } | Self::Temporal { .. } => size.cols % 4 == 0,
+            Self::JacobiVec4 { .. } => size.cols % 4 == 0,
+            Self::Temporal { lane_columns, .. } => size.cols % lane_columns as usize == 0,
         }
     }
 
@@ -89,11 +97,12 @@ impl CudaKernel {
                 rows_per_thread: 16,
             },
         ];
-        for steps_per_launch in [4, 8] {
+        for (steps_per_launch, lane_columns) in [(4, 2), (4, 4), (8, 4)] {
             for segment_rows in [16, 32, 64, 128] {
                 kernels.push(Self::Temporal {
                     steps_per_launch,
                     segment_rows,
+                    lane_columns,
                 });
             }
         }
@@ -106,8 +115,9 @@ struct DiffusionKernels {
     jacobi: [CudaFunction; 3],
     jacobi_vec4_rows8: [CudaFunction; 3],
     jacobi_vec4_rows16: [CudaFunction; 3],
-    temporal4: [CudaFunction; 3],
-    temporal8: [CudaFunction; 3],
+    temporal_k4_w2: [CudaFunction; 3],
+    temporal_k4_w4: [CudaFunction; 3],
+    temporal_k8_w4: [CudaFunction; 3],
     laplacian: [CudaFunction; 3],
     seed_inplace: CudaFunction,
     block_mean: CudaFunction,
@@ -163,8 +173,9 @@ impl CudaBackend {
             jacobi: per_boundary("jacobi_step")?,
             jacobi_vec4_rows8: per_boundary("jacobi_step_vec4r8")?,
             jacobi_vec4_rows16: per_boundary("jacobi_step_vec4r16")?,
-            temporal4: per_boundary("jacobi_temporal4")?,
-            temporal8: per_boundary("jacobi_temporal8")?,
+            temporal_k4_w2: per_boundary("jacobi_temporal_k4w2")?,
+            temporal_k4_w4: per_boundary("jacobi_temporal_k4w4")?,
+            temporal_k8_w4: per_boundary("jacobi_temporal_k8w4")?,
             laplacian: [
                 load("laplacian_dirichlet")?,
                 load("laplacian_neumann")?,
@@ -230,7 +241,8 @@ impl CudaBackend {
             } => {
                 let per_launch = u64::from(steps_per_launch);
                 self.launch_steps(kernel, steps / per_launch, params)?;
-                let single = CudaKernel::JacobiVec4 { rows_per_thread: 8 };
+                let vec4 = CudaKernel::JacobiVec4 { rows_per_thread: 8 };
+                let single = if vec4.supports(size) { vec4 } else { CudaKernel::JacobiRows };
                 self.launch_steps(single, steps % per_launch, params)?;
             }
             _ => self.launch_steps(kernel, steps, params)?,
@@ -291,13 +303,19 @@ impl CudaBackend {
             CudaKernel::Temporal {
                 steps_per_launch,
                 segment_rows,
+                lane_columns,
             } => {
-                let output_cols = 128 - 2 * steps_per_launch;
+                let output_cols = 32 * lane_columns - 2 * steps_per_launch;
                 let segments = urows.div_ceil(segment_rows);
-                let function = if steps_per_launch == 4 {
-                    &self.kernels.temporal4[bc]
-                } else {
-                    &self.kernels.temporal8[bc]
+                let function = match (steps_per_launch, lane_columns) {
+                    (4, 2) => &self.kernels.temporal_k4_w2[bc],
+                    (4, 4) => &self.kernels.temporal_k4_w4[bc],
+                    (8, 4) => &self.kernels.temporal_k8_w4[bc],
+                    _ => {
+                        return Err(HeatlabError::InvalidInput(format!(
+                            "no temporal kernel for {kernel}"
+                        )))
+                    }
                 };
                 (
                     function,
@@ -329,10 +347,11 @@ impl CudaBackend {
                 .arg(&coeff);
             if let Some(segment_rows) = segment_rows.as_ref() {
                 launch.arg(segment_rows);
-                // SAFETY: jacobi_temporal{4,8}_*(const float* in, float* out, int rows, int cols,
-                // float coeff, int segment_rows): distinct buffers of rows*cols floats, cols % 4 == 0
-                // (checked by `supports`) so float4 accesses are aligned; warps outside the grid
-                // return and lanes outside it neither read unwrapped nor write.
+                // SAFETY: jacobi_temporal_k*w*_*(const float* in, float* out, int rows, int cols,
+                // float coeff, int segment_rows): distinct buffers of rows*cols floats, cols a
+                // multiple of the lane width (checked by `supports`) so vector accesses are
+                // aligned; warps outside the grid return and lanes outside it neither read
+                // unwrapped nor write.
                 unsafe { launch.launch(config) }
                     .map_err(driver_error("launching jacobi_temporal"))?;
             } else {
