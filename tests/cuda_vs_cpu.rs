@@ -135,6 +135,8 @@ fn every_exact_kernel_matches_cpu_for_every_boundary() {
         (130, 260),
         (1, 128),
         (2000, 132),
+        (33, 66),
+        (5, 2),
     ] {
         let params = JaggedParams {
             size: GridSize::new(rows, cols).unwrap(),
