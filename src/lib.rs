@@ -12,6 +12,7 @@ pub mod memory;
 pub use error::{HeatlabError, Result};
 pub use grid::{Grid, GridSize};
 pub mod bench;
+pub mod choice;
 pub mod cli;
 pub mod export;
 pub mod render;

@@ -56,13 +56,6 @@ impl std::str::FromStr for Boundary {
     type Err = HeatlabError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|b| b.to_string().eq_ignore_ascii_case(text.trim()))
-            .ok_or_else(|| {
-                HeatlabError::InvalidInput(format!(
-                    "unknown boundary '{text}' (expected dirichlet, neumann or periodic)"
-                ))
-            })
+        crate::choice::parse_choice(&Self::ALL, text, "boundary")
     }
 }

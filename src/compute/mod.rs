@@ -111,15 +111,8 @@ impl fmt::Display for BackendChoice {
 impl std::str::FromStr for BackendChoice {
     type Err = HeatlabError;
 
-    fn from_str(text: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|choice| choice.to_string().eq_ignore_ascii_case(text.trim()))
-            .ok_or_else(|| {
-                HeatlabError::InvalidInput(format!(
-                    "unknown backend '{text}' (expected auto, cpu or cuda)"
-                ))
-            })
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        crate::choice::parse_choice(&Self::ALL, text, "backend")
     }
 }
 

@@ -83,22 +83,12 @@ impl std::str::FromStr for Colormap {
     type Err = HeatlabError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let wanted = text.trim().to_ascii_lowercase();
-        let wanted = if wanted == "gray" || wanted == "grey" {
-            "grayscale".to_string()
-        } else {
-            wanted
+        let alias = text.trim().to_ascii_lowercase();
+        let text = match alias.as_str() {
+            "gray" | "grey" => "grayscale",
+            _ => text,
         };
-        Self::ALL
-            .into_iter()
-            .find(|map| map.to_string() == wanted)
-            .ok_or_else(|| {
-                let names: Vec<String> = Self::ALL.iter().map(ToString::to_string).collect();
-                HeatlabError::InvalidInput(format!(
-                    "unknown colormap '{text}' (expected one of {})",
-                    names.join(", ")
-                ))
-            })
+        crate::choice::parse_choice(&Self::ALL, text, "colormap")
     }
 }
 

@@ -72,15 +72,8 @@ impl fmt::Display for TutorialKernel {
 impl std::str::FromStr for TutorialKernel {
     type Err = HeatlabError;
 
-    fn from_str(text: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|kernel| kernel.to_string().eq_ignore_ascii_case(text.trim()))
-            .ok_or_else(|| {
-                HeatlabError::InvalidInput(format!(
-                    "unknown kernel '{text}' (expected hidden-layer, gaussian or mc-pi)"
-                ))
-            })
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        crate::choice::parse_choice(&Self::ALL, text, "kernel")
     }
 }
 
@@ -130,15 +123,8 @@ impl fmt::Display for CpuRuns {
 impl std::str::FromStr for CpuRuns {
     type Err = HeatlabError;
 
-    fn from_str(text: &str) -> Result<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|choice| choice.to_string().eq_ignore_ascii_case(text.trim()))
-            .ok_or_else(|| {
-                HeatlabError::InvalidInput(format!(
-                    "unknown CPU choice '{text}' (expected both, all-threads, one-thread or skip)"
-                ))
-            })
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        crate::choice::parse_choice(&Self::ALL, text, "CPU choice")
     }
 }
 

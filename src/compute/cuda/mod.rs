@@ -4,7 +4,9 @@ pub mod device;
 
 use std::time::Duration;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 pub use device::{driver_error, CudaDevice, GpuTimer};
 
@@ -131,6 +133,23 @@ struct FieldBuffers {
     laplacian: Option<CudaSlice<f32>>,
 }
 
+impl FieldBuffers {
+    /// The current field and the Laplacian buffer, which is allocated on first use.
+    fn field_and_laplacian(
+        &mut self,
+        stream: &Arc<CudaStream>,
+    ) -> Result<(&mut CudaSlice<f32>, &mut CudaSlice<f32>)> {
+        let laplacian = match self.laplacian.take() {
+            Some(buffer) => buffer,
+            None => stream
+                .alloc_zeros::<f32>(self.size.cells())
+                .map_err(driver_error("allocating the Laplacian"))?,
+        };
+        let laplacian = self.laplacian.insert(laplacian);
+        Ok((&mut self.current, laplacian))
+    }
+}
+
 /// Steps the field on an NVIDIA GPU.
 pub struct CudaBackend {
     device: CudaDevice,
@@ -242,7 +261,11 @@ impl CudaBackend {
                 let per_launch = u64::from(steps_per_launch);
                 self.launch_steps(kernel, steps / per_launch, params)?;
                 let vec4 = CudaKernel::JacobiVec4 { rows_per_thread: 8 };
-                let single = if vec4.supports(size) { vec4 } else { CudaKernel::JacobiRows };
+                let single = if vec4.supports(size) {
+                    vec4
+                } else {
+                    CudaKernel::JacobiRows
+                };
                 self.launch_steps(single, steps % per_launch, params)?;
             }
             _ => self.launch_steps(kernel, steps, params)?,
@@ -415,19 +438,7 @@ impl CudaBackend {
             .as_mut()
             .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
         let (rows, cols) = dims(buffers.size)?;
-        if buffers.laplacian.is_none() {
-            buffers.laplacian = Some(
-                stream
-                    .alloc_zeros::<f32>(buffers.size.cells())
-                    .map_err(driver_error("allocating the Laplacian"))?,
-            );
-        }
-        let FieldBuffers {
-            current, laplacian, ..
-        } = buffers;
-        let Some(laplacian) = laplacian.as_mut() else {
-            return Err(HeatlabError::InvalidInput("no Laplacian buffer".into()));
-        };
+        let (current, laplacian) = buffers.field_and_laplacian(&stream)?;
         let config = LaunchConfig {
             grid_dim: (
                 (rows as u32).div_ceil(SEED_TILE),
@@ -461,19 +472,7 @@ impl CudaBackend {
         let buffers = self.buffers()?;
         let size = buffers.size;
         let (rows, cols) = dims(size)?;
-        if buffers.laplacian.is_none() {
-            buffers.laplacian = Some(
-                stream
-                    .alloc_zeros::<f32>(size.cells())
-                    .map_err(driver_error("allocating the Laplacian"))?,
-            );
-        }
-        let FieldBuffers {
-            current, laplacian, ..
-        } = buffers;
-        let Some(laplacian) = laplacian.as_mut() else {
-            return Err(HeatlabError::InvalidInput("no Laplacian buffer".into()));
-        };
+        let (current, laplacian) = buffers.field_and_laplacian(&stream)?;
         let config = LaunchConfig {
             grid_dim: ((cols as u32).div_ceil(32), (rows as u32).div_ceil(8), 1),
             block_dim: (32, 8, 1),

@@ -1,0 +1,44 @@
+//! Parsing the names of the small enums users pick from (boundaries, backends, colormaps, ...).
+
+use std::fmt::Display;
+
+use crate::error::{HeatlabError, Result};
+
+/// The entry of `all` whose `Display` name equals `text` (case and surrounding space ignored),
+/// or an error naming `what` was unknown and listing the names.
+pub fn parse_choice<T: Copy + Display>(all: &[T], text: &str, what: &str) -> Result<T> {
+    let wanted = text.trim();
+    all.iter()
+        .copied()
+        .find(|choice| choice.to_string().eq_ignore_ascii_case(wanted))
+        .ok_or_else(|| {
+            let names: Vec<String> = all.iter().map(ToString::to_string).collect();
+            let expected = match names.split_last() {
+                Some((last, [])) => last.clone(),
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => String::new(),
+            };
+            HeatlabError::InvalidInput(format!("unknown {what} '{text}' (expected {expected})"))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::Boundary;
+
+    #[test]
+    fn finds_names_and_lists_them_when_unknown() {
+        assert_eq!(
+            parse_choice(&Boundary::ALL, " Neumann ", "boundary").unwrap(),
+            Boundary::Neumann
+        );
+        let error = parse_choice(&Boundary::ALL, "sticky", "boundary")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "unknown boundary 'sticky' (expected dirichlet, neumann or periodic)"
+        );
+    }
+}
