@@ -45,15 +45,12 @@ pub enum CudaKernel {
         rows_per_thread: u32,
     },
     /// `steps_per_launch` steps per launch kept in registers (temporal blocking), each warp
-    /// marching down `segment_rows` rows of a strip of `32 * lane_columns` columns. Needs the
-    /// column count divisible by `lane_columns`.
+    /// marching down `segment_rows` rows of a 128-column strip. Needs columns divisible by 4.
     Temporal {
         /// Steps per launch (4 or 8).
         steps_per_launch: u32,
         /// Rows each warp marches down.
         segment_rows: u32,
-        /// Columns each lane holds (4, or 2 for more warps on small fields).
-        lane_columns: u32,
     },
 }
 
@@ -66,11 +63,7 @@ impl std::fmt::Display for CudaKernel {
             Self::Temporal {
                 steps_per_launch,
                 segment_rows,
-                lane_columns,
-            } => write!(
-                f,
-                "temporal-k{steps_per_launch}-w{lane_columns}-rows{segment_rows}"
-            ),
+            } => write!(f, "temporal-k{steps_per_launch}-rows{segment_rows}"),
         }
     }
 }
@@ -85,8 +78,7 @@ impl CudaKernel {
     pub fn supports(self, size: GridSize) -> bool {
         match self {
             Self::SeedFaithful | Self::JacobiRows => true,
-            Self::JacobiVec4 { .. } => size.cols % 4 == 0,
-            Self::Temporal { lane_columns, .. } => size.cols % lane_columns as usize == 0,
+            Self::JacobiVec4 { .. } | Self::Temporal { .. } => size.cols % 4 == 0,
         }
     }
 
@@ -99,12 +91,11 @@ impl CudaKernel {
                 rows_per_thread: 16,
             },
         ];
-        for (steps_per_launch, lane_columns) in [(4, 2), (4, 4), (8, 4)] {
+        for steps_per_launch in [4, 8] {
             for segment_rows in [16, 32, 64, 128] {
                 kernels.push(Self::Temporal {
                     steps_per_launch,
                     segment_rows,
-                    lane_columns,
                 });
             }
         }
@@ -117,9 +108,8 @@ struct DiffusionKernels {
     jacobi: [CudaFunction; 3],
     jacobi_vec4_rows8: [CudaFunction; 3],
     jacobi_vec4_rows16: [CudaFunction; 3],
-    temporal_k4_w2: [CudaFunction; 3],
-    temporal_k4_w4: [CudaFunction; 3],
-    temporal_k8_w4: [CudaFunction; 3],
+    temporal_k4: [CudaFunction; 3],
+    temporal_k8: [CudaFunction; 3],
     laplacian: [CudaFunction; 3],
     seed_inplace: CudaFunction,
     block_mean: CudaFunction,
@@ -192,9 +182,8 @@ impl CudaBackend {
             jacobi: per_boundary("jacobi_step")?,
             jacobi_vec4_rows8: per_boundary("jacobi_step_vec4r8")?,
             jacobi_vec4_rows16: per_boundary("jacobi_step_vec4r16")?,
-            temporal_k4_w2: per_boundary("jacobi_temporal_k4w2")?,
-            temporal_k4_w4: per_boundary("jacobi_temporal_k4w4")?,
-            temporal_k8_w4: per_boundary("jacobi_temporal_k8w4")?,
+            temporal_k4: per_boundary("jacobi_temporal_k4w4")?,
+            temporal_k8: per_boundary("jacobi_temporal_k8w4")?,
             laplacian: [
                 load("laplacian_dirichlet")?,
                 load("laplacian_neumann")?,
@@ -326,14 +315,12 @@ impl CudaBackend {
             CudaKernel::Temporal {
                 steps_per_launch,
                 segment_rows,
-                lane_columns,
             } => {
-                let output_cols = 32 * lane_columns - 2 * steps_per_launch;
+                let output_cols = 128 - 2 * steps_per_launch;
                 let segments = urows.div_ceil(segment_rows);
-                let function = match (steps_per_launch, lane_columns) {
-                    (4, 2) => &self.kernels.temporal_k4_w2[bc],
-                    (4, 4) => &self.kernels.temporal_k4_w4[bc],
-                    (8, 4) => &self.kernels.temporal_k8_w4[bc],
+                let function = match steps_per_launch {
+                    4 => &self.kernels.temporal_k4[bc],
+                    8 => &self.kernels.temporal_k8[bc],
                     _ => {
                         return Err(HeatlabError::InvalidInput(format!(
                             "no temporal kernel for {kernel}"
@@ -371,10 +358,9 @@ impl CudaBackend {
             if let Some(segment_rows) = segment_rows.as_ref() {
                 launch.arg(segment_rows);
                 // SAFETY: jacobi_temporal_k*w*_*(const float* in, float* out, int rows, int cols,
-                // float coeff, int segment_rows): distinct buffers of rows*cols floats, cols a
-                // multiple of the lane width (checked by `supports`) so vector accesses are
-                // aligned; warps outside the grid return and lanes outside it neither read
-                // unwrapped nor write.
+                // float coeff, int segment_rows): distinct buffers of rows*cols floats, cols % 4 == 0
+                // (checked by `supports`) so float4 accesses are aligned; warps outside the grid
+                // return and lanes outside it neither read unwrapped nor write.
                 unsafe { launch.launch(config) }
                     .map_err(driver_error("launching jacobi_temporal"))?;
             } else {
@@ -401,7 +387,10 @@ impl CudaBackend {
         let mut results = Vec::new();
         for kernel in CudaKernel::exact_candidates(size) {
             self.advance_with(kernel, 8, &params)?; // warm-up
-            let elapsed = self.advance_with(kernel, steps, &params)?;
+            // The better of two trials: candidates often differ by a few percent.
+            let first = self.advance_with(kernel, steps, &params)?;
+            let second = self.advance_with(kernel, steps, &params)?;
+            let elapsed = first.min(second);
             results.push((kernel, elapsed.as_secs_f64() * 1e6 / steps as f64));
         }
         if let Some(&(best, _)) = results.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
