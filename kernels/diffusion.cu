@@ -316,10 +316,12 @@ __device__ __forceinline__ Lanes<W> jacobi_lanes(const Lanes<W>& mid, const Lane
 }
 
 // One row of the march: load level 0's next row, then update every level by one row.
-// CHECK_EDGES is false for warps whose cells never reach the grid's edges, which then skip the
-// per-level ghost tests (measured: 5.50 -> 4.27 us per step at 2000x2000, with the row loop
-// unrolled three times so that the window shifts become register renames).
-template <int BC, int K, int W, bool CHECK_EDGES>
+// CHECK_ROWS is false for warps whose rows never reach the grid's top or bottom row, which then
+// skip the per-level ghost-row tests (measured: 5.50 -> 4.27 us per step at 2000x2000, with the
+// row loop unrolled three times so that the window shifts become register renames). Testing
+// the edge columns the same way made the edge strips' warps, which set the time of a one-wave
+// launch, slower (4.67 us), so the column tests stay: they are loop-invariant.
+template <int BC, int K, int W, bool CHECK_ROWS>
 __device__ __forceinline__ void temporal_row(Lanes<W> (&window)[K][3], const Lanes<W>& loaded, int j0, int rows,
                                              int cols, int c0, float coeff, float* __restrict__ out, bool writes,
                                              int r_start, int r_end) {
@@ -334,9 +336,11 @@ __device__ __forceinline__ void temporal_row(Lanes<W> (&window)[K][3], const Lan
         Lanes<W> down = window[k - 1][2];
         float left = __shfl_up_sync(FULL_MASK, mid.v[W - 1], 1);
         float right = __shfl_down_sync(FULL_MASK, mid.v[0], 1);
-        if (BC != BC_PERIODIC && CHECK_EDGES) {
-            if (j == 0) up = (BC == BC_DIRICHLET) ? zero_lanes<W>() : mid;
-            if (j == rows - 1) down = (BC == BC_DIRICHLET) ? zero_lanes<W>() : mid;
+        if (BC != BC_PERIODIC) {
+            if (CHECK_ROWS) {
+                if (j == 0) up = (BC == BC_DIRICHLET) ? zero_lanes<W>() : mid;
+                if (j == rows - 1) down = (BC == BC_DIRICHLET) ? zero_lanes<W>() : mid;
+            }
             if (c0 == 0) left = (BC == BC_DIRICHLET) ? 0.0f : mid.v[0];
             if (c0 + W == cols) right = (BC == BC_DIRICHLET) ? 0.0f : mid.v[W - 1];
         }
@@ -373,13 +377,12 @@ __device__ __forceinline__ void jacobi_temporal(const float* __restrict__ in, fl
     }
     const int first = r_start - K;
     const int last = r_end - 1 + K;
-    // Rows computed are first - K .. last - 1 and columns strip_c0 .. strip_c0 + 32*W - 1: do
-    // they include one of the grid's edge rows or columns? (The same for the whole warp.)
-    const int strip_c0 = strip * OUT_COLS - K;
-    const bool touches_edge = first - K <= 0 || last >= rows - 1 || strip_c0 <= 0 || strip_c0 + 32 * W >= cols;
+    // Rows computed are first - K .. last - 1: do they include the grid's first or last row?
+    const bool touches_edge = first - K <= 0 || last >= rows - 1;
     // The next row's load is issued a row ahead so that its latency overlaps the K updates.
     Lanes<W> prefetched = load_level0<BC, W>(in, first, c0, rows, cols);
     if (touches_edge) {
+#pragma unroll 3
         for (int j0 = first; j0 <= last; ++j0) {
             const Lanes<W> loaded = prefetched;
             prefetched = load_level0<BC, W>(in, j0 + 1, c0, rows, cols);
