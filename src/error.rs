@@ -51,16 +51,16 @@ pub enum HeatlabError {
         /// Column of the first non-finite cell.
         col: usize,
     },
-    /// Reading or writing a file failed.
-    #[error("{action} {path}: {source}")]
+    /// Reading or writing a file failed. The message includes the operating system's reason
+    /// (so it is not repeated as a separate cause).
+    #[error("{action} {path}: {reason}")]
     Io {
         /// What heatlab was doing ("writing", "creating folder", ...).
         action: &'static str,
         /// The file or folder.
         path: PathBuf,
         /// The operating system's error.
-        #[source]
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     /// Encoding an image failed.
     #[error("encoding {path}: {message}")]
@@ -81,7 +81,7 @@ impl HeatlabError {
         Self::Io {
             action,
             path: path.into(),
-            source,
+            reason: source,
         }
     }
 }
