@@ -15,3 +15,4 @@ pub mod cli;
 pub mod export;
 pub mod render;
 pub mod sim;
+pub mod ui;

@@ -1,5 +1,6 @@
 //! The headless command line: `heatlab run`, `heatlab bench`, and the GUI's entry.
 
+pub mod gui;
 pub mod run;
 
 use clap::{Parser, Subcommand};
@@ -18,16 +19,15 @@ pub struct Cli {
 pub enum Command {
     /// Generate the jagged field, step the diffusion and export frames, arrays and timings.
     Run(run::RunArgs),
+    /// Open the desktop app (the default), or take a screenshot of it with --screenshot.
+    Gui(gui::GuiArgs),
 }
 
 /// Parses the command line and runs it. Errors come back for `main` to print.
 pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Some(Command::Run(args)) => run::run(&args),
-        None => {
-            anyhow::bail!(
-                "the desktop app is not built yet; use `heatlab run --help` for the headless job"
-            )
-        }
+        Some(Command::Gui(args)) => gui::run(&args),
+        None => gui::run(&gui::GuiArgs::default()),
     }
 }

@@ -1,0 +1,79 @@
+//! `heatlab gui`: the desktop app, and its screenshot mode.
+
+use std::path::PathBuf;
+
+use crate::compute::BackendChoice;
+use crate::grid::GridSize;
+use crate::render::Colormap;
+use crate::ui::{AppOptions, ScreenshotPlan, Settings};
+
+/// Arguments of `heatlab gui`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct GuiArgs {
+    /// Open, run the given number of frames, save a screenshot of the window to FILE and exit.
+    #[arg(long, value_name = "FILE")]
+    pub screenshot: Option<PathBuf>,
+    /// Simulation frames to show before the screenshot.
+    #[arg(long, default_value_t = 60)]
+    pub frames: u64,
+    /// Field size for this session: N or ROWSxCOLS (default: the remembered one).
+    #[arg(long)]
+    pub size: Option<GridSize>,
+    /// Backend for this session: auto, cpu or cuda.
+    #[arg(long)]
+    pub backend: Option<BackendChoice>,
+    /// Colormap of the field view.
+    #[arg(long)]
+    pub colormap: Option<Colormap>,
+    /// Colormap of the Laplacian view.
+    #[arg(long)]
+    pub laplacian_colormap: Option<Colormap>,
+    /// Steps per displayed frame.
+    #[arg(long)]
+    pub steps_per_frame: Option<u64>,
+    /// Window size in points, WIDTHxHEIGHT.
+    #[arg(long, value_name = "WxH")]
+    pub window: Option<GridSize>,
+}
+
+/// Runs `heatlab gui` (also what `heatlab` with no subcommand does).
+pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
+    let screenshot = args.screenshot.clone().map(|path| ScreenshotPlan {
+        path,
+        frames: args.frames,
+    });
+    let overrides = args.size.is_some()
+        || args.backend.is_some()
+        || args.colormap.is_some()
+        || args.laplacian_colormap.is_some()
+        || args.steps_per_frame.is_some();
+    // A screenshot is reproducible: it starts from the defaults, never from remembered settings.
+    let settings = (screenshot.is_some() || overrides).then(|| {
+        let mut settings = Settings::default();
+        if let Some(size) = args.size {
+            settings.field.size = size;
+        }
+        if let Some(backend) = args.backend {
+            settings.backend = backend;
+        }
+        if let Some(map) = args.colormap {
+            settings.field_view.colormap = map;
+        }
+        if let Some(map) = args.laplacian_colormap {
+            settings.laplacian_view.colormap = map;
+        }
+        if let Some(steps) = args.steps_per_frame {
+            settings.steps_per_frame = steps;
+        }
+        settings
+    });
+    let options = AppOptions {
+        settings,
+        persist: screenshot.is_none(),
+        autoplay: screenshot.is_some(),
+        screenshot,
+    };
+    // The window argument reads WIDTHxHEIGHT; GridSize parses ROWSxCOLS, so swap nothing: W is first.
+    let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);
+    crate::ui::run_gui(options, window)
+}

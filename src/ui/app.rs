@@ -1,0 +1,1049 @@
+//! The eframe application: panels of controls, the two views and the timings. Every action is a
+//! [`Command`] to the worker thread; the UI only draws what comes back.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use eframe::egui::{self, Color32, RichText};
+
+use crate::compute::{BackendChoice, BackendKind, Boundary, StepParams, STABLE_COEFF_LIMIT};
+use crate::field::JaggedParams;
+use crate::grid::GridSize;
+use crate::sim::{FieldStats, Stability};
+
+use super::export::{ExportJob, ExportKind};
+use super::settings::{Preset, Settings, MAX_STEPS_PER_FRAME, MAX_STEP_N, STORAGE_KEY};
+use super::timings::{format_us, Timings};
+use super::view::{self, Hover, ViewState, Viewport, MAX_PREVIEW_SIDE};
+use super::worker::{
+    BackendStatus, Command, Event, Frame, Level, Recording, ViewRequest, ViewRequests, WorkerHandle,
+};
+
+/// A screenshot to take after some frames, then quit.
+#[derive(Debug, Clone)]
+pub struct ScreenshotPlan {
+    /// Where the PNG goes.
+    pub path: PathBuf,
+    /// Simulation frames to show first.
+    pub frames: u64,
+}
+
+/// How the app starts.
+#[derive(Debug, Clone, Default)]
+pub struct AppOptions {
+    /// Settings to start with instead of the remembered ones (tests, screenshots).
+    pub settings: Option<Settings>,
+    /// Whether settings are loaded from and saved to eframe's storage.
+    pub persist: bool,
+    /// Start playing as soon as the field is ready.
+    pub autoplay: bool,
+    /// Take a screenshot and quit.
+    pub screenshot: Option<ScreenshotPlan>,
+}
+
+/// A message in the notice area.
+#[derive(Debug, Clone)]
+pub struct Notice {
+    /// How serious.
+    pub level: Level,
+    /// What to say.
+    pub text: String,
+}
+
+/// Where the screenshot mode stands.
+enum ScreenshotState {
+    Waiting(ScreenshotPlan),
+    Requested(PathBuf, Instant),
+    Done,
+}
+
+/// The heatlab desktop app.
+pub struct HeatlabApp {
+    settings: Settings,
+    persist: bool,
+    worker: Option<WorkerHandle>,
+    field_view: ViewState,
+    laplacian_view: ViewState,
+    viewport: Viewport,
+    backend: Option<BackendStatus>,
+    progress: Option<(String, f32)>,
+    field_size: Option<GridSize>,
+    generated_with: Option<JaggedParams>,
+    step: u64,
+    playing: bool,
+    autoplay: bool,
+    stats: Option<FieldStats>,
+    timings: Timings,
+    notices: Vec<Notice>,
+    /// The coefficient as typed; `settings.step.coeff` is the one in use.
+    coeff_input: f32,
+    unlock_unstable: bool,
+    sent_views: Option<ViewRequests>,
+    export_dir_text: String,
+    recording: bool,
+    exports_pending: usize,
+    last_exported: Vec<PathBuf>,
+    non_finite: Option<String>,
+    frames_shown: u64,
+    hovered: Hover,
+    screenshot: Option<ScreenshotState>,
+    screenshot_result: Arc<Mutex<Option<Result<(), String>>>>,
+}
+
+impl HeatlabApp {
+    /// Creates the app and starts its worker, which sets up the backend and generates the field.
+    pub fn new(cc: &eframe::CreationContext<'_>, options: AppOptions) -> Self {
+        let remembered = if options.persist {
+            cc.storage
+                .and_then(|storage| eframe::get_value::<Settings>(storage, STORAGE_KEY))
+        } else {
+            None
+        };
+        let settings = options
+            .settings
+            .or(remembered)
+            .unwrap_or_default()
+            .sanitized();
+        let ctx = cc.egui_ctx.clone();
+        let notify: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
+        let mut notices = Vec::new();
+        let worker = match WorkerHandle::spawn(notify) {
+            Ok(worker) => Some(worker),
+            Err(error) => {
+                notices.push(Notice {
+                    level: Level::Error,
+                    text: format!("cannot start the simulation thread: {error}"),
+                });
+                None
+            }
+        };
+        let mut app = Self {
+            coeff_input: settings.step.coeff,
+            export_dir_text: settings.export_dir.display().to_string(),
+            settings,
+            persist: options.persist,
+            worker,
+            field_view: ViewState::default(),
+            laplacian_view: ViewState::default(),
+            viewport: Viewport::default(),
+            backend: None,
+            progress: None,
+            field_size: None,
+            generated_with: None,
+            step: 0,
+            playing: false,
+            autoplay: options.autoplay,
+            stats: None,
+            timings: Timings::default(),
+            notices,
+            unlock_unstable: false,
+            sent_views: None,
+            recording: false,
+            exports_pending: 0,
+            last_exported: Vec::new(),
+            non_finite: None,
+            frames_shown: 0,
+            hovered: None,
+            screenshot: options.screenshot.map(ScreenshotState::Waiting),
+            screenshot_result: Arc::new(Mutex::new(None)),
+        };
+        app.send(Command::SwitchBackend(app.settings.backend));
+        app.send(Command::SetParams(app.settings.step));
+        app.send(Command::SetStepsPerFrame(app.settings.steps_per_frame));
+        app.regenerate();
+        app
+    }
+
+    fn send(&mut self, command: Command) {
+        match &self.worker {
+            Some(worker) if worker.is_alive() => worker.send(command),
+            _ => {
+                if !self
+                    .notices
+                    .iter()
+                    .any(|n| n.text.starts_with("the simulation thread"))
+                {
+                    self.notify(
+                        Level::Error,
+                        "the simulation thread has stopped; restart heatlab",
+                    );
+                }
+            }
+        }
+    }
+
+    fn notify(&mut self, level: Level, text: impl Into<String>) {
+        let text = text.into();
+        // Keep the newest few; repeated messages collapse into one.
+        self.notices.retain(|n| n.text != text);
+        self.notices.push(Notice { level, text });
+        if self.notices.len() > 6 {
+            self.notices.remove(0);
+        }
+    }
+
+    // ----- What tests and the screenshot mode read. -----
+
+    /// Steps taken since the initial field, as last reported.
+    pub fn step_count(&self) -> u64 {
+        self.step
+    }
+
+    /// Whether the simulation is playing.
+    pub fn is_playing(&self) -> bool {
+        self.playing
+    }
+
+    /// The settings the controls hold.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The notices on screen.
+    pub fn notices(&self) -> &[Notice] {
+        &self.notices
+    }
+
+    /// Whether a field is loaded and a picture of it is on screen.
+    pub fn is_ready(&self) -> bool {
+        self.field_size.is_some() && self.field_view.has_picture() && self.progress.is_none()
+    }
+
+    /// Files written by the last export.
+    pub fn last_exported(&self) -> &[PathBuf] {
+        &self.last_exported
+    }
+
+    /// Whether an export is still being written.
+    pub fn is_exporting(&self) -> bool {
+        self.exports_pending > 0
+    }
+
+    /// The backend in use, once known.
+    pub fn backend(&self) -> Option<&BackendStatus> {
+        self.backend.as_ref()
+    }
+
+    /// Simulation frames shown so far.
+    pub fn frames_shown(&self) -> u64 {
+        self.frames_shown
+    }
+
+    /// The message shown when the field went non-finite.
+    pub fn non_finite(&self) -> Option<&str> {
+        self.non_finite.as_deref()
+    }
+
+    // ----- Commands. -----
+
+    fn regenerate(&mut self) {
+        match self.settings.field.validate() {
+            Ok(()) => {
+                self.progress = Some((
+                    format!("generating the {} field", self.settings.field.size),
+                    0.0,
+                ));
+                self.generated_with = Some(self.settings.field);
+                self.send(Command::Generate(self.settings.field));
+            }
+            Err(error) => self.notify(Level::Error, format!("cannot generate: {error}")),
+        }
+    }
+
+    fn play(&mut self) {
+        self.playing = true;
+        self.non_finite = None;
+        self.send(Command::Play);
+    }
+
+    fn pause(&mut self) {
+        self.playing = false;
+        self.send(Command::Pause);
+    }
+
+    fn step_by(&mut self, steps: u64) {
+        self.non_finite = None;
+        self.send(Command::Step(steps));
+    }
+
+    fn reset(&mut self) {
+        self.non_finite = None;
+        self.send(Command::Reset);
+        self.timings.clear();
+    }
+
+    /// Applies the typed coefficient if the guard allows it; otherwise keeps the one in use.
+    fn apply_coefficient(&mut self) {
+        let coeff = self.coeff_input;
+        let params = StepParams {
+            coeff,
+            boundary: self.settings.step.boundary,
+        };
+        match params.validate(self.unlock_unstable) {
+            Ok(()) => {
+                if self.settings.step.coeff != coeff {
+                    self.settings.step.coeff = coeff;
+                    self.send(Command::SetParams(self.settings.step));
+                }
+            }
+            Err(_) => {
+                // The refusal is shown next to the control; the running coefficient is kept.
+            }
+        }
+    }
+
+    fn export(&mut self, kind: ExportKind) {
+        let dir = PathBuf::from(self.export_dir_text.trim());
+        if dir.as_os_str().is_empty() {
+            self.notify(Level::Error, "choose a folder to export into first");
+            return;
+        }
+        self.settings.export_dir = dir.clone();
+        self.exports_pending += 1;
+        self.send(Command::Export(ExportJob {
+            kind,
+            dir,
+            colorbar: self.settings.export_colorbar,
+        }));
+    }
+
+    fn set_recording(&mut self, on: bool) {
+        let dir = PathBuf::from(self.export_dir_text.trim());
+        if on && dir.as_os_str().is_empty() {
+            self.notify(Level::Error, "choose a folder to record into first");
+            return;
+        }
+        self.settings.export_dir = dir.clone();
+        self.recording = on;
+        let recording = on.then(|| Recording {
+            dir: dir.join("frames"),
+            every: self.settings.record_every.max(1),
+            colorbar: self.settings.export_colorbar,
+        });
+        if on {
+            self.notify(
+                Level::Info,
+                format!(
+                    "recording a frame every {} steps into {}",
+                    self.settings.record_every,
+                    dir.join("frames").display()
+                ),
+            );
+        }
+        self.send(Command::SetRecording(recording));
+    }
+
+    // ----- Messages from the worker. -----
+
+    fn poll_worker(&mut self, ctx: &egui::Context) {
+        let mut events = Vec::new();
+        if let Some(worker) = &self.worker {
+            while let Some(event) = worker.try_event() {
+                events.push(event);
+            }
+        }
+        for event in events {
+            self.handle_event(event);
+        }
+        let frame = self.worker.as_ref().and_then(WorkerHandle::take_frame);
+        if let Some(frame) = frame {
+            self.show_frame(ctx, frame);
+        }
+    }
+
+    fn handle_event(&mut self, event: Event) {
+        match event {
+            Event::Backend(status) => {
+                self.timings.clear();
+                // A refused switch leaves the old backend running: the selector shows that one.
+                if self.settings.backend != BackendChoice::Auto
+                    && status.kind.to_string() != self.settings.backend.to_string()
+                {
+                    self.settings.backend = match status.kind {
+                        BackendKind::Cpu => BackendChoice::Cpu,
+                        BackendKind::Cuda => BackendChoice::Cuda,
+                    };
+                }
+                self.backend = Some(status);
+            }
+            Event::Progress(what, fraction) => {
+                self.progress = (fraction < 1.0 && !what.is_empty()).then_some((what, fraction));
+            }
+            Event::FieldReady(size, took) => {
+                self.progress = None;
+                self.field_size = Some(size);
+                self.step = 0;
+                self.timings.clear();
+                self.notify(
+                    Level::Info,
+                    format!("generated the {size} field in {:.2} s", took.as_secs_f64()),
+                );
+                if self.autoplay {
+                    self.autoplay = false;
+                    self.play();
+                }
+            }
+            Event::NonFinite(message) => {
+                self.playing = false;
+                self.notify(Level::Error, message.clone());
+                self.non_finite = Some(message);
+            }
+            Event::Stopped => self.playing = false,
+            Event::Notice(level, text) => self.notify(level, text),
+            Event::Exported(paths) => {
+                self.exports_pending = self.exports_pending.saturating_sub(1);
+                if paths.is_empty() {
+                    // A failure: the worker sent its notice; a failed recording is off.
+                    self.recording = self.recording && self.exports_pending > 0;
+                } else {
+                    let names: Vec<String> =
+                        paths.iter().map(|p| p.display().to_string()).collect();
+                    self.notify(Level::Info, format!("wrote {}", names.join(", ")));
+                    self.last_exported = paths;
+                }
+            }
+        }
+    }
+
+    fn show_frame(&mut self, ctx: &egui::Context, frame: Frame) {
+        let mut upload = self
+            .field_view
+            .update(ctx, "field", frame.field.clone(), frame.size);
+        upload += self
+            .laplacian_view
+            .update(ctx, "laplacian", frame.laplacian.clone(), frame.size);
+        self.step = frame.step;
+        self.playing = frame.playing;
+        if frame.stats.is_some() {
+            self.stats = frame.stats;
+        }
+        self.field_size = Some(frame.size);
+        self.timings.record(&frame, upload);
+        self.frames_shown += 1;
+    }
+
+    /// Tells the worker the sizes and looks the views need, when they changed.
+    fn sync_views(&mut self) {
+        let clamp =
+            |(w, h): (usize, usize)| (w.clamp(16, MAX_PREVIEW_SIDE), h.clamp(16, MAX_PREVIEW_SIDE));
+        let views = ViewRequests {
+            field: ViewRequest {
+                colormap: self.settings.field_view.colormap,
+                range_mode: self.settings.field_view.range_mode(),
+                max_size: clamp(self.field_view.shown_pixels),
+            },
+            laplacian: ViewRequest {
+                colormap: self.settings.laplacian_view.colormap,
+                range_mode: self.settings.laplacian_view.range_mode(),
+                max_size: clamp(self.laplacian_view.shown_pixels),
+            },
+        };
+        if self.sent_views != Some(views) {
+            self.sent_views = Some(views);
+            self.send(Command::SetViews(views));
+        }
+    }
+
+    // ----- Panels. -----
+
+    fn backend_ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Backend");
+        let mut choice = self.settings.backend;
+        ui.horizontal(|ui| {
+            for option in BackendChoice::ALL {
+                ui.selectable_value(&mut choice, option, option.to_string().to_uppercase());
+            }
+        });
+        if choice != self.settings.backend {
+            self.settings.backend = choice;
+            self.send(Command::SwitchBackend(choice));
+        }
+        match &self.backend {
+            Some(status) => {
+                ui.label(format!("device: {}", status.device));
+                ui.weak(format!("kernel: {}", status.method));
+                if status.kind == BackendKind::Cpu {
+                    if let Some(reason) = &status.cuda_unavailable {
+                        let reason = reason.trim_start_matches("CUDA is not available: ");
+                        ui.label(
+                            RichText::new(format!("CUDA unavailable: {reason}"))
+                                .small()
+                                .color(Color32::from_rgb(220, 170, 60)),
+                        );
+                    }
+                }
+            }
+            None => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("starting the backend…");
+                });
+            }
+        }
+    }
+
+    fn field_ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Field");
+        ui.horizontal_wrapped(|ui| {
+            ui.label("presets:");
+            for preset in Preset::ALL {
+                if ui
+                    .button(preset.to_string())
+                    .on_hover_text(preset.hint())
+                    .clicked()
+                {
+                    self.settings.field = preset.params();
+                    self.regenerate();
+                }
+            }
+        });
+        let field = &mut self.settings.field;
+        egui::Grid::new("field_params")
+            .num_columns(2)
+            .show(ui, |ui| {
+                ui.label("rows × cols");
+                ui.horizontal(|ui| {
+                    ui.add(
+                        egui::DragValue::new(&mut field.size.rows)
+                            .range(8..=crate::grid::MAX_SIDE)
+                            .speed(8.0),
+                    );
+                    ui.label("×");
+                    ui.add(
+                        egui::DragValue::new(&mut field.size.cols)
+                            .range(8..=crate::grid::MAX_SIDE)
+                            .speed(8.0),
+                    );
+                });
+                ui.end_row();
+                ui.label("seed");
+                ui.add(egui::DragValue::new(&mut field.seed).speed(1.0));
+                ui.end_row();
+                ui.label("exponent");
+                ui.add(
+                    egui::DragValue::new(&mut field.exponent)
+                        .range(-4.0..=0.0)
+                        .speed(0.01),
+                )
+                .on_hover_text(
+                    "power of the radial FFT filter, radius ** exponent (more negative: smoother)",
+                );
+                ui.end_row();
+                ui.label("cutoff");
+                ui.add(
+                    egui::DragValue::new(&mut field.cutoff)
+                        .range(0.0..=1.0)
+                        .speed(0.005),
+                )
+                .on_hover_text("cells farther than cutoff × rows from the centre are zero");
+                ui.end_row();
+                ui.label("percentile");
+                ui.add(
+                    egui::DragValue::new(&mut field.percentile)
+                        .range(0.0..=100.0)
+                        .speed(0.5),
+                )
+                .on_hover_text("values not above this percentile are zero");
+                ui.end_row();
+            });
+        let stale = self.generated_with != Some(self.settings.field);
+        ui.horizontal(|ui| {
+            let generating = self.progress.is_some();
+            let button = egui::Button::new(if stale { "Regenerate *" } else { "Regenerate" });
+            if ui
+                .add_enabled(!generating, button)
+                .on_hover_text("generate the jagged field with these parameters and start over")
+                .clicked()
+            {
+                self.regenerate();
+            }
+            let mib = self.settings.field.size.bytes() as f64 / (1 << 20) as f64;
+            ui.weak(format!("{mib:.0} MiB per copy"));
+        });
+        if let Some((what, fraction)) = &self.progress {
+            ui.add(
+                egui::ProgressBar::new(*fraction)
+                    .text(what.as_str())
+                    .animate(true),
+            );
+        }
+    }
+
+    fn simulation_ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Simulation");
+        ui.horizontal(|ui| {
+            let ready = self.field_size.is_some();
+            if self.playing {
+                if ui.button("Pause").clicked() {
+                    self.pause();
+                }
+            } else if ui.add_enabled(ready, egui::Button::new("Play")).clicked() {
+                self.play();
+            }
+            if ui
+                .add_enabled(ready, egui::Button::new("Step"))
+                .on_hover_text("take one step")
+                .clicked()
+            {
+                self.step_by(1);
+            }
+            if ui
+                .add_enabled(
+                    ready,
+                    egui::Button::new(format!("Step {}", self.settings.step_n)),
+                )
+                .on_hover_text("take this many steps, then stop")
+                .clicked()
+            {
+                let steps = self.settings.step_n;
+                self.step_by(steps);
+            }
+            if ui
+                .add_enabled(ready, egui::Button::new("Reset"))
+                .on_hover_text("back to the initial field, step 0")
+                .clicked()
+            {
+                self.reset();
+            }
+        });
+        ui.label(
+            RichText::new(format!("step {}", self.step))
+                .monospace()
+                .size(15.0),
+        );
+        egui::Grid::new("sim_params").num_columns(2).show(ui, |ui| {
+            ui.label("steps per frame");
+            if ui
+                .add(
+                    egui::DragValue::new(&mut self.settings.steps_per_frame)
+                        .range(1..=MAX_STEPS_PER_FRAME)
+                        .speed(1.0),
+                )
+                .changed()
+            {
+                self.send(Command::SetStepsPerFrame(self.settings.steps_per_frame));
+            }
+            ui.end_row();
+            ui.label("N for Step N");
+            ui.add(
+                egui::DragValue::new(&mut self.settings.step_n)
+                    .range(1..=MAX_STEP_N)
+                    .speed(10.0),
+            );
+            ui.end_row();
+            ui.label("boundary");
+            let mut boundary = self.settings.step.boundary;
+            egui::ComboBox::from_id_salt("boundary_combo")
+                .selected_text(boundary.to_string())
+                .show_ui(ui, |ui| {
+                    for option in Boundary::ALL {
+                        ui.selectable_value(&mut boundary, option, option.to_string())
+                            .on_hover_text(option.description());
+                    }
+                });
+            if boundary != self.settings.step.boundary {
+                self.settings.step.boundary = boundary;
+                self.send(Command::SetParams(self.settings.step));
+            }
+            ui.end_row();
+        });
+        ui.weak(self.settings.step.boundary.description());
+        self.coefficient_ui(ui);
+    }
+
+    fn coefficient_ui(&mut self, ui: &mut egui::Ui) {
+        let max = if self.unlock_unstable { 0.5 } else { 0.3 };
+        let slider = egui::Slider::new(&mut self.coeff_input, 0.001..=max)
+            .text("coefficient")
+            .max_decimals(4)
+            .clamping(egui::SliderClamping::Edits);
+        if ui
+            .add(slider)
+            .on_hover_text("f -= coefficient × Laplacian; stable up to 0.25")
+            .changed()
+        {
+            self.apply_coefficient();
+        }
+        if ui
+            .checkbox(&mut self.unlock_unstable, "unlock coefficients above 0.25")
+            .on_hover_text(
+                "lets the scheme blow up on purpose; heatlab stops at the last finite state",
+            )
+            .changed()
+        {
+            if !self.unlock_unstable && self.settings.step.coeff > STABLE_COEFF_LIMIT {
+                self.coeff_input = STABLE_COEFF_LIMIT;
+            }
+            self.apply_coefficient();
+        }
+        let refused = self.coeff_input > STABLE_COEFF_LIMIT && !self.unlock_unstable;
+        if refused {
+            ui.colored_label(
+                Color32::from_rgb(240, 90, 80),
+                format!(
+                    "refused: above 0.25 the scheme blows up. Still using {}; tick the unlock to run it anyway.",
+                    self.settings.step.coeff
+                ),
+            );
+        } else if let Some(warning) = Stability::of(self.settings.step.coeff).warning() {
+            let color = match Stability::of(self.settings.step.coeff) {
+                Stability::Unstable => Color32::from_rgb(240, 90, 80),
+                _ => Color32::from_rgb(220, 170, 60),
+            };
+            ui.colored_label(color, format!("⚠ {warning}"));
+        }
+    }
+
+    fn export_ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Export");
+        ui.horizontal(|ui| {
+            ui.label("folder");
+            ui.add(
+                egui::TextEdit::singleline(&mut self.export_dir_text).desired_width(f32::INFINITY),
+            )
+            .on_hover_text("created if missing; files are named like heatlab run's");
+        });
+        ui.checkbox(&mut self.settings.export_colorbar, "colorbar in PNGs");
+        ui.horizontal_wrapped(|ui| {
+            for kind in ExportKind::ALL {
+                let ready = self.field_size.is_some();
+                if ui
+                    .add_enabled(ready, egui::Button::new(kind.to_string()))
+                    .clicked()
+                {
+                    self.export(kind);
+                }
+            }
+        });
+        ui.horizontal(|ui| {
+            let mut recording = self.recording;
+            if ui
+                .checkbox(&mut recording, "record PNGs every")
+                .on_hover_text("writes field_STEP.png and laplacian_STEP.png into FOLDER/frames")
+                .changed()
+            {
+                self.set_recording(recording);
+            }
+            let changed = ui
+                .add(
+                    egui::DragValue::new(&mut self.settings.record_every)
+                        .range(1..=1_000_000)
+                        .suffix(" steps"),
+                )
+                .changed();
+            if changed && self.recording {
+                self.set_recording(true);
+            }
+        });
+        if self.exports_pending > 0 {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("writing…");
+            });
+        }
+    }
+
+    fn status_ui(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal_wrapped(|ui| {
+            ui.strong("heatlab");
+            ui.separator();
+            match self.field_size {
+                Some(size) => ui.label(format!("{size} field")),
+                None => ui.label("no field yet"),
+            };
+            ui.separator();
+            ui.label(format!("step {}", self.step));
+            ui.separator();
+            ui.label(format!(
+                "coeff {} · {}",
+                self.settings.step.coeff, self.settings.step.boundary
+            ));
+            if let Some(status) = &self.backend {
+                ui.separator();
+                ui.label(format!(
+                    "{} · {}",
+                    status.kind.to_string().to_uppercase(),
+                    status.device
+                ));
+            }
+            if let Some(stats) = self.stats {
+                ui.separator();
+                ui.label(format!(
+                    "total heat {:.6e} · min {} · max {}",
+                    stats.total,
+                    super::export::format_value(stats.min),
+                    super::export::format_value(stats.max)
+                ));
+            }
+            if self.playing {
+                ui.separator();
+                ui.colored_label(Color32::from_rgb(90, 200, 120), "playing");
+            }
+        });
+    }
+
+    fn notices_ui(&mut self, ui: &mut egui::Ui) {
+        let mut dismiss = None;
+        for (i, notice) in self.notices.iter().enumerate().rev().take(3) {
+            let color = match notice.level {
+                Level::Info => ui.visuals().weak_text_color(),
+                Level::Warning => Color32::from_rgb(220, 170, 60),
+                Level::Error => Color32::from_rgb(240, 90, 80),
+            };
+            ui.horizontal(|ui| {
+                if ui.small_button("×").on_hover_text("dismiss").clicked() {
+                    dismiss = Some(i);
+                }
+                ui.add(egui::Label::new(RichText::new(&notice.text).color(color)).wrap());
+            });
+        }
+        if let Some(i) = dismiss {
+            self.notices.remove(i);
+        }
+    }
+
+    fn timings_ui(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal_wrapped(|ui| {
+            ui.strong("Timings");
+            ui.separator();
+            match self.timings.latest_step_timing() {
+                Some((us, gb_s)) => {
+                    ui.label(format!("{} per step", format_us(us)));
+                    ui.separator();
+                    ui.label(format!("{:.0} steps/s stepping", 1e6 / us.max(1e-9)));
+                    ui.separator();
+                    ui.label(format!(
+                        "{:.0} steps/s wall",
+                        self.timings.wall_steps_per_second()
+                    ));
+                    ui.separator();
+                    ui.label(format!("{:.1} frames/s", self.timings.frames_per_second()));
+                    ui.separator();
+                    ui.label(format!("{gb_s:.1} GB/s effective")).on_hover_text(
+                        "one read and one write of the field per step, over the stepping time",
+                    );
+                }
+                None => {
+                    ui.weak("press Play or Step to measure");
+                }
+            }
+            ui.separator();
+            ui.checkbox(&mut self.settings.show_plots, "plots");
+        });
+        if let Some(summary) = self.timings.timeit() {
+            ui.label(RichText::new(summary.to_string()).monospace());
+        }
+        let split = self.timings.mean_split();
+        if !split.is_empty() {
+            let total: f64 = split.iter().map(|(_, ms)| ms).sum();
+            ui.horizontal_wrapped(|ui| {
+                ui.label("per frame:");
+                for (part, ms) in &split {
+                    ui.label(
+                        RichText::new(format!(
+                            "{part} {ms:.2} ms ({:.0}%)",
+                            100.0 * ms / total.max(1e-12)
+                        ))
+                        .monospace(),
+                    );
+                    ui.separator();
+                }
+            });
+        }
+        if self.settings.show_plots {
+            self.timings.plots_ui(ui);
+        }
+    }
+
+    fn views_ui(&mut self, ui: &mut egui::Ui) {
+        let hovered_before = self.hovered;
+        let mut hovered = None;
+        let field_range = self.field_view.range();
+        let laplacian_range = self.laplacian_view.range();
+        let readout_height = 22.0;
+        ui.columns(2, |columns| {
+            let (left, right) = columns.split_at_mut(1);
+            let left = &mut left[0];
+            let right = &mut right[0];
+            left.strong("Field");
+            if view::view_controls_ui(left, "Field", &mut self.settings.field_view, field_range) {
+                self.sent_views = None;
+            }
+            right.strong("Laplacian  (4f − neighbours)");
+            if view::view_controls_ui(
+                right,
+                "Laplacian",
+                &mut self.settings.laplacian_view,
+                laplacian_range,
+            ) {
+                self.sent_views = None;
+            }
+            let height =
+                (left.available_height().min(right.available_height()) - readout_height).max(64.0);
+            let mut viewport = self.viewport;
+            left.allocate_ui(egui::vec2(left.available_width(), height), |ui| {
+                hovered = hovered.or(view::picture_ui(
+                    ui,
+                    &mut self.field_view,
+                    self.settings.field_view.colormap,
+                    &mut viewport,
+                    "field",
+                ));
+            });
+            right.allocate_ui(egui::vec2(right.available_width(), height), |ui| {
+                hovered = hovered.or(view::picture_ui(
+                    ui,
+                    &mut self.laplacian_view,
+                    self.settings.laplacian_view.colormap,
+                    &mut viewport,
+                    "Laplacian",
+                ));
+            });
+            self.viewport = viewport;
+        });
+        self.hovered = hovered;
+        let _ = hovered_before;
+        ui.horizontal(|ui| match self.hovered {
+            Some((row, col)) => {
+                let value = self.field_view.value_at(row, col);
+                let laplacian = self.laplacian_view.value_at(row, col);
+                let mut text = format!("row {row}, col {col}");
+                if let Some((v, factor)) = value {
+                    text += &format!("   field {v:.6}");
+                    if let Some((l, _)) = laplacian {
+                        text += &format!("   Laplacian {l:.6}");
+                    }
+                    if factor > 1 {
+                        text += &format!("   (means of {factor}×{factor} cells: the view is reduced; zoom in for single cells)");
+                    }
+                }
+                ui.monospace(text);
+            }
+            None => {
+                ui.weak(format!("zoom {:.1}× · hover for values", self.viewport.zoom));
+            }
+        });
+    }
+
+    fn screenshot_step(&mut self, ctx: &egui::Context) {
+        let Some(state) = self.screenshot.take() else {
+            return;
+        };
+        self.screenshot = Some(match state {
+            ScreenshotState::Waiting(plan) => {
+                if self.frames_shown >= plan.frames && self.field_view.has_picture() {
+                    let slot = Arc::clone(&self.screenshot_result);
+                    let path = plan.path.clone();
+                    ctx.request_screenshot(move |image| {
+                        let result = save_screenshot(&path, &image).map_err(|e| e.to_string());
+                        if let Ok(mut slot) = slot.lock() {
+                            *slot = Some(result);
+                        }
+                    });
+                    ScreenshotState::Requested(plan.path, Instant::now())
+                } else {
+                    ctx.request_repaint();
+                    ScreenshotState::Waiting(plan)
+                }
+            }
+            ScreenshotState::Requested(path, at) => {
+                let result = self
+                    .screenshot_result
+                    .lock()
+                    .ok()
+                    .and_then(|slot| slot.clone());
+                match result {
+                    Some(result) => {
+                        match result {
+                            Ok(()) => {
+                                eprintln!("heatlab: saved a screenshot to {}", path.display())
+                            }
+                            Err(error) => {
+                                eprintln!("heatlab: error: could not save the screenshot: {error}")
+                            }
+                        }
+                        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                        ScreenshotState::Done
+                    }
+                    None if at.elapsed() > Duration::from_secs(20) => {
+                        eprintln!("heatlab: error: the renderer never delivered the screenshot");
+                        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                        ScreenshotState::Done
+                    }
+                    None => {
+                        ctx.request_repaint_after(Duration::from_millis(16));
+                        ScreenshotState::Requested(path, at)
+                    }
+                }
+            }
+            ScreenshotState::Done => ScreenshotState::Done,
+        });
+    }
+
+    /// Whether the screenshot was written (for the command's exit status).
+    pub fn screenshot_result(&self) -> Arc<Mutex<Option<Result<(), String>>>> {
+        Arc::clone(&self.screenshot_result)
+    }
+}
+
+fn save_screenshot(path: &std::path::Path, image: &egui::ColorImage) -> crate::Result<()> {
+    let [width, height] = image.size;
+    let rgb: Vec<u8> = image
+        .pixels
+        .iter()
+        .flat_map(|c| [c.r(), c.g(), c.b()])
+        .collect();
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| crate::HeatlabError::io("creating folder", parent, e))?;
+    }
+    crate::export::write_png_rgb(path, width, height, &rgb)
+}
+
+impl eframe::App for HeatlabApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let ctx = ui.ctx().clone();
+        self.poll_worker(&ctx);
+
+        egui::Panel::top("status").show(ui, |ui| self.status_ui(ui));
+        egui::Panel::left("controls")
+            .resizable(true)
+            .default_size(300.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    self.backend_ui(ui);
+                    ui.separator();
+                    self.field_ui(ui);
+                    ui.separator();
+                    self.simulation_ui(ui);
+                    ui.separator();
+                    self.export_ui(ui);
+                });
+            });
+        egui::Panel::bottom("timings")
+            .resizable(true)
+            .default_size(if self.settings.show_plots {
+                300.0
+            } else {
+                90.0
+            })
+            .show(ui, |ui| self.timings_ui(ui));
+        egui::CentralPanel::default().show(ui, |ui| {
+            self.notices_ui(ui);
+            self.views_ui(ui);
+        });
+        self.sync_views();
+        self.screenshot_step(&ctx);
+        if self.progress.is_some() || self.exports_pending > 0 {
+            // Spinners and progress bars animate.
+            ctx.request_repaint_after(Duration::from_millis(50));
+        }
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        if self.persist {
+            eframe::set_value(storage, STORAGE_KEY, &self.settings);
+        }
+    }
+}
