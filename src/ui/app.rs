@@ -502,48 +502,53 @@ impl HeatlabApp {
         egui::Grid::new("field_params")
             .num_columns(2)
             .show(ui, |ui| {
-                ui.label("rows × cols");
-                ui.horizontal(|ui| {
-                    ui.add(
-                        egui::DragValue::new(&mut field.size.rows)
-                            .range(8..=crate::grid::MAX_SIDE)
-                            .speed(8.0),
-                    );
-                    ui.label("×");
-                    ui.add(
-                        egui::DragValue::new(&mut field.size.cols)
-                            .range(8..=crate::grid::MAX_SIDE)
-                            .speed(8.0),
-                    );
-                });
+                let label = ui.label("rows");
+                ui.add(
+                    egui::DragValue::new(&mut field.size.rows)
+                        .range(8..=crate::grid::MAX_SIDE)
+                        .speed(8.0),
+                )
+                .labelled_by(label.id);
                 ui.end_row();
-                ui.label("seed");
-                ui.add(egui::DragValue::new(&mut field.seed).speed(1.0));
+                let label = ui.label("cols");
+                ui.add(
+                    egui::DragValue::new(&mut field.size.cols)
+                        .range(8..=crate::grid::MAX_SIDE)
+                        .speed(8.0),
+                )
+                .labelled_by(label.id);
                 ui.end_row();
-                ui.label("exponent");
+                let label = ui.label("seed");
+                ui.add(egui::DragValue::new(&mut field.seed).speed(1.0))
+                    .labelled_by(label.id);
+                ui.end_row();
+                let label = ui.label("exponent");
                 ui.add(
                     egui::DragValue::new(&mut field.exponent)
                         .range(-4.0..=0.0)
                         .speed(0.01),
                 )
+                .labelled_by(label.id)
                 .on_hover_text(
                     "power of the radial FFT filter, radius ** exponent (more negative: smoother)",
                 );
                 ui.end_row();
-                ui.label("cutoff");
+                let label = ui.label("cutoff");
                 ui.add(
                     egui::DragValue::new(&mut field.cutoff)
                         .range(0.0..=1.0)
                         .speed(0.005),
                 )
+                .labelled_by(label.id)
                 .on_hover_text("cells farther than cutoff × rows from the centre are zero");
                 ui.end_row();
-                ui.label("percentile");
+                let label = ui.label("percentile");
                 ui.add(
                     egui::DragValue::new(&mut field.percentile)
                         .range(0.0..=100.0)
                         .speed(0.5),
                 )
+                .labelled_by(label.id)
                 .on_hover_text("values not above this percentile are zero");
                 ui.end_row();
             });
@@ -613,41 +618,41 @@ impl HeatlabApp {
                 .size(15.0),
         );
         egui::Grid::new("sim_params").num_columns(2).show(ui, |ui| {
-            ui.label("steps per frame");
+            let label = ui.label("steps per frame");
             if ui
                 .add(
                     egui::DragValue::new(&mut self.settings.steps_per_frame)
                         .range(1..=MAX_STEPS_PER_FRAME)
                         .speed(1.0),
                 )
+                .labelled_by(label.id)
                 .changed()
             {
                 self.send(Command::SetStepsPerFrame(self.settings.steps_per_frame));
             }
             ui.end_row();
-            ui.label("N for Step N");
+            let label = ui.label("N for Step N");
             ui.add(
                 egui::DragValue::new(&mut self.settings.step_n)
                     .range(1..=MAX_STEP_N)
                     .speed(10.0),
-            );
-            ui.end_row();
-            ui.label("boundary");
-            let mut boundary = self.settings.step.boundary;
-            egui::ComboBox::from_id_salt("boundary_combo")
-                .selected_text(boundary.to_string())
-                .show_ui(ui, |ui| {
-                    for option in Boundary::ALL {
-                        ui.selectable_value(&mut boundary, option, option.to_string())
-                            .on_hover_text(option.description());
-                    }
-                });
-            if boundary != self.settings.step.boundary {
-                self.settings.step.boundary = boundary;
-                self.send(Command::SetParams(self.settings.step));
-            }
+            )
+            .labelled_by(label.id);
             ui.end_row();
         });
+        let mut boundary = self.settings.step.boundary;
+        egui::ComboBox::from_label("boundary")
+            .selected_text(boundary.to_string())
+            .show_ui(ui, |ui| {
+                for option in Boundary::ALL {
+                    ui.selectable_value(&mut boundary, option, option.to_string())
+                        .on_hover_text(option.description());
+                }
+            });
+        if boundary != self.settings.step.boundary {
+            self.settings.step.boundary = boundary;
+            self.send(Command::SetParams(self.settings.step));
+        }
         ui.weak(self.settings.step.boundary.description());
         self.coefficient_ui(ui);
     }
@@ -691,7 +696,7 @@ impl HeatlabApp {
                 Stability::Unstable => Color32::from_rgb(240, 90, 80),
                 _ => Color32::from_rgb(220, 170, 60),
             };
-            ui.colored_label(color, format!("⚠ {warning}"));
+            ui.colored_label(color, format!("Warning: {warning}"));
         }
     }
 
@@ -718,11 +723,10 @@ impl HeatlabApp {
         });
         ui.horizontal(|ui| {
             let mut recording = self.recording;
-            if ui
+            let checkbox = ui
                 .checkbox(&mut recording, "record PNGs every")
-                .on_hover_text("writes field_STEP.png and laplacian_STEP.png into FOLDER/frames")
-                .changed()
-            {
+                .on_hover_text("writes field_STEP.png and laplacian_STEP.png into FOLDER/frames");
+            if checkbox.changed() {
                 self.set_recording(recording);
             }
             let changed = ui
@@ -731,6 +735,7 @@ impl HeatlabApp {
                         .range(1..=1_000_000)
                         .suffix(" steps"),
                 )
+                .labelled_by(checkbox.id)
                 .changed();
             if changed && self.recording {
                 self.set_recording(true);

@@ -147,35 +147,39 @@ pub fn view_controls_ui(
             ui.weak("colours span the smallest to the largest shown value");
         }
         RangeKind::Percentile => {
-            ui.label("clip to percentiles");
+            let label = ui.label("clip to percentiles");
             ui.add(
                 DragValue::new(&mut settings.percentile.0)
                     .range(0.0..=100.0)
                     .speed(0.5)
                     .suffix(" %"),
-            );
-            ui.label("–");
+            )
+            .labelled_by(label.id);
+            let label = ui.label("to");
             ui.add(
                 DragValue::new(&mut settings.percentile.1)
                     .range(0.0..=100.0)
                     .speed(0.5)
                     .suffix(" %"),
-            );
+            )
+            .labelled_by(label.id);
         }
         RangeKind::Fixed => {
             let speed = ((settings.fixed.1 - settings.fixed.0).abs() / 200.0).max(1e-6);
-            ui.label("from");
+            let label = ui.label("fixed from");
             ui.add(
                 DragValue::new(&mut settings.fixed.0)
                     .speed(speed)
                     .max_decimals(6),
-            );
-            ui.label("to");
+            )
+            .labelled_by(label.id);
+            let label = ui.label("to");
             ui.add(
                 DragValue::new(&mut settings.fixed.1)
                     .speed(speed)
                     .max_decimals(6),
-            );
+            )
+            .labelled_by(label.id);
             if let Some(range) = shown {
                 if ui
                     .small_button("use shown")
