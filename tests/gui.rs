@@ -21,13 +21,16 @@ use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 const DEADLINE: Duration = Duration::from_secs(60);
 
 fn small_settings(export_dir: &Path) -> Settings {
-    let mut settings = Settings::default();
-    settings.backend = BackendChoice::Cpu;
-    settings.field.size = GridSize::new(48, 64).unwrap();
-    settings.steps_per_frame = 2;
-    settings.step_n = 100;
-    settings.export_dir = export_dir.to_path_buf();
-    settings
+    let mut field = Settings::default().field;
+    field.size = GridSize::new(48, 64).unwrap();
+    Settings {
+        backend: BackendChoice::Cpu,
+        field,
+        steps_per_frame: 2,
+        step_n: 100,
+        export_dir: export_dir.to_path_buf(),
+        ..Settings::default()
+    }
 }
 
 fn harness(settings: Settings) -> Harness<'static, HeatlabApp> {
@@ -278,6 +281,22 @@ fn coefficient_guard_refuses_then_unlocks_and_stops_at_non_finite() {
         "stopped at the last finite step, got {step}"
     );
     harness.get_by_label_contains("non-finite");
+}
+
+#[test]
+fn folder_dialog_chooses_the_export_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("chosen");
+    std::fs::create_dir(&sub).unwrap();
+    let mut harness = harness(small_settings(&sub.join("not-yet")));
+    harness.get_by_label("Browse…").click();
+    harness.run_steps(2);
+    // It opens at the nearest existing folder.
+    harness.get_by_label(&sub.display().to_string());
+    harness.get_by_label("Use this folder").click();
+    harness.run_steps(2);
+    assert_eq!(harness.state().settings().export_dir, sub);
+    assert!(harness.query_by_label("Use this folder").is_none());
 }
 
 #[test]

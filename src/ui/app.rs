@@ -1,7 +1,7 @@
 //! The eframe application: panels of controls, the two views and the timings. Every action is a
 //! [`Command`] to the worker thread; the UI only draws what comes back.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,7 @@ use crate::grid::GridSize;
 use crate::sim::{FieldStats, Stability};
 
 use super::export::{ExportJob, ExportKind};
+use super::folder_dialog::{DialogOutcome, FolderDialog};
 use super::settings::{Preset, Settings, MAX_STEPS_PER_FRAME, MAX_STEP_N, STORAGE_KEY};
 use super::timings::{format_us, Timings};
 use super::view::{self, Hover, ViewState, Viewport, MAX_PREVIEW_SIDE};
@@ -89,6 +90,7 @@ pub struct HeatlabApp {
     hovered: Hover,
     screenshot: Option<ScreenshotState>,
     screenshot_result: Arc<Mutex<Option<Result<(), String>>>>,
+    folder_dialog: Option<FolderDialog>,
 }
 
 impl HeatlabApp {
@@ -147,6 +149,7 @@ impl HeatlabApp {
             hovered: None,
             screenshot: options.screenshot.map(ScreenshotState::Waiting),
             screenshot_result: Arc::new(Mutex::new(None)),
+            folder_dialog: None,
         };
         app.send(Command::SwitchBackend(app.settings.backend));
         app.send(Command::SetParams(app.settings.step));
@@ -703,10 +706,19 @@ impl HeatlabApp {
     fn export_ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("Export");
         ui.horizontal(|ui| {
-            ui.label("folder");
+            let label = ui.label("folder");
+            if ui
+                .button("Browse…")
+                .on_hover_text("choose the export folder")
+                .clicked()
+            {
+                self.folder_dialog =
+                    Some(FolderDialog::new(Path::new(self.export_dir_text.trim())));
+            }
             ui.add(
                 egui::TextEdit::singleline(&mut self.export_dir_text).desired_width(f32::INFINITY),
             )
+            .labelled_by(label.id)
             .on_hover_text("created if missing; files are named like heatlab run's");
         });
         ui.checkbox(&mut self.settings.export_colorbar, "colorbar in PNGs");
@@ -1038,6 +1050,17 @@ impl eframe::App for HeatlabApp {
             self.notices_ui(ui);
             self.views_ui(ui);
         });
+        if let Some(dialog) = &mut self.folder_dialog {
+            match dialog.show(&ctx) {
+                DialogOutcome::Open => {}
+                DialogOutcome::Chosen(dir) => {
+                    self.export_dir_text = dir.display().to_string();
+                    self.settings.export_dir = dir;
+                    self.folder_dialog = None;
+                }
+                DialogOutcome::Cancelled => self.folder_dialog = None,
+            }
+        }
         self.sync_views();
         self.screenshot_step(&ctx);
         if self.progress.is_some() || self.exports_pending > 0 {
@@ -1048,6 +1071,7 @@ impl eframe::App for HeatlabApp {
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {
         if self.persist {
+            self.settings.export_dir = PathBuf::from(self.export_dir_text.trim());
             eframe::set_value(storage, STORAGE_KEY, &self.settings);
         }
     }

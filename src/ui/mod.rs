@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod export;
+pub mod folder_dialog;
 pub mod settings;
 pub mod timings;
 pub mod view;
