@@ -21,6 +21,9 @@ use super::worker::{
     BackendStatus, Command, Event, Frame, Level, Recording, ViewRequest, ViewRequests, WorkerHandle,
 };
 
+/// Notices shown at once above the views (the newest).
+const MAX_NOTICES_SHOWN: usize = 2;
+
 /// A screenshot to take after some frames, then quit.
 #[derive(Debug, Clone)]
 pub struct ScreenshotPlan {
@@ -802,7 +805,13 @@ impl HeatlabApp {
 
     fn notices_ui(&mut self, ui: &mut egui::Ui) {
         let mut dismiss = None;
-        for (i, notice) in self.notices.iter().enumerate().rev().take(3) {
+        for (i, notice) in self
+            .notices
+            .iter()
+            .enumerate()
+            .rev()
+            .take(MAX_NOTICES_SHOWN)
+        {
             let color = match notice.level {
                 Level::Info => ui.visuals().weak_text_color(),
                 Level::Warning => Color32::from_rgb(220, 170, 60),
@@ -855,16 +864,16 @@ impl HeatlabApp {
         if !split.is_empty() {
             let total: f64 = split.iter().map(|(_, ms)| ms).sum();
             ui.horizontal_wrapped(|ui| {
-                ui.label("per frame:");
+                ui.label(format!("per frame ({total:.2} ms):"));
                 for (part, ms) in &split {
                     ui.label(
                         RichText::new(format!(
                             "{part} {ms:.2} ms ({:.0}%)",
                             100.0 * ms / total.max(1e-12)
                         ))
-                        .monospace(),
+                        .monospace()
+                        .color(super::timings::part_color(*part)),
                     );
-                    ui.separator();
                 }
             });
         }
@@ -874,7 +883,6 @@ impl HeatlabApp {
     }
 
     fn views_ui(&mut self, ui: &mut egui::Ui) {
-        let hovered_before = self.hovered;
         let mut hovered = None;
         let field_range = self.field_view.range();
         let laplacian_range = self.laplacian_view.range();
@@ -920,7 +928,6 @@ impl HeatlabApp {
             self.viewport = viewport;
         });
         self.hovered = hovered;
-        let _ = hovered_before;
         ui.horizontal(|ui| match self.hovered {
             Some((row, col)) => {
                 let value = self.field_view.value_at(row, col);
@@ -1038,13 +1045,17 @@ impl eframe::App for HeatlabApp {
                     self.export_ui(ui);
                 });
             });
+        // The views are as tall as their width allows; the timings take the rest of the height.
+        let available = ui.available_size();
+        let notices = self.notices.len().min(MAX_NOTICES_SHOWN) as f32;
+        let views_height = view::views_height(available.x, self.field_size) + 22.0 * notices + 24.0;
+        let timings_height = if self.settings.show_plots {
+            (available.y - views_height).clamp(180.0, (available.y * 0.6).max(180.0))
+        } else {
+            90.0
+        };
         egui::Panel::bottom("timings")
-            .resizable(true)
-            .default_size(if self.settings.show_plots {
-                300.0
-            } else {
-                90.0
-            })
+            .exact_size(timings_height)
             .show(ui, |ui| self.timings_ui(ui));
         egui::CentralPanel::default().show(ui, |ui| {
             self.notices_ui(ui);
@@ -1067,6 +1078,10 @@ impl eframe::App for HeatlabApp {
             // Spinners and progress bars animate.
             ctx.request_repaint_after(Duration::from_millis(50));
         }
+    }
+
+    fn persist_egui_memory(&self) -> bool {
+        self.persist
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

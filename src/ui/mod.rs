@@ -37,6 +37,8 @@ pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Re
         );
     }
     let screenshot = options.screenshot.is_some();
+    let scratch_storage =
+        std::env::temp_dir().join(format!("heatlab-screenshot-{}.ron", std::process::id()));
     let viewport = egui::ViewportBuilder::default()
         .with_title("heatlab: heat diffusion on GPU and CPU")
         .with_app_id(APP_ID)
@@ -46,11 +48,13 @@ pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Re
         viewport,
         // A screenshot run must not move or resize the user's remembered window.
         persist_window: !screenshot,
+        // A screenshot starts from a clean slate (no remembered panel sizes) and leaves none.
+        persistence_path: screenshot.then(|| scratch_storage.clone()),
         ..Default::default()
     };
     let result_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
     let slot = std::sync::Arc::clone(&result_slot);
-    eframe::run_native(
+    let result = eframe::run_native(
         APP_ID,
         native,
         Box::new(move |cc| {
@@ -61,7 +65,12 @@ pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Re
             Ok(Box::new(app))
         }),
     )
-    .map_err(|error| anyhow::anyhow!("cannot open the window: {error}"))?;
+    .map_err(|error| anyhow::anyhow!("cannot open the window: {error}"));
+    if screenshot {
+        // Only our own scratch file; it may not exist.
+        let _ = std::fs::remove_file(&scratch_storage);
+    }
+    result?;
     if screenshot {
         let written = result_slot.lock().ok().and_then(|slot| {
             slot.as_ref()

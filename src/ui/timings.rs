@@ -29,7 +29,6 @@ struct Sample {
     stats: Option<FieldStats>,
     /// Milliseconds per part, in [`FramePart::ALL`] order.
     split_ms: [f64; FramePart::ALL.len()],
-    fps: f64,
 }
 
 /// The timings of the frames shown so far.
@@ -125,7 +124,6 @@ impl Timings {
             gb_s: frame.record.as_ref().map(|r| r.effective_gb_s),
             stats: frame.stats.or(last_stats),
             split_ms,
-            fps: self.frames_per_second(),
         };
         if self.history.len() == HISTORY {
             self.history.pop_front();
@@ -241,7 +239,7 @@ impl Timings {
                 .collect()
         };
         ui.columns(4, |columns| {
-            columns[0].label("µs per step and frames/s over time (s)");
+            columns[0].label("µs per step over time (s)");
             Plot::new("speed_plot")
                 .height(height - 20.0)
                 .legend(Legend::default())
@@ -250,20 +248,19 @@ impl Timings {
                         "µs/step",
                         PlotPoints::from(series(&|s| s.us_per_step)),
                     ));
-                    plot.line(Line::new(
-                        "frames/s",
-                        PlotPoints::from(series(&|s| Some(s.fps))),
-                    ));
                 });
             columns[1].label("per-frame split (ms) over time (s)");
+            // No legend: the coloured split line above the plots names each colour.
             Plot::new("split_plot")
                 .height(height - 20.0)
-                .legend(Legend::default())
                 .show(&mut columns[1], |plot| {
                     for (i, part) in FramePart::ALL.iter().enumerate() {
                         let points = series(&|s| Some(s.split_ms[i]));
                         if points.iter().any(|p| p[1] > 0.0) {
-                            plot.line(Line::new(part.to_string(), PlotPoints::from(points)));
+                            plot.line(
+                                Line::new(part.to_string(), PlotPoints::from(points))
+                                    .color(part_color(*part)),
+                            );
                         }
                     }
                 });
@@ -292,6 +289,20 @@ impl Timings {
                     ));
                 });
         });
+    }
+}
+
+/// The colour of a frame part in the split plot and its caption.
+pub fn part_color(part: FramePart) -> egui::Color32 {
+    match part {
+        FramePart::Stepping => egui::Color32::from_rgb(230, 85, 70),
+        FramePart::Laplacian => egui::Color32::from_rgb(90, 160, 240),
+        FramePart::Colormap => egui::Color32::from_rgb(170, 210, 80),
+        FramePart::Download => egui::Color32::from_rgb(200, 120, 230),
+        FramePart::DevicePreview => egui::Color32::from_rgb(240, 170, 60),
+        FramePart::Statistics => egui::Color32::from_rgb(80, 200, 190),
+        FramePart::Recording => egui::Color32::from_rgb(160, 160, 160),
+        FramePart::TextureUpload => egui::Color32::from_rgb(230, 200, 120),
     }
 }
 

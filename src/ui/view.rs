@@ -59,6 +59,17 @@ impl Viewport {
     }
 }
 
+/// The height the two views need side by side in `width` points: controls, pictures, readout.
+pub fn views_height(width: f32, field_size: Option<GridSize>) -> f32 {
+    let (rows, cols) = field_size.map_or((1, 1), |s| (s.rows, s.cols));
+    let column = ((width - 24.0) / 2.0 - COLORBAR_WIDTH).max(32.0);
+    let picture = column * rows as f32 / cols as f32;
+    CONTROLS_HEIGHT + picture + 30.0
+}
+
+/// Height of a view's title and controls, in points.
+const CONTROLS_HEIGHT: f32 = 76.0;
+
 /// What one view shows: the texture and the preview behind it.
 #[derive(Default)]
 pub struct ViewState {
