@@ -114,6 +114,11 @@ fn play_and_pause() {
     }
     assert_eq!(harness.state().step_count(), paused_at);
     assert_eq!(paused_at % 2, 0, "two steps per frame");
+    assert!(
+        !harness.state().is_playing(),
+        "a late frame must not restart the play state"
+    );
+    harness.get_by_label("Play");
 }
 
 #[test]

@@ -390,8 +390,9 @@ impl HeatlabApp {
                     self.play();
                 }
             }
-            Event::NonFinite(message) => {
+            Event::NonFinite { message, step } => {
                 self.playing = false;
+                self.step = step;
                 self.notify(Level::Error, message.clone());
                 self.non_finite = Some(message);
             }

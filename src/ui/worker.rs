@@ -191,7 +191,12 @@ pub enum Event {
     /// A new field is ready: its size and how long it took.
     FieldReady(GridSize, Duration),
     /// The field went non-finite and the simulation stopped at the last good state.
-    NonFinite(String),
+    NonFinite {
+        /// What happened, for the user.
+        message: String,
+        /// The step of the last finite state, where the simulation now stands.
+        step: u64,
+    },
     /// Playing stopped (pause, end of "step N", or an error).
     Stopped,
     /// A message for the notice area.
@@ -394,6 +399,10 @@ impl Worker {
                 let was_running = self.playing || self.pending_steps > 0;
                 self.playing = false;
                 self.pending_steps = 0;
+                // A frame made before the pause must not tell the UI it is still playing.
+                if let Some(frame) = lock(&self.slot).as_mut() {
+                    frame.playing = false;
+                }
                 if was_running {
                     self.emit(Event::Stopped);
                 }
@@ -654,9 +663,10 @@ impl Worker {
             Ok(record) => Ok(record),
             Err(error @ HeatlabError::NonFinite { .. }) => {
                 let good = sim.step_count();
-                self.emit(Event::NonFinite(format!(
-                    "{error}; paused at step {good}, the last finite state"
-                )));
+                self.emit(Event::NonFinite {
+                    message: format!("{error}; paused at step {good}, the last finite state"),
+                    step: good,
+                });
                 self.dirty = true;
                 Err(())
             }
