@@ -236,6 +236,41 @@ impl HeatlabApp {
         self.frames_shown
     }
 
+    /// The live timings.
+    pub fn timings(&self) -> &Timings {
+        &self.timings
+    }
+
+    /// A one-line summary of the live timings, as the screenshot mode prints it.
+    pub fn timing_summary(&self) -> String {
+        let mut text = format!(
+            "{} field on {}: {:.1} frames/s, {:.0} steps/s wall",
+            self.field_size
+                .map_or_else(|| "no".to_string(), |s| s.to_string()),
+            self.backend
+                .as_ref()
+                .map_or_else(|| "?".to_string(), |b| b.device.clone()),
+            self.timings.frames_per_second(),
+            self.timings.wall_steps_per_second(),
+        );
+        if let Some((us, gb_s)) = self.timings.latest_step_timing() {
+            text += &format!(", {} per step, {gb_s:.1} GB/s effective", format_us(us));
+        }
+        if let Some(summary) = self.timings.timeit() {
+            text += &format!("; {summary}");
+        }
+        let split: Vec<String> = self
+            .timings
+            .mean_split()
+            .iter()
+            .map(|(part, ms)| format!("{part} {ms:.2} ms"))
+            .collect();
+        if !split.is_empty() {
+            text += &format!("; per frame: {}", split.join(", "));
+        }
+        text
+    }
+
     /// The message shown when the field went non-finite.
     pub fn non_finite(&self) -> Option<&str> {
         self.non_finite.as_deref()
@@ -966,6 +1001,7 @@ impl HeatlabApp {
                             *slot = Some(result);
                         }
                     });
+                    eprintln!("heatlab: {}", self.timing_summary());
                     ScreenshotState::Requested(plan.path, Instant::now())
                 } else {
                     ctx.request_repaint();
