@@ -234,6 +234,38 @@ fn exports_png_npy_and_timing_log() {
 }
 
 #[test]
+fn records_a_png_sequence_every_k_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = small_settings(dir.path());
+    settings.record_every = 25;
+    settings.steps_per_frame = 10;
+    let mut harness = harness(settings);
+    harness.get_by_label("record PNGs").click();
+    harness.run_steps(2);
+    assert!(
+        harness.state().is_recording(),
+        "notices: {:?}",
+        harness.state().notices()
+    );
+    harness.get_by_label("Step 100").click();
+    wait_until(&mut harness, "100 steps", |app| app.step_count() == 100);
+    harness.get_by_label("record PNGs").click();
+    harness.run_steps(2);
+    let frames = dir.path().join("frames");
+    let mut names: Vec<String> = std::fs::read_dir(&frames)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let expected: Vec<String> = ["field", "laplacian"]
+        .iter()
+        .flat_map(|kind| [25, 50, 75, 100].map(|step| format!("{kind}_{step:06}.png")))
+        .collect();
+    assert_eq!(names, expected);
+    image::open(frames.join("laplacian_000050.png")).unwrap();
+}
+
+#[test]
 fn export_failure_is_a_notice_not_a_crash() {
     let dir = tempfile::tempdir().unwrap();
     // A file where the folder should be.

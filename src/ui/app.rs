@@ -236,6 +236,11 @@ impl HeatlabApp {
         self.frames_shown
     }
 
+    /// Whether a PNG sequence is being recorded.
+    pub fn is_recording(&self) -> bool {
+        self.recording
+    }
+
     /// The live timings.
     pub fn timings(&self) -> &Timings {
         &self.timings
@@ -433,12 +438,10 @@ impl HeatlabApp {
             }
             Event::Stopped => self.playing = false,
             Event::Notice(level, text) => self.notify(level, text),
+            Event::RecordingStopped => self.recording = false,
             Event::Exported(paths) => {
                 self.exports_pending = self.exports_pending.saturating_sub(1);
-                if paths.is_empty() {
-                    // A failure: the worker sent its notice; a failed recording is off.
-                    self.recording = self.recording && self.exports_pending > 0;
-                } else {
+                if !paths.is_empty() {
                     let names: Vec<String> =
                         paths.iter().map(|p| p.display().to_string()).collect();
                     self.notify(Level::Info, format!("wrote {}", names.join(", ")));
@@ -775,18 +778,19 @@ impl HeatlabApp {
         ui.horizontal(|ui| {
             let mut recording = self.recording;
             let checkbox = ui
-                .checkbox(&mut recording, "record PNGs every")
+                .checkbox(&mut recording, "record PNGs")
                 .on_hover_text("writes field_STEP.png and laplacian_STEP.png into FOLDER/frames");
             if checkbox.changed() {
                 self.set_recording(recording);
             }
+            let every = ui.label("every");
             let changed = ui
                 .add(
                     egui::DragValue::new(&mut self.settings.record_every)
                         .range(1..=1_000_000)
                         .suffix(" steps"),
                 )
-                .labelled_by(checkbox.id)
+                .labelled_by(every.id)
                 .changed();
             if changed && self.recording {
                 self.set_recording(true);

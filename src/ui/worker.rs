@@ -201,8 +201,10 @@ pub enum Event {
     Stopped,
     /// A message for the notice area.
     Notice(Level, String),
-    /// Files were written.
+    /// An export finished: the files written (none when it failed; a notice says why).
     Exported(Vec<PathBuf>),
+    /// Recording could not start or had to stop (a notice says why).
+    RecordingStopped,
 }
 
 /// The UI's end of the worker.
@@ -435,7 +437,7 @@ impl Worker {
                 if let Some(recording) = &recording {
                     if let Err(error) = crate::export::ensure_writable_dir(&recording.dir) {
                         self.notice(Level::Error, format!("cannot record: {error}"));
-                        self.emit(Event::Exported(Vec::new()));
+                        self.emit(Event::RecordingStopped);
                         return;
                     }
                 }
@@ -689,7 +691,7 @@ impl Worker {
         if let Err(error) = export::write(&job, sim, self.views, self.shown_ranges, step) {
             self.recording = None;
             self.notice(Level::Error, format!("recording stopped: {error}"));
-            self.emit(Event::Exported(Vec::new()));
+            self.emit(Event::RecordingStopped);
         }
     }
 
