@@ -266,6 +266,21 @@ fn records_a_png_sequence_every_k_steps() {
 }
 
 #[test]
+fn hover_readout_names_the_cell_and_its_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = harness(small_settings(dir.path()));
+    harness.run_steps(3);
+    // The readout line sits just under the pictures; the field picture is above its left end.
+    let readout = harness.get_by_label_contains("hover for values").rect();
+    harness.hover_at(readout.left_top() + Vec2::new(120.0, -150.0));
+    harness.run_steps(3);
+    // One line: "row R, col C   field V   Laplacian L".
+    harness.get_by_label_contains(", col ");
+    harness.get_by_label_contains("   field ");
+    harness.get_by_label_contains("   Laplacian ");
+}
+
+#[test]
 fn export_failure_is_a_notice_not_a_crash() {
     let dir = tempfile::tempdir().unwrap();
     // A file where the folder should be.
