@@ -141,6 +141,20 @@ fn step_step_n_and_reset() {
 }
 
 #[test]
+fn keyboard_shortcuts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = harness(small_settings(dir.path()));
+    harness.key_press(eframe::egui::Key::S);
+    wait_until(&mut harness, "S takes a step", |app| app.step_count() == 1);
+    harness.key_press(eframe::egui::Key::R);
+    wait_until(&mut harness, "R resets", |app| app.step_count() == 0);
+    harness.key_press(eframe::egui::Key::Space);
+    wait_until(&mut harness, "Space plays", |app| app.step_count() > 4);
+    harness.key_press(eframe::egui::Key::Space);
+    wait_until(&mut harness, "Space pauses", |app| !app.is_playing());
+}
+
+#[test]
 fn changing_the_colormaps() {
     let dir = tempfile::tempdir().unwrap();
     let mut harness = harness(small_settings(dir.path()));

@@ -625,15 +625,19 @@ impl HeatlabApp {
         ui.horizontal(|ui| {
             let ready = self.field_size.is_some();
             if self.playing {
-                if ui.button("Pause").clicked() {
+                if ui.button("Pause").on_hover_text("pause (Space)").clicked() {
                     self.pause();
                 }
-            } else if ui.add_enabled(ready, egui::Button::new("Play")).clicked() {
+            } else if ui
+                .add_enabled(ready, egui::Button::new("Play"))
+                .on_hover_text("step continuously (Space)")
+                .clicked()
+            {
                 self.play();
             }
             if ui
                 .add_enabled(ready, egui::Button::new("Step"))
-                .on_hover_text("take one step")
+                .on_hover_text("take one step (S)")
                 .clicked()
             {
                 self.step_by(1);
@@ -651,7 +655,7 @@ impl HeatlabApp {
             }
             if ui
                 .add_enabled(ready, egui::Button::new("Reset"))
-                .on_hover_text("back to the initial field, step 0")
+                .on_hover_text("back to the initial field, step 0 (R)")
                 .clicked()
             {
                 self.reset();
@@ -990,6 +994,33 @@ impl HeatlabApp {
         });
     }
 
+    /// Space plays or pauses, S steps once, R resets (unless a text field has the keyboard).
+    fn shortcuts(&mut self, ctx: &egui::Context) {
+        if ctx.egui_wants_keyboard_input() || self.field_size.is_none() {
+            return;
+        }
+        let (space, s, r) = ctx.input(|i| {
+            (
+                i.key_pressed(egui::Key::Space),
+                i.key_pressed(egui::Key::S),
+                i.key_pressed(egui::Key::R),
+            )
+        });
+        if space {
+            if self.playing {
+                self.pause();
+            } else {
+                self.play();
+            }
+        }
+        if s {
+            self.step_by(1);
+        }
+        if r {
+            self.reset();
+        }
+    }
+
     fn screenshot_step(&mut self, ctx: &egui::Context) {
         let Some(state) = self.screenshot.take() else {
             return;
@@ -1070,6 +1101,7 @@ impl eframe::App for HeatlabApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         self.poll_worker(&ctx);
+        self.shortcuts(&ctx);
 
         egui::Panel::top("status").show(ui, |ui| self.status_ui(ui));
         egui::Panel::left("controls")
