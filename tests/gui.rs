@@ -141,6 +141,35 @@ fn step_step_n_and_reset() {
 }
 
 #[test]
+fn switching_backends_keeps_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = harness(small_settings(dir.path()));
+    harness.get_by_label("Step 100").click();
+    wait_until(&mut harness, "100 steps", |app| app.step_count() == 100);
+    harness.get_by_label("CUDA").click();
+    wait_until(&mut harness, "the switch is answered", |app| {
+        app.backend().is_some_and(|b| b.kind == BackendKind::Cuda)
+            || app
+                .notices()
+                .iter()
+                .any(|n| n.text.starts_with("cannot switch to cuda"))
+    });
+    if harness.state().backend().unwrap().kind == BackendKind::Cpu {
+        eprintln!("no CUDA here: checking the refusal and the fallback");
+        assert_eq!(harness.state().settings().backend, BackendChoice::Cpu);
+    }
+    // Either way the field and its step are kept, and stepping goes on.
+    assert_eq!(harness.state().step_count(), 100);
+    harness.get_by_label("Step").click();
+    wait_until(&mut harness, "one more step", |app| app.step_count() == 101);
+    harness.get_by_label("CPU").click();
+    wait_until(&mut harness, "back on the CPU", |app| {
+        app.backend().is_some_and(|b| b.kind == BackendKind::Cpu)
+    });
+    assert_eq!(harness.state().step_count(), 101);
+}
+
+#[test]
 fn keyboard_shortcuts() {
     let dir = tempfile::tempdir().unwrap();
     let mut harness = harness(small_settings(dir.path()));
