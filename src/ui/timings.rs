@@ -242,6 +242,7 @@ impl Timings {
             columns[0].label("µs per step over time (s)");
             Plot::new("speed_plot")
                 .height(height - 20.0)
+                .y_axis_min_width(44.0)
                 .legend(Legend::default())
                 .show(&mut columns[0], |plot| {
                     plot.line(Line::new(
@@ -253,6 +254,7 @@ impl Timings {
             // No legend: the coloured split line above the plots names each colour.
             Plot::new("split_plot")
                 .height(height - 20.0)
+                .y_axis_min_width(44.0)
                 .show(&mut columns[1], |plot| {
                     for (i, part) in FramePart::ALL.iter().enumerate() {
                         let points = series(&|s| Some(s.split_ms[i]));
@@ -267,6 +269,7 @@ impl Timings {
             columns[2].label("total heat over steps");
             Plot::new("heat_plot")
                 .height(height - 20.0)
+                .y_axis_min_width(44.0)
                 .legend(Legend::default())
                 .show(&mut columns[2], |plot| {
                     plot.line(Line::new(
@@ -277,6 +280,7 @@ impl Timings {
             columns[3].label("min and max over steps");
             Plot::new("minmax_plot")
                 .height(height - 20.0)
+                .y_axis_min_width(44.0)
                 .legend(Legend::default())
                 .show(&mut columns[3], |plot| {
                     plot.line(Line::new(

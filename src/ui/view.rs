@@ -153,7 +153,20 @@ pub fn view_controls_ui(
                 }
             });
     });
-    ui.horizontal(|ui| match settings.range_kind {
+    let symmetric = settings.colormap.is_diverging() && settings.range_kind != RangeKind::Fixed;
+    ui.horizontal(|ui| {
+        range_bounds_ui(ui, settings, shown);
+        if symmetric {
+            ui.weak("· made symmetric: white is 0")
+                .on_hover_text("a diverging map's middle colour means zero");
+        }
+    });
+    *settings != before
+}
+
+/// The numbers of the selected range mode: percentile bounds or fixed values.
+fn range_bounds_ui(ui: &mut egui::Ui, settings: &mut ViewSettings, shown: Option<ValueRange>) {
+    match settings.range_kind {
         RangeKind::MinMax => {
             ui.weak("colours span the smallest to the largest shown value");
         }
@@ -201,8 +214,7 @@ pub fn view_controls_ui(
                 }
             }
         }
-    });
-    *settings != before
+    }
 }
 
 /// Where the pointer is over a view, in cells of the full field.

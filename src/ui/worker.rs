@@ -611,7 +611,7 @@ impl Worker {
                 .last_stats
                 .is_none_or(|at| at.elapsed() >= STATS_INTERVAL);
         let rendered = render_frame(sim, self.views, stats_due, &mut split);
-        let (field, laplacian, stats) = match rendered {
+        let (mut field, mut laplacian, stats) = match rendered {
             Ok(parts) => parts,
             Err(error) => {
                 self.playing = false;
@@ -624,6 +624,8 @@ impl Worker {
         if stats.is_some() {
             self.last_stats = Some(Instant::now());
         }
+        centre_diverging(&mut field, self.views.field);
+        centre_diverging(&mut laplacian, self.views.laplacian);
         self.shown_ranges = (Some(field.range), Some(laplacian.range));
         let step = sim.step_count();
         let size = sim.initial().size();
@@ -712,6 +714,24 @@ impl Worker {
                 self.emit(Event::Exported(Vec::new()));
             }
         }
+    }
+}
+
+/// A diverging colormap is only readable when its middle colour is zero: for those, a
+/// computed range (min-max or percentile) is widened to be symmetric about zero and the
+/// (already reduced, so cheap) preview is coloured again. Fixed ranges are left as given.
+pub fn centre_diverging(preview: &mut Preview, view: ViewRequest) {
+    if !view.colormap.is_diverging() || matches!(view.range_mode, RangeMode::Fixed(_)) {
+        return;
+    }
+    let half = preview.range.min.abs().max(preview.range.max.abs());
+    let centred = ValueRange {
+        min: -half,
+        max: half,
+    };
+    if centred != preview.range {
+        preview.range = centred;
+        preview.rgba = crate::render::field_to_rgba(&preview.values, view.colormap, centred);
     }
 }
 
