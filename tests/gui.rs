@@ -324,6 +324,24 @@ fn hover_readout_names_the_cell_and_its_values() {
 }
 
 #[test]
+fn zoom_buttons() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = harness(small_settings(dir.path()));
+    harness.get_by_label("+").click();
+    harness.run_steps(2);
+    assert_eq!(harness.state().zoom(), 2.0);
+    harness.get_by_label_contains("zoom 2.0×");
+    harness.get_by_label("−").click();
+    harness.get_by_label("+").click();
+    harness.get_by_label("+").click();
+    harness.run_steps(4);
+    assert_eq!(harness.state().zoom(), 4.0);
+    harness.get_by_label("fit").click();
+    harness.run_steps(2);
+    assert_eq!(harness.state().zoom(), 1.0);
+}
+
+#[test]
 fn export_failure_is_a_notice_not_a_crash() {
     let dir = tempfile::tempdir().unwrap();
     // A file where the folder should be.

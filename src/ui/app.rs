@@ -241,6 +241,11 @@ impl HeatlabApp {
         self.recording
     }
 
+    /// The zoom of both views (1 shows the whole field).
+    pub fn zoom(&self) -> f32 {
+        self.viewport.zoom
+    }
+
     /// The live timings.
     pub fn timings(&self) -> &Timings {
         &self.timings
@@ -972,15 +977,42 @@ impl HeatlabApp {
             self.viewport = viewport;
         });
         self.hovered = hovered;
-        ui.horizontal(|ui| match self.hovered {
+        ui.horizontal(|ui| {
+            self.zoom_buttons_ui(ui);
+            self.readout_ui(ui);
+        });
+    }
+
+    fn zoom_buttons_ui(&mut self, ui: &mut egui::Ui) {
+        if ui.small_button("−").on_hover_text("zoom out").clicked() {
+            self.viewport.zoom_by(0.5);
+        }
+        if ui
+            .small_button("+")
+            .on_hover_text("zoom in (or scroll over a view)")
+            .clicked()
+        {
+            self.viewport.zoom_by(2.0);
+        }
+        if ui
+            .small_button("fit")
+            .on_hover_text("show the whole field (or double-click a view)")
+            .clicked()
+        {
+            self.viewport = Viewport::default();
+        }
+    }
+
+    fn readout_ui(&mut self, ui: &mut egui::Ui) {
+        match self.hovered {
             Some((row, col)) => {
                 let value = self.field_view.value_at(row, col);
                 let laplacian = self.laplacian_view.value_at(row, col);
                 let mut text = format!("row {row}, col {col}");
                 if let Some((v, factor)) = value {
-                    text += &format!("   field {v:.6}");
+                    text += &format!("   field {}", readout_value(v));
                     if let Some((l, _)) = laplacian {
-                        text += &format!("   Laplacian {l:.6}");
+                        text += &format!("   Laplacian {}", readout_value(l));
                     }
                     if factor > 1 {
                         text += &format!("   (means of {factor}×{factor} cells: the view is reduced; zoom in for single cells)");
@@ -989,9 +1021,12 @@ impl HeatlabApp {
                 ui.monospace(text);
             }
             None => {
-                ui.weak(format!("zoom {:.1}× · hover for values", self.viewport.zoom));
+                ui.weak(format!(
+                    "zoom {:.1}× · hover for values",
+                    self.viewport.zoom
+                ));
             }
-        });
+        }
     }
 
     /// Space plays or pauses, S steps once, R resets (unless a text field has the keyboard).
@@ -1080,6 +1115,16 @@ impl HeatlabApp {
     /// Whether the screenshot was written (for the command's exit status).
     pub fn screenshot_result(&self) -> Arc<Mutex<Option<Result<(), String>>>> {
         Arc::clone(&self.screenshot_result)
+    }
+}
+
+/// A hovered value with enough digits to compare neighbours.
+fn readout_value(value: f32) -> String {
+    let magnitude = value.abs();
+    if value == 0.0 || (1e-2..1e4).contains(&magnitude) {
+        format!("{value:.6}")
+    } else {
+        format!("{value:.5e}")
     }
 }
 

@@ -51,6 +51,12 @@ impl Viewport {
         )
     }
 
+    /// Zooms about the centre of the view.
+    pub fn zoom_by(&mut self, factor: f32) {
+        self.zoom *= factor;
+        self.clamp();
+    }
+
     fn clamp(&mut self) {
         self.zoom = self.zoom.clamp(1.0, Self::MAX_ZOOM);
         let half = 0.5 / self.zoom;
