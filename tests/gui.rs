@@ -43,7 +43,7 @@ fn harness(settings: Settings) -> Harness<'static, HeatlabApp> {
                     settings: Some(settings),
                     persist: false,
                     autoplay: false,
-                    screenshot: None,
+                    ..AppOptions::default()
                 },
             )
         });
@@ -425,6 +425,37 @@ fn settings_survive_a_restart() {
     let restored: Settings =
         eframe::get_value(&storage, heatlab::ui::settings::STORAGE_KEY).unwrap();
     assert_eq!(restored, settings);
+}
+
+#[test]
+fn the_app_saves_what_the_controls_hold() {
+    use eframe::App as _;
+    let dir = tempfile::tempdir().unwrap();
+    let settings = small_settings(dir.path());
+    let mut harness = Harness::builder()
+        .with_size(Vec2::new(1400.0, 900.0))
+        .build_eframe(move |cc| {
+            HeatlabApp::new(
+                cc,
+                AppOptions {
+                    settings: Some(settings),
+                    persist: true,
+                    ..AppOptions::default()
+                },
+            )
+        });
+    wait_until(&mut harness, "the field is shown", HeatlabApp::is_ready);
+    harness
+        .get_by_role_and_label(Role::ComboBox, "Field colormap")
+        .click();
+    harness.run_steps(2);
+    harness.get_by_label("magma").click();
+    harness.run_steps(2);
+    let mut storage = MemoryStorage::default();
+    harness.state_mut().save(&mut storage);
+    let saved: Settings = eframe::get_value(&storage, heatlab::ui::settings::STORAGE_KEY).unwrap();
+    assert_eq!(saved.field_view.colormap, Colormap::Magma);
+    assert_eq!(saved.field.size, GridSize::new(48, 64).unwrap());
 }
 
 #[derive(Default)]

@@ -42,7 +42,7 @@ fn measure_animation() {
                     settings: Some(settings),
                     persist: false,
                     autoplay: true,
-                    screenshot: None,
+                    ..AppOptions::default()
                 },
             )
         });

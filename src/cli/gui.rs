@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use crate::compute::BackendChoice;
 use crate::grid::GridSize;
 use crate::render::Colormap;
+use crate::ui::settings::Overrides;
 use crate::ui::{AppOptions, ScreenshotPlan, Settings};
 
 /// Arguments of `heatlab gui`.
@@ -42,38 +43,23 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         path,
         frames: args.frames,
     });
-    let overrides = args.size.is_some()
-        || args.backend.is_some()
-        || args.colormap.is_some()
-        || args.laplacian_colormap.is_some()
-        || args.steps_per_frame.is_some();
+    let overrides = Overrides {
+        size: args.size,
+        backend: args.backend,
+        colormap: args.colormap,
+        laplacian_colormap: args.laplacian_colormap,
+        steps_per_frame: args.steps_per_frame,
+    };
     // A screenshot is reproducible: it starts from the defaults, never from remembered settings.
-    let settings = (screenshot.is_some() || overrides).then(|| {
-        let mut settings = Settings::default();
-        if let Some(size) = args.size {
-            settings.field.size = size;
-        }
-        if let Some(backend) = args.backend {
-            settings.backend = backend;
-        }
-        if let Some(map) = args.colormap {
-            settings.field_view.colormap = map;
-        }
-        if let Some(map) = args.laplacian_colormap {
-            settings.laplacian_view.colormap = map;
-        }
-        if let Some(steps) = args.steps_per_frame {
-            settings.steps_per_frame = steps;
-        }
-        settings
-    });
+    let settings = screenshot.is_some().then(Settings::default);
     let options = AppOptions {
         settings,
+        overrides,
         persist: screenshot.is_none(),
         autoplay: screenshot.is_some(),
         screenshot,
     };
-    // The window argument reads WIDTHxHEIGHT; GridSize parses ROWSxCOLS, so swap nothing: W is first.
+    // WIDTHxHEIGHT parses like ROWSxCOLS: the first number is the width.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);
     crate::ui::run_gui(options, window)
 }

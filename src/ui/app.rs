@@ -14,7 +14,7 @@ use crate::sim::{FieldStats, Stability};
 
 use super::export::{ExportJob, ExportKind};
 use super::folder_dialog::{DialogOutcome, FolderDialog};
-use super::settings::{Preset, Settings, MAX_STEPS_PER_FRAME, MAX_STEP_N, STORAGE_KEY};
+use super::settings::{Overrides, Preset, Settings, MAX_STEPS_PER_FRAME, MAX_STEP_N, STORAGE_KEY};
 use super::timings::{format_us, Timings};
 use super::view::{self, Hover, ViewState, Viewport, MAX_PREVIEW_SIDE};
 use super::worker::{
@@ -38,6 +38,8 @@ pub struct ScreenshotPlan {
 pub struct AppOptions {
     /// Settings to start with instead of the remembered ones (tests, screenshots).
     pub settings: Option<Settings>,
+    /// Values for this session only, applied over the settings it starts with.
+    pub overrides: Overrides,
     /// Whether settings are loaded from and saved to eframe's storage.
     pub persist: bool,
     /// Start playing as soon as the field is ready.
@@ -105,11 +107,9 @@ impl HeatlabApp {
         } else {
             None
         };
-        let settings = options
-            .settings
-            .or(remembered)
-            .unwrap_or_default()
-            .sanitized();
+        let mut settings = options.settings.or(remembered).unwrap_or_default();
+        options.overrides.apply(&mut settings);
+        let settings = settings.sanitized();
         let ctx = cc.egui_ctx.clone();
         let notify: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
         let mut notices = Vec::new();

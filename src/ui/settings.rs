@@ -212,3 +212,39 @@ pub const MAX_STEPS_PER_FRAME: u64 = 10_000;
 
 /// Upper end of the "Step N" control.
 pub const MAX_STEP_N: u64 = 1_000_000;
+
+/// Values given on the command line for one session, applied over the remembered settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    /// Field size.
+    pub size: Option<GridSize>,
+    /// Backend.
+    pub backend: Option<BackendChoice>,
+    /// Colormap of the field view.
+    pub colormap: Option<Colormap>,
+    /// Colormap of the Laplacian view.
+    pub laplacian_colormap: Option<Colormap>,
+    /// Steps per frame.
+    pub steps_per_frame: Option<u64>,
+}
+
+impl Overrides {
+    /// Writes the given values into `settings`.
+    pub fn apply(&self, settings: &mut Settings) {
+        if let Some(size) = self.size {
+            settings.field.size = size;
+        }
+        if let Some(backend) = self.backend {
+            settings.backend = backend;
+        }
+        if let Some(map) = self.colormap {
+            settings.field_view.colormap = map;
+        }
+        if let Some(map) = self.laplacian_colormap {
+            settings.laplacian_view.colormap = map;
+        }
+        if let Some(steps) = self.steps_per_frame {
+            settings.steps_per_frame = steps;
+        }
+    }
+}
