@@ -2,7 +2,7 @@
 //! the per-frame split while animating. Ignored by default; run it on the machine to measure:
 //!
 //! ```text
-//! HEATLAB_MEASURE_SIZE=2000 HEATLAB_MEASURE_STEPS=100 cargo test --release --test gui_measure -- --ignored --nocapture
+//! HEATLAB_MEASURE_SIZE=2000 HEATLAB_MEASURE_STEPS=100 [HEATLAB_MEASURE_AUTO=1] cargo test --release --test gui_measure -- --ignored --nocapture
 //! ```
 
 use std::time::{Duration, Instant};
@@ -27,9 +27,11 @@ fn measure_animation() {
     let steps: u64 = env_or("HEATLAB_MEASURE_STEPS", 10);
     let seconds: f64 = env_or("HEATLAB_MEASURE_SECONDS", 10.0);
     let backend: BackendChoice = env_or("HEATLAB_MEASURE_BACKEND", BackendChoice::Auto);
+    let auto_steps = std::env::var("HEATLAB_MEASURE_AUTO").is_ok_and(|v| v == "1");
     let mut settings = Settings {
         backend,
         steps_per_frame: steps,
+        auto_steps,
         ..Settings::default()
     };
     settings.field.size = size;

@@ -157,6 +157,7 @@ impl HeatlabApp {
         app.send(Command::SwitchBackend(app.settings.backend));
         app.send(Command::SetParams(app.settings.step));
         app.send(Command::SetStepsPerFrame(app.settings.steps_per_frame));
+        app.send(Command::SetAutoSteps(app.settings.auto_steps));
         app.regenerate();
         app
     }
@@ -469,6 +470,9 @@ impl HeatlabApp {
             self.stats = frame.stats;
         }
         self.field_size = Some(frame.size);
+        if self.settings.auto_steps {
+            self.settings.steps_per_frame = frame.steps_per_frame;
+        }
         self.timings.record(&frame, upload);
         self.frames_shown += 1;
     }
@@ -673,17 +677,32 @@ impl HeatlabApp {
         );
         egui::Grid::new("sim_params").num_columns(2).show(ui, |ui| {
             let label = ui.label("steps per frame");
-            if ui
-                .add(
-                    egui::DragValue::new(&mut self.settings.steps_per_frame)
-                        .range(1..=MAX_STEPS_PER_FRAME)
-                        .speed(1.0),
-                )
-                .labelled_by(label.id)
-                .changed()
-            {
-                self.send(Command::SetStepsPerFrame(self.settings.steps_per_frame));
-            }
+            ui.horizontal(|ui| {
+                let auto = self.settings.auto_steps;
+                if ui
+                    .add_enabled(
+                        !auto,
+                        egui::DragValue::new(&mut self.settings.steps_per_frame)
+                            .range(1..=MAX_STEPS_PER_FRAME)
+                            .speed(1.0),
+                    )
+                    .labelled_by(label.id)
+                    .changed()
+                {
+                    self.send(Command::SetStepsPerFrame(self.settings.steps_per_frame));
+                }
+                if ui
+                    .checkbox(&mut self.settings.auto_steps, "auto")
+                    .on_hover_text(
+                        "choose the steps per frame so that stepping takes 3/4 of each frame \
+                         and drawing the rest",
+                    )
+                    .changed()
+                {
+                    self.send(Command::SetAutoSteps(self.settings.auto_steps));
+                    self.send(Command::SetStepsPerFrame(self.settings.steps_per_frame));
+                }
+            });
             ui.end_row();
             let label = ui.label("N for Step N");
             ui.add(

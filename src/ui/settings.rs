@@ -150,6 +150,8 @@ pub struct Settings {
     pub step: StepParams,
     /// Steps taken per displayed frame while playing.
     pub steps_per_frame: u64,
+    /// Let the app choose the steps per frame so that stepping takes most of each frame.
+    pub auto_steps: bool,
     /// Steps taken by "Step N".
     pub step_n: u64,
     /// The field view.
@@ -179,6 +181,7 @@ impl Default for Settings {
                 boundary: Boundary::Dirichlet,
             },
             steps_per_frame: 10,
+            auto_steps: false,
             step_n: 100,
             field_view: ViewSettings::field_default(),
             laplacian_view: ViewSettings::laplacian_default(),

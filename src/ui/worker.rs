@@ -72,6 +72,8 @@ pub enum Command {
     SetParams(StepParams),
     /// Steps per frame while playing.
     SetStepsPerFrame(u64),
+    /// Choose the steps per frame so that stepping takes [`AUTO_STEPPING_SHARE`] of a frame.
+    SetAutoSteps(bool),
     /// How the views are rendered.
     SetViews(ViewRequests),
     /// Write a file.
@@ -155,6 +157,8 @@ pub struct Frame {
     pub wall: Duration,
     /// Whether the simulation is playing.
     pub playing: bool,
+    /// Steps per frame now in use (it changes by itself in the automatic mode).
+    pub steps_per_frame: u64,
 }
 
 /// The backend in use, for the panel.
@@ -290,6 +294,7 @@ struct Worker {
     playing: bool,
     pending_steps: u64,
     steps_per_frame: u64,
+    auto_steps: bool,
     views: ViewRequests,
     /// A frame is owed although no step was taken (view or parameters changed).
     dirty: bool,
@@ -323,6 +328,7 @@ impl Worker {
             playing: false,
             pending_steps: 0,
             steps_per_frame: 10,
+            auto_steps: false,
             views: ViewRequests {
                 field: view,
                 laplacian: ViewRequest {
@@ -426,6 +432,7 @@ impl Worker {
                 self.dirty = true;
             }
             Command::SetStepsPerFrame(steps) => self.steps_per_frame = steps.max(1),
+            Command::SetAutoSteps(auto) => self.auto_steps = auto,
             Command::SetViews(views) => {
                 if views != self.views {
                     self.views = views;
@@ -636,6 +643,12 @@ impl Worker {
                 split.push((FramePart::Recording, recorded.elapsed()));
             }
         }
+        let wall = started.elapsed();
+        if self.auto_steps && self.playing && self.pending_steps == 0 {
+            if let Some(record) = &record {
+                self.steps_per_frame = auto_steps_per_frame(self.steps_per_frame, record, wall);
+            }
+        }
         let frame = Frame {
             step,
             size,
@@ -645,8 +658,9 @@ impl Worker {
             steps: record.as_ref().map_or(0, |r| r.steps),
             record,
             split,
-            wall: started.elapsed(),
+            wall,
             playing: self.playing || self.pending_steps > 0,
+            steps_per_frame: self.steps_per_frame,
         };
         *lock(&self.slot) = Some(frame);
         (self.notify)();
@@ -715,6 +729,32 @@ impl Worker {
             }
         }
     }
+}
+
+/// Share of a frame's time that the automatic steps-per-frame gives to stepping.
+pub const AUTO_STEPPING_SHARE: f64 = 0.75;
+
+/// Longest frame the automatic steps-per-frame aims for (10 frames per second).
+pub const AUTO_MAX_FRAME_SECONDS: f64 = 0.1;
+
+/// The next steps per frame in the automatic mode: enough steps that stepping takes
+/// [`AUTO_STEPPING_SHARE`] of the frame (within [`AUTO_MAX_FRAME_SECONDS`]), given what the display took this frame, moving a
+/// quarter of the way there each frame so that one slow frame does not swing it.
+pub fn auto_steps_per_frame(current: u64, record: &TimingRecord, wall: Duration) -> u64 {
+    let stepping = record.seconds;
+    if record.steps == 0 || stepping <= 0.0 {
+        return current;
+    }
+    let per_step = stepping / record.steps as f64;
+    let display = (wall.as_secs_f64() - stepping).max(0.0);
+    let share = (AUTO_STEPPING_SHARE / (1.0 - AUTO_STEPPING_SHARE) * display / per_step).ceil();
+    // ... but never so many that the animation drops below 10 frames per second.
+    let smooth = ((AUTO_MAX_FRAME_SECONDS - display) / per_step)
+        .floor()
+        .max(1.0);
+    let wanted = share.min(smooth);
+    let next = (current as f64 * 0.75 + wanted * 0.25).round();
+    (next as u64).clamp(1, super::settings::MAX_STEPS_PER_FRAME)
 }
 
 /// A diverging colormap is only readable when its middle colour is zero: for those, a
@@ -798,4 +838,32 @@ fn timed<T>(
     let value = work();
     split.push((part, timer.elapsed()));
     value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn automatic_steps_move_towards_three_quarters_stepping() {
+        let size = GridSize::square(100).unwrap();
+        // 10 steps took 10 ms, drawing 30 ms. Stepping 3/4 of the frame would be 90 steps,
+        // but 10 frames/s leave 70 ms: 70 steps. A quarter of the way from 10: 25.
+        let record = TimingRecord::diffusion(0, 10, "cpu", "test", size, 0.010);
+        assert_eq!(
+            auto_steps_per_frame(10, &record, Duration::from_millis(40)),
+            25
+        );
+        // Drawing takes 80 ms: only 20 ms are left for steps within 10 frames per second.
+        assert_eq!(
+            auto_steps_per_frame(10, &record, Duration::from_millis(90)),
+            13
+        );
+        // Already there (60 ms of steps, 20 ms drawing): stays.
+        let record = TimingRecord::diffusion(0, 60, "cpu", "test", size, 0.060);
+        assert_eq!(
+            auto_steps_per_frame(60, &record, Duration::from_millis(80)),
+            60
+        );
+    }
 }
