@@ -27,6 +27,7 @@ fn small_settings(export_dir: &Path) -> Settings {
         backend: BackendChoice::Cpu,
         field,
         steps_per_frame: 2,
+        auto_steps: false,
         step_n: 100,
         export_dir: export_dir.to_path_buf(),
         ..Settings::default()

@@ -29,7 +29,7 @@ pub struct GuiArgs {
     /// Colormap of the Laplacian view.
     #[arg(long)]
     pub laplacian_colormap: Option<Colormap>,
-    /// Steps per displayed frame.
+    /// Steps per displayed frame (turns the automatic choice off).
     #[arg(long)]
     pub steps_per_frame: Option<u64>,
     /// Window size in points, WIDTHxHEIGHT.

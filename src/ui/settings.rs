@@ -181,7 +181,8 @@ impl Default for Settings {
                 boundary: Boundary::Dirichlet,
             },
             steps_per_frame: 10,
-            auto_steps: false,
+            // Drawing a large field on the CPU costs more than ten steps: let the app balance it.
+            auto_steps: true,
             step_n: 100,
             field_view: ViewSettings::field_default(),
             laplacian_view: ViewSettings::laplacian_default(),
@@ -248,6 +249,7 @@ impl Overrides {
         }
         if let Some(steps) = self.steps_per_frame {
             settings.steps_per_frame = steps;
+            settings.auto_steps = false;
         }
     }
 }
