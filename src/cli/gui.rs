@@ -17,10 +17,10 @@ pub struct GuiArgs {
     /// Simulation frames to show before the screenshot.
     #[arg(long, default_value_t = 60)]
     pub frames: u64,
-    /// Field size for this session: N or ROWSxCOLS (default: the remembered one).
+    /// Field size to start with: N or ROWSxCOLS (default: the remembered one).
     #[arg(long)]
     pub size: Option<GridSize>,
-    /// Backend for this session: auto, cpu or cuda.
+    /// Backend to start with: auto, cpu or cuda.
     #[arg(long)]
     pub backend: Option<BackendChoice>,
     /// Colormap of the field view.

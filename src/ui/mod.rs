@@ -65,7 +65,11 @@ pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Re
             Ok(Box::new(app))
         }),
     )
-    .map_err(|error| anyhow::anyhow!("cannot open the window: {error}"));
+    .map_err(|error| {
+        anyhow::anyhow!(
+            "cannot open the window: {error}; for headless work see `heatlab run --help`"
+        )
+    });
     if screenshot {
         // Only our own scratch file; it may not exist.
         let _ = std::fs::remove_file(&scratch_storage);
