@@ -314,9 +314,7 @@ fn hover_readout_names_the_cell_and_its_values() {
     let dir = tempfile::tempdir().unwrap();
     let mut harness = harness(small_settings(dir.path()));
     harness.run_steps(3);
-    // The readout line sits just under the pictures; the field picture is above its left end.
-    let readout = harness.get_by_label_contains("hover for values").rect();
-    harness.hover_at(readout.left_top() + Vec2::new(120.0, -150.0));
+    harness.get_by_label("field picture").hover();
     harness.run_steps(3);
     // One line: "row R, col C   field V   Laplacian L".
     harness.get_by_label_contains(", col ");

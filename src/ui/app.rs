@@ -1041,7 +1041,7 @@ impl HeatlabApp {
             }
             None => {
                 ui.weak(format!(
-                    "zoom {:.1}× · hover for values",
+                    "zoom {:.1}× · scroll to zoom, drag to pan, double-click to fit · hover for values",
                     self.viewport.zoom
                 ));
             }

@@ -300,9 +300,10 @@ pub fn picture_ui(
                 hovered = Some(((p.y * rows as f32) as usize, (p.x * cols as f32) as usize));
             }
         }
-        response.on_hover_text_at_pointer(format!(
-            "{id}: scroll to zoom, drag to pan, double-click to reset"
-        ));
+        // The picture is the widget; its name lets screen readers and tests find it.
+        response.widget_info(|| {
+            egui::WidgetInfo::labeled(egui::Role::Image, true, format!("{id} picture"))
+        });
         colorbar_ui(ui, colormap, state.range(), size.y);
     });
     hovered
