@@ -224,7 +224,7 @@ pub fn with_colorbar(
     colormap: Colormap,
     range: ValueRange,
 ) -> (Vec<u8>, usize, usize) {
-    let scale = (height / 160).clamp(1, 8);
+    let scale = (height / 160).clamp(2, 8);
     let margin = 6 * scale;
     let bar_width = 6 * scale;
     let labels: Vec<(f32, String)> = (0..5)
