@@ -94,6 +94,46 @@ fn starts_on_the_cpu_with_the_field_shown() {
 }
 
 #[test]
+fn fits_a_1280x800_window_and_a_4k_screen() {
+    // Sizes are in points: 1920x1080 points at 2 pixels per point is a 3840x2160 screen.
+    for (size, pixels_per_point) in [
+        (Vec2::new(1280.0, 800.0), 1.0),
+        (Vec2::new(1920.0, 1080.0), 2.0),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = small_settings(dir.path());
+        let mut harness = Harness::builder()
+            .with_size(size)
+            .with_pixels_per_point(pixels_per_point)
+            .build_eframe(move |cc| {
+                HeatlabApp::new(
+                    cc,
+                    AppOptions {
+                        settings: Some(settings),
+                        ..AppOptions::default()
+                    },
+                )
+            });
+        wait_until(&mut harness, "the field is shown", HeatlabApp::is_ready);
+        let window = eframe::egui::Rect::from_min_size(eframe::egui::Pos2::ZERO, size);
+        for label in [
+            "Play",
+            "Step 100",
+            "Field PNG",
+            "Timing log",
+            "field picture",
+            "Laplacian picture",
+        ] {
+            let rect = harness.get_by_label(label).rect();
+            assert!(
+                window.contains_rect(rect),
+                "{label} at {rect:?} is outside {size:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn play_and_pause() {
     let dir = tempfile::tempdir().unwrap();
     let mut harness = harness(small_settings(dir.path()));
