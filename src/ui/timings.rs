@@ -14,6 +14,9 @@ use super::worker::{Frame, FramePart};
 /// How many frames the plots and averages keep.
 const HISTORY: usize = 1200;
 
+/// The window of the rates (frames/s, steps/s): long enough for slow frames of large fields.
+const RATE_WINDOW: Duration = Duration::from_secs(3);
+
 /// How many stepping frames the `%timeit` summary averages.
 const TIMEIT_FRAMES: usize = 100;
 
@@ -101,7 +104,7 @@ impl Timings {
         while self
             .arrivals
             .front()
-            .is_some_and(|&at| now.duration_since(at) > Duration::from_secs(1))
+            .is_some_and(|&at| now.duration_since(at) > RATE_WINDOW)
         {
             self.arrivals.pop_front();
         }
@@ -131,7 +134,7 @@ impl Timings {
         self.history.push_back(sample);
     }
 
-    /// Frames with steps shown during the last second.
+    /// Frames with steps shown per second, over the last few seconds.
     pub fn frames_per_second(&self) -> f64 {
         match (self.arrivals.front(), self.arrivals.back()) {
             (Some(first), Some(last)) if self.arrivals.len() > 1 => {
@@ -146,7 +149,7 @@ impl Timings {
         }
     }
 
-    /// Steps per second of wall time over the last second (what the eye sees).
+    /// Steps per second of wall time over the last few seconds (what the eye sees).
     pub fn wall_steps_per_second(&self) -> f64 {
         let Some(last) = self.history.back() else {
             return 0.0;
@@ -154,7 +157,7 @@ impl Timings {
         let recent: Vec<&Sample> = self
             .history
             .iter()
-            .filter(|s| last.t - s.t <= 1.0)
+            .filter(|s| last.t - s.t <= RATE_WINDOW.as_secs_f64())
             .collect();
         match (recent.first(), recent.len()) {
             (Some(first), n) if n > 1 && last.t > first.t => {

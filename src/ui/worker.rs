@@ -300,6 +300,8 @@ struct Worker {
     dirty: bool,
     recording: Option<Recording>,
     last_stats: Option<Instant>,
+    /// What the statistics cost last time (with their download on a GPU).
+    stats_cost: Duration,
     /// Ranges of the last frame, so that exports match what is shown.
     shown_ranges: (Option<ValueRange>, Option<ValueRange>),
 }
@@ -339,6 +341,7 @@ impl Worker {
             dirty: false,
             recording: None,
             last_stats: None,
+            stats_cost: Duration::ZERO,
             shown_ranges: (None, None),
         }
     }
@@ -613,10 +616,9 @@ impl Worker {
         let Some(sim) = self.sim.as_mut() else {
             return;
         };
-        let stats_due = !self.playing
-            || self
-                .last_stats
-                .is_none_or(|at| at.elapsed() >= STATS_INTERVAL);
+        // A few times a second, and never more than a tenth of the time (large fields).
+        let interval = STATS_INTERVAL.max(self.stats_cost * 10);
+        let stats_due = !self.playing || self.last_stats.is_none_or(|at| at.elapsed() >= interval);
         let rendered = render_frame(sim, self.views, stats_due, &mut split);
         let (mut field, mut laplacian, stats) = match rendered {
             Ok(parts) => parts,
@@ -630,6 +632,14 @@ impl Worker {
         };
         if stats.is_some() {
             self.last_stats = Some(Instant::now());
+            let on_gpu = sim.backend().kind() != BackendKind::Cpu;
+            self.stats_cost = split
+                .iter()
+                .filter(|(part, _)| {
+                    *part == FramePart::Statistics || (on_gpu && *part == FramePart::Download)
+                })
+                .map(|(_, time)| *time)
+                .sum();
         }
         centre_diverging(&mut field, self.views.field);
         centre_diverging(&mut laplacian, self.views.laplacian);
