@@ -290,6 +290,8 @@ struct Worker {
     /// A backend made before the first field exists.
     idle_backend: Option<Box<dyn Backend>>,
     cuda_unavailable: Option<String>,
+    /// Whether CUDA has been tried (a CUDA context is costly to make just to ask).
+    cuda_checked: bool,
     params: StepParams,
     playing: bool,
     pending_steps: u64,
@@ -326,6 +328,7 @@ impl Worker {
             sim: None,
             idle_backend: None,
             cuda_unavailable: None,
+            cuda_checked: false,
             params: StepParams::default(),
             playing: false,
             pending_steps: 0,
@@ -475,7 +478,8 @@ impl Worker {
         let created = match choice {
             BackendChoice::Cpu => {
                 // Find out once whether CUDA would work, so the panel can say why it is not used.
-                if self.cuda_unavailable.is_none() {
+                if !self.cuda_checked {
+                    self.cuda_checked = true;
                     if let Err(reason) = CudaBackend::new() {
                         self.cuda_unavailable = Some(reason.to_string());
                     }
@@ -486,6 +490,9 @@ impl Worker {
         };
         let backend = match created {
             Ok((backend, note)) => {
+                if choice != BackendChoice::Cpu {
+                    self.cuda_checked = true;
+                }
                 if let Some(note) = note {
                     self.cuda_unavailable =
                         Some(note.trim_start_matches("using the CPU: ").to_string());
