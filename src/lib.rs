@@ -3,18 +3,19 @@
 //! The library holds everything; `main.rs` only parses arguments and starts the GUI or a
 //! headless command. Compute (`field`, `compute`, `sim`) never depends on the GUI.
 
-pub mod compute;
-pub mod error;
-pub mod field;
-pub mod grid;
-pub mod memory;
-
-pub use error::{HeatlabError, Result};
-pub use grid::{Grid, GridSize};
 pub mod bench;
 pub mod choice;
 pub mod cli;
+pub mod compute;
+pub mod error;
 pub mod export;
+pub mod field;
+pub mod grid;
+pub mod memory;
 pub mod render;
 pub mod sim;
 pub mod tutorial;
+pub mod ui;
+
+pub use error::{HeatlabError, Result};
+pub use grid::{Grid, GridSize};

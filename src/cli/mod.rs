@@ -1,6 +1,7 @@
 //! The headless command line: `heatlab run`, `heatlab bench`, and the GUI's entry.
 
 pub mod bench;
+pub mod gui;
 pub mod kernel;
 pub mod run;
 
@@ -24,6 +25,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Run a tutorial kernel (hidden-layer, gaussian, mc-pi) on the CPU and the GPU and time it.
     Kernel(kernel::KernelArgs),
+    /// Open the desktop app (the default), or take a screenshot of it with --screenshot.
+    Gui(gui::GuiArgs),
 }
 
 /// Parses the command line and runs it. Errors come back for `main` to print.
@@ -32,10 +35,7 @@ pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Bench(args)) => bench::bench(&args),
         Some(Command::Kernel(args)) => kernel::run(&args),
-        None => {
-            anyhow::bail!(
-                "the desktop app is not built yet; use `heatlab run --help` for the headless job"
-            )
-        }
+        Some(Command::Gui(args)) => gui::run(&args),
+        None => gui::run(&gui::GuiArgs::default()),
     }
 }

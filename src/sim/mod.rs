@@ -1,6 +1,8 @@
 //! A running simulation: the initial field, a backend holding the current one, the step count,
 //! timings and statistics. The GUI and the CLI both drive this; it knows nothing of either.
 
+mod preview;
+
 use rayon::prelude::*;
 
 use crate::compute::{Backend, Boundary, StepParams, STABLE_COEFF_LIMIT};

@@ -387,7 +387,7 @@ impl CudaBackend {
         let mut results = Vec::new();
         for kernel in CudaKernel::exact_candidates(size) {
             self.advance_with(kernel, 8, &params)?; // warm-up
-            // The better of two trials: candidates often differ by a few percent.
+                                                    // The better of two trials: candidates often differ by a few percent.
             let first = self.advance_with(kernel, steps, &params)?;
             let second = self.advance_with(kernel, steps, &params)?;
             let elapsed = first.min(second);

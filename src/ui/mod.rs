@@ -1,0 +1,90 @@
+//! The desktop app (eframe/egui). The UI sends commands to a worker thread that owns the
+//! simulation and draws the frames it sends back; nothing here computes the physics.
+
+pub mod app;
+pub mod export;
+pub mod folder_dialog;
+pub mod settings;
+pub mod timings;
+pub mod view;
+pub mod worker;
+
+pub use app::{AppOptions, HeatlabApp, ScreenshotPlan};
+pub use settings::Settings;
+
+use eframe::egui;
+
+/// The window's title and the name under which settings are stored.
+pub const APP_ID: &str = "heatlab";
+
+/// Why there is no display to open a window on, or `None` when there seems to be one.
+pub fn missing_display() -> Option<&'static str> {
+    if cfg!(target_os = "linux") || cfg!(target_os = "freebsd") {
+        let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+        if !set("DISPLAY") && !set("WAYLAND_DISPLAY") {
+            return Some("no display (neither DISPLAY nor WAYLAND_DISPLAY is set)");
+        }
+    }
+    None
+}
+
+/// Opens the app and returns when its window closes. With a screenshot plan, the result says
+/// whether the screenshot was written.
+pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Result<()> {
+    if let Some(reason) = missing_display() {
+        anyhow::bail!(
+            "{reason}: the desktop app needs one; for headless work see `heatlab run --help`"
+        );
+    }
+    let screenshot = options.screenshot.is_some();
+    let scratch_storage =
+        std::env::temp_dir().join(format!("heatlab-screenshot-{}.ron", std::process::id()));
+    let viewport = egui::ViewportBuilder::default()
+        .with_title("heatlab: heat diffusion on GPU and CPU")
+        .with_app_id(APP_ID)
+        .with_inner_size(window_size.unwrap_or([1440.0, 900.0]))
+        .with_min_inner_size([900.0, 600.0]);
+    let native = eframe::NativeOptions {
+        viewport,
+        // A screenshot run must not move or resize the user's remembered window.
+        persist_window: !screenshot,
+        // A screenshot starts from a clean slate (no remembered panel sizes) and leaves none.
+        persistence_path: screenshot.then(|| scratch_storage.clone()),
+        ..Default::default()
+    };
+    let result_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let slot = std::sync::Arc::clone(&result_slot);
+    let result = eframe::run_native(
+        APP_ID,
+        native,
+        Box::new(move |cc| {
+            let app = HeatlabApp::new(cc, options);
+            if let Ok(mut slot) = slot.lock() {
+                *slot = Some(app.screenshot_result());
+            }
+            Ok(Box::new(app))
+        }),
+    )
+    .map_err(|error| {
+        anyhow::anyhow!(
+            "cannot open the window: {error}; for headless work see `heatlab run --help`"
+        )
+    });
+    if screenshot {
+        // Only our own scratch file; it may not exist.
+        let _ = std::fs::remove_file(&scratch_storage);
+    }
+    result?;
+    if screenshot {
+        let written = result_slot.lock().ok().and_then(|slot| {
+            slot.as_ref()
+                .and_then(|inner| inner.lock().ok().and_then(|r| r.clone()))
+        });
+        match written {
+            Some(Ok(())) => {}
+            Some(Err(error)) => anyhow::bail!("could not save the screenshot: {error}"),
+            None => anyhow::bail!("the window closed before the screenshot was taken"),
+        }
+    }
+    Ok(())
+}

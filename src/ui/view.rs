@@ -1,0 +1,368 @@
+//! One colormapped view (the field or its Laplacian): its controls, the picture with zoom and
+//! pan, and an on-screen colorbar with numbers.
+
+use std::time::{Duration, Instant};
+
+use eframe::egui::{
+    self, Color32, ColorImage, ComboBox, DragValue, Pos2, Rect, Sense, TextureHandle,
+    TextureOptions, Vec2,
+};
+
+use crate::grid::GridSize;
+use crate::render::{Colormap, Preview, ValueRange};
+
+use super::export::format_value;
+use super::settings::{RangeKind, ViewSettings};
+
+/// The largest preview side requested when zoomed in, so a zoomed large field stays cheap.
+pub const MAX_PREVIEW_SIDE: usize = 2048;
+
+/// Width of the on-screen colorbar with its labels, in points.
+const COLORBAR_WIDTH: f32 = 78.0;
+
+/// Zoom and pan shared by both views, so that they always show the same cells.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Viewport {
+    /// 1 shows the whole field; 2 shows half of each side.
+    pub zoom: f32,
+    /// The field point at the centre of the view, in 0..1 along x (columns) and y (rows).
+    pub center: Vec2,
+}
+
+impl Default for Viewport {
+    fn default() -> Self {
+        Self {
+            zoom: 1.0,
+            center: Vec2::splat(0.5),
+        }
+    }
+}
+
+impl Viewport {
+    /// Largest zoom: a few screen pixels per cell of a small field.
+    pub const MAX_ZOOM: f32 = 64.0;
+
+    /// The part of the texture that is visible, in texture coordinates.
+    pub fn uv_rect(&self) -> Rect {
+        let half = 0.5 / self.zoom;
+        Rect::from_min_max(
+            Pos2::new(self.center.x - half, self.center.y - half),
+            Pos2::new(self.center.x + half, self.center.y + half),
+        )
+    }
+
+    /// Zooms about the centre of the view.
+    pub fn zoom_by(&mut self, factor: f32) {
+        self.zoom *= factor;
+        self.clamp();
+    }
+
+    fn clamp(&mut self) {
+        self.zoom = self.zoom.clamp(1.0, Self::MAX_ZOOM);
+        let half = 0.5 / self.zoom;
+        self.center.x = self.center.x.clamp(half, 1.0 - half);
+        self.center.y = self.center.y.clamp(half, 1.0 - half);
+    }
+}
+
+/// The height the two views need side by side in `width` points: controls, pictures, readout.
+pub fn views_height(width: f32, field_size: Option<GridSize>) -> f32 {
+    let (rows, cols) = field_size.map_or((1, 1), |s| (s.rows, s.cols));
+    let column = ((width - 24.0) / 2.0 - COLORBAR_WIDTH).max(32.0);
+    let picture = column * rows as f32 / cols as f32;
+    CONTROLS_HEIGHT + picture + 30.0
+}
+
+/// Height of a view's title and controls, in points.
+const CONTROLS_HEIGHT: f32 = 76.0;
+
+/// What one view shows: the texture and the preview behind it.
+#[derive(Default)]
+pub struct ViewState {
+    texture: Option<TextureHandle>,
+    preview: Option<Preview>,
+    field_size: Option<GridSize>,
+    /// Size in physical pixels the picture was last drawn at.
+    pub shown_pixels: (usize, usize),
+}
+
+impl ViewState {
+    /// Takes a new preview: uploads its pixels to a texture and returns how long that took.
+    pub fn update(
+        &mut self,
+        ctx: &egui::Context,
+        name: &str,
+        preview: Preview,
+        field_size: GridSize,
+    ) -> Duration {
+        let timer = Instant::now();
+        let size = [preview.values.cols(), preview.values.rows()];
+        let image = ColorImage::from_rgba_unmultiplied(size, &preview.rgba);
+        // Nearest sampling: each cell (or block) stays a crisp square when zoomed in.
+        let options = TextureOptions::NEAREST;
+        match &mut self.texture {
+            Some(texture) => texture.set(image, options),
+            None => self.texture = Some(ctx.load_texture(name, image, options)),
+        }
+        self.preview = Some(preview);
+        self.field_size = Some(field_size);
+        timer.elapsed()
+    }
+
+    /// The colour range of the picture shown.
+    pub fn range(&self) -> Option<ValueRange> {
+        self.preview.as_ref().map(|p| p.range)
+    }
+
+    /// The shown value at a cell of the full field (a block mean when the preview is reduced),
+    /// with the block size.
+    pub fn value_at(&self, row: usize, col: usize) -> Option<(f32, usize)> {
+        let preview = self.preview.as_ref()?;
+        let factor = preview.factor.max(1);
+        let (r, c) = (row / factor, col / factor);
+        (r < preview.values.rows() && c < preview.values.cols())
+            .then(|| (preview.values.get(r, c), factor))
+    }
+
+    /// Whether a picture has arrived.
+    pub fn has_picture(&self) -> bool {
+        self.texture.is_some()
+    }
+}
+
+/// The controls above a view: colormap and colour range. Returns whether anything changed.
+pub fn view_controls_ui(
+    ui: &mut egui::Ui,
+    name: &str,
+    settings: &mut ViewSettings,
+    shown: Option<ValueRange>,
+) -> bool {
+    let before = *settings;
+    ui.horizontal_wrapped(|ui| {
+        ComboBox::from_label(format!("{name} colormap"))
+            .selected_text(settings.colormap.to_string())
+            .show_ui(ui, |ui| {
+                for map in Colormap::ALL {
+                    let label = if map.is_diverging() {
+                        format!("{map} (diverging)")
+                    } else {
+                        map.to_string()
+                    };
+                    ui.selectable_value(&mut settings.colormap, map, label);
+                }
+            });
+        ComboBox::from_label(format!("{name} range"))
+            .selected_text(settings.range_kind.to_string())
+            .show_ui(ui, |ui| {
+                for kind in RangeKind::ALL {
+                    ui.selectable_value(&mut settings.range_kind, kind, kind.to_string());
+                }
+            });
+    });
+    let symmetric = settings.colormap.is_diverging() && settings.range_kind != RangeKind::Fixed;
+    ui.horizontal(|ui| {
+        range_bounds_ui(ui, settings, shown);
+        if symmetric {
+            ui.weak("· made symmetric: white is 0")
+                .on_hover_text("a diverging map's middle colour means zero");
+        }
+    });
+    *settings != before
+}
+
+/// The numbers of the selected range mode: percentile bounds or fixed values.
+fn range_bounds_ui(ui: &mut egui::Ui, settings: &mut ViewSettings, shown: Option<ValueRange>) {
+    match settings.range_kind {
+        RangeKind::MinMax => {
+            ui.weak("colours span the smallest to the largest shown value");
+        }
+        RangeKind::Percentile => {
+            let label = ui.label("clip to percentiles");
+            ui.add(
+                DragValue::new(&mut settings.percentile.0)
+                    .range(0.0..=100.0)
+                    .speed(0.5)
+                    .suffix(" %"),
+            )
+            .labelled_by(label.id);
+            let label = ui.label("to");
+            ui.add(
+                DragValue::new(&mut settings.percentile.1)
+                    .range(0.0..=100.0)
+                    .speed(0.5)
+                    .suffix(" %"),
+            )
+            .labelled_by(label.id);
+        }
+        RangeKind::Fixed => {
+            let speed = ((settings.fixed.1 - settings.fixed.0).abs() / 200.0).max(1e-6);
+            let label = ui.label("fixed from");
+            ui.add(
+                DragValue::new(&mut settings.fixed.0)
+                    .speed(speed)
+                    .max_decimals(6),
+            )
+            .labelled_by(label.id);
+            let label = ui.label("to");
+            ui.add(
+                DragValue::new(&mut settings.fixed.1)
+                    .speed(speed)
+                    .max_decimals(6),
+            )
+            .labelled_by(label.id);
+            if let Some(range) = shown {
+                if ui
+                    .small_button("use shown")
+                    .on_hover_text("set the fixed range to the range on screen now")
+                    .clicked()
+                {
+                    settings.fixed = (range.min, range.max);
+                }
+            }
+        }
+    }
+}
+
+/// Where the pointer is over a view, in cells of the full field.
+pub type Hover = Option<(usize, usize)>;
+
+/// Draws the picture (fitted into `ui`'s available space, keeping the field's aspect) and its
+/// colorbar. Scrolling zooms about the pointer, dragging pans, a double click resets. Returns the
+/// hovered cell.
+pub fn picture_ui(
+    ui: &mut egui::Ui,
+    state: &mut ViewState,
+    colormap: Colormap,
+    viewport: &mut Viewport,
+    id: &str,
+) -> Hover {
+    let available = ui.available_size();
+    let (rows, cols) = state.field_size.map_or((1, 1), |s| (s.rows, s.cols));
+    let aspect = cols as f32 / rows as f32;
+    let max_w = (available.x - COLORBAR_WIDTH).max(32.0);
+    let max_h = available.y.max(32.0);
+    let size = if max_w / aspect <= max_h {
+        Vec2::new(max_w, max_w / aspect)
+    } else {
+        Vec2::new(max_h * aspect, max_h)
+    };
+    let ppp = ui.ctx().pixels_per_point();
+    state.shown_pixels = (
+        (size.x * ppp * viewport.zoom).round().max(1.0) as usize,
+        (size.y * ppp * viewport.zoom).round().max(1.0) as usize,
+    );
+    let mut hovered = None;
+    ui.horizontal(|ui| {
+        let (rect, response) = ui.allocate_exact_size(size, Sense::click_and_drag());
+        let response = response.on_hover_cursor(egui::CursorIcon::Crosshair);
+        let painter = ui.painter_at(rect);
+        painter.rect_filled(rect, 0.0, Color32::from_gray(20));
+        match &state.texture {
+            Some(texture) => {
+                painter.image(texture.id(), rect, viewport.uv_rect(), Color32::WHITE);
+            }
+            None => {
+                painter.text(
+                    rect.center(),
+                    egui::Align2::CENTER_CENTER,
+                    "waiting for the field…",
+                    egui::FontId::proportional(14.0),
+                    Color32::GRAY,
+                );
+            }
+        }
+        // Zoom about the pointer, pan by dragging.
+        if response.hovered() {
+            let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+            if scroll != 0.0 {
+                if let Some(pointer) = response.hover_pos() {
+                    let before = to_field(rect, viewport, pointer);
+                    viewport.zoom *= (scroll / 200.0).exp();
+                    viewport.clamp();
+                    let after = to_field(rect, viewport, pointer);
+                    viewport.center += before - after;
+                    viewport.clamp();
+                }
+            }
+        }
+        if response.dragged() {
+            let delta = response.drag_delta();
+            viewport.center -=
+                Vec2::new(delta.x / rect.width(), delta.y / rect.height()) / viewport.zoom;
+            viewport.clamp();
+        }
+        if response.double_clicked() {
+            *viewport = Viewport::default();
+        }
+        if let Some(pointer) = response.hover_pos() {
+            let p = to_field(rect, viewport, pointer);
+            if (0.0..1.0).contains(&p.x) && (0.0..1.0).contains(&p.y) {
+                hovered = Some(((p.y * rows as f32) as usize, (p.x * cols as f32) as usize));
+            }
+        }
+        // The picture is the widget; its name lets screen readers and tests find it.
+        response.widget_info(|| {
+            egui::WidgetInfo::labeled(egui::Role::Image, true, format!("{id} picture"))
+        });
+        colorbar_ui(ui, colormap, state.range(), size.y);
+    });
+    hovered
+}
+
+/// The field point (0..1 along columns and rows) under a screen position.
+fn to_field(rect: Rect, viewport: &Viewport, pos: Pos2) -> Vec2 {
+    let uv = viewport.uv_rect();
+    let t = Vec2::new(
+        (pos.x - rect.left()) / rect.width(),
+        (pos.y - rect.top()) / rect.height(),
+    );
+    Vec2::new(uv.left() + t.x * uv.width(), uv.top() + t.y * uv.height())
+}
+
+/// A vertical colorbar with five labelled ticks, the maximum on top.
+fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: Option<ValueRange>, height: f32) {
+    let (rect, _) = ui.allocate_exact_size(Vec2::new(COLORBAR_WIDTH, height), Sense::hover());
+    let painter = ui.painter_at(rect);
+    let bar = Rect::from_min_size(
+        rect.min + Vec2::new(2.0, 6.0),
+        Vec2::new(14.0, (height - 12.0).max(8.0)),
+    );
+    let table = colormap.table();
+    let segments = 128;
+    for i in 0..segments {
+        let y0 = bar.top() + bar.height() * i as f32 / segments as f32;
+        let y1 = bar.top() + bar.height() * (i + 1) as f32 / segments as f32;
+        let index = 255 - (i * 256 / segments).min(255);
+        let [r, g, b] = table[index];
+        painter.rect_filled(
+            Rect::from_min_max(Pos2::new(bar.left(), y0), Pos2::new(bar.right(), y1 + 0.5)),
+            0.0,
+            Color32::from_rgb(r, g, b),
+        );
+    }
+    let stroke = ui.visuals().widgets.noninteractive.fg_stroke;
+    painter.rect_stroke(
+        bar,
+        0.0,
+        egui::Stroke::new(1.0, stroke.color),
+        egui::StrokeKind::Outside,
+    );
+    if let Some(range) = range {
+        for i in 0..5 {
+            let fraction = i as f32 / 4.0;
+            let y = bar.bottom() - bar.height() * fraction;
+            let value = range.min + (range.max - range.min) * fraction;
+            painter.line_segment(
+                [Pos2::new(bar.right(), y), Pos2::new(bar.right() + 4.0, y)],
+                stroke,
+            );
+            painter.text(
+                Pos2::new(bar.right() + 6.0, y),
+                egui::Align2::LEFT_CENTER,
+                format_value(value),
+                egui::FontId::monospace(11.0),
+                stroke.color,
+            );
+        }
+    }
+}

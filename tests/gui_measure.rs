@@ -1,0 +1,67 @@
+//! Measures the app's frame loop headlessly (egui_kittest, no renderer): frames/s, steps/s and
+//! the per-frame split while animating. Ignored by default; run it on the machine to measure:
+//!
+//! ```text
+//! HEATLAB_MEASURE_SIZE=2000 HEATLAB_MEASURE_STEPS=100 [HEATLAB_MEASURE_AUTO=1] cargo test --release --test gui_measure -- --ignored --nocapture
+//! ```
+
+use std::time::{Duration, Instant};
+
+use eframe::egui::Vec2;
+use egui_kittest::Harness;
+use heatlab::compute::BackendChoice;
+use heatlab::grid::GridSize;
+use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+#[ignore = "a measurement, not a check: run with --ignored on the machine to measure"]
+fn measure_animation() {
+    let size: GridSize = env_or("HEATLAB_MEASURE_SIZE", GridSize::square(2000).unwrap());
+    let steps: u64 = env_or("HEATLAB_MEASURE_STEPS", 10);
+    let seconds: f64 = env_or("HEATLAB_MEASURE_SECONDS", 10.0);
+    let backend: BackendChoice = env_or("HEATLAB_MEASURE_BACKEND", BackendChoice::Auto);
+    let auto_steps = std::env::var("HEATLAB_MEASURE_AUTO").is_ok_and(|v| v == "1");
+    let mut settings = Settings {
+        backend,
+        steps_per_frame: steps,
+        auto_steps,
+        ..Settings::default()
+    };
+    settings.field.size = size;
+    let mut harness = Harness::builder()
+        .with_size(Vec2::new(1440.0, 900.0))
+        .build_eframe(move |cc| {
+            HeatlabApp::new(
+                cc,
+                AppOptions {
+                    settings: Some(settings),
+                    persist: false,
+                    autoplay: true,
+                    ..AppOptions::default()
+                },
+            )
+        });
+    let start = Instant::now();
+    while !(harness.state().is_playing() && harness.state().frames_shown() > 5) {
+        harness.step();
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "never started playing"
+        );
+    }
+    let measuring = Instant::now();
+    while measuring.elapsed().as_secs_f64() < seconds {
+        harness.step();
+        // A display refreshes at most this often; the app never waits for it.
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    println!("heatlab gui measure: {}", harness.state().timing_summary());
+}
