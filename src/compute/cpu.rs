@@ -8,6 +8,8 @@ use rayon::prelude::*;
 use super::{Backend, BackendKind, Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
+use crate::render::preview::render_preview;
+use crate::render::{Layer, Preview, PreviewRequest};
 
 /// Rows of one parallel work item: enough to amortise scheduling, few enough to balance.
 const ROWS_PER_TASK: usize = 8;
@@ -205,6 +207,14 @@ impl Backend for CpuBackend {
 
     fn download(&mut self) -> Result<Grid> {
         self.held().cloned()
+    }
+
+    fn render_preview(&mut self, request: &PreviewRequest) -> Result<Preview> {
+        // The held field is rendered in place: no full-resolution copy per frame.
+        match request.layer {
+            Layer::Field => Ok(render_preview(self.held()?, request)),
+            Layer::Laplacian => Ok(render_preview(&self.laplacian(request.boundary)?, request)),
+        }
     }
 
     fn laplacian(&mut self, boundary: Boundary) -> Result<Grid> {

@@ -31,6 +31,13 @@ pub fn write_atomically(
     temp.as_file()
         .sync_all()
         .map_err(|e| HeatlabError::io("writing", path, e))?;
+    // Temporary files are created private (0600); what the user exports is an ordinary file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| HeatlabError::io("writing", path, e))?;
+    }
     temp.persist(path)
         .map_err(|e| HeatlabError::io("renaming into place", path, e.error))?;
     Ok(())
