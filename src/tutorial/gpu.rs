@@ -110,6 +110,23 @@ pub(crate) struct ElementwiseGpuRun {
     pub(crate) device_resident_wall: TimingStats,
 }
 
+impl ElementwiseGpuRun {
+    /// Records the GPU timings in `timings` and returns the GPU's output with its largest
+    /// difference from the CPU's `reference` (none when the CPU did not run).
+    pub(crate) fn record(
+        self,
+        reference: &[f32],
+        timings: &mut super::KernelTimings,
+    ) -> (Vec<f32>, Option<f64>) {
+        let difference =
+            (!reference.is_empty()).then(|| super::max_abs_difference(&self.output, reference));
+        timings.gpu_host_arrays = Some(self.host_arrays);
+        timings.gpu_device_resident = Some(self.device_resident);
+        timings.gpu_device_resident_wall = Some(self.device_resident_wall);
+        (self.output, difference)
+    }
+}
+
 /// Launches one element-wise kernel: (stream, device inputs, device output).
 pub(crate) type ElementwiseLaunch<'a> =
     dyn Fn(&Arc<CudaStream>, &[CudaSlice<f32>], &mut CudaSlice<f32>) -> Result<()> + 'a;

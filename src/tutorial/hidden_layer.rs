@@ -13,9 +13,9 @@ use cudarc::driver::PushKernelArg;
 
 use super::gpu::run_elementwise;
 use super::{
-    array_bytes, fill_in_chunks, max_abs_difference, time_cpu_runs, ArrayStats, CpuThreads,
-    KernelRun, KernelSummary, KernelTimings, PhaseProgress, RunControl, RunOptions, RunPhase,
-    TutorialGpu, TutorialKernel, CPU_CHUNK,
+    array_bytes, fill_in_chunks, time_cpu_runs, ArrayStats, CpuThreads, KernelRun, KernelSummary,
+    KernelTimings, PhaseProgress, RunControl, RunOptions, RunPhase, TutorialGpu, TutorialKernel,
+    CPU_CHUNK,
 };
 use crate::compute::cuda::driver_error;
 use crate::error::Result;
@@ -198,13 +198,7 @@ pub fn run(
             control,
             &launch,
         )?;
-        if !activations.is_empty() {
-            difference = Some(max_abs_difference(&measured.output, &activations));
-        }
-        activations = measured.output;
-        timings.gpu_host_arrays = Some(measured.host_arrays);
-        timings.gpu_device_resident = Some(measured.device_resident);
-        timings.gpu_device_resident_wall = Some(measured.device_resident_wall);
+        (activations, difference) = measured.record(&activations, &mut timings);
         gpu_name = Some(gpu.name().to_string());
     }
 
