@@ -225,3 +225,34 @@ fn gpu_previews_equal_cpu_previews() {
         );
     }
 }
+
+#[test]
+fn long_runs_replayed_as_cuda_graphs_match_cpu() {
+    // Hundreds of launches go through captured graphs; changing the coefficient or boundary,
+    // or uploading a new field, must capture anew rather than replay a stale graph.
+    let Some(mut cuda) = cuda_or_skip("long_runs_replayed_as_cuda_graphs_match_cpu") else {
+        return;
+    };
+    for (rows, cols) in [(256, 256), (300, 124)] {
+        let params = JaggedParams {
+            size: GridSize::new(rows, cols).unwrap(),
+            ..JaggedParams::default()
+        };
+        let initial = generate_jagged(&params, &|_| {}).unwrap();
+        let mut cpu = CpuBackend::new();
+        cpu.upload(&initial).unwrap();
+        cuda.upload(&initial).unwrap();
+        for (coeff, boundary, steps) in [
+            (0.25, Boundary::Dirichlet, 1001),
+            (0.2, Boundary::Dirichlet, 700),
+            (0.2, Boundary::Periodic, 2048),
+            (0.24, Boundary::Neumann, 999),
+        ] {
+            let step = StepParams { coeff, boundary };
+            cpu.advance(steps, &step).unwrap();
+            cuda.advance(steps, &step).unwrap();
+            let diff = max_abs_diff(&cpu.download().unwrap(), &cuda.download().unwrap());
+            assert_eq!(diff, 0.0, "{rows}x{cols} after {steps} {boundary} steps at {coeff}");
+        }
+    }
+}

@@ -54,7 +54,14 @@ impl CudaDevice {
             let context = CudaContext::new(0).map_err(|e| format!("no usable GPU: {e}"))?;
             let name = context.name().map_err(|e| e.to_string())?;
             let compute_capability = context.compute_capability().map_err(|e| e.to_string())?;
-            let stream = context.default_stream();
+            // heatlab does all its GPU work on this one stream, so cudarc's per-buffer event
+            // tracking (for ordering work across streams) is not needed; turning it off keeps
+            // launches lean. A stream of its own (not the legacy default stream) can be
+            // captured into CUDA graphs.
+            // SAFETY: every buffer of this context is allocated, used and freed on `stream`
+            // only, so no cross-stream synchronisation is ever needed.
+            unsafe { context.disable_event_tracking() };
+            let stream = context.new_stream().map_err(|e| e.to_string())?;
             Ok(Self {
                 context,
                 stream,

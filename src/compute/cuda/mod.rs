@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    sys, CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+};
 
 pub use device::{driver_error, CudaDevice, GpuTimer};
 
@@ -140,6 +142,29 @@ impl FieldBuffers {
     }
 }
 
+/// Kernel launches per CUDA graph: even, so that a replay leaves the double buffers as they
+/// were; enough that the per-launch overhead of queuing them one by one disappears.
+const GRAPH_LAUNCHES: u64 = 32;
+
+/// What a captured graph computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct GraphKey {
+    kernel: CudaKernel,
+    boundary: Boundary,
+    coeff_bits: u32,
+}
+
+/// A captured graph of [`GRAPH_LAUNCHES`] launches on the current buffers.
+struct CachedGraph {
+    key: GraphKey,
+    graph: CudaGraph,
+}
+
+// SAFETY: CUDA graphs must not be used from two threads at once; moving one to another thread
+// is allowed (its launch binds the context to the calling thread first). A `CachedGraph` is
+// owned by one `CudaBackend` and used only through `&mut self`, so it is never shared.
+unsafe impl Send for CachedGraph {}
+
 /// Steps the field on an NVIDIA GPU.
 pub struct CudaBackend {
     device: CudaDevice,
@@ -152,6 +177,10 @@ pub struct CudaBackend {
     tuning: Vec<(CudaKernel, f64)>,
     /// The size `selected` was chosen for.
     tuned_size: Option<GridSize>,
+    /// Launches replayed as a CUDA graph; captured for the current buffers and parameters.
+    graph: Option<CachedGraph>,
+    /// Cleared if a capture ever fails, after which launches are queued one by one.
+    graphs_enabled: bool,
 }
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
@@ -202,6 +231,8 @@ impl CudaBackend {
             selected: CudaKernel::JacobiRows,
             tuning: Vec::new(),
             tuned_size: None,
+            graph: None,
+            graphs_enabled: true,
         })
     }
 
@@ -265,6 +296,65 @@ impl CudaBackend {
     /// Queues `launches` launches of an exact kernel (each `steps_per_launch` steps), flipping
     /// the buffers after each.
     fn launch_steps(
+        &mut self,
+        kernel: CudaKernel,
+        launches: u64,
+        params: &StepParams,
+    ) -> Result<()> {
+        let mut remaining = launches;
+        if self.graphs_enabled && launches >= GRAPH_LAUNCHES {
+            match self.graph_for(kernel, params) {
+                Ok(()) => {
+                    if let Some(cached) = &self.graph {
+                        while remaining >= GRAPH_LAUNCHES {
+                            cached
+                                .graph
+                                .launch()
+                                .map_err(driver_error("launching a CUDA graph"))?;
+                            remaining -= GRAPH_LAUNCHES;
+                        }
+                    }
+                }
+                // Graphs are an optimisation: without them the same launches are queued one by one.
+                Err(_) => self.graphs_enabled = false,
+            }
+        }
+        self.launch_steps_directly(kernel, remaining, params)
+    }
+
+    /// Makes `self.graph` hold [`GRAPH_LAUNCHES`] launches of `kernel` with `params` on the
+    /// current buffers, capturing it if the cached one is for something else.
+    fn graph_for(&mut self, kernel: CudaKernel, params: &StepParams) -> Result<()> {
+        let key = GraphKey {
+            kernel,
+            boundary: params.boundary,
+            coeff_bits: params.coeff.to_bits(),
+        };
+        if self.graph.as_ref().is_some_and(|cached| cached.key == key) {
+            return Ok(());
+        }
+        self.graph = None;
+        let stream = self.device.stream().clone();
+        stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(driver_error("starting a CUDA graph capture"))?;
+        // An even number of launches leaves the buffers as they were, so the graph can be
+        // replayed any number of times without swapping them.
+        let captured = self.launch_steps_directly(kernel, GRAPH_LAUNCHES, params);
+        let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+        captured?;
+        let graph = graph
+            .map_err(driver_error("instantiating a CUDA graph"))?
+            .ok_or_else(|| HeatlabError::Cuda {
+                context: "capturing a CUDA graph".into(),
+                message: "nothing was captured".into(),
+            })?;
+        self.graph = Some(CachedGraph { key, graph });
+        Ok(())
+    }
+
+    /// Queues `launches` launches one by one (see [`Self::launch_steps`]).
+    fn launch_steps_directly(
         &mut self,
         kernel: CudaKernel,
         launches: u64,
@@ -515,7 +605,9 @@ impl Backend for CudaBackend {
     fn upload(&mut self, field: &Grid) -> Result<()> {
         let size = field.size();
         dims(size)?;
-        // Release the old field first so that its memory counts as free.
+        // Release the old field (and the graph that points into it) first so that its memory
+        // counts as free.
+        self.graph = None;
         self.buffers = None;
         let (free, _) = self.device.memory_info()?;
         crate::memory::ensure_gpu_memory(
