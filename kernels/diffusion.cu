@@ -127,3 +127,214 @@ extern "C" __global__ void seed_diffusion_inplace(float* field, float* lapl, int
         field[(size_t)x * cols + y] = (float)(field[(size_t)x * cols + y] - val * (double)coeff);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Bandwidth-bound single step: float4 loads and stores, ROWS rows per thread (8 or 16: more rows
+// per thread re-read fewer halo rows, fewer give more threads for small fields).
+// Requires cols % 4 == 0 (the host falls back to jacobi_step otherwise). Block (32, y): a warp
+// covers 128 consecutive columns of one row band; horizontal neighbours inside the warp come
+// from shuffles, only the warp's two edge lanes load a scalar from the next quad.
+// ---------------------------------------------------------------------------------------------
+#define FULL_MASK 0xffffffffu
+
+__device__ __forceinline__ int wrap_index(int i, int n) {
+    int m = i % n;
+    return m < 0 ? m + n : m;
+}
+
+// A row's quad, or the ghost quad for rows outside the grid (rows past the ghost row are only
+// loaded, never used, and are wrapped or clamped into the grid).
+template <int BC>
+__device__ __forceinline__ float4 row_quad(const float4* __restrict__ f4, int r, int q, int rows, int quads) {
+    if (BC == BC_DIRICHLET) {
+        if (r < 0 || r >= rows) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    } else if (BC == BC_NEUMANN) {
+        r = r < 0 ? 0 : (r >= rows ? rows - 1 : r);
+    } else {
+        r = wrap_index(r, rows);
+    }
+    return __ldg(&f4[(size_t)r * quads + q]);
+}
+
+// The value left of column c0 (the quad's first column) in row r: the ghost at the left edge.
+template <int BC>
+__device__ __forceinline__ float left_of_quad(const float* __restrict__ f, int r, int c0, int cols, float first) {
+    if (c0 > 0) return __ldg(&f[(size_t)r * cols + c0 - 1]);
+    if (BC == BC_DIRICHLET) return 0.0f;
+    if (BC == BC_NEUMANN) return first;
+    return __ldg(&f[(size_t)r * cols + cols - 1]);
+}
+
+// The value right of column c0 + 3 in row r: the ghost at the right edge.
+template <int BC>
+__device__ __forceinline__ float right_of_quad(const float* __restrict__ f, int r, int c0, int cols, float last) {
+    if (c0 + 4 < cols) return __ldg(&f[(size_t)r * cols + c0 + 4]);
+    if (BC == BC_DIRICHLET) return 0.0f;
+    if (BC == BC_NEUMANN) return last;
+    return __ldg(&f[(size_t)r * cols]);
+}
+
+__device__ __forceinline__ float jacobi_cell(float mid, float up, float down, float left, float right, float coeff) {
+    const float lapl = 4.0f * mid - up - down - left - right;
+    return mid - coeff * lapl;
+}
+
+__device__ __forceinline__ float4 jacobi_quad(float4 mid, float4 up, float4 down, float left, float right, float coeff) {
+    float4 out;
+    out.x = jacobi_cell(mid.x, up.x, down.x, left, mid.y, coeff);
+    out.y = jacobi_cell(mid.y, up.y, down.y, mid.x, mid.z, coeff);
+    out.z = jacobi_cell(mid.z, up.z, down.z, mid.y, mid.w, coeff);
+    out.w = jacobi_cell(mid.w, up.w, down.w, mid.z, right, coeff);
+    return out;
+}
+
+template <int BC, int ROWS>
+__device__ __forceinline__ void jacobi_step_vec4(const float* __restrict__ in, float* __restrict__ out,
+                                                 int rows, int cols, float coeff) {
+    const int quads = cols >> 2;
+    const int q = blockIdx.x * blockDim.x + threadIdx.x;
+    const int r0 = (blockIdx.y * blockDim.y + threadIdx.y) * ROWS;
+    const int lane = threadIdx.x & 31;
+    // No early return: every lane must reach the shuffles.
+    const bool column_active = q < quads;
+    const int qc = column_active ? q : quads - 1;
+    const float4* in4 = reinterpret_cast<const float4*>(in);
+    float4* out4 = reinterpret_cast<float4*>(out);
+    const int c0 = qc * 4;
+    // All loads first, so that ROWS + 2 of them (and the edge lanes' scalars) are in flight at
+    // once: a single-step kernel is limited by memory latency unless many bytes are in flight.
+    float4 column[ROWS + 2];
+#pragma unroll
+    for (int i = 0; i < ROWS + 2; ++i) column[i] = row_quad<BC>(in4, r0 - 1 + i, qc, rows, quads);
+    const bool left_edge = lane == 0 || c0 == 0;
+    const bool right_edge = lane == 31 || c0 + 4 >= cols;
+    float left_outside[ROWS];
+    float right_outside[ROWS];
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        const int r = min(r0 + i, rows - 1);
+        left_outside[i] = left_edge ? left_of_quad<BC>(in, r, c0, cols, column[i + 1].x) : 0.0f;
+        right_outside[i] = right_edge ? right_of_quad<BC>(in, r, c0, cols, column[i + 1].w) : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        const int r = r0 + i;
+        const float4 mid = column[i + 1];
+        float left = __shfl_up_sync(FULL_MASK, mid.w, 1);
+        float right = __shfl_down_sync(FULL_MASK, mid.x, 1);
+        if (left_edge) left = left_outside[i];
+        if (right_edge) right = right_outside[i];
+        if (r < rows && column_active) {
+            out4[(size_t)r * quads + qc] = jacobi_quad(mid, column[i], column[i + 2], left, right, coeff);
+        }
+    }
+}
+
+#define VEC4_KERNEL(ROWS, NAME, BC)                                                               \
+    extern "C" __global__ void jacobi_step_vec4r##ROWS##_##NAME(                                    \
+        const float* __restrict__ in, float* __restrict__ out, int rows, int cols, float coeff) {   \
+        jacobi_step_vec4<BC, ROWS>(in, out, rows, cols, coeff);                                     \
+    }
+VEC4_KERNEL(8, dirichlet, BC_DIRICHLET)
+VEC4_KERNEL(8, neumann, BC_NEUMANN)
+VEC4_KERNEL(8, periodic, BC_PERIODIC)
+VEC4_KERNEL(16, dirichlet, BC_DIRICHLET)
+VEC4_KERNEL(16, neumann, BC_NEUMANN)
+VEC4_KERNEL(16, periodic, BC_PERIODIC)
+
+// ---------------------------------------------------------------------------------------------
+// Temporal blocking in registers: K steps per launch, one read and one write of the field.
+//
+// Each warp owns a strip of 128 columns (4 per lane) and a segment of `segment_rows` rows, and
+// marches down it one row at a time. Level 0 is the field as loaded; level k (1..K) of row j is
+// computed as soon as level k-1 holds rows j-1, j, j+1, so level k trails level 0 by k rows.
+// Each level keeps its last three rows in registers; left and right neighbours come from warp
+// shuffles. Values near the strip's sides and the segment's ends are computed redundantly
+// (K/4 lanes each side, K rows above and below) and discarded, so warps never talk to each
+// other and no shared memory or barrier is needed. Requires cols % 4 == 0 and K % 4 == 0.
+//
+// Boundaries: for Dirichlet and Neumann a cell on the grid's edge uses the ghost rule for its
+// outside neighbour at every level (0, or itself); values computed outside the grid are never
+// used. For periodic, rows and columns outside the grid are loaded wrapped, and the marching
+// computes them exactly as the torus would, so no special case is needed.
+// ---------------------------------------------------------------------------------------------
+template <int BC>
+__device__ __forceinline__ float4 load_level0(const float* __restrict__ f, int r, int c0, int rows, int cols) {
+    if (BC == BC_PERIODIC) {
+        r = wrap_index(r, rows);
+        c0 = wrap_index(c0, cols);
+    } else if (r < 0 || r >= rows || c0 < 0 || c0 >= cols) {
+        return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    return __ldg(reinterpret_cast<const float4*>(f + (size_t)r * cols + c0));
+}
+
+template <int BC, int K>
+__device__ __forceinline__ void jacobi_temporal(const float* __restrict__ in, float* __restrict__ out,
+                                                int rows, int cols, float coeff, int segment_rows) {
+    constexpr int HALO_LANES = K / 4;
+    constexpr int OUT_COLS = 128 - 2 * K;
+    const int lane = threadIdx.x & 31;
+    const int strip = blockIdx.x;
+    const int segment = blockIdx.y * blockDim.y + threadIdx.y;
+    const int r_start = segment * segment_rows;
+    if (r_start >= rows) return;  // whole warp leaves together (threadIdx.y is per warp)
+    const int r_end = min(r_start + segment_rows, rows);
+    const int c0 = strip * OUT_COLS - K + lane * 4;  // first column of this lane's quad
+    const bool writes = lane >= HALO_LANES && lane < 32 - HALO_LANES && c0 < cols;
+
+    // window[k][0..2]: level k at rows (j-1, j, j+1) for the next level's row j.
+    float4 window[K][3];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        window[k][0] = window[k][1] = window[k][2] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    const int first = r_start - K;
+    const int last = r_end - 1 + K;
+    // The next row's load is issued a row ahead so that its latency overlaps the K updates.
+    float4 prefetched = load_level0<BC>(in, first, c0, rows, cols);
+    for (int j0 = first; j0 <= last; ++j0) {
+        const float4 loaded = prefetched;
+        prefetched = load_level0<BC>(in, j0 + 1, c0, rows, cols);
+        window[0][0] = window[0][1];
+        window[0][1] = window[0][2];
+        window[0][2] = loaded;
+#pragma unroll
+        for (int k = 1; k <= K; ++k) {
+            const int j = j0 - k;  // row of level k computed now
+            const float4 mid = window[k - 1][1];
+            float4 up = window[k - 1][0];
+            float4 down = window[k - 1][2];
+            float left = __shfl_up_sync(FULL_MASK, mid.w, 1);
+            float right = __shfl_down_sync(FULL_MASK, mid.x, 1);
+            if (BC != BC_PERIODIC) {
+                const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if (j == 0) up = (BC == BC_DIRICHLET) ? zero : mid;
+                if (j == rows - 1) down = (BC == BC_DIRICHLET) ? zero : mid;
+                if (c0 == 0) left = (BC == BC_DIRICHLET) ? 0.0f : mid.x;
+                if (c0 + 4 == cols) right = (BC == BC_DIRICHLET) ? 0.0f : mid.w;
+            }
+            const float4 next = jacobi_quad(mid, up, down, left, right, coeff);
+            if (k < K) {
+                window[k][0] = window[k][1];
+                window[k][1] = window[k][2];
+                window[k][2] = next;
+            } else if (writes && j >= r_start && j < r_end) {
+                *reinterpret_cast<float4*>(out + (size_t)j * cols + c0) = next;
+            }
+        }
+    }
+}
+
+#define TEMPORAL_KERNEL(K, NAME, BC)                                                              \
+    extern "C" __global__ void __launch_bounds__(128) jacobi_temporal##K##_##NAME(                  \
+        const float* __restrict__ in, float* __restrict__ out, int rows, int cols, float coeff,   \
+        int segment_rows) {                                                                       \
+        jacobi_temporal<BC, K>(in, out, rows, cols, coeff, segment_rows);                         \
+    }
+TEMPORAL_KERNEL(4, dirichlet, BC_DIRICHLET)
+TEMPORAL_KERNEL(4, neumann, BC_NEUMANN)
+TEMPORAL_KERNEL(4, periodic, BC_PERIODIC)
+TEMPORAL_KERNEL(8, dirichlet, BC_DIRICHLET)
+TEMPORAL_KERNEL(8, neumann, BC_NEUMANN)
+TEMPORAL_KERNEL(8, periodic, BC_PERIODIC)

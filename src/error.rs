@@ -28,7 +28,9 @@ pub enum HeatlabError {
         log: String,
     },
     /// A buffer does not fit in the memory that is there.
-    #[error("a {what} needs {needed_mib:.1} MiB but only {available_mib:.1} MiB {place} memory is free")]
+    #[error(
+        "a {what} needs {needed_mib:.1} MiB but only {available_mib:.1} MiB {place} memory is free"
+    )]
     OutOfMemory {
         /// What was being allocated.
         what: String,

@@ -11,8 +11,10 @@ pub mod memory;
 
 pub use error::{HeatlabError, Result};
 pub use grid::{Grid, GridSize};
+pub mod bench;
 pub mod cli;
 pub mod export;
 pub mod render;
 pub mod sim;
+pub mod tutorial;
 pub mod ui;

@@ -10,7 +10,13 @@ pub fn host_available_bytes() -> Option<usize> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     text.lines()
         .find_map(|line| line.strip_prefix("MemAvailable:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<usize>()
+                .ok()
+        })
         .map(|kib| kib * 1024)
 }
 

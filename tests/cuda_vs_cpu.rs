@@ -31,11 +31,28 @@ fn cuda_matches_golden_numpy_steps() {
         for (name, diffused, laplacian) in case.stepped {
             let boundary: Boundary = name.parse().unwrap();
             cuda.upload(&initial).unwrap();
-            cuda.advance(case.steps, &StepParams { coeff: case.coeff, boundary }).unwrap();
+            cuda.advance(
+                case.steps,
+                &StepParams {
+                    coeff: case.coeff,
+                    boundary,
+                },
+            )
+            .unwrap();
             let field = cuda.download().unwrap();
-            assert_eq!(max_abs_diff(&field, &load(diffused)), 0.0, "{name} field {}x{}", case.rows, case.cols);
+            assert_eq!(
+                max_abs_diff(&field, &load(diffused)),
+                0.0,
+                "{name} field {}x{}",
+                case.rows,
+                case.cols
+            );
             let lapl = cuda.laplacian(boundary).unwrap();
-            assert_eq!(max_abs_diff(&lapl, &load(laplacian)), 0.0, "{name} Laplacian");
+            assert_eq!(
+                max_abs_diff(&lapl, &load(laplacian)),
+                0.0,
+                "{name} Laplacian"
+            );
         }
     }
 }
@@ -46,10 +63,16 @@ fn cuda_matches_cpu_on_large_odd_fields() {
         return;
     };
     for (rows, cols) in [(1000, 1000), (517, 1283), (1, 300), (300, 1)] {
-        let params = JaggedParams { size: GridSize::new(rows, cols).unwrap(), ..JaggedParams::default() };
+        let params = JaggedParams {
+            size: GridSize::new(rows, cols).unwrap(),
+            ..JaggedParams::default()
+        };
         let initial = generate_jagged(&params, &|_| {}).unwrap();
         for boundary in Boundary::ALL {
-            let step = StepParams { coeff: 0.23, boundary };
+            let step = StepParams {
+                coeff: 0.23,
+                boundary,
+            };
             let mut cpu = CpuBackend::new();
             cpu.upload(&initial).unwrap();
             cuda.upload(&initial).unwrap();
@@ -58,7 +81,10 @@ fn cuda_matches_cpu_on_large_odd_fields() {
             let diff = max_abs_diff(&cpu.download().unwrap(), &cuda.download().unwrap());
             eprintln!("{rows}x{cols} {boundary}: max |cuda - cpu| = {diff:e}");
             assert_eq!(diff, 0.0, "{rows}x{cols} {boundary}");
-            let lapl_diff = max_abs_diff(&cpu.laplacian(boundary).unwrap(), &cuda.laplacian(boundary).unwrap());
+            let lapl_diff = max_abs_diff(
+                &cpu.laplacian(boundary).unwrap(),
+                &cuda.laplacian(boundary).unwrap(),
+            );
             assert_eq!(lapl_diff, 0.0, "{rows}x{cols} {boundary} Laplacian");
         }
     }
@@ -69,10 +95,14 @@ fn seed_faithful_kernel_is_close_to_jacobi_for_one_step() {
     // From a fresh upload the first in-place step races only where neighbouring blocks have
     // already written; the result must still be close to the Jacobi step, which shows the
     // port computes the same stencil.
-    let Some(mut cuda) = cuda_or_skip("seed_faithful_kernel_is_close_to_jacobi_for_one_step") else {
+    let Some(mut cuda) = cuda_or_skip("seed_faithful_kernel_is_close_to_jacobi_for_one_step")
+    else {
         return;
     };
-    let params = JaggedParams { size: GridSize::new(256, 256).unwrap(), ..JaggedParams::default() };
+    let params = JaggedParams {
+        size: GridSize::new(256, 256).unwrap(),
+        ..JaggedParams::default()
+    };
     let initial = generate_jagged(&params, &|_| {}).unwrap();
     let mut cpu = CpuBackend::new();
     cpu.upload(&initial).unwrap();
@@ -84,5 +114,112 @@ fn seed_faithful_kernel_is_close_to_jacobi_for_one_step() {
     let scale = heatlab::sim::FieldStats::of(&initial).max;
     let diff = max_abs_diff(&field, &reference);
     eprintln!("seed kernel, one step: max |seed - jacobi| = {diff:e} (field max {scale})");
-    assert!(diff <= 0.25 * scale, "the seed port computes a different stencil: {diff}");
+    assert!(
+        diff <= 0.25 * scale,
+        "the seed port computes a different stencil: {diff}"
+    );
+}
+
+#[test]
+fn every_exact_kernel_matches_cpu_for_every_boundary() {
+    use heatlab::compute::cuda::CudaKernel;
+    let Some(mut cuda) = cuda_or_skip("every_exact_kernel_matches_cpu_for_every_boundary") else {
+        return;
+    };
+    // Sizes around the kernels' tiles: partial strips and segments, tiny grids, a tall one.
+    for (rows, cols) in [
+        (517, 1284),
+        (1000, 1000),
+        (3, 8),
+        (64, 4),
+        (130, 260),
+        (1, 128),
+        (2000, 132),
+    ] {
+        let params = JaggedParams {
+            size: GridSize::new(rows, cols).unwrap(),
+            ..JaggedParams::default()
+        };
+        let initial = generate_jagged(&params, &|_| {}).unwrap();
+        for boundary in Boundary::ALL {
+            let step = StepParams {
+                coeff: 0.21,
+                boundary,
+            };
+            let steps = 43; // not a multiple of 4 or 8: temporal kernels finish with single steps
+            let mut cpu = CpuBackend::new();
+            cpu.upload(&initial).unwrap();
+            cpu.advance(steps, &step).unwrap();
+            let expected = cpu.download().unwrap();
+            for kernel in CudaKernel::exact_candidates(initial.size()) {
+                cuda.upload(&initial).unwrap();
+                cuda.advance_with(kernel, steps, &step).unwrap();
+                let diff = max_abs_diff(&expected, &cuda.download().unwrap());
+                assert_eq!(
+                    diff, 0.0,
+                    "{kernel} on {rows}x{cols} {boundary}: max diff {diff:e}"
+                );
+            }
+        }
+    }
+    eprintln!("every exact kernel matched the CPU bit for bit");
+}
+
+#[test]
+fn gpu_previews_equal_cpu_previews() {
+    use heatlab::render::{Colormap, Layer, PreviewRequest, RangeMode};
+    let Some(mut cuda) = cuda_or_skip("gpu_previews_equal_cpu_previews") else {
+        return;
+    };
+    let params = JaggedParams {
+        size: GridSize::new(1001, 1500).unwrap(),
+        ..JaggedParams::default()
+    };
+    let initial = generate_jagged(&params, &|_| {}).unwrap();
+    let mut cpu = CpuBackend::new();
+    cpu.upload(&initial).unwrap();
+    cuda.upload(&initial).unwrap();
+    let step = StepParams {
+        coeff: 0.25,
+        boundary: Boundary::Neumann,
+    };
+    cpu.advance(50, &step).unwrap();
+    cuda.advance(50, &step).unwrap();
+    for (layer, colormap, range_mode, max_size) in [
+        (
+            Layer::Field,
+            Colormap::Viridis,
+            RangeMode::MinMax,
+            (400, 300),
+        ),
+        (
+            Layer::Laplacian,
+            Colormap::Inferno,
+            RangeMode::LAPLACIAN_DEFAULT,
+            (1500, 1001),
+        ),
+        (
+            Layer::Laplacian,
+            Colormap::Coolwarm,
+            RangeMode::MinMax,
+            (97, 61),
+        ),
+    ] {
+        let request = PreviewRequest {
+            layer,
+            boundary: Boundary::Neumann,
+            colormap,
+            range_mode,
+            max_size,
+        };
+        let on_cpu = cpu.render_preview(&request).unwrap();
+        let on_gpu = cuda.render_preview(&request).unwrap();
+        assert_eq!(on_gpu.factor, on_cpu.factor);
+        assert_eq!(on_gpu.values, on_cpu.values, "{layer:?} values");
+        assert_eq!(on_gpu.range, on_cpu.range);
+        assert!(
+            on_gpu.rgba == on_cpu.rgba,
+            "{layer:?} {colormap} pixels differ"
+        );
+    }
 }

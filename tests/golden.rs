@@ -18,7 +18,13 @@ fn jagged_field_matches_numpy_to_1e_5() {
         let ours = generate_jagged(&params, &|_| {}).unwrap();
         let numpy = load(case.field);
         let diff = max_abs_diff(&ours, &numpy);
-        assert!(diff <= 1e-5, "{}x{} seed {}: max diff {diff}", case.rows, case.cols, case.seed);
+        assert!(
+            diff <= 1e-5,
+            "{}x{} seed {}: max diff {diff}",
+            case.rows,
+            case.cols,
+            case.seed
+        );
         // The percentile threshold zeroes most cells: both must zero the same ones.
         let zeros = |g: &heatlab::Grid| g.as_slice().iter().filter(|v| **v == 0.0).count();
         assert_eq!(zeros(&ours), zeros(&numpy));
@@ -33,12 +39,25 @@ fn cpu_steps_match_numpy_bit_for_bit() {
             let boundary: Boundary = name.parse().unwrap();
             let mut cpu = CpuBackend::new();
             cpu.upload(&initial).unwrap();
-            let params = StepParams { coeff: case.coeff, boundary };
+            let params = StepParams {
+                coeff: case.coeff,
+                boundary,
+            };
             cpu.advance(case.steps, &params).unwrap();
             let field = cpu.download().unwrap();
-            assert_eq!(max_abs_diff(&field, &load(diffused)), 0.0, "{name} field, {}x{}", case.rows, case.cols);
+            assert_eq!(
+                max_abs_diff(&field, &load(diffused)),
+                0.0,
+                "{name} field, {}x{}",
+                case.rows,
+                case.cols
+            );
             let lapl = cpu.laplacian(boundary).unwrap();
-            assert_eq!(max_abs_diff(&lapl, &load(laplacian)), 0.0, "{name} Laplacian");
+            assert_eq!(
+                max_abs_diff(&lapl, &load(laplacian)),
+                0.0,
+                "{name} Laplacian"
+            );
         }
     }
 }
@@ -47,7 +66,10 @@ fn cpu_steps_match_numpy_bit_for_bit() {
 fn single_thread_and_all_threads_agree() {
     let case = &golden_cases()[0];
     let initial = load(case.field);
-    let params = StepParams { coeff: 0.2, boundary: Boundary::Periodic };
+    let params = StepParams {
+        coeff: 0.2,
+        boundary: Boundary::Periodic,
+    };
     let mut one = CpuBackend::with_threads(1);
     let mut many = CpuBackend::with_threads(4);
     one.upload(&initial).unwrap();

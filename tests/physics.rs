@@ -23,11 +23,22 @@ fn neumann_and_periodic_conserve_total_heat() {
     for boundary in [Boundary::Neumann, Boundary::Periodic] {
         let mut cpu = CpuBackend::new();
         cpu.upload(&initial).unwrap();
-        cpu.advance(5000, &StepParams { coeff: 0.25, boundary }).unwrap();
+        cpu.advance(
+            5000,
+            &StepParams {
+                coeff: 0.25,
+                boundary,
+            },
+        )
+        .unwrap();
         let after = cpu.download().unwrap();
         let stats = FieldStats::of(&after);
         let drift = (stats.total - before).abs() / before;
-        assert!(drift < 1e-4, "{boundary}: total went from {before} to {} (drift {drift})", stats.total);
+        assert!(
+            drift < 1e-4,
+            "{boundary}: total went from {before} to {} (drift {drift})",
+            stats.total
+        );
         // Heat spreads: the maximum falls and the minimum rises.
         let initial_stats = FieldStats::of(&initial);
         assert!(stats.max < initial_stats.max);
@@ -54,7 +65,9 @@ fn dirichlet_sine_mode_decays_at_the_exact_rate() {
             (PI * (kx * (r + 1)) as f64 / (rows + 1) as f64).sin()
                 * (PI * (ky * (c + 1)) as f64 / (cols + 1) as f64).sin()
         };
-        let data: Vec<f32> = (0..rows * cols).map(|i| mode(i / cols, i % cols) as f32).collect();
+        let data: Vec<f32> = (0..rows * cols)
+            .map(|i| mode(i / cols, i % cols) as f32)
+            .collect();
         let initial = Grid::from_vec(GridSize::new(rows, cols).unwrap(), data).unwrap();
         let factor = 1.0
             - f64::from(coeff)
@@ -63,7 +76,14 @@ fn dirichlet_sine_mode_decays_at_the_exact_rate() {
         let steps = 200;
         let mut cpu = CpuBackend::new();
         cpu.upload(&initial).unwrap();
-        cpu.advance(steps, &StepParams { coeff, boundary: Boundary::Dirichlet }).unwrap();
+        cpu.advance(
+            steps,
+            &StepParams {
+                coeff,
+                boundary: Boundary::Dirichlet,
+            },
+        )
+        .unwrap();
         let after = cpu.download().unwrap();
         let expected_scale = factor.powi(steps as i32);
         let mut worst = 0.0f64;
@@ -75,7 +95,10 @@ fn dirichlet_sine_mode_decays_at_the_exact_rate() {
         }
         // float32 rounding over 200 steps; the mode's amplitude is 1 and the rates differ by
         // far more than this between neighbouring modes.
-        assert!(worst < 2e-5 * (1.0 + expected_scale.abs()), "mode ({kx},{ky}): error {worst}");
+        assert!(
+            worst < 2e-5 * (1.0 + expected_scale.abs()),
+            "mode ({kx},{ky}): error {worst}"
+        );
         assert!(expected_scale < 0.99, "the test must actually see decay");
     }
 }
@@ -84,12 +107,29 @@ fn dirichlet_sine_mode_decays_at_the_exact_rate() {
 fn above_the_limit_the_checkerboard_grows() {
     let (rows, cols) = (16, 16);
     let data: Vec<f32> = (0..rows * cols)
-        .map(|i| if (i / cols + i % cols) % 2 == 0 { 1.0 } else { -1.0 })
+        .map(|i| {
+            if (i / cols + i % cols) % 2 == 0 {
+                1.0
+            } else {
+                -1.0
+            }
+        })
         .collect();
     let initial = Grid::from_vec(GridSize::new(rows, cols).unwrap(), data).unwrap();
     let mut cpu = CpuBackend::new();
     cpu.upload(&initial).unwrap();
-    cpu.advance(50, &StepParams { coeff: 0.3, boundary: Boundary::Periodic }).unwrap();
+    cpu.advance(
+        50,
+        &StepParams {
+            coeff: 0.3,
+            boundary: Boundary::Periodic,
+        },
+    )
+    .unwrap();
     let stats = FieldStats::of(&cpu.download().unwrap());
-    assert!(stats.max > 1e3, "the unstable scheme must amplify the checkerboard, max {}", stats.max);
+    assert!(
+        stats.max > 1e3,
+        "the unstable scheme must amplify the checkerboard, max {}",
+        stats.max
+    );
 }

@@ -1,6 +1,8 @@
 //! The headless command line: `heatlab run`, `heatlab bench`, and the GUI's entry.
 
+pub mod bench;
 pub mod gui;
+pub mod kernel;
 pub mod run;
 
 use clap::{Parser, Subcommand};
@@ -21,6 +23,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Open the desktop app (the default), or take a screenshot of it with --screenshot.
     Gui(gui::GuiArgs),
+    /// Time every diffusion variant against the baselines run beside it.
+    Bench(bench::BenchArgs),
+    /// Run a tutorial kernel (hidden-layer, gaussian, mc-pi) on the CPU and the GPU and time it.
+    Kernel(kernel::KernelArgs),
 }
 
 /// Parses the command line and runs it. Errors come back for `main` to print.
@@ -29,5 +35,7 @@ pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Gui(args)) => gui::run(&args),
         None => gui::run(&gui::GuiArgs::default()),
+        Some(Command::Bench(args)) => bench::bench(&args),
+        Some(Command::Kernel(args)) => kernel::run(&args),
     }
 }

@@ -105,7 +105,9 @@ impl RunPlan {
         step.validate(args.allow_unstable)?;
         let chunk = non_negative("--chunk", args.chunk)?;
         if chunk == 0 {
-            return Err(HeatlabError::InvalidInput("--chunk must be at least 1".into()));
+            return Err(HeatlabError::InvalidInput(
+                "--chunk must be at least 1".into(),
+            ));
         }
         Ok(Self {
             field,
@@ -124,8 +126,8 @@ impl RunPlan {
     /// The step at which the next chunk should stop: a save point, a chunk's end, or the last step.
     fn next_stop(&self, step: u64) -> u64 {
         let mut stop = (step + self.chunk).min(self.steps);
-        if self.save_every > 0 {
-            stop = stop.min((step / self.save_every + 1) * self.save_every);
+        if let Some(blocks) = step.checked_div(self.save_every) {
+            stop = stop.min((blocks + 1) * self.save_every);
         }
         stop
     }
@@ -136,7 +138,12 @@ impl RunPlan {
 }
 
 /// Writes the field and Laplacian frames of one step; returns the paths written.
-fn save_frame(plan: &RunPlan, step: u64, field: &Grid, laplacian: &Grid) -> crate::Result<Vec<PathBuf>> {
+fn save_frame(
+    plan: &RunPlan,
+    step: u64,
+    field: &Grid,
+    laplacian: &Grid,
+) -> crate::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     let size = field.size();
     let field_range = RangeMode::MinMax.resolve(field);
@@ -147,7 +154,12 @@ fn save_frame(plan: &RunPlan, step: u64, field: &Grid, laplacian: &Grid) -> crat
     ];
     for (kind, grid, colormap, range) in outputs {
         let png = frame_path(&plan.out, kind, step, "png");
-        export::write_png_rgb(&png, size.cols, size.rows, &field_to_rgb(grid, colormap, range))?;
+        export::write_png_rgb(
+            &png,
+            size.cols,
+            size.rows,
+            &field_to_rgb(grid, colormap, range),
+        )?;
         written.push(png);
         if plan.npy {
             let npy = frame_path(&plan.out, kind, step, "npy");
@@ -191,12 +203,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     }
     let backend_name = backend.kind().to_string();
     let device = backend.device_name();
-    let method = backend.step_method();
+    // The GPU chooses its kernel for the field's size when the field is uploaded.
+    let mut simulation = Simulation::new(backend, field, plan.step)?;
+    let method = simulation.backend().step_method();
     eprintln!(
         "heatlab: {} field, {} steps, coeff {}, {} boundary on {device} ({method})",
         plan.field.size, plan.steps, plan.step.coeff, plan.step.boundary
     );
-    let mut simulation = Simulation::new(backend, field, plan.step)?;
     let mut files = Vec::new();
     let initial = simulation.initial().clone();
     let laplacian = simulation.laplacian()?;
@@ -307,7 +320,14 @@ impl RunSummary {
     ) -> Self {
         let stepping_seconds: f64 = timings.iter().map(|t| t.seconds).sum();
         let timed_steps: u64 = timings.iter().map(|t| t.steps).sum();
-        let total = TimingRecord::diffusion(0, timed_steps, backend, method, plan.field.size, stepping_seconds);
+        let total = TimingRecord::diffusion(
+            0,
+            timed_steps,
+            backend,
+            method,
+            plan.field.size,
+            stepping_seconds,
+        );
         Self {
             heatlab_version: env!("CARGO_PKG_VERSION"),
             status: failure.map_or_else(|| "completed".to_string(), ToString::to_string),
@@ -329,8 +349,10 @@ impl RunSummary {
 }
 
 fn display_name(path: &Path) -> String {
-    path.file_name()
-        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 fn write_json(path: &Path, value: &impl serde::Serialize) -> crate::Result<()> {

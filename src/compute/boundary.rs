@@ -5,7 +5,9 @@ use std::fmt;
 use crate::error::HeatlabError;
 
 /// The boundary condition: the value of the ghost cells just outside the grid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Boundary {
     /// Cells outside are 0 (the tutorial's kernel): heat leaks out at the edges.

@@ -12,7 +12,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use boundary::Boundary;
-pub use cpu::CpuBackend;
+pub use cpu::{CpuBackend, CpuMethod};
 pub use cuda::CudaBackend;
 
 use crate::error::{HeatlabError, Result};
@@ -80,7 +80,9 @@ impl fmt::Display for BackendKind {
 }
 
 /// What the user asked for: a backend, or the best that works here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub enum BackendChoice {
     /// CUDA when a GPU works, otherwise the CPU.
     #[default]

@@ -10,7 +10,11 @@ use crate::grid::{Grid, GridSize};
 
 /// Writes `grid` as a `.npy` file that `np.load` reads back as float32 `(rows, cols)`.
 pub fn write_npy(path: &Path, grid: &Grid) -> Result<()> {
-    write_f32_array(path, &[grid.rows() as u64, grid.cols() as u64], grid.as_slice())
+    write_f32_array(
+        path,
+        &[grid.rows() as u64, grid.cols() as u64],
+        grid.as_slice(),
+    )
 }
 
 /// Writes any float32 array with the given shape (C order).
@@ -28,7 +32,8 @@ pub fn write_f32_array(path: &Path, shape: &[u64], values: &[f32]) -> Result<()>
 
 /// Reads a 2-D float32 `.npy` array into a [`Grid`].
 pub fn read_npy(bytes: &[u8]) -> Result<Grid> {
-    let bad = |message: String| HeatlabError::InvalidInput(format!("not a 2-D float32 .npy: {message}"));
+    let bad =
+        |message: String| HeatlabError::InvalidInput(format!("not a 2-D float32 .npy: {message}"));
     let npy = npyz::NpyFile::new(bytes).map_err(|e| bad(e.to_string()))?;
     let shape = npy.shape().to_vec();
     if shape.len() != 2 || npy.order() != npyz::Order::C {
@@ -46,7 +51,11 @@ mod tests {
     fn round_trips() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.npy");
-        let grid = Grid::from_vec(GridSize::new(2, 3).unwrap(), vec![1.0, 2.0, 3.0, 4.0, 5.0, -6.5]).unwrap();
+        let grid = Grid::from_vec(
+            GridSize::new(2, 3).unwrap(),
+            vec![1.0, 2.0, 3.0, 4.0, 5.0, -6.5],
+        )
+        .unwrap();
         write_npy(&path, &grid).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         assert!(bytes.starts_with(b"\x93NUMPY"));

@@ -41,7 +41,11 @@ impl TimingRecord {
         size: crate::grid::GridSize,
         seconds: f64,
     ) -> Self {
-        let per_step = if steps > 0 { seconds / steps as f64 } else { 0.0 };
+        let per_step = if steps > 0 {
+            seconds / steps as f64
+        } else {
+            0.0
+        };
         let bytes_per_step = 2.0 * size.bytes() as f64;
         Self {
             operation: "diffusion".into(),
@@ -53,7 +57,11 @@ impl TimingRecord {
             seconds,
             us_per_step: per_step * 1e6,
             steps_per_s: if per_step > 0.0 { 1.0 / per_step } else { 0.0 },
-            effective_gb_s: if per_step > 0.0 { bytes_per_step / per_step / 1e9 } else { 0.0 },
+            effective_gb_s: if per_step > 0.0 {
+                bytes_per_step / per_step / 1e9
+            } else {
+                0.0
+            },
         }
     }
 }

@@ -144,7 +144,14 @@ pub fn generate_jagged(params: &JaggedParams, progress: &(dyn Fn(f32) + Sync)) -
     let column_inverse = planner.plan_fft_inverse(rows);
     let exponent = params.exponent;
     columns.par_chunks_mut(rows).enumerate().for_each_init(
-        || vec![Complex64::new(0.0, 0.0); column_forward.get_inplace_scratch_len().max(column_inverse.get_inplace_scratch_len())],
+        || {
+            vec![
+                Complex64::new(0.0, 0.0);
+                column_forward
+                    .get_inplace_scratch_len()
+                    .max(column_inverse.get_inplace_scratch_len())
+            ]
+        },
         |scratch, (v, column)| {
             column_forward.process_with_scratch(column, scratch);
             let dj = signed_frequency(v, cols);
@@ -255,11 +262,15 @@ mod tests {
 
     #[test]
     fn rejects_bad_parameters() {
-        let mut params = JaggedParams::default();
-        params.percentile = 120.0;
-        assert!(params.validate().is_err());
-        params.percentile = 70.0;
-        params.cutoff = f64::NAN;
-        assert!(params.validate().is_err());
+        let too_high = JaggedParams {
+            percentile: 120.0,
+            ..JaggedParams::default()
+        };
+        assert!(too_high.validate().is_err());
+        let not_a_number = JaggedParams {
+            cutoff: f64::NAN,
+            ..JaggedParams::default()
+        };
+        assert!(not_a_number.validate().is_err());
     }
 }

@@ -6,7 +6,9 @@ use super::colormap_tables as tables;
 use crate::error::HeatlabError;
 
 /// A colormap from matplotlib, as a 256-entry table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Colormap {
     /// Perceptually uniform, matplotlib's default (the tutorial's field plot).
@@ -82,7 +84,11 @@ impl std::str::FromStr for Colormap {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let wanted = text.trim().to_ascii_lowercase();
-        let wanted = if wanted == "gray" || wanted == "grey" { "grayscale".to_string() } else { wanted };
+        let wanted = if wanted == "gray" || wanted == "grey" {
+            "grayscale".to_string()
+        } else {
+            wanted
+        };
         Self::ALL
             .into_iter()
             .find(|map| map.to_string() == wanted)

@@ -1,7 +1,7 @@
 //! Turning fields into pictures: colormaps, value ranges, and RGBA/RGB pixels.
 
-mod colormap_tables;
 pub mod colormap;
+mod colormap_tables;
 pub mod preview;
 pub mod range;
 

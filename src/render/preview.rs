@@ -47,7 +47,10 @@ pub struct Preview {
 /// The reduction factor that makes `size` fit in `max_size` (at least 1).
 pub fn reduction_factor(size: GridSize, max_size: (usize, usize)) -> usize {
     let (max_w, max_h) = (max_size.0.max(1), max_size.1.max(1));
-    size.cols.div_ceil(max_w).max(size.rows.div_ceil(max_h)).max(1)
+    size.cols
+        .div_ceil(max_w)
+        .max(size.rows.div_ceil(max_h))
+        .max(1)
 }
 
 /// Block means of `factor x factor` cells (partial blocks at the edges average what they hold).
@@ -58,21 +61,38 @@ pub fn block_mean(field: &Grid, factor: usize) -> Grid {
     let (rows, cols) = (field.rows(), field.cols());
     let (out_rows, out_cols) = (rows.div_ceil(factor), cols.div_ceil(factor));
     let mut out = vec![0.0f32; out_rows * out_cols];
-    out.par_chunks_mut(out_cols).enumerate().for_each(|(br, out_row)| {
-        let r0 = br * factor;
-        let r1 = (r0 + factor).min(rows);
-        for (bc, slot) in out_row.iter_mut().enumerate() {
-            let c0 = bc * factor;
-            let c1 = (c0 + factor).min(cols);
-            let mut sum = 0.0f64;
-            for r in r0..r1 {
-                sum += field.as_slice()[r * cols + c0..r * cols + c1].iter().map(|&v| f64::from(v)).sum::<f64>();
+    out.par_chunks_mut(out_cols)
+        .enumerate()
+        .for_each(|(br, out_row)| {
+            let r0 = br * factor;
+            let r1 = (r0 + factor).min(rows);
+            for (bc, slot) in out_row.iter_mut().enumerate() {
+                let c0 = bc * factor;
+                let c1 = (c0 + factor).min(cols);
+                // Accumulated cell by cell in row-major order, as kernels/colormap.cu does, so
+                // that GPU and CPU previews are identical.
+                let mut sum = 0.0f64;
+                for r in r0..r1 {
+                    for &v in &field.as_slice()[r * cols + c0..r * cols + c1] {
+                        sum += f64::from(v);
+                    }
+                }
+                *slot = (sum / ((r1 - r0) * (c1 - c0)) as f64) as f32;
             }
-            *slot = (sum / ((r1 - r0) * (c1 - c0)) as f64) as f32;
-        }
-    });
-    let size = GridSize { rows: out_rows, cols: out_cols };
+        });
+    let size = GridSize {
+        rows: out_rows,
+        cols: out_cols,
+    };
     Grid::from_vec(size, out).unwrap_or_else(|_| Grid::zeros(size))
+}
+
+/// The size of the reduced field for a reduction factor.
+pub fn reduced_size(size: GridSize, factor: usize) -> GridSize {
+    GridSize {
+        rows: size.rows.div_ceil(factor.max(1)),
+        cols: size.cols.div_ceil(factor.max(1)),
+    }
 }
 
 /// Renders a preview of `grid` (already the requested layer) on the CPU.

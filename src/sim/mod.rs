@@ -65,9 +65,10 @@ impl FieldStats {
             .as_slice()
             .par_chunks(1 << 14)
             .map(|chunk| {
-                chunk.iter().fold((0.0f64, f32::INFINITY, f32::NEG_INFINITY), |(s, lo, hi), &v| {
-                    (s + f64::from(v), lo.min(v), hi.max(v))
-                })
+                chunk.iter().fold(
+                    (0.0f64, f32::INFINITY, f32::NEG_INFINITY),
+                    |(s, lo, hi), &v| (s + f64::from(v), lo.min(v), hi.max(v)),
+                )
             })
             .reduce(
                 || (0.0, f32::INFINITY, f32::NEG_INFINITY),
@@ -228,6 +229,9 @@ mod tests {
         assert_eq!(Stability::of(0.1), Stability::Stable);
         assert_eq!(Stability::of(0.25), Stability::Marginal);
         assert_eq!(Stability::of(0.3), Stability::Unstable);
-        assert!(Stability::of(0.25).warning().unwrap().contains("checkerboard"));
+        assert!(Stability::of(0.25)
+            .warning()
+            .unwrap()
+            .contains("checkerboard"));
     }
 }

@@ -34,18 +34,78 @@ macro_rules! case {
             stepped: [
                 (
                     "dirichlet",
-                    golden!(concat!("diffused_", $rows, "x", $cols, "_", $seed, "_dirichlet_", $steps, ".npy")),
-                    golden!(concat!("laplacian_", $rows, "x", $cols, "_", $seed, "_dirichlet_", $steps, ".npy")),
+                    golden!(concat!(
+                        "diffused_",
+                        $rows,
+                        "x",
+                        $cols,
+                        "_",
+                        $seed,
+                        "_dirichlet_",
+                        $steps,
+                        ".npy"
+                    )),
+                    golden!(concat!(
+                        "laplacian_",
+                        $rows,
+                        "x",
+                        $cols,
+                        "_",
+                        $seed,
+                        "_dirichlet_",
+                        $steps,
+                        ".npy"
+                    )),
                 ),
                 (
                     "neumann",
-                    golden!(concat!("diffused_", $rows, "x", $cols, "_", $seed, "_neumann_", $steps, ".npy")),
-                    golden!(concat!("laplacian_", $rows, "x", $cols, "_", $seed, "_neumann_", $steps, ".npy")),
+                    golden!(concat!(
+                        "diffused_",
+                        $rows,
+                        "x",
+                        $cols,
+                        "_",
+                        $seed,
+                        "_neumann_",
+                        $steps,
+                        ".npy"
+                    )),
+                    golden!(concat!(
+                        "laplacian_",
+                        $rows,
+                        "x",
+                        $cols,
+                        "_",
+                        $seed,
+                        "_neumann_",
+                        $steps,
+                        ".npy"
+                    )),
                 ),
                 (
                     "periodic",
-                    golden!(concat!("diffused_", $rows, "x", $cols, "_", $seed, "_periodic_", $steps, ".npy")),
-                    golden!(concat!("laplacian_", $rows, "x", $cols, "_", $seed, "_periodic_", $steps, ".npy")),
+                    golden!(concat!(
+                        "diffused_",
+                        $rows,
+                        "x",
+                        $cols,
+                        "_",
+                        $seed,
+                        "_periodic_",
+                        $steps,
+                        ".npy"
+                    )),
+                    golden!(concat!(
+                        "laplacian_",
+                        $rows,
+                        "x",
+                        $cols,
+                        "_",
+                        $seed,
+                        "_periodic_",
+                        $steps,
+                        ".npy"
+                    )),
                 ),
             ],
         }

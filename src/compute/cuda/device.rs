@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use cudarc::driver::{sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DriverError};
+use cudarc::driver::{
+    sys, CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DriverError,
+};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
 use crate::error::{HeatlabError, Result};
@@ -17,6 +19,9 @@ pub fn driver_error(context: &str) -> impl Fn(DriverError) -> HeatlabError + '_ 
         message: error.to_string(),
     }
 }
+
+/// Compiled PTX by kernel file and compute capability.
+type PtxCache = HashMap<(String, (i32, i32)), String>;
 
 /// An open CUDA device: context, the stream heatlab works on, and its name.
 pub struct CudaDevice {
@@ -102,7 +107,7 @@ impl CudaDevice {
     /// loads it. Each file is compiled once per process and architecture; a compile error
     /// carries NVRTC's log.
     pub fn load_kernels(&self, file_name: &str, source: &str) -> Result<Arc<CudaModule>> {
-        static PTX_CACHE: OnceLock<Mutex<HashMap<(String, (i32, i32)), String>>> = OnceLock::new();
+        static PTX_CACHE: OnceLock<Mutex<PtxCache>> = OnceLock::new();
         let key = (file_name.to_string(), self.compute_capability);
         let cache = PTX_CACHE.get_or_init(|| Mutex::new(HashMap::new()));
         let cached = cache.lock().ok().and_then(|map| map.get(&key).cloned());

@@ -11,21 +11,107 @@ pub use device::{driver_error, CudaDevice, GpuTimer};
 use super::{Backend, BackendKind, Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};
+use crate::render::preview::{reduced_size, reduction_factor};
+use crate::render::{Layer, Preview, PreviewRequest};
 
 /// The diffusion kernels' source, embedded so that the binary needs no files beside it.
 pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu");
+/// The display kernels' source (reduce to the shown size, colormap).
+pub const COLORMAP_SOURCE: &str = include_str!("../../../kernels/colormap.cu");
 
 /// Threads per block of the Jacobi kernel (x along columns for coalescing, y down rows).
 const JACOBI_BLOCK: (u32, u32) = (32, 8);
 /// Must match `ROWS_PER_THREAD` in `kernels/diffusion.cu`.
 const JACOBI_ROWS_PER_THREAD: u32 = 4;
+/// Warps per block of the float4 and temporal kernels.
+const WARPS_PER_BLOCK: u32 = 4;
 /// Must match `SEED_TPB` in `kernels/diffusion.cu`.
 const SEED_TILE: u32 = 8;
 
+/// The diffusion kernels heatlab has, fastest exact one chosen per field size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum CudaKernel {
+    /// The tutorial's kernel ported faithfully: 8x8 tile, in place, Laplacian written each
+    /// step. Races between blocks, Dirichlet only: a benchmark baseline, never the simulation.
+    SeedFaithful,
+    /// One step per launch, one column and 4 rows per thread, scalar loads.
+    JacobiRows,
+    /// One step per launch, float4 loads and stores, shuffles for the horizontal neighbours.
+    /// Needs a column count divisible by 4.
+    JacobiVec4 {
+        /// Rows each thread computes (8 or 16).
+        rows_per_thread: u32,
+    },
+    /// `steps_per_launch` steps per launch kept in registers (temporal blocking), each warp
+    /// marching down `segment_rows` rows of a 128-column strip. Needs columns divisible by 4.
+    Temporal {
+        /// Steps per launch (4 or 8).
+        steps_per_launch: u32,
+        /// Rows each warp marches down.
+        segment_rows: u32,
+    },
+}
+
+impl std::fmt::Display for CudaKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::SeedFaithful => f.write_str("seed-faithful"),
+            Self::JacobiRows => f.write_str("jacobi-rows"),
+            Self::JacobiVec4 { rows_per_thread } => write!(f, "jacobi-vec4-rows{rows_per_thread}"),
+            Self::Temporal {
+                steps_per_launch,
+                segment_rows,
+            } => write!(f, "temporal-k{steps_per_launch}-rows{segment_rows}"),
+        }
+    }
+}
+
+impl CudaKernel {
+    /// Whether every step equals the reference Jacobi step (all but the seed's racing kernel).
+    pub fn is_exact(self) -> bool {
+        !matches!(self, Self::SeedFaithful)
+    }
+
+    /// Whether the kernel can step a field of this size.
+    pub fn supports(self, size: GridSize) -> bool {
+        match self {
+            Self::SeedFaithful | Self::JacobiRows => true,
+            Self::JacobiVec4 { .. } | Self::Temporal { .. } => size.cols % 4 == 0,
+        }
+    }
+
+    /// The exact kernels worth trying for a size, in the order they are tried.
+    pub fn exact_candidates(size: GridSize) -> Vec<Self> {
+        let mut kernels = vec![
+            Self::JacobiRows,
+            Self::JacobiVec4 { rows_per_thread: 8 },
+            Self::JacobiVec4 {
+                rows_per_thread: 16,
+            },
+        ];
+        for steps_per_launch in [4, 8] {
+            for segment_rows in [16, 32, 64, 128] {
+                kernels.push(Self::Temporal {
+                    steps_per_launch,
+                    segment_rows,
+                });
+            }
+        }
+        kernels.retain(|k| k.supports(size));
+        kernels
+    }
+}
+
 struct DiffusionKernels {
     jacobi: [CudaFunction; 3],
+    jacobi_vec4_rows8: [CudaFunction; 3],
+    jacobi_vec4_rows16: [CudaFunction; 3],
+    temporal4: [CudaFunction; 3],
+    temporal8: [CudaFunction; 3],
     laplacian: [CudaFunction; 3],
     seed_inplace: CudaFunction,
+    block_mean: CudaFunction,
+    colormap_rgba: CudaFunction,
 }
 
 struct FieldBuffers {
@@ -41,13 +127,21 @@ pub struct CudaBackend {
     kernels: DiffusionKernels,
     timer: GpuTimer,
     buffers: Option<FieldBuffers>,
+    /// The kernel `advance` uses, chosen when a field of a new size is uploaded.
+    selected: CudaKernel,
+    /// Microseconds per step of each candidate measured when choosing.
+    tuning: Vec<(CudaKernel, f64)>,
+    /// The size `selected` was chosen for.
+    tuned_size: Option<GridSize>,
 }
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
-    let rows = i32::try_from(size.rows)
-        .map_err(|_| HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels")))?;
-    let cols = i32::try_from(size.cols)
-        .map_err(|_| HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels")))?;
+    let rows = i32::try_from(size.rows).map_err(|_| {
+        HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels"))
+    })?;
+    let cols = i32::try_from(size.cols).map_err(|_| {
+        HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels"))
+    })?;
     Ok((rows, cols))
 }
 
@@ -56,19 +150,29 @@ impl CudaBackend {
     pub fn new() -> Result<Self> {
         let device = CudaDevice::open()?;
         let module = device.load_kernels("diffusion.cu", DIFFUSION_SOURCE)?;
+        let display = device.load_kernels("colormap.cu", COLORMAP_SOURCE)?;
         let load = |name: &str| device.function(&module, name);
+        let per_boundary = |prefix: &str| -> Result<[CudaFunction; 3]> {
+            Ok([
+                load(&format!("{prefix}_dirichlet"))?,
+                load(&format!("{prefix}_neumann"))?,
+                load(&format!("{prefix}_periodic"))?,
+            ])
+        };
         let kernels = DiffusionKernels {
-            jacobi: [
-                load("jacobi_step_dirichlet")?,
-                load("jacobi_step_neumann")?,
-                load("jacobi_step_periodic")?,
-            ],
+            jacobi: per_boundary("jacobi_step")?,
+            jacobi_vec4_rows8: per_boundary("jacobi_step_vec4r8")?,
+            jacobi_vec4_rows16: per_boundary("jacobi_step_vec4r16")?,
+            temporal4: per_boundary("jacobi_temporal4")?,
+            temporal8: per_boundary("jacobi_temporal8")?,
             laplacian: [
                 load("laplacian_dirichlet")?,
                 load("laplacian_neumann")?,
                 load("laplacian_periodic")?,
             ],
             seed_inplace: load("seed_diffusion_inplace")?,
+            block_mean: device.function(&display, "block_mean")?,
+            colormap_rgba: device.function(&display, "colormap_rgba")?,
         };
         let timer = device.timer()?;
         Ok(Self {
@@ -76,7 +180,198 @@ impl CudaBackend {
             kernels,
             timer,
             buffers: None,
+            selected: CudaKernel::JacobiRows,
+            tuning: Vec::new(),
+            tuned_size: None,
         })
+    }
+
+    /// The kernel `advance` uses for the current field.
+    pub fn selected_kernel(&self) -> CudaKernel {
+        self.selected
+    }
+
+    /// Microseconds per step of each candidate, as measured when the kernel was chosen.
+    pub fn tuning_results(&self) -> &[(CudaKernel, f64)] {
+        &self.tuning
+    }
+
+    /// Advances `steps` steps with a given kernel. Temporal kernels take whole launches of
+    /// their step count and finish the remainder with single steps; all exact kernels give
+    /// identical fields.
+    pub fn advance_with(
+        &mut self,
+        kernel: CudaKernel,
+        steps: u64,
+        params: &StepParams,
+    ) -> Result<Duration> {
+        if kernel == CudaKernel::SeedFaithful {
+            if params.boundary != Boundary::Dirichlet {
+                return Err(HeatlabError::InvalidInput(
+                    "the tutorial's kernel only knows the Dirichlet boundary".into(),
+                ));
+            }
+            return self.advance_seed_faithful(steps, params.coeff);
+        }
+        let size = self
+            .buffers
+            .as_ref()
+            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?
+            .size;
+        if !kernel.supports(size) {
+            return Err(HeatlabError::InvalidInput(format!(
+                "kernel {kernel} cannot step a {size} field"
+            )));
+        }
+        self.timer.start()?;
+        match kernel {
+            CudaKernel::Temporal {
+                steps_per_launch, ..
+            } => {
+                let per_launch = u64::from(steps_per_launch);
+                self.launch_steps(kernel, steps / per_launch, params)?;
+                let single = CudaKernel::JacobiVec4 { rows_per_thread: 8 };
+                self.launch_steps(single, steps % per_launch, params)?;
+            }
+            _ => self.launch_steps(kernel, steps, params)?,
+        }
+        self.timer.stop()
+    }
+
+    /// Queues `launches` launches of an exact kernel (each `steps_per_launch` steps), flipping
+    /// the buffers after each.
+    fn launch_steps(
+        &mut self,
+        kernel: CudaKernel,
+        launches: u64,
+        params: &StepParams,
+    ) -> Result<()> {
+        let stream = self.device.stream().clone();
+        let bc = params.boundary.kernel_index();
+        let buffers = self
+            .buffers
+            .as_mut()
+            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
+        let (rows, cols) = dims(buffers.size)?;
+        let (urows, ucols) = (rows as u32, cols as u32);
+        let coeff = params.coeff;
+        let (function, config, segment_rows) = match kernel {
+            CudaKernel::JacobiRows => (
+                &self.kernels.jacobi[bc],
+                LaunchConfig {
+                    grid_dim: (
+                        ucols.div_ceil(JACOBI_BLOCK.0),
+                        urows.div_ceil(JACOBI_BLOCK.1 * JACOBI_ROWS_PER_THREAD),
+                        1,
+                    ),
+                    block_dim: (JACOBI_BLOCK.0, JACOBI_BLOCK.1, 1),
+                    shared_mem_bytes: 0,
+                },
+                None,
+            ),
+            CudaKernel::JacobiVec4 { rows_per_thread } => (
+                if rows_per_thread == 8 {
+                    &self.kernels.jacobi_vec4_rows8[bc]
+                } else {
+                    &self.kernels.jacobi_vec4_rows16[bc]
+                },
+                // Warps side by side: the scalar loads at a warp's edges hit the neighbouring
+                // warp's lines in L1.
+                LaunchConfig {
+                    grid_dim: (
+                        (ucols / 4).div_ceil(32 * WARPS_PER_BLOCK),
+                        urows.div_ceil(rows_per_thread),
+                        1,
+                    ),
+                    block_dim: (32 * WARPS_PER_BLOCK, 1, 1),
+                    shared_mem_bytes: 0,
+                },
+                None,
+            ),
+            CudaKernel::Temporal {
+                steps_per_launch,
+                segment_rows,
+            } => {
+                let output_cols = 128 - 2 * steps_per_launch;
+                let segments = urows.div_ceil(segment_rows);
+                let function = if steps_per_launch == 4 {
+                    &self.kernels.temporal4[bc]
+                } else {
+                    &self.kernels.temporal8[bc]
+                };
+                (
+                    function,
+                    LaunchConfig {
+                        grid_dim: (
+                            ucols.div_ceil(output_cols),
+                            segments.div_ceil(WARPS_PER_BLOCK),
+                            1,
+                        ),
+                        block_dim: (32, WARPS_PER_BLOCK, 1),
+                        shared_mem_bytes: 0,
+                    },
+                    Some(segment_rows as i32),
+                )
+            }
+            CudaKernel::SeedFaithful => {
+                return Err(HeatlabError::InvalidInput(
+                    "the seed kernel steps in place".into(),
+                ))
+            }
+        };
+        for _ in 0..launches {
+            let mut launch = stream.launch_builder(function);
+            launch
+                .arg(&buffers.current)
+                .arg(&mut buffers.next)
+                .arg(&rows)
+                .arg(&cols)
+                .arg(&coeff);
+            if let Some(segment_rows) = segment_rows.as_ref() {
+                launch.arg(segment_rows);
+                // SAFETY: jacobi_temporal{4,8}_*(const float* in, float* out, int rows, int cols,
+                // float coeff, int segment_rows): distinct buffers of rows*cols floats, cols % 4 == 0
+                // (checked by `supports`) so float4 accesses are aligned; warps outside the grid
+                // return and lanes outside it neither read unwrapped nor write.
+                unsafe { launch.launch(config) }
+                    .map_err(driver_error("launching jacobi_temporal"))?;
+            } else {
+                // SAFETY: jacobi_step{,_vec4}_*(const float* in, float* out, int rows, int cols,
+                // float coeff): distinct buffers of rows*cols floats; the vec4 kernel is only
+                // chosen when cols % 4 == 0; threads outside rows x cols neither read nor write.
+                unsafe { launch.launch(config) }.map_err(driver_error("launching jacobi_step"))?;
+            }
+            std::mem::swap(&mut buffers.current, &mut buffers.next);
+        }
+        Ok(())
+    }
+
+    /// Times every exact kernel on the uploaded field and selects the fastest; the field is
+    /// restored from `field` afterwards.
+    fn choose_kernel(&mut self, field: &Grid) -> Result<()> {
+        let size = field.size();
+        let params = StepParams::default();
+        // About 2e8 cell updates per trial: long enough to time, short enough to be unnoticed.
+        let steps = ((2e8 / size.cells() as f64) as u64)
+            .clamp(8, 512)
+            .div_ceil(8)
+            * 8;
+        let mut results = Vec::new();
+        for kernel in CudaKernel::exact_candidates(size) {
+            self.advance_with(kernel, 8, &params)?; // warm-up
+            let elapsed = self.advance_with(kernel, steps, &params)?;
+            results.push((kernel, elapsed.as_secs_f64() * 1e6 / steps as f64));
+        }
+        if let Some(&(best, _)) = results.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
+            self.selected = best;
+        }
+        self.tuning = results;
+        let stream = self.device.stream().clone();
+        let buffers = self.buffers()?;
+        stream
+            .memcpy_htod(field.as_slice(), &mut buffers.current)
+            .map_err(driver_error("restoring the field"))?;
+        Ok(())
     }
 
     /// The open device.
@@ -96,9 +391,10 @@ impl CudaBackend {
     pub fn advance_seed_faithful(&mut self, steps: u64, coeff: f32) -> Result<Duration> {
         let stream = self.device.stream().clone();
         let function = self.kernels.seed_inplace.clone();
-        let buffers = self.buffers.as_mut().ok_or_else(|| {
-            HeatlabError::InvalidInput("no field has been uploaded".into())
-        })?;
+        let buffers = self
+            .buffers
+            .as_mut()
+            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
         let (rows, cols) = dims(buffers.size)?;
         if buffers.laplacian.is_none() {
             buffers.laplacian = Some(
@@ -114,124 +410,33 @@ impl CudaBackend {
             return Err(HeatlabError::InvalidInput("no Laplacian buffer".into()));
         };
         let config = LaunchConfig {
-            grid_dim: ((rows as u32).div_ceil(SEED_TILE), (cols as u32).div_ceil(SEED_TILE), 1),
+            grid_dim: (
+                (rows as u32).div_ceil(SEED_TILE),
+                (cols as u32).div_ceil(SEED_TILE),
+                1,
+            ),
             block_dim: (SEED_TILE, SEED_TILE, 1),
             shared_mem_bytes: 0,
         };
         self.timer.start()?;
         for _ in 0..steps {
             let mut launch = stream.launch_builder(&function);
-            launch.arg(&mut *current).arg(&mut *laplacian).arg(&rows).arg(&cols).arg(&coeff);
+            launch
+                .arg(&mut *current)
+                .arg(&mut *laplacian)
+                .arg(&rows)
+                .arg(&cols)
+                .arg(&coeff);
             // SAFETY: seed_diffusion_inplace(float* field, float* lapl, int rows, int cols, float coeff):
             // both buffers hold rows*cols floats and the grid covers exactly rows x cols cells.
-            unsafe { launch.launch(config) }.map_err(driver_error("launching seed_diffusion_inplace"))?;
+            unsafe { launch.launch(config) }
+                .map_err(driver_error("launching seed_diffusion_inplace"))?;
         }
         self.timer.stop()
     }
 
-    /// Times `repeats` device-to-device copies of the field (a read and a write of every cell),
-    /// the bandwidth a single-step kernel is measured against.
-    pub fn time_field_copy(&mut self, repeats: u64) -> Result<Duration> {
-        let stream = self.device.stream().clone();
-        let buffers = self.buffers.as_mut().ok_or_else(|| {
-            HeatlabError::InvalidInput("no field has been uploaded".into())
-        })?;
-        let FieldBuffers { current, next, .. } = buffers;
-        let (current, next) = (&*current, next);
-        self.timer.start()?;
-        for _ in 0..repeats {
-            stream
-                .memcpy_dtod(current, next)
-                .map_err(driver_error("copying the field on the GPU"))?;
-        }
-        self.timer.stop()
-    }
-}
-
-impl Backend for CudaBackend {
-    fn kind(&self) -> BackendKind {
-        BackendKind::Cuda
-    }
-
-    fn device_name(&self) -> String {
-        self.device.name().to_string()
-    }
-
-    fn step_method(&self) -> String {
-        format!("cuda-jacobi-{JACOBI_ROWS_PER_THREAD}-rows-per-thread")
-    }
-
-    fn upload(&mut self, field: &Grid) -> Result<()> {
-        let size = field.size();
-        dims(size)?;
-        // Release the old field first so that its memory counts as free.
-        self.buffers = None;
-        let (free, _) = self.device.memory_info()?;
-        crate::memory::ensure_gpu_memory(
-            &format!("{size} field (current, next and Laplacian buffers)"),
-            3 * size.bytes(),
-            free,
-        )?;
-        let stream = self.device.stream();
-        let current = stream
-            .clone_htod(field.as_slice())
-            .map_err(driver_error("uploading the field"))?;
-        let next = stream
-            .alloc_zeros::<f32>(size.cells())
-            .map_err(driver_error("allocating the field's second buffer"))?;
-        self.buffers = Some(FieldBuffers {
-            size,
-            current,
-            next,
-            laplacian: None,
-        });
-        Ok(())
-    }
-
-    fn advance(&mut self, steps: u64, params: &StepParams) -> Result<Duration> {
-        let stream = self.device.stream().clone();
-        let function = self.kernels.jacobi[params.boundary.kernel_index()].clone();
-        let buffers = self.buffers.as_mut().ok_or_else(|| {
-            HeatlabError::InvalidInput("no field has been uploaded".into())
-        })?;
-        let (rows, cols) = dims(buffers.size)?;
-        let config = LaunchConfig {
-            grid_dim: (
-                (cols as u32).div_ceil(JACOBI_BLOCK.0),
-                (rows as u32).div_ceil(JACOBI_BLOCK.1 * JACOBI_ROWS_PER_THREAD),
-                1,
-            ),
-            block_dim: (JACOBI_BLOCK.0, JACOBI_BLOCK.1, 1),
-            shared_mem_bytes: 0,
-        };
-        let coeff = params.coeff;
-        self.timer.start()?;
-        for _ in 0..steps {
-            let mut launch = stream.launch_builder(&function);
-            launch.arg(&buffers.current).arg(&mut buffers.next).arg(&rows).arg(&cols).arg(&coeff);
-            // SAFETY: jacobi_step_*(const float* in, float* out, int rows, int cols, float coeff):
-            // `current` and `next` are distinct buffers of rows*cols floats; the grid's threads
-            // cover cols columns and rows rows and the kernel returns for those outside.
-            unsafe { launch.launch(config) }.map_err(driver_error("launching jacobi_step"))?;
-            std::mem::swap(&mut buffers.current, &mut buffers.next);
-        }
-        self.timer.stop()
-    }
-
-    fn download(&mut self) -> Result<Grid> {
-        let stream = self.device.stream().clone();
-        let buffers = self.buffers()?;
-        let size = buffers.size;
-        let data = stream
-            .clone_dtoh(&buffers.current)
-            .map_err(driver_error("downloading the field"))?;
-        stream
-            .synchronize()
-            .map_err(driver_error("downloading the field"))?;
-        Grid::from_vec(size, data)
-    }
-
-    fn laplacian(&mut self, boundary: Boundary) -> Result<Grid> {
+    /// Computes the Laplacian of the current field into the device's Laplacian buffer.
+    fn compute_laplacian_on_device(&mut self, boundary: Boundary) -> Result<()> {
         let stream = self.device.stream().clone();
         let function = self.kernels.laplacian[boundary.kernel_index()].clone();
         let buffers = self.buffers()?;
@@ -256,16 +461,205 @@ impl Backend for CudaBackend {
             shared_mem_bytes: 0,
         };
         let mut launch = stream.launch_builder(&function);
-        launch.arg(&*current).arg(&mut *laplacian).arg(&rows).arg(&cols);
+        launch
+            .arg(&*current)
+            .arg(&mut *laplacian)
+            .arg(&rows)
+            .arg(&cols);
         // SAFETY: laplacian_*(const float* f, float* lapl, int rows, int cols): both buffers hold
         // rows*cols floats; threads outside rows x cols return.
         unsafe { launch.launch(config) }.map_err(driver_error("launching laplacian"))?;
+        Ok(())
+    }
+
+    /// Times `repeats` device-to-device copies of the field (a read and a write of every cell),
+    /// the bandwidth a single-step kernel is measured against.
+    pub fn time_field_copy(&mut self, repeats: u64) -> Result<Duration> {
+        let stream = self.device.stream().clone();
+        let buffers = self
+            .buffers
+            .as_mut()
+            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
+        let FieldBuffers { current, next, .. } = buffers;
+        let (current, next) = (&*current, next);
+        self.timer.start()?;
+        for _ in 0..repeats {
+            stream
+                .memcpy_dtod(current, next)
+                .map_err(driver_error("copying the field on the GPU"))?;
+        }
+        self.timer.stop()
+    }
+}
+
+impl Backend for CudaBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Cuda
+    }
+
+    fn device_name(&self) -> String {
+        self.device.name().to_string()
+    }
+
+    fn step_method(&self) -> String {
+        format!("cuda-{}", self.selected)
+    }
+
+    fn upload(&mut self, field: &Grid) -> Result<()> {
+        let size = field.size();
+        dims(size)?;
+        // Release the old field first so that its memory counts as free.
+        self.buffers = None;
+        let (free, _) = self.device.memory_info()?;
+        crate::memory::ensure_gpu_memory(
+            &format!("{size} field (current, next and Laplacian buffers)"),
+            3 * size.bytes(),
+            free,
+        )?;
+        let stream = self.device.stream();
+        let current = stream
+            .clone_htod(field.as_slice())
+            .map_err(driver_error("uploading the field"))?;
+        let next = stream
+            .alloc_zeros::<f32>(size.cells())
+            .map_err(driver_error("allocating the field's second buffer"))?;
+        let new_size = self.tuned_size != Some(size);
+        self.buffers = Some(FieldBuffers {
+            size,
+            current,
+            next,
+            laplacian: None,
+        });
+        if new_size {
+            self.choose_kernel(field)?;
+            self.tuned_size = Some(size);
+        }
+        Ok(())
+    }
+
+    fn advance(&mut self, steps: u64, params: &StepParams) -> Result<Duration> {
+        self.advance_with(self.selected, steps, params)
+    }
+
+    fn download(&mut self) -> Result<Grid> {
+        let stream = self.device.stream().clone();
+        let buffers = self.buffers()?;
+        let size = buffers.size;
         let data = stream
-            .clone_dtoh(&*laplacian)
+            .clone_dtoh(&buffers.current)
+            .map_err(driver_error("downloading the field"))?;
+        stream
+            .synchronize()
+            .map_err(driver_error("downloading the field"))?;
+        Grid::from_vec(size, data)
+    }
+
+    fn laplacian(&mut self, boundary: Boundary) -> Result<Grid> {
+        self.compute_laplacian_on_device(boundary)?;
+        let stream = self.device.stream().clone();
+        let buffers = self.buffers()?;
+        let size = buffers.size;
+        let Some(laplacian) = buffers.laplacian.as_ref() else {
+            return Err(HeatlabError::InvalidInput("no Laplacian buffer".into()));
+        };
+        let data = stream
+            .clone_dtoh(laplacian)
             .map_err(driver_error("downloading the Laplacian"))?;
         stream
             .synchronize()
             .map_err(driver_error("downloading the Laplacian"))?;
         Grid::from_vec(size, data)
+    }
+
+    fn render_preview(&mut self, request: &PreviewRequest) -> Result<Preview> {
+        if request.layer == Layer::Laplacian {
+            self.compute_laplacian_on_device(request.boundary)?;
+        }
+        let stream = self.device.stream().clone();
+        let block_mean = self.kernels.block_mean.clone();
+        let colormap_rgba = self.kernels.colormap_rgba.clone();
+        let buffers = self.buffers()?;
+        let size = buffers.size;
+        let source = match request.layer {
+            Layer::Field => &buffers.current,
+            Layer::Laplacian => buffers
+                .laplacian
+                .as_ref()
+                .ok_or_else(|| HeatlabError::InvalidInput("no Laplacian buffer".into()))?,
+        };
+        let factor = reduction_factor(size, request.max_size);
+        let reduced = reduced_size(size, factor);
+        let (rows, cols) = dims(size)?;
+        let (out_rows, out_cols) = dims(reduced)?;
+        let factor_arg = i32::try_from(factor)
+            .map_err(|_| HeatlabError::InvalidInput("reduction factor too large".into()))?;
+        let mut values_dev = stream
+            .alloc_zeros::<f32>(reduced.cells())
+            .map_err(driver_error("allocating the preview"))?;
+        let config = LaunchConfig {
+            grid_dim: (
+                (out_cols as u32).div_ceil(32),
+                (out_rows as u32).div_ceil(8),
+                1,
+            ),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&block_mean);
+        launch
+            .arg(source)
+            .arg(&mut values_dev)
+            .arg(&rows)
+            .arg(&cols)
+            .arg(&factor_arg)
+            .arg(&out_rows)
+            .arg(&out_cols);
+        // SAFETY: block_mean(const float* field, float* out, int rows, int cols, int factor,
+        // int out_rows, int out_cols): `source` holds rows*cols floats, `values_dev` holds
+        // out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor); threads outside return.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching block_mean"))?;
+        let values = stream
+            .clone_dtoh(&values_dev)
+            .map_err(driver_error("downloading the preview"))?;
+        stream
+            .synchronize()
+            .map_err(driver_error("downloading the preview"))?;
+        let values = Grid::from_vec(reduced, values)?;
+        let range = request.range_mode.resolve(&values);
+        let lut: Vec<u8> = request.colormap.table().iter().flatten().copied().collect();
+        let lut_dev = stream
+            .clone_htod(&lut)
+            .map_err(driver_error("uploading the colormap"))?;
+        let pixels = reduced.cells();
+        let mut rgba_dev = stream
+            .alloc_zeros::<u8>(pixels * 4)
+            .map_err(driver_error("allocating the preview"))?;
+        let n = i32::try_from(pixels)
+            .map_err(|_| HeatlabError::InvalidInput("preview too large".into()))?;
+        let config = LaunchConfig::for_num_elems(pixels as u32);
+        let mut launch = stream.launch_builder(&colormap_rgba);
+        launch
+            .arg(&values_dev)
+            .arg(&lut_dev)
+            .arg(&mut rgba_dev)
+            .arg(&n)
+            .arg(&range.min)
+            .arg(&range.max);
+        // SAFETY: colormap_rgba(const float* values, const uchar* lut, uchar* rgba, int n,
+        // float lo, float hi): values holds n floats, lut 768 bytes, rgba 4*n bytes; threads
+        // with i >= n return.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching colormap_rgba"))?;
+        let rgba = stream
+            .clone_dtoh(&rgba_dev)
+            .map_err(driver_error("downloading the preview"))?;
+        stream
+            .synchronize()
+            .map_err(driver_error("downloading the preview"))?;
+        Ok(Preview {
+            factor,
+            values,
+            rgba,
+            range,
+        })
     }
 }

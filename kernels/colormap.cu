@@ -1,0 +1,42 @@
+// heatlab display kernels: reduce a field to the size it is shown at, then colormap it, so that
+// only the picture crosses to the host. Compiled by NVRTC with --fmad=false; the arithmetic
+// mirrors src/render (block_mean, lut_index) so GPU and CPU pixels are identical.
+
+// Mean of each factor x factor block (partial blocks at the edges average what they hold),
+// accumulated in double in row-major order, like the CPU.
+extern "C" __global__ void block_mean(const float* __restrict__ field, float* __restrict__ out,
+                                      int rows, int cols, int factor, int out_rows, int out_cols) {
+    const int bc = blockIdx.x * blockDim.x + threadIdx.x;
+    const int br = blockIdx.y * blockDim.y + threadIdx.y;
+    if (bc >= out_cols || br >= out_rows) return;
+    const int r0 = br * factor;
+    const int c0 = bc * factor;
+    const int r1 = min(r0 + factor, rows);
+    const int c1 = min(c0 + factor, cols);
+    double sum = 0.0;
+    for (int r = r0; r < r1; ++r) {
+        for (int c = c0; c < c1; ++c) {
+            sum += (double)field[(size_t)r * cols + c];
+        }
+    }
+    out[(size_t)br * out_cols + bc] = (float)(sum / (double)((r1 - r0) * (c1 - c0)));
+}
+
+// RGBA pixels from a 256-entry RGB table (lut: 768 bytes): index = floor((v - lo) / (hi - lo) * 256)
+// clipped to 0..255, as matplotlib does; NaN maps to entry 0.
+extern "C" __global__ void colormap_rgba(const float* __restrict__ values, const unsigned char* __restrict__ lut,
+                                         unsigned char* __restrict__ rgba, int n, float lo, float hi) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const float span = hi - lo;
+    const float x = span > 0.0f ? (values[i] - lo) / span : 0.0f;
+    int index = 0;
+    if (x == x) {  // not NaN
+        const float scaled = floorf(x * 256.0f);
+        index = scaled < 0.0f ? 0 : (scaled > 255.0f ? 255 : (int)scaled);
+    }
+    rgba[4 * (size_t)i + 0] = lut[3 * index + 0];
+    rgba[4 * (size_t)i + 1] = lut[3 * index + 1];
+    rgba[4 * (size_t)i + 2] = lut[3 * index + 2];
+    rgba[4 * (size_t)i + 3] = 255;
+}

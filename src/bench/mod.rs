@@ -1,0 +1,365 @@
+//! `heatlab bench`: every diffusion variant timed against the baselines run beside it in the
+//! same process (the device-to-device copy and the tutorial's kernel on the GPU; a plain
+//! single-threaded loop and NumPy on the CPU). Figures are ratios measured in one run.
+
+pub mod numpy;
+pub mod stats;
+
+use std::time::Duration;
+
+use crate::compute::cuda::CudaKernel;
+use crate::compute::{Backend, Boundary, CpuBackend, CpuMethod, CudaBackend, StepParams};
+use crate::error::{HeatlabError, Result};
+use crate::field::numpy_rng::NumpyGenerator;
+use crate::field::{generate_jagged, JaggedParams};
+use crate::grid::{Grid, GridSize};
+use stats::MeanStd;
+
+/// Largest field generated with the (slow) jagged recipe; bigger ones use uniform noise, which
+/// times the same (the kernels do the same work whatever the values).
+pub const LARGEST_JAGGED_CELLS: usize = 8192 * 8192;
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct BenchConfig {
+    /// Field sizes.
+    pub sizes: Vec<GridSize>,
+    /// Repetitions timed per variant (after a warm-up).
+    pub repeats: usize,
+    /// Seconds one repetition should take; step counts are calibrated to it.
+    pub seconds_per_repeat: f64,
+    /// Whether to time NumPy's step beside the CPU variants.
+    pub with_numpy: bool,
+}
+
+/// One measured variant at one size.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchRow {
+    /// "2000x2000".
+    pub size: String,
+    /// "cuda" or "cpu".
+    pub backend: String,
+    /// The variant's name.
+    pub variant: String,
+    /// What it is, in words.
+    pub description: String,
+    /// Steps in each timed repetition.
+    pub steps_per_repeat: u64,
+    /// Microseconds per step over the repetitions.
+    pub us_per_step: MeanStd,
+    /// Steps per second (from the mean).
+    pub steps_per_s: f64,
+    /// One read and one write of the field per step, over the time, in GB/s.
+    pub t_eff_gb_s: f64,
+    /// T_eff as a percentage of the device copy's bandwidth measured in the same run (GPU).
+    pub percent_of_copy: Option<f64>,
+    /// Steps/s over the baseline's steps/s measured in the same run.
+    pub speedup: Option<f64>,
+    /// The baseline of `speedup`.
+    pub baseline: Option<String>,
+    /// Whether the variant's field after some steps equals the reference Jacobi result bit
+    /// for bit (`None` for baselines that are not the Jacobi step).
+    pub exact: Option<bool>,
+    /// Whether the simulation picks this variant for this size.
+    pub selected: bool,
+}
+
+/// Everything one `heatlab bench` run measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchReport {
+    /// heatlab's version.
+    pub heatlab_version: &'static str,
+    /// Date and time (UTC) of the run.
+    pub date_utc: String,
+    /// The device measured ("NVIDIA H100 80GB HBM3", "CPU (2 threads)").
+    pub device: String,
+    /// The rows.
+    pub rows: Vec<BenchRow>,
+    /// Things the reader should know (skipped sizes, missing NumPy, ...).
+    pub notes: Vec<String>,
+}
+
+/// The field a size is benchmarked on.
+pub fn bench_field(size: GridSize) -> Result<Grid> {
+    if size.cells() <= LARGEST_JAGGED_CELLS {
+        let params = JaggedParams {
+            size,
+            ..JaggedParams::default()
+        };
+        generate_jagged(&params, &|_| {})
+    } else {
+        crate::memory::ensure_host_memory("benchmark field", size.bytes())?;
+        Grid::from_vec(size, NumpyGenerator::new(1).random_f32(size.cells()))
+    }
+}
+
+fn bytes_per_step(size: GridSize) -> f64 {
+    2.0 * size.bytes() as f64
+}
+
+/// Times `run(steps)` (which returns the measured duration): one calibration, then `repeats`
+/// repetitions of a step count that takes about `seconds` each.
+fn time_variant(
+    config: &BenchConfig,
+    granularity: u64,
+    mut run: impl FnMut(u64) -> Result<Duration>,
+) -> Result<(u64, MeanStd)> {
+    run(granularity)?; // warm-up: compile caches, clocks, page faults
+    let probe = run(granularity)?.as_secs_f64().max(1e-7);
+    let per_step = probe / granularity as f64;
+    let steps = ((config.seconds_per_repeat / per_step) as u64)
+        .clamp(granularity, 1_000_000)
+        .div_ceil(granularity)
+        * granularity;
+    let mut samples = Vec::with_capacity(config.repeats);
+    for _ in 0..config.repeats.max(1) {
+        let elapsed = run(steps)?;
+        samples.push(elapsed.as_secs_f64() * 1e6 / steps as f64);
+    }
+    Ok((steps, MeanStd::of(&samples)))
+}
+
+fn row(
+    size: GridSize,
+    backend: &str,
+    variant: String,
+    description: &str,
+    steps: u64,
+    us: MeanStd,
+) -> BenchRow {
+    let seconds = us.mean / 1e6;
+    BenchRow {
+        size: size.to_string(),
+        backend: backend.into(),
+        variant,
+        description: description.into(),
+        steps_per_repeat: steps,
+        us_per_step: us,
+        steps_per_s: 1.0 / seconds,
+        t_eff_gb_s: bytes_per_step(size) / seconds / 1e9,
+        percent_of_copy: None,
+        speedup: None,
+        baseline: None,
+        exact: None,
+        selected: false,
+    }
+}
+
+fn describe(kernel: CudaKernel) -> &'static str {
+    match kernel {
+        CudaKernel::SeedFaithful => {
+            "tutorial kernel: 8x8 shared tile, in place (races), Laplacian written"
+        }
+        CudaKernel::JacobiRows => "one step per launch, 4 rows per thread, scalar loads",
+        CudaKernel::JacobiVec4 { .. } => "one step per launch, float4, shuffles",
+        CudaKernel::Temporal { .. } => "temporal blocking in registers, K steps per launch",
+    }
+}
+
+/// Benchmarks the CUDA kernels at every size that fits on the GPU.
+pub fn bench_cuda(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<BenchReport> {
+    let mut cuda = CudaBackend::new()?;
+    let device = cuda.device_name();
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let params = StepParams {
+        coeff: 0.25,
+        boundary: Boundary::Dirichlet,
+    };
+    for &size in &config.sizes {
+        let (free, _) = cuda.device().memory_info()?;
+        if 3 * size.bytes() > free {
+            notes.push(format!(
+                "{size}: skipped, needs {} MiB of GPU memory",
+                (3 * size.bytes()) >> 20
+            ));
+            continue;
+        }
+        progress(&format!("{size}: generating the field"));
+        let field = bench_field(size)?;
+        progress(&format!("{size}: choosing the kernel"));
+        cuda.upload(&field)?;
+        let selected = cuda.selected_kernel();
+
+        progress(&format!("{size}: device-to-device copy"));
+        let (steps, copy_us) = time_variant(config, 8, |n| cuda.time_field_copy(n))?;
+        let copy = row(
+            size,
+            "cuda",
+            "device copy".into(),
+            "cuMemcpyDtoD of the field: one read + one write",
+            steps,
+            copy_us,
+        );
+        let copy_gb_s = copy.t_eff_gb_s;
+        let mut size_rows = vec![copy];
+
+        // The reference for exactness: the plain kernel's field after an odd number of steps
+        // (so that temporal kernels also run their single-step remainder).
+        let check_steps = 27;
+        cuda.upload(&field)?;
+        cuda.advance_with(CudaKernel::JacobiRows, check_steps, &params)?;
+        let reference = cuda.download()?;
+
+        let mut kernels = vec![CudaKernel::SeedFaithful];
+        kernels.extend(CudaKernel::exact_candidates(size));
+        let mut seed_steps_per_s = None;
+        for kernel in kernels {
+            progress(&format!("{size}: {kernel}"));
+            let exact = if kernel.is_exact() {
+                cuda.upload(&field)?;
+                cuda.advance_with(kernel, check_steps, &params)?;
+                Some(cuda.download()? == reference)
+            } else {
+                None
+            };
+            cuda.upload(&field)?;
+            let granularity = match kernel {
+                CudaKernel::Temporal {
+                    steps_per_launch, ..
+                } => u64::from(steps_per_launch),
+                _ => 8,
+            };
+            let (steps, us) = time_variant(config, granularity, |n| {
+                cuda.advance_with(kernel, n, &params)
+            })?;
+            let mut measured = row(
+                size,
+                "cuda",
+                kernel.to_string(),
+                describe(kernel),
+                steps,
+                us,
+            );
+            measured.percent_of_copy = Some(100.0 * measured.t_eff_gb_s / copy_gb_s);
+            measured.exact = exact;
+            measured.selected = kernel == selected;
+            if kernel == CudaKernel::SeedFaithful {
+                seed_steps_per_s = Some(measured.steps_per_s);
+            }
+            if let Some(base) = seed_steps_per_s {
+                measured.speedup = Some(measured.steps_per_s / base);
+                measured.baseline = Some("seed-faithful".into());
+            }
+            size_rows.push(measured);
+        }
+        rows.extend(size_rows);
+    }
+    Ok(BenchReport {
+        heatlab_version: env!("CARGO_PKG_VERSION"),
+        date_utc: stats::utc_now(),
+        device,
+        rows,
+        notes,
+    })
+}
+
+/// Benchmarks the CPU variants, against a plain single-threaded loop and NumPy.
+pub fn bench_cpu(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<BenchReport> {
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let params = StepParams::default();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let device = format!("CPU ({threads} threads)");
+    for &size in &config.sizes {
+        if let Err(error) = crate::memory::ensure_host_memory("benchmark field", 4 * size.bytes()) {
+            notes.push(format!("{size}: skipped: {error}"));
+            continue;
+        }
+        progress(&format!("{size}: generating the field"));
+        let field = bench_field(size)?;
+        let mut size_rows = Vec::new();
+
+        let numpy = if config.with_numpy {
+            progress(&format!("{size}: NumPy"));
+            match numpy::time_numpy_step(size, config) {
+                Ok((steps, us, version)) => Some(row(
+                    size,
+                    "cpu",
+                    format!("numpy {version}"),
+                    "the reference's NumPy step (pad + array arithmetic), one thread",
+                    steps,
+                    us,
+                )),
+                Err(reason) => {
+                    notes.push(format!("{size}: NumPy not timed: {reason}"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let baseline_name = numpy.as_ref().map(|r| r.variant.clone());
+        let baseline_rate = numpy.as_ref().map(|r| r.steps_per_s);
+        size_rows.extend(numpy);
+
+        let mut reference: Option<Grid> = None;
+        let check_steps = 9;
+        let blocked = CpuMethod::Blocked {
+            steps_per_pass: 8,
+            band_rows: 64,
+        };
+        let mut variants: Vec<(String, &str, CpuBackend)> = vec![(
+            "cpu plain loop, 1 thread".into(),
+            "one pass per step, one thread",
+            CpuBackend::with_threads(1).with_method(CpuMethod::Rows),
+        )];
+        if threads > 1 {
+            variants.push((
+                format!("cpu rows, {threads} threads"),
+                "one pass per step, row bands on all cores",
+                CpuBackend::with_threads(threads).with_method(CpuMethod::Rows),
+            ));
+        }
+        variants.push((
+            format!("cpu {blocked}, {threads} thr"),
+            "8 steps per pass in bands of 64 rows, all cores",
+            CpuBackend::with_threads(threads).with_method(blocked),
+        ));
+        let used = CpuMethod::for_cells(size.cells());
+        for (name, description, mut cpu) in variants {
+            progress(&format!("{size}: {name}"));
+            let is_used = cpu.method() == used && cpu.threads() == threads;
+            cpu.upload(&field)?;
+            cpu.advance(check_steps, &params)?;
+            let result = cpu.download()?;
+            let exact = match &reference {
+                Some(expected) => result == *expected,
+                None => {
+                    reference = Some(result);
+                    true
+                }
+            };
+            cpu.upload(&field)?;
+            let (steps, us) = time_variant(config, 8, |n| cpu.advance(n, &params))?;
+            let mut measured = row(size, "cpu", name, description, steps, us);
+            measured.exact = Some(exact);
+            measured.selected = is_used;
+            if let (Some(rate), Some(base)) = (baseline_rate, &baseline_name) {
+                measured.speedup = Some(measured.steps_per_s / rate);
+                measured.baseline = Some(base.clone());
+            }
+            size_rows.push(measured);
+        }
+        rows.extend(size_rows);
+    }
+    Ok(BenchReport {
+        heatlab_version: env!("CARGO_PKG_VERSION"),
+        date_utc: stats::utc_now(),
+        device,
+        rows,
+        notes,
+    })
+}
+
+/// A size list like "2000,8192,16384" or "512x1024,2000".
+pub fn parse_sizes(text: &str) -> Result<Vec<GridSize>> {
+    let sizes: Result<Vec<GridSize>> = text.split(',').map(str::parse).collect();
+    let sizes = sizes?;
+    if sizes.is_empty() {
+        return Err(HeatlabError::InvalidInput(
+            "--sizes needs at least one size".into(),
+        ));
+    }
+    Ok(sizes)
+}

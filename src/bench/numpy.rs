@@ -1,0 +1,64 @@
+//! NumPy's step, timed in a Python subprocess beside the CPU variants.
+
+use std::process::Command;
+
+use super::stats::MeanStd;
+use super::BenchConfig;
+use crate::grid::GridSize;
+
+/// The step of `shared/reference/seed_reference.py`, timed the same way as heatlab's variants.
+const NUMPY_STEP_SCRIPT: &str = r#"
+import json, sys, time
+import numpy as np
+rows, cols, target, repeats = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+def laplacian(f):
+    p = np.pad(f, 1)
+    return (4 * f - p[:-2, 1:-1] - p[2:, 1:-1] - p[1:-1, :-2] - p[1:-1, 2:]).astype(np.float32)
+def step(f, coeff=0.25):
+    return (f - np.float32(coeff) * laplacian(f)).astype(np.float32)
+f = np.random.default_rng(1).random((rows, cols), dtype=np.float32)
+f = step(f)
+t = time.perf_counter(); f = step(f); probe = time.perf_counter() - t
+steps = max(1, int(target / max(probe, 1e-7)))
+samples = []
+for _ in range(repeats):
+    t = time.perf_counter()
+    for _ in range(steps):
+        f = step(f)
+    samples.append((time.perf_counter() - t) / steps * 1e6)
+print(json.dumps({"steps": steps, "us_per_step": samples, "numpy": np.__version__}))
+"#;
+
+#[derive(serde::Deserialize)]
+struct NumpyTiming {
+    steps: u64,
+    us_per_step: Vec<f64>,
+    numpy: String,
+}
+
+/// Times NumPy's step at `size`: (steps per repetition, µs per step, NumPy's version).
+pub fn time_numpy_step(
+    size: GridSize,
+    config: &BenchConfig,
+) -> Result<(u64, MeanStd, String), String> {
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(NUMPY_STEP_SCRIPT)
+        .arg(size.rows.to_string())
+        .arg(size.cols.to_string())
+        .arg(config.seconds_per_repeat.to_string())
+        .arg(config.repeats.max(1).to_string())
+        .output()
+        .map_err(|e| format!("python3 could not be started ({e})"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr
+            .lines()
+            .last()
+            .unwrap_or("python3 failed")
+            .to_string();
+        return Err(last);
+    }
+    let timing: NumpyTiming = serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())?;
+    Ok((timing.steps, MeanStd::of(&timing.us_per_step), timing.numpy))
+}

@@ -1,0 +1,141 @@
+//! `heatlab bench`: the diffusion variants against their baselines, as a table and JSON.
+
+use std::path::PathBuf;
+
+use indicatif::ProgressBar;
+
+use crate::bench::{bench_cpu, bench_cuda, parse_sizes, BenchConfig, BenchReport};
+use crate::compute::{BackendChoice, CudaBackend};
+use crate::error::HeatlabError;
+use crate::export::write_atomically;
+
+/// Arguments of `heatlab bench`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BenchArgs {
+    /// Field sizes, comma-separated (N or ROWSxCOLS); sizes that do not fit are skipped.
+    #[arg(long, default_value = "2000,8192,16384")]
+    pub sizes: String,
+    /// auto (CUDA when it works, else CPU), cpu or cuda.
+    #[arg(long, default_value = "auto")]
+    pub backend: BackendChoice,
+    /// Also write the results as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Timed repetitions per variant (after a warm-up).
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+    /// Seconds per repetition (default: 0.05 on the GPU, 0.3 on the CPU).
+    #[arg(long)]
+    pub seconds: Option<f64>,
+    /// Do not time NumPy beside the CPU variants.
+    #[arg(long)]
+    pub no_numpy: bool,
+}
+
+/// Runs `heatlab bench`.
+pub fn bench(args: &BenchArgs) -> anyhow::Result<()> {
+    let sizes = parse_sizes(&args.sizes)?;
+    if args.repeats == 0 {
+        return Err(HeatlabError::InvalidInput("--repeats must be at least 1".into()).into());
+    }
+    if let Some(seconds) = args.seconds {
+        if !(seconds > 0.0 && seconds.is_finite()) {
+            return Err(HeatlabError::InvalidInput(format!(
+                "--seconds must be positive, got {seconds}"
+            ))
+            .into());
+        }
+    }
+    if let Some(path) = &args.json {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            crate::export::ensure_writable_dir(parent)?;
+        }
+    }
+    let use_cuda = match args.backend {
+        BackendChoice::Cpu => false,
+        BackendChoice::Cuda => {
+            CudaBackend::new()?;
+            true
+        }
+        BackendChoice::Auto => match CudaBackend::new() {
+            Ok(_) => true,
+            Err(reason) => {
+                eprintln!("heatlab: benchmarking the CPU: {reason}");
+                false
+            }
+        },
+    };
+    let config = BenchConfig {
+        sizes,
+        repeats: args.repeats,
+        seconds_per_repeat: args.seconds.unwrap_or(if use_cuda { 0.05 } else { 0.3 }),
+        with_numpy: !args.no_numpy,
+    };
+    let spinner = ProgressBar::new_spinner();
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let progress = |message: &str| spinner.set_message(message.to_string());
+    let report = if use_cuda {
+        bench_cuda(&config, &progress)?
+    } else {
+        bench_cpu(&config, &progress)?
+    };
+    spinner.finish_and_clear();
+    print!("{}", format_table(&report));
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report)?;
+        write_atomically(path, |w| w.write_all(text.as_bytes()))?;
+        eprintln!("heatlab: wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// The report as a fixed-width table.
+pub fn format_table(report: &BenchReport) -> String {
+    let mut out = format!(
+        "heatlab bench {} on {} at {}\n",
+        report.heatlab_version, report.device, report.date_utc
+    );
+    out.push_str(&format!(
+        "{:<12} {:<26} {:>18} {:>12} {:>11} {:>7} {:>9} {:>6}\n",
+        "size", "variant", "us/step", "steps/s", "T_eff GB/s", "% copy", "speedup", "exact"
+    ));
+    for row in &report.rows {
+        let percent = row
+            .percent_of_copy
+            .map_or_else(|| "-".into(), |p| format!("{p:.0}%"));
+        let speedup = row
+            .speedup
+            .map_or_else(|| "-".into(), |s| format!("{s:.1}x"));
+        let exact = match row.exact {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "-",
+        };
+        let marker = if row.selected { " <- used" } else { "" };
+        out.push_str(&format!(
+            "{:<12} {:<26} {:>18} {:>12.0} {:>11.1} {:>7} {:>9} {:>6}{marker}\n",
+            row.size,
+            row.variant,
+            row.us_per_step.to_string(),
+            row.steps_per_s,
+            row.t_eff_gb_s,
+            percent,
+            speedup,
+            exact,
+        ));
+    }
+    let baselines: Vec<&str> = report
+        .rows
+        .iter()
+        .filter_map(|r| r.baseline.as_deref())
+        .collect();
+    if let Some(first) = baselines.first() {
+        out.push_str(&format!(
+            "speedup: steps/s over {first}, measured in this run\n"
+        ));
+    }
+    for note in &report.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    out
+}

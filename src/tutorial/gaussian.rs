@@ -1,0 +1,249 @@
+//! The Gaussian PDF of seed `001_...`: `exp(-((x - mean) / sigma)^2 / 2) / (sigma * sqrt(2 pi))`
+//! over `x ~ uniform(-3, 3)`, float32, up to 100 million points and more.
+//!
+//! `x` is bit for bit `np.random.default_rng(seed).uniform(-3, 3, n).astype(np.float32)`.
+
+use cudarc::driver::PushKernelArg;
+
+use super::gpu::run_elementwise;
+use super::{
+    array_bytes, fill_in_chunks, max_abs_difference, time_cpu_runs, ArrayStats, CpuThreads,
+    KernelRun, KernelSummary, KernelTimings, PhaseProgress, RunControl, RunOptions, RunPhase,
+    TutorialGpu, TutorialKernel, CPU_CHUNK,
+};
+use crate::compute::cuda::driver_error;
+use crate::error::{HeatlabError, Result};
+use crate::field::numpy_rng::NumpyGenerator;
+
+/// `sqrt(2 pi)` rounded to float32, the constant `SQRT_2PI_F` of `kernels/tutorial.cu`.
+pub const SQRT_2PI: f32 = 2.506_628_3;
+/// The lower end of the points.
+pub const X_LOW: f64 = -3.0;
+/// The upper end of the points (excluded).
+pub const X_HIGH: f64 = 3.0;
+
+/// The Gaussian's parameters.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GaussianParams {
+    /// Mean.
+    pub mean: f32,
+    /// Standard deviation, positive.
+    pub sigma: f32,
+}
+
+impl Default for GaussianParams {
+    fn default() -> Self {
+        Self {
+            mean: 0.0,
+            sigma: 1.0,
+        }
+    }
+}
+
+impl GaussianParams {
+    /// Checks that the mean is finite and sigma positive and finite.
+    pub fn validate(&self) -> Result<()> {
+        if !self.mean.is_finite() {
+            return Err(HeatlabError::InvalidInput(format!(
+                "mean must be a finite number, got {}",
+                self.mean
+            )));
+        }
+        if !self.sigma.is_finite() || self.sigma <= 0.0 {
+            return Err(HeatlabError::InvalidInput(format!(
+                "sigma must be a positive number, got {}",
+                self.sigma
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The PDF at `x`, the float32 formula every version evaluates in this order.
+pub fn pdf(x: f32, params: GaussianParams) -> f32 {
+    let z = (x - params.mean) / params.sigma;
+    (-0.5 * (z * z)).exp() / (params.sigma * SQRT_2PI)
+}
+
+/// The PDF at `x` in float64, the exact curve the float32 results are compared with.
+pub fn pdf_f64(x: f64, params: GaussianParams) -> f64 {
+    let (mean, sigma) = (f64::from(params.mean), f64::from(params.sigma));
+    let z = (x - mean) / sigma;
+    (-0.5 * z * z).exp() / (sigma * std::f64::consts::TAU.sqrt())
+}
+
+/// Draws `n` points of `uniform(-3, 3)` as float32, exactly as NumPy's `default_rng(seed)`.
+pub fn generate_x(n: usize, seed: u64, control: RunControl<'_>) -> Result<Vec<f32>> {
+    let progress = PhaseProgress::new(control, RunPhase::GeneratingInputs, n as u64);
+    let mut generator = NumpyGenerator::new(seed);
+    let mut x = Vec::with_capacity(n);
+    while x.len() < n {
+        progress.check()?;
+        let count = CPU_CHUNK.min(n - x.len());
+        x.extend((0..count).map(|_| (X_LOW + (X_HIGH - X_LOW) * generator.next_f64()) as f32));
+        progress.advance(count as u64);
+    }
+    Ok(x)
+}
+
+/// The PDF on the CPU, on one thread or all, into `out` (same length as `x`).
+pub fn pdf_cpu(
+    x: &[f32],
+    params: GaussianParams,
+    out: &mut [f32],
+    threads: CpuThreads,
+    control: RunControl<'_>,
+) -> Result<()> {
+    let phase = match threads {
+        CpuThreads::One => RunPhase::CpuOneThread,
+        CpuThreads::All => RunPhase::CpuAllThreads,
+    };
+    let progress = PhaseProgress::new(control, phase, out.len() as u64);
+    fill_in_chunks(out, threads, &progress, |first, chunk| {
+        let points = &x[first..first + chunk.len()];
+        for (value, &point) in chunk.iter_mut().zip(points) {
+            *value = pdf(point, params);
+        }
+    })
+}
+
+/// Largest |float32 PDF - float64 formula| over the points.
+pub fn max_error_vs_f64(x: &[f32], values: &[f32], params: GaussianParams) -> f64 {
+    use rayon::prelude::*;
+    x.par_iter()
+        .zip(values.par_iter())
+        .map(|(&point, &value)| (f64::from(value) - pdf_f64(f64::from(point), params)).abs())
+        .reduce(|| 0.0, f64::max)
+}
+
+/// A Gaussian run: the points, the PDF values (the GPU's when the GPU ran) and the report.
+#[derive(Debug, Clone)]
+pub struct GaussianOutput {
+    /// The parameters.
+    pub params: GaussianParams,
+    /// The points.
+    pub x: Vec<f32>,
+    /// The PDF at each point.
+    pub pdf: Vec<f32>,
+    /// Timings, agreement and summary.
+    pub run: KernelRun,
+}
+
+/// Draws the points and runs the CPU versions that `options.cpu` asks for and, with a GPU, the
+/// GPU with host arrays and with device-resident arrays, `options.repeats` times each.
+pub fn run(
+    options: &RunOptions,
+    params: GaussianParams,
+    gpu: Option<&TutorialGpu>,
+    control: RunControl<'_>,
+) -> Result<GaussianOutput> {
+    options.validate()?;
+    params.validate()?;
+    let n = options.n_elements()?;
+    let cpu_outputs = usize::from(options.cpu.one_thread() || options.cpu.all_threads());
+    let gpu_outputs = usize::from(gpu.is_some());
+    if cpu_outputs + gpu_outputs == 0 {
+        return Err(HeatlabError::InvalidInput(
+            "nothing to run: no GPU and the CPU runs are skipped".into(),
+        ));
+    }
+    crate::memory::ensure_host_memory(
+        &format!("Gaussian PDF of {n} points (inputs and outputs)"),
+        array_bytes(1 + cpu_outputs + gpu_outputs, n)?,
+    )?;
+    let x = generate_x(n, options.seed, control)?;
+
+    let mut timings = KernelTimings {
+        cpu_one_thread: None,
+        cpu_all_threads: None,
+        cpu_threads: rayon::current_num_threads(),
+        gpu_host_arrays: None,
+        gpu_device_resident: None,
+        gpu_device_resident_wall: None,
+    };
+    let mut cpu_values = if cpu_outputs > 0 {
+        vec![0.0f32; n]
+    } else {
+        Vec::new()
+    };
+    for (wanted, threads) in [
+        (options.cpu.one_thread(), CpuThreads::One),
+        (options.cpu.all_threads(), CpuThreads::All),
+    ] {
+        if !wanted {
+            continue;
+        }
+        let (stats, ()) = time_cpu_runs(options.repeats, || {
+            pdf_cpu(&x, params, &mut cpu_values, threads, control)
+        })?;
+        match threads {
+            CpuThreads::One => timings.cpu_one_thread = Some(stats),
+            CpuThreads::All => timings.cpu_all_threads = Some(stats),
+        }
+    }
+
+    let mut values = cpu_values;
+    let mut difference = None;
+    let mut gpu_name = None;
+    if let Some(gpu) = gpu {
+        let config = gpu.elementwise_config(options.n);
+        let n_arg = options.n;
+        let (mean, sigma) = (params.mean, params.sigma);
+        let launch = |stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+                      inputs: &[cudarc::driver::CudaSlice<f32>],
+                      output: &mut cudarc::driver::CudaSlice<f32>|
+         -> Result<()> {
+            let [x] = inputs else {
+                return Err(HeatlabError::InvalidInput(
+                    "gaussian_pdf takes one input array".into(),
+                ));
+            };
+            let mut launch = stream.launch_builder(&gpu.gaussian_pdf);
+            launch.arg(x).arg(output).arg(&n_arg).arg(&mean).arg(&sigma);
+            // SAFETY: gaussian_pdf(const float* x, float* pdf, unsigned long long n,
+            // float mean, float sigma): both buffers hold n floats (run_elementwise allocates
+            // them from an input of length n) and the grid-stride loop stays below n.
+            unsafe { launch.launch(config) }.map_err(driver_error("launching gaussian_pdf"))?;
+            Ok(())
+        };
+        let measured = run_elementwise(
+            gpu,
+            &format!("Gaussian PDF of {n} points (1 input and 1 output)"),
+            &[&x],
+            options.repeats,
+            control,
+            &launch,
+        )?;
+        if !values.is_empty() {
+            difference = Some(max_abs_difference(&measured.output, &values));
+        }
+        values = measured.output;
+        timings.gpu_host_arrays = Some(measured.host_arrays);
+        timings.gpu_device_resident = Some(measured.device_resident);
+        timings.gpu_device_resident_wall = Some(measured.device_resident_wall);
+        gpu_name = Some(gpu.name().to_string());
+    }
+
+    let run = KernelRun {
+        kernel: TutorialKernel::Gaussian,
+        n: options.n,
+        seed: options.seed,
+        repeats: options.repeats,
+        gpu: gpu_name,
+        result: KernelSummary::Gaussian {
+            mean: params.mean,
+            sigma: params.sigma,
+            pdf: ArrayStats::of(&values),
+            max_abs_error_vs_f64: max_error_vs_f64(&x, &values, params),
+        },
+        timings,
+        max_abs_difference_gpu_cpu: difference,
+        transfer_bytes: 2 * 4 * options.n,
+    };
+    Ok(GaussianOutput {
+        params,
+        x,
+        pdf: values,
+        run,
+    })
+}

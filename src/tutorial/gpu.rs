@@ -1,0 +1,215 @@
+//! The GPU side of the tutorial kernels: `kernels/tutorial.cu` compiled once, and the timed
+//! upload / kernel / download loop that the element-wise kernels share.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::{sys, CudaFunction, CudaSlice, CudaStream, LaunchConfig};
+
+use super::{
+    GpuHostArraysTimings, PhaseProgress, RunControl, RunPhase, TimingStats, TUTORIAL_SOURCE,
+};
+use crate::compute::cuda::{driver_error, CudaDevice};
+use crate::compute::BackendChoice;
+use crate::error::Result;
+
+/// Threads per block of the element-wise kernels.
+const ELEMENTWISE_BLOCK: u32 = 256;
+/// Blocks per multiprocessor of a grid-stride launch: enough to fill every SM several times.
+const BLOCKS_PER_SM: u32 = 16;
+
+/// An open GPU with the tutorial kernels loaded.
+pub struct TutorialGpu {
+    device: CudaDevice,
+    pub(crate) hidden_layer: CudaFunction,
+    pub(crate) gaussian_pdf: CudaFunction,
+    pub(crate) monte_carlo_pi: CudaFunction,
+    multiprocessors: u32,
+}
+
+impl TutorialGpu {
+    /// Opens GPU 0 and compiles `kernels/tutorial.cu`, or says why that is not possible.
+    pub fn open() -> Result<Self> {
+        let device = CudaDevice::open()?;
+        let module = device.load_kernels("tutorial.cu", TUTORIAL_SOURCE)?;
+        let multiprocessors = device
+            .context()
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(driver_error("querying the multiprocessor count"))?;
+        Ok(Self {
+            hidden_layer: device.function(&module, "hidden_layer")?,
+            gaussian_pdf: device.function(&module, "gaussian_pdf")?,
+            monte_carlo_pi: device.function(&module, "monte_carlo_pi")?,
+            multiprocessors: u32::try_from(multiprocessors).unwrap_or(1).max(1),
+            device,
+        })
+    }
+
+    /// The device, for its name, memory and timers.
+    pub fn device(&self) -> &CudaDevice {
+        &self.device
+    }
+
+    /// The GPU's model name.
+    pub fn name(&self) -> &str {
+        self.device.name()
+    }
+
+    /// Streaming multiprocessors of the GPU.
+    pub fn multiprocessors(&self) -> u32 {
+        self.multiprocessors
+    }
+
+    /// A grid-stride launch of `block` threads per block over `work_items` items: one thread
+    /// per item up to `blocks_per_sm` blocks per SM, then each thread loops.
+    pub(crate) fn grid_stride_config(
+        &self,
+        work_items: u64,
+        block: u32,
+        blocks_per_sm: u32,
+    ) -> LaunchConfig {
+        let cap = u64::from(self.multiprocessors) * u64::from(blocks_per_sm);
+        let blocks = work_items.div_ceil(u64::from(block)).clamp(1, cap);
+        LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+
+    /// The configuration of the element-wise kernels for `n` elements.
+    pub(crate) fn elementwise_config(&self, n: u64) -> LaunchConfig {
+        self.grid_stride_config(n, ELEMENTWISE_BLOCK, BLOCKS_PER_SM)
+    }
+
+    /// Fails with the size needed when `bytes` do not fit in the GPU's free memory.
+    pub(crate) fn ensure_memory(&self, what: &str, bytes: usize) -> Result<()> {
+        let (free, _) = self.device.memory_info()?;
+        crate::memory::ensure_gpu_memory(what, bytes, free)
+    }
+}
+
+/// Opens the GPU the user chose: `Cpu` gives none, `Cuda` the GPU or the reason it cannot be
+/// used, `Auto` the GPU when it works and otherwise none with a note that says why.
+pub fn open_gpu(choice: BackendChoice) -> Result<(Option<TutorialGpu>, Option<String>)> {
+    match choice {
+        BackendChoice::Cpu => Ok((None, None)),
+        BackendChoice::Cuda => Ok((Some(TutorialGpu::open()?), None)),
+        BackendChoice::Auto => match TutorialGpu::open() {
+            Ok(gpu) => Ok((Some(gpu), None)),
+            Err(reason) => Ok((None, Some(format!("using the CPU only: {reason}")))),
+        },
+    }
+}
+
+/// What the shared element-wise loop measured, and the output of its last run.
+pub(crate) struct ElementwiseGpuRun {
+    pub(crate) output: Vec<f32>,
+    pub(crate) host_arrays: GpuHostArraysTimings,
+    pub(crate) device_resident: TimingStats,
+    pub(crate) device_resident_wall: TimingStats,
+}
+
+/// Launches one element-wise kernel: (stream, device inputs, device output).
+pub(crate) type ElementwiseLaunch<'a> =
+    dyn Fn(&Arc<CudaStream>, &[CudaSlice<f32>], &mut CudaSlice<f32>) -> Result<()> + 'a;
+
+/// Times an element-wise kernel over `inputs` (all of one length) `repeats` times with host
+/// arrays (upload, kernel, download, each between CUDA events) and then `repeats` times with
+/// the arrays left on the device (kernel only). One untimed warm-up run comes first. Device
+/// memory is allocated once, before any timing, and checked against the free memory first.
+pub(crate) fn run_elementwise(
+    gpu: &TutorialGpu,
+    what: &str,
+    inputs: &[&[f32]],
+    repeats: u32,
+    control: RunControl<'_>,
+    launch: &ElementwiseLaunch<'_>,
+) -> Result<ElementwiseGpuRun> {
+    let n = inputs.first().map_or(0, |input| input.len());
+    gpu.ensure_memory(what, super::array_bytes(inputs.len() + 1, n)?)?;
+    let device = gpu.device();
+    let stream = device.stream().clone();
+    let mut device_inputs = inputs
+        .iter()
+        .map(|input| {
+            stream
+                .alloc_zeros::<f32>(input.len())
+                .map_err(driver_error("allocating a GPU input array"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut device_output = stream
+        .alloc_zeros::<f32>(n)
+        .map_err(driver_error("allocating the GPU output array"))?;
+    let mut output = vec![0.0f32; n];
+    let timer = device.timer()?;
+
+    let upload = |device_inputs: &mut [CudaSlice<f32>]| -> Result<()> {
+        for (host, dev) in inputs.iter().zip(device_inputs.iter_mut()) {
+            stream
+                .memcpy_htod(*host, dev)
+                .map_err(driver_error("uploading an input array"))?;
+        }
+        Ok(())
+    };
+
+    // Warm-up, one whole untimed run: the first launch of a module pays for loading it, and
+    // the first download into `output` pays for faulting in its fresh host pages.
+    upload(&mut device_inputs)?;
+    launch(&stream, &device_inputs, &mut device_output)?;
+    stream
+        .memcpy_dtoh(&device_output, output.as_mut_slice())
+        .map_err(driver_error("downloading the output array"))?;
+    device.synchronize()?;
+
+    let progress = PhaseProgress::new(control, RunPhase::GpuHostArrays, u64::from(repeats));
+    let (mut uploads, mut kernels, mut downloads, mut totals) = (vec![], vec![], vec![], vec![]);
+    let mut walls = Vec::with_capacity(repeats as usize);
+    for _ in 0..repeats {
+        progress.check()?;
+        let wall_started = Instant::now();
+        timer.start()?;
+        upload(&mut device_inputs)?;
+        let upload_time = timer.stop()?.as_secs_f64();
+        timer.start()?;
+        launch(&stream, &device_inputs, &mut device_output)?;
+        let kernel_time = timer.stop()?.as_secs_f64();
+        timer.start()?;
+        stream
+            .memcpy_dtoh(&device_output, output.as_mut_slice())
+            .map_err(driver_error("downloading the output array"))?;
+        let download_time = timer.stop()?.as_secs_f64();
+        walls.push(wall_started.elapsed().as_secs_f64());
+        uploads.push(upload_time);
+        kernels.push(kernel_time);
+        downloads.push(download_time);
+        totals.push(upload_time + kernel_time + download_time);
+        progress.advance(1);
+    }
+    device.synchronize()?;
+
+    let progress = PhaseProgress::new(control, RunPhase::GpuDeviceResident, u64::from(repeats));
+    let mut resident = Vec::with_capacity(repeats as usize);
+    let mut resident_walls = Vec::with_capacity(repeats as usize);
+    for _ in 0..repeats {
+        progress.check()?;
+        let wall_started = Instant::now();
+        timer.start()?;
+        launch(&stream, &device_inputs, &mut device_output)?;
+        resident.push(timer.stop()?.as_secs_f64());
+        resident_walls.push(wall_started.elapsed().as_secs_f64());
+        progress.advance(1);
+    }
+    Ok(ElementwiseGpuRun {
+        output,
+        host_arrays: GpuHostArraysTimings {
+            upload: TimingStats::from_runs(uploads),
+            kernel: TimingStats::from_runs(kernels),
+            download: TimingStats::from_runs(downloads),
+            total: TimingStats::from_runs(totals),
+            wall: TimingStats::from_runs(walls),
+        },
+        device_resident: TimingStats::from_runs(resident),
+        device_resident_wall: TimingStats::from_runs(resident_walls),
+    })
+}

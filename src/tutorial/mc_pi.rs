@@ -1,0 +1,399 @@
+//! Monte Carlo pi (seed `001_...`): the fraction of random points of the unit square that fall
+//! inside the quarter circle, times 4, over billions of samples and no sample array.
+//!
+//! The generator is Philox4x32-10 (Random123), counter-based: sample `j` uses the output block
+//! of counter `(j / 2, 0, 0)` under key `(seed low word, seed high word)`, words 0-1 for even
+//! `j` and 2-3 for odd `j`. A coordinate is the top 24 bits of its word, `X / 2^24`, and a
+//! point is inside when `X^2 + Y^2 < 2^48`, which is exactly `x^2 + y^2 < 1` for those float32
+//! coordinates. Every sample is a pure function of (seed, j), so any split of the work over
+//! threads (CPU or GPU) gives the same count: the CPU and the GPU agree exactly.
+
+use std::time::{Duration, Instant};
+
+use cudarc::driver::PushKernelArg;
+use rayon::prelude::*;
+
+use super::{
+    time_cpu_runs, CpuThreads, GpuHostArraysTimings, KernelRun, KernelSummary, KernelTimings,
+    PhaseProgress, RunControl, RunOptions, RunPhase, TimingStats, TutorialGpu, TutorialKernel,
+};
+use crate::compute::cuda::driver_error;
+use crate::error::{HeatlabError, Result};
+
+const PHILOX_M0: u32 = 0xD251_1F53;
+const PHILOX_M1: u32 = 0xCD9E_8D57;
+const PHILOX_W0: u32 = 0x9E37_79B9;
+const PHILOX_W1: u32 = 0xBB67_AE85;
+
+/// Samples per chunk of CPU work (even, so that chunks start on a Philox block).
+const CPU_PI_CHUNK: u64 = 1 << 16;
+/// Samples per GPU launch: long runs are split so that they can be cancelled and report
+/// progress; about a tenth of a second on an H100.
+const GPU_PI_CHUNK: u64 = 1 << 35;
+/// Threads per block of `monte_carlo_pi`; must match `PI_BLOCK` in `kernels/tutorial.cu`.
+const PI_BLOCK: u32 = 256;
+/// Blocks per multiprocessor of `monte_carlo_pi` (8 x 256 = 2048 threads, a full H100 SM).
+const PI_BLOCKS_PER_SM: u32 = 8;
+/// Points kept for the scatter plot.
+pub const SCATTER_POINTS: usize = 4000;
+
+/// Philox4x32-10: ten rounds of the Random123 bijection of `counter` under `key`.
+pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
+    let mulhilo = |a: u32, b: u32| {
+        let product = u64::from(a) * u64::from(b);
+        ((product >> 32) as u32, product as u32)
+    };
+    let mut ctr = counter;
+    let mut key = key;
+    for _ in 0..10 {
+        let (hi0, lo0) = mulhilo(PHILOX_M0, ctr[0]);
+        let (hi1, lo1) = mulhilo(PHILOX_M1, ctr[2]);
+        ctr = [hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0];
+        key = [
+            key[0].wrapping_add(PHILOX_W0),
+            key[1].wrapping_add(PHILOX_W1),
+        ];
+    }
+    ctr
+}
+
+fn philox_block(seed: u64, block: u64) -> [u32; 4] {
+    philox4x32_10(
+        [block as u32, (block >> 32) as u32, 0, 0],
+        [seed as u32, (seed >> 32) as u32],
+    )
+}
+
+fn inside_quarter_circle(word_x: u32, word_y: u32) -> bool {
+    let x = u64::from(word_x >> 8);
+    let y = u64::from(word_y >> 8);
+    x * x + y * y < 1 << 48
+}
+
+/// Samples `[first_sample, first_sample + sample_count)` inside the quarter circle, counted on
+/// the calling thread; `first_sample` must be even.
+pub fn count_inside_range(seed: u64, first_sample: u64, sample_count: u64) -> u64 {
+    let first_block = first_sample / 2;
+    let blocks = sample_count.div_ceil(2);
+    let mut count = 0;
+    for k in 0..blocks {
+        let words = philox_block(seed, first_block + k);
+        count += u64::from(inside_quarter_circle(words[0], words[1]));
+        if 2 * k + 1 < sample_count {
+            count += u64::from(inside_quarter_circle(words[2], words[3]));
+        }
+    }
+    count
+}
+
+/// Samples among the first `n` inside the quarter circle, on one thread or all, in chunks
+/// that check the cancel flag and report progress.
+pub fn count_inside_cpu(
+    n: u64,
+    seed: u64,
+    threads: CpuThreads,
+    control: RunControl<'_>,
+) -> Result<u64> {
+    let phase = match threads {
+        CpuThreads::One => RunPhase::CpuOneThread,
+        CpuThreads::All => RunPhase::CpuAllThreads,
+    };
+    let progress = PhaseProgress::new(control, phase, n);
+    let chunks = n.div_ceil(CPU_PI_CHUNK);
+    let chunk = |index: u64| -> Result<u64> {
+        progress.check()?;
+        let first = index * CPU_PI_CHUNK;
+        let count = CPU_PI_CHUNK.min(n - first);
+        let inside = count_inside_range(seed, first, count);
+        progress.advance(count);
+        Ok(inside)
+    };
+    match threads {
+        CpuThreads::One => (0..chunks).map(chunk).sum(),
+        CpuThreads::All => (0..chunks).into_par_iter().map(chunk).sum(),
+    }
+}
+
+/// One sample point for the scatter plot.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PiPoint {
+    /// x in [0, 1).
+    pub x: f32,
+    /// y in [0, 1).
+    pub y: f32,
+    /// Whether the point counts as inside the quarter circle.
+    pub inside: bool,
+}
+
+/// The first `count` sample points of `seed`, the very points the count starts with.
+pub fn first_points(seed: u64, count: usize) -> Vec<PiPoint> {
+    const SCALE: f32 = 1.0 / 16_777_216.0;
+    let point = |word_x: u32, word_y: u32| PiPoint {
+        x: (word_x >> 8) as f32 * SCALE,
+        y: (word_y >> 8) as f32 * SCALE,
+        inside: inside_quarter_circle(word_x, word_y),
+    };
+    let mut points = Vec::with_capacity(count);
+    let mut block = 0u64;
+    while points.len() < count {
+        let words = philox_block(seed, block);
+        points.push(point(words[0], words[1]));
+        if points.len() < count {
+            points.push(point(words[2], words[3]));
+        }
+        block += 1;
+    }
+    points
+}
+
+/// The estimate of pi from a count.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PiEstimate {
+    /// Samples inside the quarter circle.
+    pub inside: u64,
+    /// Samples drawn.
+    pub samples: u64,
+    /// `4 * inside / samples`.
+    pub estimate: f64,
+    /// Its standard error, `4 * sqrt(p (1 - p) / n)` with `p = inside / samples`.
+    pub standard_error: f64,
+    /// `estimate - pi`.
+    pub error: f64,
+}
+
+impl PiEstimate {
+    /// The estimate from `inside` of `samples`.
+    pub fn new(inside: u64, samples: u64) -> Self {
+        let n = samples.max(1) as f64;
+        let p = inside as f64 / n;
+        let estimate = 4.0 * p;
+        Self {
+            inside,
+            samples,
+            estimate,
+            standard_error: 4.0 * (p * (1.0 - p) / n).sqrt(),
+            error: estimate - std::f64::consts::PI,
+        }
+    }
+}
+
+/// A Monte Carlo pi run: the estimate, the first points for a scatter plot, and the report.
+#[derive(Debug, Clone)]
+pub struct PiOutput {
+    /// The estimate (the GPU's count when the GPU ran; the CPU's is the same).
+    pub estimate: PiEstimate,
+    /// The first [`SCATTER_POINTS`] samples (fewer when n is smaller).
+    pub points: Vec<PiPoint>,
+    /// Timings, agreement and summary.
+    pub run: KernelRun,
+}
+
+/// Launches `monte_carlo_pi` over samples `[0, n)` in chunks, adding to `inside`. Between
+/// chunks of a long run it waits for the GPU, checks for cancellation and reports progress.
+fn launch_pi_chunks(
+    gpu: &TutorialGpu,
+    seed: u64,
+    n: u64,
+    inside: &mut cudarc::driver::CudaSlice<u64>,
+    progress: Option<&PhaseProgress<'_>>,
+) -> Result<()> {
+    let stream = gpu.device().stream().clone();
+    let chunks = n.div_ceil(GPU_PI_CHUNK);
+    for index in 0..chunks {
+        let first_sample = index * GPU_PI_CHUNK;
+        let sample_count = GPU_PI_CHUNK.min(n - first_sample);
+        let config = gpu.grid_stride_config(sample_count.div_ceil(2), PI_BLOCK, PI_BLOCKS_PER_SM);
+        let mut launch = stream.launch_builder(&gpu.monte_carlo_pi);
+        launch
+            .arg(&seed)
+            .arg(&first_sample)
+            .arg(&sample_count)
+            .arg(&mut *inside);
+        // SAFETY: monte_carlo_pi(unsigned long long seed, unsigned long long first_sample,
+        // unsigned long long sample_count, unsigned long long* inside): `inside` is a live
+        // device buffer of one u64, the block size is PI_BLOCK (the kernel's shared array and
+        // __launch_bounds__ assume it), and first_sample is even as the kernel requires.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching monte_carlo_pi"))?;
+        if chunks > 1 {
+            if let Some(progress) = progress {
+                gpu.device().synchronize()?;
+                progress.advance(sample_count);
+                progress.check()?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Counts on the GPU: `repeats` runs with the count's reset uploaded and the count downloaded
+/// (the "host arrays" of pi are 8 bytes each way), then `repeats` kernel-only runs.
+fn run_gpu(
+    gpu: &TutorialGpu,
+    options: &RunOptions,
+    control: RunControl<'_>,
+) -> Result<(u64, GpuHostArraysTimings, TimingStats, TimingStats)> {
+    let device = gpu.device();
+    let stream = device.stream().clone();
+    let mut inside = stream
+        .alloc_zeros::<u64>(1)
+        .map_err(driver_error("allocating the GPU count"))?;
+    let timer = device.timer()?;
+    let zero = [0u64];
+    let mut count = [0u64];
+    // Warm-up on a small count: the first launch pays for loading the module.
+    launch_pi_chunks(gpu, options.seed, options.n.min(1 << 20), &mut inside, None)?;
+    device.synchronize()?;
+
+    let progress = PhaseProgress::new(
+        control,
+        RunPhase::GpuHostArrays,
+        options.n.saturating_mul(u64::from(options.repeats)),
+    );
+    let (mut uploads, mut kernels, mut downloads, mut totals) = (vec![], vec![], vec![], vec![]);
+    let mut walls = Vec::with_capacity(options.repeats as usize);
+    for _ in 0..options.repeats {
+        progress.check()?;
+        let wall_started = Instant::now();
+        timer.start()?;
+        stream
+            .memcpy_htod(&zero, &mut inside)
+            .map_err(driver_error("resetting the GPU count"))?;
+        let upload = timer.stop()?.as_secs_f64();
+        timer.start()?;
+        launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))?;
+        let kernel = timer.stop()?.as_secs_f64();
+        timer.start()?;
+        stream
+            .memcpy_dtoh(&inside, &mut count)
+            .map_err(driver_error("downloading the GPU count"))?;
+        let download = timer.stop()?.as_secs_f64();
+        walls.push(wall_started.elapsed().as_secs_f64());
+        if options.n <= GPU_PI_CHUNK {
+            progress.advance(options.n);
+        }
+        uploads.push(upload);
+        kernels.push(kernel);
+        downloads.push(download);
+        totals.push(upload + kernel + download);
+    }
+    device.synchronize()?;
+
+    let progress = PhaseProgress::new(
+        control,
+        RunPhase::GpuDeviceResident,
+        options.n.saturating_mul(u64::from(options.repeats)),
+    );
+    let mut resident = Vec::with_capacity(options.repeats as usize);
+    let mut resident_walls = Vec::with_capacity(options.repeats as usize);
+    for _ in 0..options.repeats {
+        progress.check()?;
+        stream
+            .memset_zeros(&mut inside)
+            .map_err(driver_error("resetting the GPU count"))?;
+        let wall_started = Instant::now();
+        timer.start()?;
+        launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))?;
+        resident.push(timer.stop()?.as_secs_f64());
+        resident_walls.push(wall_started.elapsed().as_secs_f64());
+        if options.n <= GPU_PI_CHUNK {
+            progress.advance(options.n);
+        }
+    }
+    let host_arrays = GpuHostArraysTimings {
+        upload: TimingStats::from_runs(uploads),
+        kernel: TimingStats::from_runs(kernels),
+        download: TimingStats::from_runs(downloads),
+        total: TimingStats::from_runs(totals),
+        wall: TimingStats::from_runs(walls),
+    };
+    Ok((
+        count[0],
+        host_arrays,
+        TimingStats::from_runs(resident),
+        TimingStats::from_runs(resident_walls),
+    ))
+}
+
+/// Runs the CPU versions that `options.cpu` asks for and, with a GPU, the GPU counts,
+/// `options.repeats` times each. Nothing of size n is stored anywhere.
+pub fn run(
+    options: &RunOptions,
+    gpu: Option<&TutorialGpu>,
+    control: RunControl<'_>,
+) -> Result<PiOutput> {
+    options.validate()?;
+    let cpu_runs = options.cpu.one_thread() || options.cpu.all_threads();
+    if !cpu_runs && gpu.is_none() {
+        return Err(HeatlabError::InvalidInput(
+            "nothing to run: no GPU and the CPU runs are skipped".into(),
+        ));
+    }
+    let mut timings = KernelTimings {
+        cpu_one_thread: None,
+        cpu_all_threads: None,
+        cpu_threads: rayon::current_num_threads(),
+        gpu_host_arrays: None,
+        gpu_device_resident: None,
+        gpu_device_resident_wall: None,
+    };
+    let mut cpu_count = None;
+    for (wanted, threads) in [
+        (options.cpu.one_thread(), CpuThreads::One),
+        (options.cpu.all_threads(), CpuThreads::All),
+    ] {
+        if !wanted {
+            continue;
+        }
+        let (stats, count) = time_cpu_runs(options.repeats, || {
+            count_inside_cpu(options.n, options.seed, threads, control)
+        })?;
+        cpu_count = Some(count);
+        match threads {
+            CpuThreads::One => timings.cpu_one_thread = Some(stats),
+            CpuThreads::All => timings.cpu_all_threads = Some(stats),
+        }
+    }
+
+    let mut gpu_count = None;
+    let mut gpu_name = None;
+    if let Some(gpu) = gpu {
+        let (count, host_arrays, resident, resident_wall) = run_gpu(gpu, options, control)?;
+        gpu_count = Some(count);
+        timings.gpu_host_arrays = Some(host_arrays);
+        timings.gpu_device_resident = Some(resident);
+        timings.gpu_device_resident_wall = Some(resident_wall);
+        gpu_name = Some(gpu.name().to_string());
+    }
+    let difference = match (gpu_count, cpu_count) {
+        (Some(gpu), Some(cpu)) => Some(gpu.abs_diff(cpu) as f64),
+        _ => None,
+    };
+    let inside = gpu_count.or(cpu_count).unwrap_or(0);
+    let estimate = PiEstimate::new(inside, options.n);
+    let scatter = usize::try_from(options.n).map_or(SCATTER_POINTS, |n| n.min(SCATTER_POINTS));
+    let run = KernelRun {
+        kernel: TutorialKernel::MonteCarloPi,
+        n: options.n,
+        seed: options.seed,
+        repeats: options.repeats,
+        gpu: gpu_name,
+        result: KernelSummary::MonteCarloPi(estimate),
+        timings,
+        max_abs_difference_gpu_cpu: difference,
+        transfer_bytes: 16,
+    };
+    Ok(PiOutput {
+        estimate,
+        points: first_points(options.seed, scatter),
+        run,
+    })
+}
+
+/// Seconds per sample on one CPU thread, measured on 65536 samples: a quick figure for
+/// warning before a one-thread run of billions of samples.
+pub fn estimate_cpu_seconds_per_sample() -> Duration {
+    let started = std::time::Instant::now();
+    let count = count_inside_range(0, 0, 1 << 16);
+    std::hint::black_box(count);
+    started.elapsed() / (1 << 16)
+}

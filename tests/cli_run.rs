@@ -1,0 +1,205 @@
+//! `heatlab run` as a user runs it: the files it writes, and every bad input refused up front.
+
+use std::path::Path;
+use std::process::Command;
+
+use heatlab::export::read_npy;
+
+fn heatlab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_heatlab"))
+        .args(args)
+        .output()
+        .expect("the heatlab binary runs")
+}
+
+fn assert_refused(args: &[&str], expected: &str) {
+    let out = heatlab(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} must fail");
+    assert!(stderr.contains(expected), "{args:?}: stderr was {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?} panicked: {stderr}");
+}
+
+#[test]
+fn run_writes_frames_arrays_and_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("job");
+    let result = heatlab(&[
+        "run",
+        "--size",
+        "48x40",
+        "--steps",
+        "30",
+        "--save-every",
+        "10",
+        "--coeff",
+        "0.2",
+        "--boundary",
+        "neumann",
+        "--backend",
+        "cpu",
+        "--npy",
+        "--colormap",
+        "magma",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    for step in ["000000", "000010", "000020", "000030"] {
+        for kind in ["field", "laplacian"] {
+            let png = out.join(format!("{kind}_{step}.png"));
+            let image = image::open(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
+            assert_eq!((image.width(), image.height()), (40, 48));
+            let npy =
+                read_npy(&std::fs::read(out.join(format!("{kind}_{step}.npy"))).unwrap()).unwrap();
+            assert_eq!((npy.rows(), npy.cols()), (48, 40));
+        }
+    }
+    // The Laplacian saved beside a field is that field's Laplacian.
+    let field = read_npy(&std::fs::read(out.join("field_000020.npy")).unwrap()).unwrap();
+    let lapl = read_npy(&std::fs::read(out.join("laplacian_000020.npy")).unwrap()).unwrap();
+    let mut cpu = heatlab::compute::CpuBackend::new();
+    use heatlab::compute::Backend;
+    cpu.upload(&field).unwrap();
+    assert_eq!(
+        cpu.laplacian(heatlab::compute::Boundary::Neumann).unwrap(),
+        lapl
+    );
+
+    let csv = std::fs::read_to_string(out.join("timings.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        1 + 3,
+        "a header and one row per 10-step chunk:\n{csv}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(summary["status"], "completed");
+    assert_eq!(summary["steps_completed"], 30);
+    assert_eq!(summary["backend"], "cpu");
+    assert_eq!(summary["parameters"]["step"]["boundary"], "neumann");
+    no_temporary_files_left(&out);
+}
+
+fn no_temporary_files_left(dir: &Path) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!name.starts_with(".heatlab-"), "left behind {name}");
+    }
+}
+
+#[test]
+fn bad_input_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("never");
+    let out_arg = out.to_str().unwrap();
+    assert_refused(&["run", "--size", "0", "--out", out_arg], "at least 1x1");
+    assert_refused(
+        &["run", "--size", "12y", "--out", out_arg],
+        "not N or ROWSxCOLS",
+    );
+    assert_refused(
+        &["run", "--steps", "-5", "--out", out_arg],
+        "--steps must be 0 or more",
+    );
+    assert_refused(
+        &["run", "--boundary", "sticky", "--out", out_arg],
+        "unknown boundary",
+    );
+    assert_refused(
+        &["run", "--backend", "tpu", "--out", out_arg],
+        "unknown backend",
+    );
+    assert_refused(&["run", "--coeff", "0.3", "--out", out_arg], "above 0.25");
+    assert_refused(&["run", "--coeff", "0", "--out", out_arg], "positive");
+    assert_refused(&["run", "--coeff", "-0.1", "--out", out_arg], "positive");
+    assert_refused(
+        &["run", "--percentile", "101", "--out", out_arg],
+        "percentile",
+    );
+    assert!(!out.exists(), "nothing may be written for refused input");
+    // A folder that cannot be created (a file is in the way).
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, b"x").unwrap();
+    let inside = blocker.join("sub");
+    assert_refused(
+        &["run", "--size", "8", "--out", inside.to_str().unwrap()],
+        "creating folder",
+    );
+}
+
+#[test]
+fn cuda_without_a_gpu_says_why_and_auto_falls_back() {
+    if heatlab::compute::CudaBackend::new().is_ok() {
+        eprintln!("skipping: this machine has a working GPU");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("job");
+    assert_refused(
+        &[
+            "run",
+            "--size",
+            "8",
+            "--steps",
+            "1",
+            "--backend",
+            "cuda",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        "CUDA is not available",
+    );
+    let auto = heatlab(&[
+        "run",
+        "--size",
+        "8",
+        "--steps",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(auto.status.success());
+    assert!(String::from_utf8_lossy(&auto.stderr).contains("using the CPU"));
+}
+
+#[test]
+fn unstable_run_stops_at_the_first_non_finite_step_and_keeps_the_last_good_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("boom");
+    let result = heatlab(&[
+        "run",
+        "--size",
+        "32",
+        "--steps",
+        "5000",
+        "--coeff",
+        "0.9",
+        "--allow-unstable",
+        "--backend",
+        "cpu",
+        "--npy",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success());
+    assert!(stderr.contains("non-finite at step"), "{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let good = summary["steps_completed"].as_u64().unwrap();
+    assert!(good > 0 && good < 5000);
+    assert!(summary["status"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("step {}", good + 1)));
+    let last = read_npy(&std::fs::read(out.join(format!("field_{good:06}.npy"))).unwrap()).unwrap();
+    assert!(
+        last.first_non_finite().is_none(),
+        "the kept frame is the last finite one"
+    );
+}

@@ -1,0 +1,539 @@
+//! The tutorial kernels: each CPU version against its formula, Monte Carlo pi against its
+//! statistical bound, one thread against all threads, the GPU against the CPU when CUDA is
+//! there (skipped and said so without it; a failure under HEATLAB_REQUIRE_CUDA=1), and the
+//! `heatlab kernel` command.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use heatlab::tutorial::gaussian::{self, GaussianParams};
+use heatlab::tutorial::hidden_layer;
+use heatlab::tutorial::mc_pi::{self, PiEstimate};
+use heatlab::tutorial::{
+    CpuRuns, CpuThreads, KernelSummary, RunControl, RunOptions, RunPhase, RunProgress, TutorialGpu,
+};
+use heatlab::HeatlabError;
+
+fn unattended() -> RunControl<'static> {
+    RunControl::unattended()
+}
+
+fn gpu_or_skip(test: &str) -> Option<TutorialGpu> {
+    match TutorialGpu::open() {
+        Ok(gpu) => Some(gpu),
+        Err(reason) => {
+            if std::env::var("HEATLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
+                panic!("HEATLAB_REQUIRE_CUDA=1 but CUDA is unusable: {reason}");
+            }
+            eprintln!("skipping {test}: {reason}");
+            None
+        }
+    }
+}
+
+/// |a - b| within `ulps` units of float32 precision of the larger, or `floor` absolutely.
+fn close(a: f32, b: f32, ulps: f32, floor: f32) -> bool {
+    let scale = a.abs().max(b.abs());
+    (a - b).abs() <= (ulps * f32::EPSILON * scale).max(floor)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hidden layer
+
+#[test]
+fn greyscales_are_numpys_floor_of_uniform_0_255() {
+    // np.floor(np.random.default_rng(7).uniform(0, 255, 5).astype(np.float32))
+    let inputs = hidden_layer::generate_inputs(5, 7, unattended()).unwrap();
+    assert_eq!(inputs.greyscales, vec![159.0, 228.0, 197.0, 57.0, 76.0]);
+}
+
+#[test]
+fn weights_are_normal_half_and_a_tenth() {
+    let n = 200_000;
+    let inputs = hidden_layer::generate_inputs(n, 3, unattended()).unwrap();
+    let mean = inputs.weights.iter().map(|&w| f64::from(w)).sum::<f64>() / n as f64;
+    let var = inputs
+        .weights
+        .iter()
+        .map(|&w| (f64::from(w) - mean).powi(2))
+        .sum::<f64>()
+        / n as f64;
+    // Standard error of the mean is 0.1 / sqrt(n) = 2.2e-4; of the std about 1.6e-4.
+    assert!((mean - 0.5).abs() < 5.0 * 2.3e-4, "mean {mean}");
+    assert!(
+        (var.sqrt() - 0.1).abs() < 5.0 * 1.6e-4,
+        "std {}",
+        var.sqrt()
+    );
+    assert!(inputs
+        .greyscales
+        .iter()
+        .all(|&g| g.fract() == 0.0 && (0.0..=255.0).contains(&g)));
+}
+
+#[test]
+fn hidden_layer_cpu_is_the_formula_on_one_thread_and_all() {
+    let n = 3 * (1 << 20) + 17; // several chunks and a ragged end
+    let inputs = hidden_layer::generate_inputs(n, 11, unattended()).unwrap();
+    let mut one = vec![0.0f32; n];
+    let mut all = vec![0.0f32; n];
+    hidden_layer::activate_cpu(&inputs, &mut one, CpuThreads::One, unattended()).unwrap();
+    hidden_layer::activate_cpu(&inputs, &mut all, CpuThreads::All, unattended()).unwrap();
+    assert_eq!(
+        one, all,
+        "one thread and all threads must agree bit for bit"
+    );
+    let pairs = inputs.greyscales.iter().zip(&inputs.weights);
+    for (i, (&value, (&g, &w))) in one.iter().zip(pairs).enumerate() {
+        assert_eq!(value, (g / 255.0 * w).tanh(), "float32 formula at {i}");
+        let exact = (f64::from(g) / 255.0 * f64::from(w)).tanh() as f32;
+        assert!(
+            close(value, exact, 4.0, 1e-30),
+            "at {i}: {value} vs {exact}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gaussian PDF
+
+#[test]
+fn x_is_numpys_uniform_minus_3_3_as_float32() {
+    // np.random.default_rng(7).uniform(-3, 3, 5).astype(np.float32).view(np.uint32)
+    let x = gaussian::generate_x(5, 7, unattended()).unwrap();
+    let bits: Vec<u32> = x.iter().map(|v| v.to_bits()).collect();
+    assert_eq!(
+        bits,
+        vec![1061168522, 1075349429, 1070840323, 3218279031, 3214506216]
+    );
+}
+
+#[test]
+fn gaussian_cpu_is_the_formula_on_one_thread_and_all() {
+    let n = 2 * (1 << 20) + 5;
+    let x = gaussian::generate_x(n, 5, unattended()).unwrap();
+    for params in [
+        GaussianParams::default(),
+        GaussianParams {
+            mean: 0.7,
+            sigma: 0.3,
+        },
+    ] {
+        let mut one = vec![0.0f32; n];
+        let mut all = vec![0.0f32; n];
+        gaussian::pdf_cpu(&x, params, &mut one, CpuThreads::One, unattended()).unwrap();
+        gaussian::pdf_cpu(&x, params, &mut all, CpuThreads::All, unattended()).unwrap();
+        assert_eq!(one, all);
+        for (&point, &value) in x.iter().zip(&one) {
+            // Rounding z = (x - mean) / sigma to float32 moves z^2 / 2 by up to z^2 ulps, and
+            // exp turns that into a relative error: the tolerance grows with z^2.
+            let exact = gaussian::pdf_f64(f64::from(point), params);
+            let z = (f64::from(point) - f64::from(params.mean)) / f64::from(params.sigma);
+            let tolerance = f64::from(f32::EPSILON) * (8.0 + 2.0 * z * z) * exact;
+            let error = (f64::from(value) - exact).abs();
+            assert!(error <= tolerance, "at x = {point}: {value} vs {exact}");
+        }
+    }
+    // The peak of the standard normal is 1 / sqrt(2 pi).
+    let peak = gaussian::pdf(0.0, GaussianParams::default());
+    assert!((f64::from(peak) - 0.398_942_280_401_432_7).abs() < 3e-8);
+}
+
+#[test]
+fn bad_gaussian_parameters_are_refused() {
+    assert!(GaussianParams {
+        mean: 0.0,
+        sigma: 0.0
+    }
+    .validate()
+    .is_err());
+    assert!(GaussianParams {
+        mean: f32::NAN,
+        sigma: 1.0
+    }
+    .validate()
+    .is_err());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Monte Carlo pi
+
+#[test]
+fn philox_matches_the_random123_known_answers() {
+    let cases = [
+        (
+            [0, 0, 0, 0],
+            [0, 0],
+            [0x6627_e8d5, 0xe169_c58d, 0xbc57_ac4c, 0x9b00_dbd8],
+        ),
+        (
+            [0xffff_ffff; 4],
+            [0xffff_ffff; 2],
+            [0x408f_276d, 0x41c8_3b0e, 0xa20b_c7c6, 0x6d54_51fd],
+        ),
+        (
+            [0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344],
+            [0xa409_3822, 0x299f_31d0],
+            [0xd16c_fe09, 0x94fd_cceb, 0x5001_e420, 0x2412_6ea1],
+        ),
+    ];
+    for (counter, key, expected) in cases {
+        assert_eq!(mc_pi::philox4x32_10(counter, key), expected);
+    }
+}
+
+#[test]
+fn pi_is_within_five_standard_errors_for_several_seeds() {
+    let n = 4_000_000;
+    for seed in [0, 1, 42, u64::MAX] {
+        let inside = mc_pi::count_inside_cpu(n, seed, CpuThreads::All, unattended()).unwrap();
+        let estimate = PiEstimate::new(inside, n);
+        assert!(
+            estimate.error.abs() < 5.0 * estimate.standard_error,
+            "seed {seed}: {} is {} standard errors from pi",
+            estimate.estimate,
+            estimate.error / estimate.standard_error
+        );
+        // 4 sqrt(p (1 - p) / n) with p = pi / 4 is about 8.2e-4 at 4M samples.
+        assert!((estimate.standard_error - 8.21e-4).abs() < 1e-5);
+    }
+}
+
+#[test]
+fn pi_count_is_reproducible_and_independent_of_the_split() {
+    let (n, seed) = (1_000_001, 42); // odd: the last Philox block is half used
+    let one = mc_pi::count_inside_cpu(n, seed, CpuThreads::One, unattended()).unwrap();
+    let all = mc_pi::count_inside_cpu(n, seed, CpuThreads::All, unattended()).unwrap();
+    assert_eq!(one, all);
+    assert_eq!(
+        one,
+        mc_pi::count_inside_cpu(n, seed, CpuThreads::All, unattended()).unwrap()
+    );
+    let split = mc_pi::count_inside_range(seed, 0, 400_000)
+        + mc_pi::count_inside_range(seed, 400_000, n - 400_000);
+    assert_eq!(one, split);
+    assert_ne!(
+        one,
+        mc_pi::count_inside_cpu(n, seed + 1, CpuThreads::All, unattended()).unwrap()
+    );
+    // The scatter points are the first samples of the same stream.
+    let points = mc_pi::first_points(seed, 999);
+    let inside_points = points.iter().filter(|p| p.inside).count() as u64;
+    assert_eq!(inside_points, mc_pi::count_inside_range(seed, 0, 999));
+    for p in &points {
+        assert!((0.0..1.0).contains(&p.x) && (0.0..1.0).contains(&p.y));
+        assert_eq!(
+            p.inside,
+            p.x * p.x + p.y * p.y < 1.0,
+            "exact in float64 too: {p:?}"
+        );
+    }
+}
+
+#[test]
+fn pi_run_reports_cpu_timings_and_no_gpu_without_one() {
+    let options = RunOptions {
+        n: 100_000,
+        seed: 9,
+        repeats: 3,
+        cpu: CpuRuns::Both,
+    };
+    let output = mc_pi::run(&options, None, unattended()).unwrap();
+    let timings = &output.run.timings;
+    assert_eq!(timings.cpu_one_thread.as_ref().unwrap().runs_s.len(), 3);
+    assert!(timings.cpu_all_threads.is_some());
+    assert!(timings.gpu_host_arrays.is_none() && output.run.max_abs_difference_gpu_cpu.is_none());
+    assert_eq!(output.points.len(), mc_pi::SCATTER_POINTS);
+    let KernelSummary::MonteCarloPi(estimate) = output.run.result else {
+        panic!("wrong summary")
+    };
+    assert_eq!(estimate, output.estimate);
+    assert_eq!(output.run.timing_records().len(), 6);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control: cancellation, progress, memory
+
+#[test]
+fn a_set_cancel_flag_stops_the_run() {
+    let cancel = AtomicBool::new(true);
+    let control = RunControl {
+        cancel: &cancel,
+        progress: &|_| {},
+    };
+    let options = RunOptions {
+        n: 10_000_000,
+        seed: 1,
+        repeats: 1,
+        cpu: CpuRuns::Both,
+    };
+    let error = mc_pi::run(&options, None, control).unwrap_err();
+    assert!(matches!(error, HeatlabError::Cancelled), "{error}");
+    let error = gaussian::run(&options, GaussianParams::default(), None, control).unwrap_err();
+    assert!(matches!(error, HeatlabError::Cancelled), "{error}");
+}
+
+#[test]
+fn progress_reaches_the_total_of_every_phase() {
+    let cpu_all_done = AtomicU64::new(0);
+    let report = |progress: RunProgress| {
+        assert!(progress.done <= progress.total);
+        if progress.phase == RunPhase::CpuAllThreads {
+            cpu_all_done.fetch_max(progress.done, Ordering::Relaxed);
+        }
+    };
+    let cancel = AtomicBool::new(false);
+    let control = RunControl {
+        cancel: &cancel,
+        progress: &report,
+    };
+    let options = RunOptions {
+        n: 3_000_000,
+        seed: 2,
+        repeats: 1,
+        cpu: CpuRuns::AllThreads,
+    };
+    hidden_layer::run(&options, None, control).unwrap();
+    assert_eq!(cpu_all_done.load(Ordering::Relaxed), 3_000_000);
+}
+
+#[test]
+fn sizes_beyond_memory_are_refused_with_the_size_needed() {
+    let options = RunOptions {
+        n: 1 << 50,
+        seed: 1,
+        repeats: 1,
+        cpu: CpuRuns::Both,
+    };
+    let error = hidden_layer::run(&options, None, unattended()).unwrap_err();
+    assert!(matches!(error, HeatlabError::OutOfMemory { .. }), "{error}");
+    assert!(error.to_string().contains("needs"), "{error}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU against CPU
+
+#[test]
+fn gpu_hidden_layer_matches_cpu() {
+    let Some(gpu) = gpu_or_skip("gpu_hidden_layer_matches_cpu") else {
+        return;
+    };
+    for n in [1, 1000, 1_000_003] {
+        let options = RunOptions {
+            n,
+            seed: 4,
+            repeats: 2,
+            cpu: CpuRuns::AllThreads,
+        };
+        let output = hidden_layer::run(&options, Some(&gpu), unattended()).unwrap();
+        let difference = output.run.max_abs_difference_gpu_cpu.unwrap();
+        eprintln!("hidden layer n = {n}: max |gpu - cpu| = {difference:e}");
+        assert!(difference <= 4.0 * f64::from(f32::EPSILON), "{difference}");
+        assert!(output.run.timings.gpu_device_resident.is_some());
+    }
+}
+
+#[test]
+fn gpu_gaussian_matches_cpu() {
+    let Some(gpu) = gpu_or_skip("gpu_gaussian_matches_cpu") else {
+        return;
+    };
+    let params = GaussianParams {
+        mean: 0.25,
+        sigma: 0.8,
+    };
+    let options = RunOptions {
+        n: 2_000_001,
+        seed: 8,
+        repeats: 2,
+        cpu: CpuRuns::AllThreads,
+    };
+    let output = gaussian::run(&options, params, Some(&gpu), unattended()).unwrap();
+    let mut cpu = vec![0.0f32; output.x.len()];
+    gaussian::pdf_cpu(&output.x, params, &mut cpu, CpuThreads::All, unattended()).unwrap();
+    for (i, (&g, &c)) in output.pdf.iter().zip(&cpu).enumerate() {
+        assert!(
+            close(g, c, 8.0, 1e-37),
+            "at x = {}: gpu {g} cpu {c}",
+            output.x[i]
+        );
+    }
+    eprintln!(
+        "gaussian: max |gpu - cpu| = {:e}",
+        output.run.max_abs_difference_gpu_cpu.unwrap()
+    );
+}
+
+#[test]
+fn gpu_pi_count_equals_cpu_count_exactly() {
+    let Some(gpu) = gpu_or_skip("gpu_pi_count_equals_cpu_count_exactly") else {
+        return;
+    };
+    for (n, seed) in [(1, 0), (999, 3), (1_000_000, 42), (123_456_789, u64::MAX)] {
+        let options = RunOptions {
+            n,
+            seed,
+            repeats: 2,
+            cpu: CpuRuns::AllThreads,
+        };
+        let output = mc_pi::run(&options, Some(&gpu), unattended()).unwrap();
+        let cpu = mc_pi::count_inside_cpu(n, seed, CpuThreads::All, unattended()).unwrap();
+        assert_eq!(output.estimate.inside, cpu, "n = {n}, seed {seed}");
+        assert_eq!(output.run.max_abs_difference_gpu_cpu, Some(0.0));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command
+
+/// The binary Cargo built, or `HEATLAB_BIN` where the test executable was copied to another
+/// machine (the GPU machine) without the build tree.
+fn heatlab(args: &[&str]) -> std::process::Output {
+    let binary =
+        std::env::var("HEATLAB_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_heatlab").into());
+    Command::new(binary)
+        .args(args)
+        .output()
+        .expect("the heatlab binary runs")
+}
+
+#[test]
+fn kernel_command_refuses_bad_input_with_one_line() {
+    for args in [
+        &["kernel", "mc-pi", "--n", "0"][..],
+        &["kernel", "gaussian", "--sigma", "-1", "--backend", "cpu"],
+        &[
+            "kernel",
+            "hidden-layer",
+            "--repeat",
+            "0",
+            "--backend",
+            "cpu",
+        ],
+        &["kernel", "hidden-layer", "--mean", "1", "--backend", "cpu"],
+        &["kernel", "fourier", "--backend", "cpu"],
+    ] {
+        let output = heatlab(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} should fail");
+        assert_eq!(
+            output.status.code(),
+            Some(if stderr.contains("heatlab: error") {
+                1
+            } else {
+                2
+            })
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    let output = heatlab(&["kernel", "gaussian", "--sigma", "-1", "--backend", "cpu"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn kernel_command_json_is_one_object_with_the_estimate() {
+    let output = heatlab(&[
+        "kernel",
+        "mc-pi",
+        "--n",
+        "200000",
+        "--seed",
+        "5",
+        "--backend",
+        "cpu",
+        "--repeat",
+        "2",
+        "--json",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("stdout is one JSON object");
+    let estimate = json["result"]["estimate"].as_f64().unwrap();
+    let inside = mc_pi::count_inside_cpu(200_000, 5, CpuThreads::All, unattended()).unwrap();
+    assert_eq!(estimate, PiEstimate::new(inside, 200_000).estimate);
+    assert_eq!(json["kernel"], "mc-pi");
+    assert_eq!(
+        json["timings"]["cpu_one_thread"]["runs_s"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        json["timings"]["cpu_all_threads"]["mean_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn kernel_command_writes_npy_files_python_can_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let output = heatlab(&[
+        "kernel",
+        "gaussian",
+        "--n",
+        "1000",
+        "--backend",
+        "cpu",
+        "--repeat",
+        "1",
+        "--npy",
+        out,
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for name in ["x.npy", "pdf.npy"] {
+        let bytes = std::fs::read(dir.path().join(name)).unwrap();
+        let npy = npyz::NpyFile::new(&bytes[..]).unwrap();
+        assert_eq!(npy.shape(), &[1000]);
+        let values: Vec<f32> = npy.into_vec().unwrap();
+        assert_eq!(values.len(), 1000);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers the panels use
+
+#[test]
+fn timing_stats_are_timeit_style() {
+    let stats = heatlab::tutorial::TimingStats::from_runs(vec![1.0, 2.0, 3.0]);
+    assert_eq!(stats.mean_s, 2.0);
+    assert!((stats.std_s - (2.0f64 / 3.0).sqrt()).abs() < 1e-12);
+    assert_eq!(heatlab::tutorial::format_seconds(0.00123), "1.230 ms");
+    assert_eq!(stats.display(), "2.000 s ± 816.497 ms");
+}
+
+#[test]
+fn histogram_and_sweep_sizes() {
+    let counts = heatlab::tutorial::histogram(&[0.0, 0.1, 0.5, 0.99, 1.0, 1.5, -0.1], 2, 0.0, 1.0);
+    assert_eq!(counts, vec![2, 3]);
+    let sizes = heatlab::tutorial::sweep_sizes(1000, 100_000_000, 1);
+    assert_eq!(
+        sizes,
+        vec![1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
+    );
+    let sizes = heatlab::tutorial::sweep_sizes(1000, 5000, 4);
+    assert_eq!((sizes[0], *sizes.last().unwrap()), (1000, 5000));
+    assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
+}
+
+#[test]
+fn gpu_and_outputs_can_move_to_a_worker_thread() {
+    // The GUI runs kernels on a worker thread and sends the outputs back.
+    fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<TutorialGpu>();
+    send_and_sync::<hidden_layer::HiddenLayerOutput>();
+    send_and_sync::<gaussian::GaussianOutput>();
+    send_and_sync::<mc_pi::PiOutput>();
+}
