@@ -31,6 +31,10 @@ pub struct GuiArgs {
     /// Steps per displayed frame.
     #[arg(long)]
     pub steps_per_frame: Option<u64>,
+    /// Tab to open: diffusion, hidden-layer, gaussian or mc-pi. With --screenshot, a tutorial
+    /// tab runs its kernel and a size sweep before the shot.
+    #[arg(long)]
+    pub tab: Option<crate::ui::tutorial::Tab>,
     /// Window size in points, WIDTHxHEIGHT.
     #[arg(long, value_name = "WxH")]
     pub window: Option<GridSize>,
@@ -46,7 +50,8 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         || args.backend.is_some()
         || args.colormap.is_some()
         || args.laplacian_colormap.is_some()
-        || args.steps_per_frame.is_some();
+        || args.steps_per_frame.is_some()
+        || args.tab.is_some();
     // A screenshot is reproducible: it starts from the defaults, never from remembered settings.
     let settings = (screenshot.is_some() || overrides).then(|| {
         let mut settings = Settings::default();
@@ -64,6 +69,9 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         }
         if let Some(steps) = args.steps_per_frame {
             settings.steps_per_frame = steps;
+        }
+        if let Some(tab) = args.tab {
+            settings.tab = tab;
         }
         settings
     });

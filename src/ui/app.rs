@@ -16,6 +16,7 @@ use super::export::{ExportJob, ExportKind};
 use super::folder_dialog::{DialogOutcome, FolderDialog};
 use super::settings::{Preset, Settings, MAX_STEPS_PER_FRAME, MAX_STEP_N, STORAGE_KEY};
 use super::timings::{format_us, Timings};
+use super::tutorial::{Tab, TutorialPanels};
 use super::view::{self, Hover, ViewState, Viewport, MAX_PREVIEW_SIDE};
 use super::worker::{
     BackendStatus, Command, Event, Frame, Level, Recording, ViewRequest, ViewRequests, WorkerHandle,
@@ -94,6 +95,8 @@ pub struct HeatlabApp {
     screenshot: Option<ScreenshotState>,
     screenshot_result: Arc<Mutex<Option<Result<(), String>>>>,
     folder_dialog: Option<FolderDialog>,
+    tutorial: TutorialPanels,
+    tutorial_demo_started: bool,
 }
 
 impl HeatlabApp {
@@ -153,6 +156,8 @@ impl HeatlabApp {
             screenshot: options.screenshot.map(ScreenshotState::Waiting),
             screenshot_result: Arc::new(Mutex::new(None)),
             folder_dialog: None,
+            tutorial: TutorialPanels::default(),
+            tutorial_demo_started: false,
         };
         app.send(Command::SwitchBackend(app.settings.backend));
         app.send(Command::SetParams(app.settings.step));
@@ -229,6 +234,11 @@ impl HeatlabApp {
     /// The backend in use, once known.
     pub fn backend(&self) -> Option<&BackendStatus> {
         self.backend.as_ref()
+    }
+
+    /// The tutorial panels (hidden layer, Gaussian PDF, Monte Carlo pi).
+    pub fn tutorial(&self) -> &TutorialPanels {
+        &self.tutorial
     }
 
     /// Simulation frames shown so far.
@@ -1027,7 +1037,11 @@ impl HeatlabApp {
         };
         self.screenshot = Some(match state {
             ScreenshotState::Waiting(plan) => {
-                if self.frames_shown >= plan.frames && self.field_view.has_picture() {
+                let ready = match self.settings.tab.kernel() {
+                    None => self.frames_shown >= plan.frames && self.field_view.has_picture(),
+                    Some(kernel) => self.tutorial.demo_done(kernel),
+                };
+                if ready {
                     let slot = Arc::clone(&self.screenshot_result);
                     let path = plan.path.clone();
                     ctx.request_screenshot(move |image| {
@@ -1103,6 +1117,34 @@ impl eframe::App for HeatlabApp {
         self.poll_worker(&ctx);
         self.shortcuts(&ctx);
 
+        egui::Panel::top("tabs").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                for tab in Tab::ALL {
+                    ui.selectable_value(&mut self.settings.tab, tab, tab.to_string());
+                }
+            });
+        });
+        if let Some(kernel) = self.settings.tab.kernel() {
+            // The tutorial's timings need the cores to themselves.
+            self.autoplay = false;
+            if self.playing {
+                self.pause();
+            }
+            // The screenshot's run waits for the initial field, whose generation takes the cores.
+            if self.screenshot.is_some()
+                && !self.tutorial_demo_started
+                && self.field_size.is_some()
+                && self.progress.is_none()
+            {
+                self.tutorial_demo_started = true;
+                self.tutorial.start_demo(&ctx, kernel);
+            }
+            self.tutorial
+                .panel_ui(ui, kernel, &PathBuf::from(self.export_dir_text.trim()));
+            self.sync_views();
+            self.screenshot_step(&ctx);
+            return;
+        }
         egui::Panel::top("status").show(ui, |ui| self.status_ui(ui));
         egui::Panel::left("controls")
             .resizable(true)
