@@ -241,6 +241,11 @@ impl HeatlabApp {
         &self.tutorial
     }
 
+    /// The tutorial panels, to change a panel's inputs (tests).
+    pub fn tutorial_mut(&mut self) -> &mut TutorialPanels {
+        &mut self.tutorial
+    }
+
     /// Simulation frames shown so far.
     pub fn frames_shown(&self) -> u64 {
         self.frames_shown
