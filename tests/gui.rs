@@ -44,6 +44,7 @@ fn harness(settings: Settings) -> Harness<'static, HeatlabApp> {
                     persist: false,
                     autoplay: false,
                     screenshot: None,
+                    ..AppOptions::default()
                 },
             )
         });

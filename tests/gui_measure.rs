@@ -43,6 +43,7 @@ fn measure_animation() {
                     persist: false,
                     autoplay: true,
                     screenshot: None,
+                    ..AppOptions::default()
                 },
             )
         });

@@ -41,6 +41,7 @@ fn harness(export_dir: &std::path::Path) -> Harness<'static, HeatlabApp> {
                     persist: false,
                     autoplay: false,
                     screenshot: None,
+                    ..AppOptions::default()
                 },
             )
         })
@@ -309,4 +310,79 @@ fn the_pi_estimate_in_the_summary_matches_the_visual() {
     // Back to the diffusion tab: its controls are there again.
     open_tab(&mut harness, Tab::Diffusion);
     harness.get_by_label("Play");
+}
+
+#[test]
+fn a_recorded_gpu_run_fills_the_gpu_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = harness(dir.path());
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benches/results/tutorial-h100-2026-11-22/pi_1M.json");
+    let ctx = harness.ctx.clone();
+    let kernel = harness
+        .state_mut()
+        .tutorial_mut()
+        .load_recorded(&ctx, &path)
+        .unwrap();
+    assert_eq!(kernel, TutorialKernel::MonteCarloPi);
+    open_tab(&mut harness, Tab::MonteCarloPi);
+    wait_until(&mut harness, "the recorded run is shown", |app| {
+        !app.tutorial().is_busy() && app.tutorial().panel(kernel).outcome.is_some()
+    });
+    harness.run_steps(2);
+    let outcome = harness
+        .state()
+        .tutorial()
+        .panel(kernel)
+        .outcome
+        .clone()
+        .unwrap();
+    assert_eq!(outcome.recorded.as_deref(), Some(path.as_path()));
+    assert!(outcome.run.timings.gpu_host_arrays.is_some());
+    // Four versions with mean ± std, the GPU ones included.
+    assert!(harness.query_all_by_label_contains(" ± ").count() >= 4);
+    assert!(harness.query_by_label_contains("not run").is_none());
+    harness.get_by_label_contains("Recorded run from");
+    harness.get_by_label_contains("GPU vs CPU: the counts differ by 0");
+}
+
+#[test]
+fn recorded_runs_given_at_start_are_shown_in_their_tab() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benches/results/tutorial-h100-2026-11-22/hidden_1M.json");
+    let mut field = Settings::default().field;
+    field.size = GridSize::new(32, 32).unwrap();
+    let settings = Settings {
+        backend: BackendChoice::Cpu,
+        field,
+        export_dir: dir.path().to_path_buf(),
+        tab: Tab::HiddenLayer,
+        ..Settings::default()
+    };
+    let mut harness = Harness::builder()
+        .with_size(Vec2::new(1440.0, 900.0))
+        .build_eframe(move |cc| {
+            HeatlabApp::new(
+                cc,
+                AppOptions {
+                    settings: Some(settings),
+                    recorded_runs: vec![path],
+                    ..AppOptions::default()
+                },
+            )
+        });
+    wait_until(&mut harness, "the recorded run is shown", |app| {
+        app.tutorial().demo_done(TutorialKernel::HiddenLayer)
+    });
+    let panel = harness
+        .state()
+        .tutorial()
+        .panel(TutorialKernel::HiddenLayer);
+    let outcome = panel.outcome.as_ref().unwrap();
+    let Visual::Histogram { counts, .. } = &outcome.visual else {
+        panic!("histogram");
+    };
+    assert_eq!(counts.iter().sum::<u64>(), 1_000_000);
+    assert_eq!(panel.n, 1_000_000);
 }

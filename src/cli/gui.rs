@@ -35,6 +35,11 @@ pub struct GuiArgs {
     /// tab runs its kernel and a size sweep before the shot.
     #[arg(long)]
     pub tab: Option<crate::ui::tutorial::Tab>,
+    /// A tutorial run recorded with `heatlab kernel ... --json` (e.g. on a GPU machine) to show
+    /// in its panel; may be given several times. With --screenshot, the shot shows it instead of
+    /// a run on this machine.
+    #[arg(long, value_name = "FILE")]
+    pub tutorial_run: Vec<PathBuf>,
     /// Window size in points, WIDTHxHEIGHT.
     #[arg(long, value_name = "WxH")]
     pub window: Option<GridSize>,
@@ -80,6 +85,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         persist: screenshot.is_none(),
         autoplay: screenshot.is_some(),
         screenshot,
+        recorded_runs: args.tutorial_run.clone(),
     };
     // The window argument reads WIDTHxHEIGHT; GridSize parses ROWSxCOLS, so swap nothing: W is first.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);

@@ -45,6 +45,8 @@ pub struct AppOptions {
     pub autoplay: bool,
     /// Take a screenshot and quit.
     pub screenshot: Option<ScreenshotPlan>,
+    /// Tutorial runs recorded with `heatlab kernel --json` to show in their panels.
+    pub recorded_runs: Vec<PathBuf>,
 }
 
 /// A message in the notice area.
@@ -163,6 +165,16 @@ impl HeatlabApp {
         app.send(Command::SetParams(app.settings.step));
         app.send(Command::SetStepsPerFrame(app.settings.steps_per_frame));
         app.regenerate();
+        for path in &options.recorded_runs {
+            match app.tutorial.load_recorded(&cc.egui_ctx, path) {
+                // A screenshot shows the recorded run rather than one on this machine.
+                Ok(_) => app.tutorial_demo_started = true,
+                Err(error) => {
+                    eprintln!("heatlab: error: {error}");
+                    app.notify(Level::Error, error);
+                }
+            }
+        }
         app
     }
 

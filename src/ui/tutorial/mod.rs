@@ -153,6 +153,8 @@ pub struct PanelState {
     pub sweep_complete: bool,
     /// The latest message (a refusal, a cancellation, an export).
     pub notice: Option<PanelNotice>,
+    /// The path typed into "recorded run".
+    pub recorded_path: String,
 }
 
 impl PanelState {
@@ -171,6 +173,7 @@ impl PanelState {
             sweep: Vec::new(),
             sweep_complete: false,
             notice: None,
+            recorded_path: String::new(),
         }
     }
 
@@ -337,8 +340,43 @@ impl TutorialPanels {
     /// notice saying why not) are there to show.
     pub fn demo_done(&self, kernel: TutorialKernel) -> bool {
         let panel = self.panel(kernel);
+        let recorded = panel.outcome.as_ref().is_some_and(|o| o.recorded.is_some());
         !self.is_busy()
-            && (panel.outcome.is_some() && panel.sweep_complete || panel.notice.is_some())
+            && (panel.outcome.is_some() && (panel.sweep_complete || recorded)
+                || panel.notice.is_some())
+    }
+
+    /// Shows a run recorded with `heatlab kernel --json` (for instance on a GPU machine) in its
+    /// panel; its result plots are recomputed on this CPU. Returns the run's kernel.
+    pub fn load_recorded(
+        &mut self,
+        ctx: &egui::Context,
+        path: &Path,
+    ) -> std::result::Result<TutorialKernel, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let run: KernelRun = serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{} is not a run of `heatlab kernel --json`: {e}",
+                path.display()
+            )
+        })?;
+        let kernel = run.kernel;
+        let panel = self.panel_mut(kernel);
+        panel.n = run.n;
+        panel.seed = run.seed;
+        panel.repeats = run.repeats;
+        if let crate::tutorial::KernelSummary::Gaussian { mean, sigma, .. } = run.result {
+            panel.params = GaussianParams { mean, sigma };
+        }
+        self.submit(
+            ctx,
+            Job::Recorded {
+                run: Box::new(run),
+                source: path.to_path_buf(),
+            },
+        );
+        Ok(kernel)
     }
 
     fn ensure_worker(&mut self, ctx: &egui::Context) {
@@ -423,6 +461,15 @@ impl TutorialPanels {
                 let panel = self.panel_mut(kernel);
                 match result {
                     Ok(outcome) => {
+                        if outcome.recorded.is_some() {
+                            // Recorded runs of several sizes make a sweep of that machine.
+                            if panel.sweep.iter().any(|run| run.gpu != outcome.run.gpu) {
+                                panel.sweep.clear();
+                            }
+                            panel.sweep.retain(|run| run.n != outcome.run.n);
+                            panel.sweep.push(outcome.run.clone());
+                            panel.sweep.sort_by_key(|run| run.n);
+                        }
                         panel.outcome = Some(*outcome);
                         panel.notice = None;
                     }
@@ -527,6 +574,17 @@ impl TutorialPanels {
             }
             panel::Action::Cancel => self.cancel(),
             panel::Action::Export => self.export(kernel, export_dir),
+            panel::Action::LoadRecorded => {
+                let path = PathBuf::from(self.panel(kernel).recorded_path.trim());
+                match self.load_recorded(&ctx, &path) {
+                    Ok(loaded) if loaded != kernel => self.panel_mut(kernel).notify(
+                        Level::Warning,
+                        format!("that run is of the {} kernel: see its tab", loaded.title()),
+                    ),
+                    Ok(_) => {}
+                    Err(error) => self.panel_mut(kernel).notify(Level::Error, error),
+                }
+            }
         }
         let panel = self.panel(kernel);
         egui::CentralPanel::default().show(ui, |ui| panel::body_ui(ui, panel, &status));

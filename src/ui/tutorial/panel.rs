@@ -44,6 +44,8 @@ pub enum Action {
     Cancel,
     /// Write the timings as CSV and JSON.
     Export,
+    /// Show the recorded run at the typed path.
+    LoadRecorded,
 }
 
 /// One of the four versions a panel compares.
@@ -381,6 +383,20 @@ pub fn body_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status) {
         return;
     };
     let run = &outcome.run;
+    if let Some(source) = &outcome.recorded {
+        ui.label(
+            RichText::new(format!(
+                "Recorded run from {}{}: its timings are those of that machine; the plots are \
+                 recomputed here from its seed. Run to time this machine.",
+                source.display(),
+                run.gpu
+                    .as_ref()
+                    .map(|g| format!(" ({g})"))
+                    .unwrap_or_default()
+            ))
+            .color(Color32::from_rgb(120, 180, 240)),
+        );
+    }
     let width = ui.available_width();
     ui.horizontal_top(|ui| {
         ui.allocate_ui_with_layout(
@@ -413,7 +429,7 @@ pub fn body_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status) {
                     Visual::Histogram { .. } => {
                         super::hidden_layer::histogram_ui(&mut columns[1], visual, height);
                     }
-                    _ => super::gaussian::curve_ui(&mut columns[1], visual, height),
+                    _ => super::gaussian::curve_ui(&mut columns[1], outcome, height),
                 }
             });
         }
@@ -426,10 +442,14 @@ fn timings_table_ui(ui: &mut egui::Ui, run: &KernelRun, status: &Status) {
     let timings = &run.timings;
     ui.label(
         RichText::new(format!(
-            "n = {} ({}), {} timed runs each: mean ± std. dev.",
+            "n = {} ({}), {} timed runs each: mean ± std. dev.{}",
             run.n,
             format_count(run.n),
-            run.repeats
+            run.repeats,
+            run.gpu
+                .as_ref()
+                .map(|g| format!(" GPU: {g}"))
+                .unwrap_or_default()
         ))
         .strong(),
     );
@@ -499,7 +519,11 @@ fn timings_table_ui(ui: &mut egui::Ui, run: &KernelRun, status: &Status) {
                 ui.end_row();
             }
         });
-    if let Some(host) = &timings.gpu_host_arrays {
+    if let Some(host) = timings
+        .gpu_host_arrays
+        .as_ref()
+        .filter(|h| !h.wall.runs_s.is_empty())
+    {
         ui.label(
             RichText::new(format!(
                 "host arrays as a Python caller sees them (wall clock): {}",
@@ -628,12 +652,28 @@ fn agreement_ui(ui: &mut egui::Ui, run: &KernelRun, visual: &Visual) {
         if let Some(host) = &run.timings.gpu_host_arrays {
             let total = host.total.mean_s.max(1e-12);
             let copies = (host.upload.mean_s + host.download.mean_s) / total * 100.0;
+            let kernel = host.kernel.mean_s / total * 100.0;
             ui.label(format!(
-                "With host arrays {copies:.0}% of the GPU's time is copying ({} MB moved per run).",
-                run.transfer_bytes as f64 / 1e6
+                "With host arrays {copies:.1}% of the GPU's time is copying, {kernel:.1}% computing \
+                 ({} moved per run).",
+                format_bytes(run.transfer_bytes)
             ));
         }
     });
+}
+
+/// Bytes for people: `16 bytes`, `12 MB`, `800 MB`, `1.6 GB`.
+pub fn format_bytes(bytes: u64) -> String {
+    let b = bytes as f64;
+    if bytes < 1_000 {
+        format!("{bytes} bytes")
+    } else if b < 1e6 {
+        format!("{:.1} kB", b / 1e3)
+    } else if b < 1e9 {
+        format!("{:.0} MB", b / 1e6)
+    } else {
+        format!("{:.1} GB", b / 1e9)
+    }
 }
 
 /// The smallest swept size from which `version` beats the best CPU version at every larger
@@ -718,6 +758,10 @@ fn sweep_plot_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status, height:
             gpu_wins_from(sweep, Version::GpuHostArrays),
             gpu_wins_from(sweep, Version::GpuDeviceResident),
         ) {
+            (Some(host), Some(resident)) if host == sweep[0].n => format!(
+                "the GPU wins at every swept size (from n = {}), with host arrays too",
+                format_count(host.min(resident))
+            ),
             (Some(host), Some(resident)) => format!(
                 "the GPU wins from n ≈ {} with host arrays, from n ≈ {} when the data stays on it",
                 format_count(host),
@@ -732,6 +776,10 @@ fn sweep_plot_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status, height:
         }
     };
     ui.label(RichText::new(caption).weak());
+    if sweep.is_empty() {
+        empty_plot_ui(ui, height - 20.0, "no sweep yet");
+        return;
+    }
     let host_win = gpu_wins_from(sweep, Version::GpuHostArrays);
     Plot::new(("tutorial_sweep", panel.kernel))
         .height(height - 20.0)
@@ -775,4 +823,20 @@ fn sweep_plot_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status, height:
                 );
             }
         });
+}
+
+/// A framed empty area of a plot's size with a short text, for plots with nothing to draw.
+pub fn empty_plot_ui(ui: &mut egui::Ui, height: f32, text: &str) {
+    let size = egui::vec2(ui.available_width(), height.max(40.0));
+    let (rect, _) = ui.allocate_exact_size(size, egui::Sense::hover());
+    let visuals = ui.visuals();
+    ui.painter()
+        .rect_filled(rect, 4.0, visuals.extreme_bg_color);
+    ui.painter().text(
+        rect.center(),
+        egui::Align2::CENTER_CENTER,
+        text,
+        egui::FontId::proportional(15.0),
+        visuals.weak_text_color(),
+    );
 }

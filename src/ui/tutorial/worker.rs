@@ -3,6 +3,7 @@
 //! [`Job`]s, reads the shared progress while a job runs and takes [`Event`]s back. Only small
 //! summaries travel back (a histogram, a few thousand points), never the arrays of size n.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -45,6 +46,14 @@ pub enum Job {
         /// The Gaussian's parameters (ignored by the other kernels).
         params: GaussianParams,
     },
+    /// Show a run recorded elsewhere (`heatlab kernel --json`, say on a GPU machine): its
+    /// result plots are recomputed on this CPU from the same seed.
+    Recorded {
+        /// The recorded run.
+        run: Box<KernelRun>,
+        /// The file it came from.
+        source: PathBuf,
+    },
 }
 
 impl Job {
@@ -52,6 +61,7 @@ impl Job {
     pub fn kernel(&self) -> TutorialKernel {
         match self {
             Self::Run { kernel, .. } | Self::Sweep { kernel, .. } => *kernel,
+            Self::Recorded { run, .. } => run.kernel,
         }
     }
 
@@ -98,6 +108,8 @@ pub struct Outcome {
     pub run: KernelRun,
     /// What the results plots draw.
     pub visual: Visual,
+    /// The file of a recorded run; `None` for a run on this machine.
+    pub recorded: Option<PathBuf>,
 }
 
 /// Why a job ended without a result.
@@ -320,6 +332,30 @@ fn work(
                 set_progress(None);
                 send(Event::RunFinished { kernel, result });
             }
+            Job::Recorded { run, source } => {
+                let kernel = run.kernel;
+                let report = |p: RunProgress| {
+                    set_progress(Some(JobProgress {
+                        progress: p,
+                        sweep: None,
+                    }));
+                };
+                let control = RunControl {
+                    cancel,
+                    progress: &report,
+                };
+                let result = recorded_visual(&run, control)
+                    .map(|visual| {
+                        Box::new(Outcome {
+                            run: *run,
+                            visual,
+                            recorded: Some(source),
+                        })
+                    })
+                    .map_err(Failure::from);
+                set_progress(None);
+                send(Event::RunFinished { kernel, result });
+            }
             Job::Sweep {
                 kernel,
                 sizes,
@@ -366,21 +402,10 @@ fn run_once(
     Ok(match kernel {
         TutorialKernel::HiddenLayer => {
             let output = hidden_layer::run(options, gpu, control)?;
-            let stats = ArrayStats::of(&output.activations);
-            let (mut low, mut high) = (stats.min as f32, stats.max as f32);
-            if high <= low {
-                low -= 0.5;
-                high += 0.5;
-            }
-            let counts = tutorial::histogram(&output.activations, HISTOGRAM_BINS, low, high);
             Outcome {
                 run: output.run,
-                visual: Visual::Histogram {
-                    low,
-                    high,
-                    counts,
-                    stats,
-                },
+                visual: histogram_of(&output.activations),
+                recorded: None,
             }
         }
         TutorialKernel::Gaussian => {
@@ -398,6 +423,7 @@ fn run_once(
                     params: output.params,
                     samples,
                 },
+                recorded: None,
             }
         }
         TutorialKernel::MonteCarloPi => {
@@ -408,6 +434,94 @@ fn run_once(
                     estimate: output.estimate,
                     points: output.points,
                 },
+                recorded: None,
+            }
+        }
+    })
+}
+
+/// The histogram of the hidden layer's activations, over their own range.
+fn histogram_of(activations: &[f32]) -> Visual {
+    let stats = ArrayStats::of(activations);
+    let (mut low, mut high) = (stats.min as f32, stats.max as f32);
+    if high <= low {
+        low -= 0.5;
+        high += 0.5;
+    }
+    Visual::Histogram {
+        low,
+        high,
+        counts: tutorial::histogram(activations, HISTOGRAM_BINS, low, high),
+        stats,
+    }
+}
+
+/// Largest hidden layer whose histogram is recomputed for a recorded run.
+const RECORDED_HIDDEN_MAX: u64 = 20_000_000;
+
+/// The result plots of a recorded run, recomputed on this CPU from its seed: the hidden
+/// layer's activations (all of them up to 20 million neurons), the first points of the
+/// Gaussian, and pi's first points with the recorded count.
+fn recorded_visual(run: &KernelRun, control: RunControl<'_>) -> Result<Visual> {
+    let options = RunOptions {
+        n: run.n,
+        seed: run.seed,
+        repeats: 1,
+        cpu: tutorial::CpuRuns::AllThreads,
+    };
+    options.validate()?;
+    Ok(match run.kernel {
+        TutorialKernel::HiddenLayer => {
+            if run.n > RECORDED_HIDDEN_MAX {
+                return Err(HeatlabError::InvalidInput(format!(
+                    "a recorded hidden layer of {} neurons is more than this panel recomputes \
+                     for its histogram ({RECORDED_HIDDEN_MAX})",
+                    run.n
+                )));
+            }
+            let n = options.n_elements()?;
+            let inputs = hidden_layer::generate_inputs(n, run.seed, control)?;
+            let mut activations = vec![0.0f32; n];
+            hidden_layer::activate_cpu(
+                &inputs,
+                &mut activations,
+                tutorial::CpuThreads::All,
+                control,
+            )?;
+            histogram_of(&activations)
+        }
+        TutorialKernel::Gaussian => {
+            let params = match run.result {
+                tutorial::KernelSummary::Gaussian { mean, sigma, .. } => {
+                    GaussianParams { mean, sigma }
+                }
+                _ => GaussianParams::default(),
+            };
+            let count = options.n_elements()?.min(CURVE_SAMPLES);
+            // The points are drawn in order, so the first ones of a long run are these.
+            let x = gaussian::generate_x(count, run.seed, control)?;
+            Visual::Curve {
+                params,
+                samples: x
+                    .iter()
+                    .map(|&x| [f64::from(x), f64::from(gaussian::pdf(x, params))])
+                    .collect(),
+            }
+        }
+        TutorialKernel::MonteCarloPi => {
+            let estimate = match run.result {
+                tutorial::KernelSummary::MonteCarloPi(estimate) => estimate,
+                _ => {
+                    return Err(HeatlabError::InvalidInput(
+                        "the recorded pi run has no estimate".into(),
+                    ))
+                }
+            };
+            let count = usize::try_from(run.n)
+                .map_or(mc_pi::SCATTER_POINTS, |n| n.min(mc_pi::SCATTER_POINTS));
+            Visual::Pi {
+                estimate,
+                points: mc_pi::first_points(run.seed, count),
             }
         }
     })
