@@ -38,6 +38,7 @@ pub enum Tab {
     /// The Gaussian PDF.
     Gaussian,
     /// Monte Carlo pi.
+    #[serde(rename = "mc-pi")]
     MonteCarloPi,
 }
 
@@ -591,5 +592,63 @@ impl TutorialPanels {
         if self.is_busy() {
             ctx.request_repaint_after(Duration::from_millis(50));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_like_the_presets() {
+        assert_eq!(format_count(999), "999");
+        assert_eq!(format_count(1_000), "1k");
+        assert_eq!(format_count(31_623), "31.6k");
+        assert_eq!(format_count(1_000_000), "1M");
+        assert_eq!(format_count(100_000_000), "100M");
+        assert_eq!(format_count(1_000_000_000), "1e9");
+        assert_eq!(format_count(10_000_000_000), "1e10");
+        assert_eq!(format_count(2_500_000_000), "2.50e9");
+    }
+
+    #[test]
+    fn tabs_parse_from_their_command_line_names() {
+        for tab in Tab::ALL {
+            assert_eq!(tab.cli_name().parse::<Tab>().unwrap(), tab);
+        }
+        assert_eq!("mc-pi".parse::<Tab>().unwrap(), Tab::MonteCarloPi);
+        assert!("pi".parse::<Tab>().is_err());
+        assert_eq!(Tab::Gaussian.to_string(), "Gaussian PDF");
+        assert_eq!(Tab::default(), Tab::Diffusion);
+    }
+
+    #[test]
+    fn a_sweep_goes_from_a_thousand_to_the_panel_size() {
+        let mut panel = PanelState::new(TutorialKernel::Gaussian);
+        panel.n = 100_000;
+        panel.sweep_per_decade = 1;
+        let Job::Sweep { sizes, options, .. } = panel.sweep_job() else {
+            panic!("a sweep");
+        };
+        assert_eq!(sizes, vec![1_000, 10_000, 100_000]);
+        assert_eq!(options.repeats, panel.sweep_repeats);
+        // Small panels still sweep a decade.
+        panel.n = 1_000;
+        let Job::Sweep { sizes, .. } = panel.sweep_job() else {
+            panic!("a sweep");
+        };
+        assert_eq!(sizes, vec![1_000, 10_000]);
+    }
+
+    #[test]
+    fn settings_without_a_tab_load_on_the_diffusion_tab() {
+        let settings: crate::ui::Settings = serde_json::from_str("{}").unwrap();
+        assert_eq!(settings.tab, Tab::Diffusion);
+        let text = serde_json::to_string(&crate::ui::Settings {
+            tab: Tab::MonteCarloPi,
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(text.contains("\"tab\":\"mc-pi\""), "{text}");
     }
 }

@@ -840,3 +840,103 @@ pub fn empty_plot_ui(ui: &mut egui::Ui, height: f32, text: &str) {
         visuals.weak_text_color(),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tutorial::mc_pi::PiEstimate;
+    use crate::tutorial::{GpuHostArraysTimings, KernelSummary};
+
+    fn stats(mean_s: f64) -> TimingStats {
+        TimingStats::from_runs(vec![mean_s])
+    }
+
+    /// A run of `n` with CPU (one thread, all threads) and GPU (host total, device) times.
+    fn run(n: u64, cpu: [f64; 2], gpu: Option<[f64; 2]>) -> KernelRun {
+        KernelRun {
+            kernel: TutorialKernel::MonteCarloPi,
+            n,
+            seed: 1,
+            repeats: 1,
+            gpu: gpu.map(|_| "test GPU".to_string()),
+            result: KernelSummary::MonteCarloPi(PiEstimate::new(n * 3 / 4, n)),
+            timings: KernelTimings {
+                cpu_one_thread: Some(stats(cpu[0])),
+                cpu_all_threads: Some(stats(cpu[1])),
+                cpu_threads: 2,
+                gpu_host_arrays: gpu.map(|[host, _]| GpuHostArraysTimings {
+                    upload: stats(host * 0.4),
+                    kernel: stats(host * 0.2),
+                    download: stats(host * 0.4),
+                    total: stats(host),
+                    wall: stats(host),
+                }),
+                gpu_device_resident: gpu.map(|[_, device]| stats(device)),
+                gpu_device_resident_wall: None,
+            },
+            max_abs_difference_gpu_cpu: None,
+            transfer_bytes: 16,
+        }
+    }
+
+    #[test]
+    fn the_gpu_wins_from_the_first_size_after_which_it_stays_ahead() {
+        let sweep = vec![
+            run(1_000, [1e-5, 2e-5], Some([5e-5, 5e-6])),
+            // Ahead once, then behind again: that does not count.
+            run(10_000, [1e-4, 9e-5], Some([8e-5, 6e-6])),
+            run(100_000, [1e-3, 6e-4], Some([7e-4, 8e-6])),
+            run(1_000_000, [1e-2, 6e-3], Some([2e-3, 2e-5])),
+            run(10_000_000, [1e-1, 6e-2], Some([1e-2, 1e-4])),
+        ];
+        assert_eq!(
+            gpu_wins_from(&sweep, Version::GpuHostArrays),
+            Some(1_000_000)
+        );
+        assert_eq!(
+            gpu_wins_from(&sweep, Version::GpuDeviceResident),
+            Some(1_000)
+        );
+        // Never ahead at the largest size: no crossover.
+        let behind = vec![run(1_000, [1e-5, 1e-5], Some([1e-4, 1e-6]))];
+        assert_eq!(gpu_wins_from(&behind, Version::GpuHostArrays), None);
+        // No GPU at all.
+        let cpu_only = vec![run(1_000, [1e-5, 1e-5], None)];
+        assert_eq!(gpu_wins_from(&cpu_only, Version::GpuHostArrays), None);
+    }
+
+    #[test]
+    fn versions_split_their_time_into_upload_kernel_download() {
+        let run = run(1_000, [3.0, 2.0], Some([1.0, 0.1]));
+        assert_eq!(
+            Version::CpuOneThread.split(&run.timings),
+            Some([0.0, 3.0, 0.0])
+        );
+        let host = Version::GpuHostArrays.split(&run.timings).unwrap();
+        assert!((host.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+        assert_eq!(
+            Version::GpuDeviceResident
+                .stats(&run.timings)
+                .unwrap()
+                .mean_s,
+            0.1
+        );
+        assert_eq!(Version::ALL.len(), 4);
+        assert_eq!(
+            Part::ALL.map(|p| p.to_string()),
+            ["upload", "kernel / compute", "download"]
+        );
+    }
+
+    #[test]
+    fn axis_marks_and_sizes_read_as_numbers() {
+        assert_eq!(decade_seconds(0), "1 s");
+        assert_eq!(decade_seconds(-2), "10 ms");
+        assert_eq!(decade_seconds(-4), "100 µs");
+        assert_eq!(decade_seconds(-9), "1 ns");
+        assert_eq!(decade_seconds(2), "100 s");
+        assert_eq!(format_bytes(16), "16 bytes");
+        assert_eq!(format_bytes(12_000_000), "12 MB");
+        assert_eq!(format_bytes(1_600_000_000), "1.6 GB");
+    }
+}
