@@ -5,7 +5,8 @@ use std::fmt;
 
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{
-    Bar, BarChart, Corner, GridMark, Legend, Line, MarkerShape, Plot, PlotPoints, Points, VLine,
+    AxisHints, Bar, BarChart, Corner, GridMark, Legend, Line, MarkerShape, Plot, PlotPoints,
+    Points, VLine,
 };
 
 use crate::tutorial::{
@@ -208,6 +209,7 @@ pub fn controls_ui(ui: &mut egui::Ui, panel: &mut PanelState, status: &Status) -
         });
         ui.label(RichText::new(format_count(panel.n)).weak());
     });
+    cost_ui(ui, panel, status.gpu_name.is_some());
     ui.horizontal_wrapped(|ui| {
         for &n in panel.presets() {
             if ui
@@ -346,6 +348,70 @@ pub fn controls_ui(ui: &mut egui::Ui, panel: &mut PanelState, status: &Status) -
         action = Action::Export;
     }
     action
+}
+
+/// Seconds per Monte Carlo sample on one CPU thread, measured once.
+fn pi_seconds_per_sample() -> f64 {
+    static MEASURED: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *MEASURED
+        .get_or_init(|| crate::tutorial::mc_pi::estimate_cpu_seconds_per_sample().as_secs_f64())
+}
+
+/// What the size costs before it runs: host memory for the array kernels (against what is
+/// free), the time of one CPU thread for pi.
+fn cost_ui(ui: &mut egui::Ui, panel: &PanelState, gpu: bool) {
+    let warn = Color32::from_rgb(230, 170, 60);
+    match panel.kernel {
+        TutorialKernel::MonteCarloPi => {
+            if panel.cpu.one_thread() {
+                let seconds = pi_seconds_per_sample() * panel.n as f64 * f64::from(panel.repeats);
+                let text = format!(
+                    "one CPU thread: about {} for {} runs",
+                    format_seconds(seconds),
+                    panel.repeats
+                );
+                let text = RichText::new(text);
+                ui.label(if seconds > 30.0 {
+                    text.color(warn)
+                } else {
+                    text.weak()
+                })
+                .on_hover_text("measured on 65536 samples; pick \"all threads only\" for billions");
+            } else {
+                ui.label(RichText::new("no sample is stored: any n fits in memory").weak());
+            }
+        }
+        kernel => {
+            let inputs = if kernel == TutorialKernel::HiddenLayer {
+                2
+            } else {
+                1
+            };
+            let outputs = u64::from(panel.cpu != CpuRuns::Skip) + u64::from(gpu);
+            let needed = panel.n.saturating_mul(4 * (inputs + outputs));
+            match crate::memory::host_available_bytes() {
+                Some(free) if needed > free as u64 => {
+                    ui.label(
+                        RichText::new(format!(
+                            "needs {} of memory, {} free: Run will be refused",
+                            format_bytes(needed),
+                            format_bytes(free as u64)
+                        ))
+                        .color(warn),
+                    );
+                }
+                free => {
+                    let free = free
+                        .map(|f| format!(" of {} free", format_bytes(f as u64)))
+                        .unwrap_or_default();
+                    ui.label(
+                        RichText::new(format!("float32 arrays: {}{free}", format_bytes(needed)))
+                            .weak(),
+                    );
+                }
+            }
+        }
+    }
 }
 
 fn cpu_text(choice: CpuRuns) -> &'static str {
@@ -600,14 +666,16 @@ fn bars_ui(ui: &mut egui::Ui, run: &KernelRun) {
     Plot::new("tutorial_bars")
         .height(160.0)
         .y_axis_min_width(100.0)
-        .x_axis_label(format!("time per run ({unit})"))
-        .x_axis_formatter(|mark: GridMark, _| {
-            if mark.value < 0.0 {
-                String::new()
-            } else {
-                format!("{}", (mark.value * 1e3).round() / 1e3)
-            }
-        })
+        .custom_x_axes(vec![AxisHints::new_x()
+            .label(format!("time per run ({unit})"))
+            .label_spacing(24.0..=48.0)
+            .formatter(|mark: GridMark, _| {
+                if mark.value < 0.0 {
+                    String::new()
+                } else {
+                    format!("{}", (mark.value * 1e3).round() / 1e3)
+                }
+            })])
         .y_axis_formatter(move |mark: GridMark, _| {
             let index = mark.value.round();
             if (mark.value - index).abs() > 1e-6 || !(0.0..=3.0).contains(&index) {
