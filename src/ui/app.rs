@@ -1069,6 +1069,11 @@ impl HeatlabApp {
                     });
                     eprintln!("heatlab: {}", self.timing_summary());
                     ScreenshotState::Requested(plan.path, Instant::now())
+                } else if self.settings.tab.kernel().is_some() {
+                    // The tutorial thread asks for a repaint when it is done; meanwhile the
+                    // window must not take the cores from the timed runs.
+                    ctx.request_repaint_after(Duration::from_millis(250));
+                    ScreenshotState::Waiting(plan)
                 } else {
                     ctx.request_repaint();
                     ScreenshotState::Waiting(plan)

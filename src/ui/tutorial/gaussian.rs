@@ -31,7 +31,7 @@ pub fn curve_ui(ui: &mut egui::Ui, outcome: &Outcome, height: f32) {
     };
     ui.label(
         RichText::new(format!(
-            "the first {} points as computed (float32, dots) on the formula in float64 (line), \
+            "the first {} points as computed (float32, blue dots) under the formula in float64 (orange line), \
              mean {}, sigma {}{worst}",
             samples.len(),
             params.mean,
@@ -53,15 +53,15 @@ pub fn curve_ui(ui: &mut egui::Ui, outcome: &Outcome, height: f32) {
         .y_axis_min_width(56.0)
         .include_y(0.0)
         .show(ui, |plot| {
-            plot.line(
-                Line::new("exact (float64)", PlotPoints::from(exact))
-                    .color(Color32::from_rgb(240, 150, 50))
-                    .width(3.0),
-            );
             plot.points(
                 Points::new("computed (float32)", PlotPoints::from(samples.clone()))
                     .color(Color32::from_rgb(80, 150, 235))
-                    .radius(1.2),
+                    .radius(2.5),
+            );
+            plot.line(
+                Line::new("exact (float64)", PlotPoints::from(exact))
+                    .color(Color32::from_rgb(240, 150, 50))
+                    .width(1.2),
             );
         });
 }

@@ -590,7 +590,9 @@ impl TutorialPanels {
         let panel = self.panel(kernel);
         egui::CentralPanel::default().show(ui, |ui| panel::body_ui(ui, panel, &status));
         if self.is_busy() {
-            ctx.request_repaint_after(Duration::from_millis(50));
+            // The progress bar moves a few times a second: redrawing more often would take
+            // CPU time from the CPU versions being timed (with a software renderer, a lot).
+            ctx.request_repaint_after(Duration::from_millis(250));
         }
     }
 }

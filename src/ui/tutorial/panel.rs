@@ -283,8 +283,7 @@ pub fn controls_ui(ui: &mut egui::Ui, panel: &mut PanelState, status: &Status) -
         };
         ui.add(
             egui::ProgressBar::new(fraction)
-                .text(format!("{owner}{text}"))
-                .animate(true),
+                .text(format!("{owner}{text} ({:.0}%)", fraction * 100.0)),
         );
     }
     ui.add_space(6.0);
@@ -357,6 +356,28 @@ fn pi_seconds_per_sample() -> f64 {
         .get_or_init(|| crate::tutorial::mc_pi::estimate_cpu_seconds_per_sample().as_secs_f64())
 }
 
+/// A rough duration: `45 ms`, `3.2 s`, `4 min`, `2.5 h`.
+pub fn about_seconds(seconds: f64) -> String {
+    let two = |value: f64| {
+        if value >= 10.0 {
+            format!("{value:.0}")
+        } else {
+            format!("{value:.1}")
+        }
+    };
+    if seconds >= 7200.0 {
+        format!("{} h", two(seconds / 3600.0))
+    } else if seconds >= 120.0 {
+        format!("{} min", two(seconds / 60.0))
+    } else if seconds >= 1.0 {
+        format!("{} s", two(seconds))
+    } else if seconds >= 1e-3 {
+        format!("{} ms", two(seconds * 1e3))
+    } else {
+        format!("{} µs", two(seconds * 1e6))
+    }
+}
+
 /// What the size costs before it runs: host memory for the array kernels (against what is
 /// free), the time of one CPU thread for pi.
 fn cost_ui(ui: &mut egui::Ui, panel: &PanelState, gpu: bool) {
@@ -367,7 +388,7 @@ fn cost_ui(ui: &mut egui::Ui, panel: &PanelState, gpu: bool) {
                 let seconds = pi_seconds_per_sample() * panel.n as f64 * f64::from(panel.repeats);
                 let text = format!(
                     "one CPU thread: about {} for {} runs",
-                    format_seconds(seconds),
+                    about_seconds(seconds),
                     panel.repeats
                 );
                 let text = RichText::new(text);
@@ -668,7 +689,7 @@ fn bars_ui(ui: &mut egui::Ui, run: &KernelRun) {
         .y_axis_min_width(100.0)
         .custom_x_axes(vec![AxisHints::new_x()
             .label(format!("time per run ({unit})"))
-            .label_spacing(24.0..=48.0)
+            .label_spacing(40.0..=80.0)
             .formatter(|mark: GridMark, _| {
                 if mark.value < 0.0 {
                     String::new()
@@ -1003,6 +1024,10 @@ mod tests {
         assert_eq!(decade_seconds(-4), "100 µs");
         assert_eq!(decade_seconds(-9), "1 ns");
         assert_eq!(decade_seconds(2), "100 s");
+        assert_eq!(about_seconds(0.045), "45 ms");
+        assert_eq!(about_seconds(3.21), "3.2 s");
+        assert_eq!(about_seconds(600.0), "10 min");
+        assert_eq!(about_seconds(9000.0), "2.5 h");
         assert_eq!(format_bytes(16), "16 bytes");
         assert_eq!(format_bytes(12_000_000), "12 MB");
         assert_eq!(format_bytes(1_600_000_000), "1.6 GB");
