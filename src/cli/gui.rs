@@ -55,8 +55,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         || args.backend.is_some()
         || args.colormap.is_some()
         || args.laplacian_colormap.is_some()
-        || args.steps_per_frame.is_some()
-        || args.tab.is_some();
+        || args.steps_per_frame.is_some();
     // A screenshot is reproducible: it starts from the defaults, never from remembered settings.
     let settings = (screenshot.is_some() || overrides).then(|| {
         let mut settings = Settings::default();
@@ -75,9 +74,6 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         if let Some(steps) = args.steps_per_frame {
             settings.steps_per_frame = steps;
         }
-        if let Some(tab) = args.tab {
-            settings.tab = tab;
-        }
         settings
     });
     let options = AppOptions {
@@ -86,6 +82,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         autoplay: screenshot.is_some(),
         screenshot,
         recorded_runs: args.tutorial_run.clone(),
+        tab: args.tab,
     };
     // The window argument reads WIDTHxHEIGHT; GridSize parses ROWSxCOLS, so swap nothing: W is first.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);

@@ -47,6 +47,8 @@ pub struct AppOptions {
     pub screenshot: Option<ScreenshotPlan>,
     /// Tutorial runs recorded with `heatlab kernel --json` to show in their panels.
     pub recorded_runs: Vec<PathBuf>,
+    /// The tab to open on instead of the remembered one.
+    pub tab: Option<Tab>,
 }
 
 /// A message in the notice area.
@@ -110,11 +112,14 @@ impl HeatlabApp {
         } else {
             None
         };
-        let settings = options
+        let mut settings = options
             .settings
             .or(remembered)
             .unwrap_or_default()
             .sanitized();
+        if let Some(tab) = options.tab {
+            settings.tab = tab;
+        }
         let ctx = cc.egui_ctx.clone();
         let notify: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
         let mut notices = Vec::new();
