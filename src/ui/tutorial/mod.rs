@@ -588,7 +588,12 @@ impl TutorialPanels {
             }
         }
         let panel = self.panel(kernel);
-        egui::CentralPanel::default().show(ui, |ui| panel::body_ui(ui, panel, &status));
+        egui::CentralPanel::default().show(ui, |ui| {
+            // A small window scrolls rather than squeezing the plots.
+            egui::ScrollArea::vertical()
+                .auto_shrink(false)
+                .show(ui, |ui| panel::body_ui(ui, panel, &status));
+        });
         if self.is_busy() {
             // The progress bar moves a few times a second: redrawing more often would take
             // CPU time from the CPU versions being timed (with a software renderer, a lot).

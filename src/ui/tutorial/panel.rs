@@ -485,22 +485,28 @@ pub fn body_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status) {
         );
     }
     let width = ui.available_width();
-    ui.horizontal_top(|ui| {
-        ui.allocate_ui_with_layout(
-            egui::vec2(width * 0.56, 190.0),
-            egui::Layout::top_down(egui::Align::Min),
-            |ui| timings_table_ui(ui, run, status),
-        );
-        ui.allocate_ui_with_layout(
-            egui::vec2(ui.available_width(), 190.0),
-            egui::Layout::top_down(egui::Align::Min),
-            |ui| bars_ui(ui, run),
-        );
-    });
+    if width >= 1050.0 {
+        ui.horizontal_top(|ui| {
+            ui.allocate_ui_with_layout(
+                egui::vec2(width * 0.56, 190.0),
+                egui::Layout::top_down(egui::Align::Min),
+                |ui| timings_table_ui(ui, run, status),
+            );
+            ui.allocate_ui_with_layout(
+                egui::vec2(ui.available_width(), 190.0),
+                egui::Layout::top_down(egui::Align::Min),
+                |ui| bars_ui(ui, run),
+            );
+        });
+    } else {
+        // A narrow window: the table above the bars.
+        timings_table_ui(ui, run, status);
+        bars_ui(ui, run);
+    }
     ui.add_space(2.0);
     agreement_ui(ui, run, &outcome.visual);
     ui.separator();
-    let height = (ui.available_height() - 30.0).max(160.0);
+    let height = (ui.available_height() - 30.0).max(260.0);
     match &outcome.visual {
         Visual::Pi { .. } => {
             ui.columns(3, |columns| {
@@ -839,6 +845,8 @@ fn sweep_plot_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status, height:
         } else {
             "press Sweep sizes to run every version from 1k up to n".to_string()
         }
+    } else if sweep.len() < 2 {
+        "one size only: sweep to see where the GPU starts to win".to_string()
     } else if status.gpu_name.is_none() && sweep.iter().all(|r| r.timings.gpu_host_arrays.is_none())
     {
         "no GPU here: only the CPU lines are drawn".to_string()
@@ -869,7 +877,7 @@ fn sweep_plot_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status, height:
         empty_plot_ui(ui, height - 20.0, "no sweep yet");
         return;
     }
-    let host_win = gpu_wins_from(sweep, Version::GpuHostArrays);
+    let host_win = gpu_wins_from(sweep, Version::GpuHostArrays).filter(|_| sweep.len() > 1);
     Plot::new(("tutorial_sweep", panel.kernel))
         .height(height - 20.0)
         .legend(Legend::default().position(Corner::LeftTop))
