@@ -311,7 +311,7 @@ pub fn controls_ui(ui: &mut egui::Ui, panel: &mut PanelState, status: &Status) -
     ui.label(RichText::new(format!("from 1k up to n = {}", format_count(top))).weak());
     ui.add_space(6.0);
     ui.separator();
-    ui.label(RichText::new("GPU").strong());
+    ui.label(RichText::new("GPU of this machine").strong());
     match (&status.gpu_name, &status.gpu_note) {
         (Some(name), _) => {
             ui.label(name.as_str());
