@@ -1142,7 +1142,9 @@ impl eframe::App for HeatlabApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         self.poll_worker(&ctx);
-        self.shortcuts(&ctx);
+        if self.settings.tab == Tab::Diffusion {
+            self.shortcuts(&ctx);
+        }
 
         egui::Panel::top("tabs").show(ui, |ui| {
             ui.horizontal(|ui| {
