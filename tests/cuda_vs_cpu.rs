@@ -252,7 +252,10 @@ fn long_runs_replayed_as_cuda_graphs_match_cpu() {
             cpu.advance(steps, &step).unwrap();
             cuda.advance(steps, &step).unwrap();
             let diff = max_abs_diff(&cpu.download().unwrap(), &cuda.download().unwrap());
-            assert_eq!(diff, 0.0, "{rows}x{cols} after {steps} {boundary} steps at {coeff}");
+            assert_eq!(
+                diff, 0.0,
+                "{rows}x{cols} after {steps} {boundary} steps at {coeff}"
+            );
         }
     }
 }

@@ -32,6 +32,15 @@ pub struct GuiArgs {
     /// Steps per displayed frame (turns the automatic choice off).
     #[arg(long)]
     pub steps_per_frame: Option<u64>,
+    /// Tab to open: diffusion, hidden-layer, gaussian or mc-pi. With --screenshot, a tutorial
+    /// tab runs its kernel and a size sweep before the shot.
+    #[arg(long)]
+    pub tab: Option<crate::ui::tutorial::Tab>,
+    /// A tutorial run recorded with `heatlab kernel ... --json` (e.g. on a GPU machine) to show
+    /// in its panel; may be given several times. With --screenshot, the shot shows it instead of
+    /// a run on this machine.
+    #[arg(long, value_name = "FILE")]
+    pub tutorial_run: Vec<PathBuf>,
     /// Window size in points, WIDTHxHEIGHT.
     #[arg(long, value_name = "WxH")]
     pub window: Option<GridSize>,
@@ -58,6 +67,8 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         persist: screenshot.is_none(),
         autoplay: screenshot.is_some(),
         screenshot,
+        recorded_runs: args.tutorial_run.clone(),
+        tab: args.tab,
     };
     // WIDTHxHEIGHT parses like ROWSxCOLS: the first number is the width.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);

@@ -305,7 +305,7 @@ impl<'a> PhaseProgress<'a> {
 }
 
 /// `%timeit`-style statistics of repeated timings.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TimingStats {
     /// Mean seconds per run.
     pub mean_s: f64,
@@ -364,7 +364,9 @@ pub struct GpuHostArraysTimings {
     /// Upload + kernel + download of each run.
     pub total: TimingStats,
     /// Host wall-clock time of each whole run (what a Python caller's `%timeit` would see:
-    /// it adds the launch overhead and the waits that the events leave out).
+    /// it adds the launch overhead and the waits that the events leave out). Empty in runs
+    /// recorded before it was measured.
+    #[serde(default)]
     pub wall: TimingStats,
 }
 

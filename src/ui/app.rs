@@ -16,6 +16,7 @@ use super::export::{ExportJob, ExportKind};
 use super::folder_dialog::{DialogOutcome, FolderDialog};
 use super::settings::{Overrides, Settings, STORAGE_KEY};
 use super::timings::{format_us, Timings};
+use super::tutorial::{Tab, TutorialPanels};
 use super::view::{self, Hover, ViewState, Viewport, MAX_PREVIEW_SIDE};
 use super::worker::{
     BackendStatus, Command, Event, Frame, Level, Recording, ViewRequest, ViewRequests, WorkerHandle,
@@ -48,6 +49,10 @@ pub struct AppOptions {
     pub autoplay: bool,
     /// Take a screenshot and quit.
     pub screenshot: Option<ScreenshotPlan>,
+    /// Tutorial runs recorded with `heatlab kernel --json` to show in their panels.
+    pub recorded_runs: Vec<PathBuf>,
+    /// The tab to open on instead of the remembered one.
+    pub tab: Option<Tab>,
 }
 
 /// A message in the notice area.
@@ -98,6 +103,8 @@ pub struct HeatlabApp {
     screenshot: Option<ScreenshotState>,
     screenshot_result: Arc<Mutex<Option<Result<(), String>>>>,
     folder_dialog: Option<FolderDialog>,
+    tutorial: TutorialPanels,
+    tutorial_demo_started: bool,
 }
 
 impl HeatlabApp {
@@ -111,7 +118,10 @@ impl HeatlabApp {
         };
         let mut settings = options.settings.or(remembered).unwrap_or_default();
         options.overrides.apply(&mut settings);
-        let settings = settings.sanitized();
+        let mut settings = settings.sanitized();
+        if let Some(tab) = options.tab {
+            settings.tab = tab;
+        }
         let ctx = cc.egui_ctx.clone();
         let notify: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
         let mut notices = Vec::new();
@@ -155,12 +165,24 @@ impl HeatlabApp {
             screenshot: options.screenshot.map(ScreenshotState::Waiting),
             screenshot_result: Arc::new(Mutex::new(None)),
             folder_dialog: None,
+            tutorial: TutorialPanels::default(),
+            tutorial_demo_started: false,
         };
         app.send(Command::SwitchBackend(app.settings.backend));
         app.send(Command::SetParams(app.settings.step));
         app.send(Command::SetStepsPerFrame(app.settings.steps_per_frame));
         app.send(Command::SetAutoSteps(app.settings.auto_steps));
         app.regenerate();
+        for path in &options.recorded_runs {
+            match app.tutorial.load_recorded(&cc.egui_ctx, path) {
+                // A screenshot shows the recorded run rather than one on this machine.
+                Ok(_) => app.tutorial_demo_started = true,
+                Err(error) => {
+                    eprintln!("heatlab: error: {error}");
+                    app.notify(Level::Error, error);
+                }
+            }
+        }
         app
     }
 
@@ -232,6 +254,16 @@ impl HeatlabApp {
     /// The backend in use, once known.
     pub fn backend(&self) -> Option<&BackendStatus> {
         self.backend.as_ref()
+    }
+
+    /// The tutorial panels (hidden layer, Gaussian PDF, Monte Carlo pi).
+    pub fn tutorial(&self) -> &TutorialPanels {
+        &self.tutorial
+    }
+
+    /// The tutorial panels, to change a panel's inputs (tests).
+    pub fn tutorial_mut(&mut self) -> &mut TutorialPanels {
+        &mut self.tutorial
     }
 
     /// Simulation frames shown so far.
@@ -539,7 +571,11 @@ impl HeatlabApp {
         };
         self.screenshot = Some(match state {
             ScreenshotState::Waiting(plan) => {
-                if self.frames_shown >= plan.frames && self.field_view.has_picture() {
+                let ready = match self.settings.tab.kernel() {
+                    None => self.frames_shown >= plan.frames && self.field_view.has_picture(),
+                    Some(kernel) => self.tutorial.demo_done(kernel),
+                };
+                if ready {
                     let slot = Arc::clone(&self.screenshot_result);
                     let path = plan.path.clone();
                     ctx.request_screenshot(move |image| {
@@ -550,6 +586,11 @@ impl HeatlabApp {
                     });
                     eprintln!("heatlab: {}", self.timing_summary());
                     ScreenshotState::Requested(plan.path, Instant::now())
+                } else if self.settings.tab.kernel().is_some() {
+                    // The tutorial thread asks for a repaint when it is done; meanwhile the
+                    // window must not take the cores from the timed runs.
+                    ctx.request_repaint_after(Duration::from_millis(250));
+                    ScreenshotState::Waiting(plan)
                 } else {
                     ctx.request_repaint();
                     ScreenshotState::Waiting(plan)
@@ -613,8 +654,38 @@ impl eframe::App for HeatlabApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         self.poll_worker(&ctx);
-        self.shortcuts(&ctx);
+        if self.settings.tab == Tab::Diffusion {
+            self.shortcuts(&ctx);
+        }
 
+        egui::Panel::top("tabs").show(ui, |ui| {
+            ui.horizontal(|ui| {
+                for tab in Tab::ALL {
+                    ui.selectable_value(&mut self.settings.tab, tab, tab.to_string());
+                }
+            });
+        });
+        if let Some(kernel) = self.settings.tab.kernel() {
+            // The tutorial's timings need the cores to themselves.
+            self.autoplay = false;
+            if self.playing {
+                self.pause();
+            }
+            // The screenshot's run waits for the initial field, whose generation takes the cores.
+            if self.screenshot.is_some()
+                && !self.tutorial_demo_started
+                && self.field_size.is_some()
+                && self.progress.is_none()
+            {
+                self.tutorial_demo_started = true;
+                self.tutorial.start_demo(&ctx, kernel);
+            }
+            self.tutorial
+                .panel_ui(ui, kernel, &PathBuf::from(self.export_dir_text.trim()));
+            self.sync_views();
+            self.screenshot_step(&ctx);
+            return;
+        }
         egui::Panel::top("status").show(ui, |ui| self.status_ui(ui));
         egui::Panel::left("controls")
             .resizable(true)

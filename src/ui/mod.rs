@@ -6,6 +6,7 @@ pub mod export;
 pub mod folder_dialog;
 pub mod settings;
 pub mod timings;
+pub mod tutorial;
 pub mod view;
 pub mod worker;
 

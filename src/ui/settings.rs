@@ -166,6 +166,9 @@ pub struct Settings {
     pub record_every: u64,
     /// Whether the timing plots are shown.
     pub show_plots: bool,
+    /// The top-level tab: the diffusion simulation or a tutorial panel.
+    #[serde(default)]
+    pub tab: super::tutorial::Tab,
 }
 
 impl Default for Settings {
@@ -190,6 +193,7 @@ impl Default for Settings {
             export_colorbar: true,
             record_every: 100,
             show_plots: true,
+            tab: super::tutorial::Tab::Diffusion,
         }
     }
 }
