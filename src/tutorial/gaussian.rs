@@ -7,9 +7,9 @@ use cudarc::driver::PushKernelArg;
 
 use super::gpu::run_elementwise;
 use super::{
-    array_bytes, fill_in_chunks, time_cpu_runs, ArrayStats, CpuThreads, KernelRun, KernelSummary,
-    KernelTimings, PhaseProgress, RunControl, RunOptions, RunPhase, TutorialGpu, TutorialKernel,
-    CPU_CHUNK,
+    array_bytes, fill_in_chunks, time_cpu_versions, ArrayStats, CpuThreads, KernelRun,
+    KernelSummary, KernelTimings, PhaseProgress, RunControl, RunOptions, RunPhase, TutorialGpu,
+    TutorialKernel, CPU_CHUNK,
 };
 use crate::compute::cuda::driver_error;
 use crate::error::{HeatlabError, Result};
@@ -166,21 +166,9 @@ pub fn run(
     } else {
         Vec::new()
     };
-    for (wanted, threads) in [
-        (options.cpu.one_thread(), CpuThreads::One),
-        (options.cpu.all_threads(), CpuThreads::All),
-    ] {
-        if !wanted {
-            continue;
-        }
-        let (stats, ()) = time_cpu_runs(options.repeats, || {
-            pdf_cpu(&x, params, &mut cpu_values, threads, control)
-        })?;
-        match threads {
-            CpuThreads::One => timings.cpu_one_thread = Some(stats),
-            CpuThreads::All => timings.cpu_all_threads = Some(stats),
-        }
-    }
+    time_cpu_versions(options, &mut timings, |threads| {
+        pdf_cpu(&x, params, &mut cpu_values, threads, control)
+    })?;
 
     let mut values = cpu_values;
     let mut difference = None;

@@ -13,9 +13,9 @@ use cudarc::driver::PushKernelArg;
 
 use super::gpu::run_elementwise;
 use super::{
-    array_bytes, fill_in_chunks, time_cpu_runs, ArrayStats, CpuThreads, KernelRun, KernelSummary,
-    KernelTimings, PhaseProgress, RunControl, RunOptions, RunPhase, TutorialGpu, TutorialKernel,
-    CPU_CHUNK,
+    array_bytes, fill_in_chunks, time_cpu_versions, ArrayStats, CpuThreads, KernelRun,
+    KernelSummary, KernelTimings, PhaseProgress, RunControl, RunOptions, RunPhase, TutorialGpu,
+    TutorialKernel, CPU_CHUNK,
 };
 use crate::compute::cuda::driver_error;
 use crate::error::Result;
@@ -150,21 +150,9 @@ pub fn run(
     if cpu_outputs > 0 {
         cpu_activations = vec![0.0f32; n];
     }
-    for (wanted, threads) in [
-        (options.cpu.one_thread(), CpuThreads::One),
-        (options.cpu.all_threads(), CpuThreads::All),
-    ] {
-        if !wanted {
-            continue;
-        }
-        let (stats, ()) = time_cpu_runs(options.repeats, || {
-            activate_cpu(&inputs, &mut cpu_activations, threads, control)
-        })?;
-        match threads {
-            CpuThreads::One => timings.cpu_one_thread = Some(stats),
-            CpuThreads::All => timings.cpu_all_threads = Some(stats),
-        }
-    }
+    time_cpu_versions(options, &mut timings, |threads| {
+        activate_cpu(&inputs, &mut cpu_activations, threads, control)
+    })?;
 
     let mut activations = cpu_activations;
     let mut difference = None;

@@ -14,7 +14,7 @@ use cudarc::driver::PushKernelArg;
 use rayon::prelude::*;
 
 use super::{
-    time_cpu_runs, CpuThreads, GpuHostArraysTimings, KernelRun, KernelSummary, KernelTimings,
+    time_cpu_versions, CpuThreads, GpuHostArraysTimings, KernelRun, KernelSummary, KernelTimings,
     PhaseProgress, RunControl, RunOptions, RunPhase, TimingStats, TutorialGpu, TutorialKernel,
 };
 use crate::compute::cuda::driver_error;
@@ -336,23 +336,9 @@ pub fn run(
         gpu_device_resident: None,
         gpu_device_resident_wall: None,
     };
-    let mut cpu_count = None;
-    for (wanted, threads) in [
-        (options.cpu.one_thread(), CpuThreads::One),
-        (options.cpu.all_threads(), CpuThreads::All),
-    ] {
-        if !wanted {
-            continue;
-        }
-        let (stats, count) = time_cpu_runs(options.repeats, || {
-            count_inside_cpu(options.n, options.seed, threads, control)
-        })?;
-        cpu_count = Some(count);
-        match threads {
-            CpuThreads::One => timings.cpu_one_thread = Some(stats),
-            CpuThreads::All => timings.cpu_all_threads = Some(stats),
-        }
-    }
+    let cpu_count = time_cpu_versions(options, &mut timings, |threads| {
+        count_inside_cpu(options.n, options.seed, threads, control)
+    })?;
 
     let mut gpu_count = None;
     let mut gpu_name = None;

@@ -529,6 +529,31 @@ impl KernelRun {
     }
 }
 
+/// Times the CPU versions `options.cpu` asks for (one thread, all threads), recording each in
+/// `timings`; returns the last run's result.
+pub(crate) fn time_cpu_versions<T>(
+    options: &RunOptions,
+    timings: &mut KernelTimings,
+    mut work: impl FnMut(CpuThreads) -> Result<T>,
+) -> Result<Option<T>> {
+    let mut last = None;
+    for (wanted, threads) in [
+        (options.cpu.one_thread(), CpuThreads::One),
+        (options.cpu.all_threads(), CpuThreads::All),
+    ] {
+        if !wanted {
+            continue;
+        }
+        let (stats, result) = time_cpu_runs(options.repeats, || work(threads))?;
+        last = Some(result);
+        match threads {
+            CpuThreads::One => timings.cpu_one_thread = Some(stats),
+            CpuThreads::All => timings.cpu_all_threads = Some(stats),
+        }
+    }
+    Ok(last)
+}
+
 /// Times `repeats` runs of `work` with the wall clock.
 pub(crate) fn time_cpu_runs<T>(
     repeats: u32,
