@@ -62,7 +62,7 @@ impl CpuMethod {
 
 /// Steps and Laplacians on the CPU, with all cores by default.
 pub struct CpuBackend {
-    pool: Arc<rayon::ThreadPool>,
+    pool: Option<Arc<rayon::ThreadPool>>,
     threads: usize,
     current: Option<Grid>,
     scratch: Vec<f32>,
@@ -85,21 +85,14 @@ impl CpuBackend {
     /// A backend with its own pool of `threads` threads (1 gives the plain single-threaded loop).
     pub fn with_threads(threads: usize) -> Self {
         let threads = threads.max(1);
+        // Building a pool fails only when threads cannot be spawned; the work then runs on
+        // rayon's global pool instead.
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("heatlab-cpu-{i}"))
             .build()
             .map(Arc::new)
-            .unwrap_or_else(|_| {
-                // Building a pool fails only when threads cannot be spawned; run inline then.
-                Arc::new(
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(1)
-                        .use_current_thread()
-                        .build()
-                        .expect("a one-thread pool on the current thread always builds"),
-                )
-            });
+            .ok();
         Self {
             pool,
             threads,
@@ -181,7 +174,7 @@ impl Backend for CpuBackend {
         {
             let per_pass = steps_per_pass as u64;
             while remaining >= per_pass {
-                pool.install(|| {
+                install(pool, || {
                     blocked_pass(
                         current.as_slice(),
                         scratch,
@@ -197,7 +190,7 @@ impl Backend for CpuBackend {
             }
         }
         for _ in 0..remaining {
-            pool.install(|| {
+            install(pool, || {
                 apply_stencil(current.as_slice(), scratch, cols, params.boundary, step)
             });
             current.swap_values(scratch);
@@ -221,7 +214,7 @@ impl Backend for CpuBackend {
         let field = self.held()?;
         let mut out = Grid::zeros(field.size());
         let cols = field.cols();
-        self.pool.install(|| {
+        install(&self.pool, || {
             apply_stencil(
                 field.as_slice(),
                 out.as_mut_slice(),
@@ -267,6 +260,14 @@ pub fn apply_stencil(
                 stencil_row(up, mid, down, out_row, boundary, &combine);
             }
         });
+}
+
+/// Runs `work` on `pool`, or on rayon's global pool when there is none.
+fn install<R: Send>(pool: &Option<Arc<rayon::ThreadPool>>, work: impl FnOnce() -> R + Send) -> R {
+    match pool {
+        Some(pool) => pool.install(work),
+        None => work(),
+    }
 }
 
 /// `steps` steps in one pass: every band of `band_rows` rows is advanced in a private buffer
