@@ -4,7 +4,7 @@ use std::fmt;
 
 use rayon::prelude::*;
 
-use crate::field::percentile::percentile_linear;
+use crate::field::percentile::percentile_pair_linear;
 use crate::grid::Grid;
 
 /// The values mapped to the first and last colour.
@@ -51,8 +51,12 @@ impl RangeMode {
                     .filter(|v| v.is_finite())
                     .map(|&v| f64::from(v))
                     .collect();
-                let lo = percentile_linear(&mut values, low.clamp(0.0, 100.0)).unwrap_or(0.0);
-                let hi = percentile_linear(&mut values, high.clamp(0.0, 100.0)).unwrap_or(0.0);
+                let (lo, hi) = percentile_pair_linear(
+                    &mut values,
+                    low.clamp(0.0, 100.0),
+                    high.clamp(0.0, 100.0),
+                )
+                .unwrap_or((0.0, 0.0));
                 ValueRange {
                     min: lo as f32,
                     max: hi as f32,
