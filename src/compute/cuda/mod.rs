@@ -16,7 +16,7 @@ use super::{Backend, BackendKind, Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};
 use crate::render::preview::{reduced_size, reduction_factor};
-use crate::render::{Layer, Preview, PreviewRequest};
+use crate::render::{Colormap, Layer, Preview, PreviewRequest};
 
 /// The diffusion kernels' source, embedded so that the binary needs no files beside it.
 pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu");
@@ -165,6 +165,36 @@ struct CachedGraph {
 // owned by one `CudaBackend` and used only through `&mut self`, so it is never shared.
 unsafe impl Send for CachedGraph {}
 
+/// Device buffers of the display path, kept between frames: a preview is asked for twice per
+/// frame, and allocating, uploading the colormap and freeing each time cost more than the
+/// kernels. They grow when a larger preview is asked for and never shrink.
+#[derive(Default)]
+struct PreviewBuffers {
+    values: Option<CudaSlice<f32>>,
+    rgba: Option<CudaSlice<u8>>,
+    /// Each colormap's 256 RGB entries, uploaded on first use.
+    tables: Vec<(Colormap, CudaSlice<u8>)>,
+}
+
+/// `slot` holding at least `len` elements, reallocated only when it is too small.
+fn buffer_of_at_least<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    slot: &'a mut Option<CudaSlice<T>>,
+    len: usize,
+    stream: &Arc<CudaStream>,
+) -> Result<&'a mut CudaSlice<T>> {
+    if slot.as_ref().is_none_or(|buffer| buffer.len() < len) {
+        // Free the old buffer before allocating its replacement.
+        *slot = None;
+        *slot = Some(
+            stream
+                .alloc_zeros::<T>(len)
+                .map_err(driver_error("allocating the preview"))?,
+        );
+    }
+    slot.as_mut()
+        .ok_or_else(|| HeatlabError::InvalidInput("no preview buffer".into()))
+}
+
 /// Steps the field on an NVIDIA GPU.
 pub struct CudaBackend {
     device: CudaDevice,
@@ -181,6 +211,8 @@ pub struct CudaBackend {
     graph: Option<CachedGraph>,
     /// Cleared if a capture ever fails, after which launches are queued one by one.
     graphs_enabled: bool,
+    /// The display path's buffers.
+    preview: PreviewBuffers,
 }
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
@@ -233,6 +265,7 @@ impl CudaBackend {
             tuned_size: None,
             graph: None,
             graphs_enabled: true,
+            preview: PreviewBuffers::default(),
         })
     }
 
@@ -677,7 +710,11 @@ impl Backend for CudaBackend {
         let stream = self.device.stream().clone();
         let block_mean = self.kernels.block_mean.clone();
         let colormap_rgba = self.kernels.colormap_rgba.clone();
-        let buffers = self.buffers()?;
+        let Some(buffers) = self.buffers.as_ref() else {
+            return Err(HeatlabError::InvalidInput(
+                "no field has been uploaded".into(),
+            ));
+        };
         let size = buffers.size;
         let source = match request.layer {
             Layer::Field => &buffers.current,
@@ -692,9 +729,13 @@ impl Backend for CudaBackend {
         let (out_rows, out_cols) = dims(reduced)?;
         let factor_arg = i32::try_from(factor)
             .map_err(|_| HeatlabError::InvalidInput("reduction factor too large".into()))?;
-        let mut values_dev = stream
-            .alloc_zeros::<f32>(reduced.cells())
-            .map_err(driver_error("allocating the preview"))?;
+        let pixels = reduced.cells();
+        let PreviewBuffers {
+            values: values_slot,
+            rgba: rgba_slot,
+            tables,
+        } = &mut self.preview;
+        let values_dev = buffer_of_at_least(values_slot, pixels, &stream)?;
         let config = LaunchConfig {
             grid_dim: (
                 (out_cols as u32).div_ceil(32),
@@ -707,7 +748,7 @@ impl Backend for CudaBackend {
         let mut launch = stream.launch_builder(&block_mean);
         launch
             .arg(source)
-            .arg(&mut values_dev)
+            .arg(&mut *values_dev)
             .arg(&rows)
             .arg(&cols)
             .arg(&factor_arg)
@@ -715,41 +756,44 @@ impl Backend for CudaBackend {
             .arg(&out_cols);
         // SAFETY: block_mean(const float* field, float* out, int rows, int cols, int factor,
         // int out_rows, int out_cols): `source` holds rows*cols floats, `values_dev` holds
-        // out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor); threads outside return.
+        // at least out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor); threads outside return.
         unsafe { launch.launch(config) }.map_err(driver_error("launching block_mean"))?;
         let values = stream
-            .clone_dtoh(&values_dev)
+            .clone_dtoh(&values_dev.slice(..pixels))
             .map_err(driver_error("downloading the preview"))?;
         stream
             .synchronize()
             .map_err(driver_error("downloading the preview"))?;
         let values = Grid::from_vec(reduced, values)?;
         let range = request.range_mode.resolve(&values);
-        let lut: Vec<u8> = request.colormap.table().iter().flatten().copied().collect();
-        let lut_dev = stream
-            .clone_htod(&lut)
-            .map_err(driver_error("uploading the colormap"))?;
-        let pixels = reduced.cells();
-        let mut rgba_dev = stream
-            .alloc_zeros::<u8>(pixels * 4)
-            .map_err(driver_error("allocating the preview"))?;
+        if !tables.iter().any(|(map, _)| *map == request.colormap) {
+            let lut: Vec<u8> = request.colormap.table().iter().flatten().copied().collect();
+            let lut_dev = stream
+                .clone_htod(&lut)
+                .map_err(driver_error("uploading the colormap"))?;
+            tables.push((request.colormap, lut_dev));
+        }
+        let Some((_, lut_dev)) = tables.iter().find(|(map, _)| *map == request.colormap) else {
+            return Err(HeatlabError::InvalidInput("colormap table missing".into()));
+        };
+        let rgba_dev = buffer_of_at_least(rgba_slot, pixels * 4, &stream)?;
         let n = i32::try_from(pixels)
             .map_err(|_| HeatlabError::InvalidInput("preview too large".into()))?;
         let config = LaunchConfig::for_num_elems(pixels as u32);
         let mut launch = stream.launch_builder(&colormap_rgba);
         launch
-            .arg(&values_dev)
-            .arg(&lut_dev)
-            .arg(&mut rgba_dev)
+            .arg(&*values_dev)
+            .arg(lut_dev)
+            .arg(&mut *rgba_dev)
             .arg(&n)
             .arg(&range.min)
             .arg(&range.max);
         // SAFETY: colormap_rgba(const float* values, const uchar* lut, uchar* rgba, int n,
-        // float lo, float hi): values holds n floats, lut 768 bytes, rgba 4*n bytes; threads
-        // with i >= n return.
+        // float lo, float hi): values holds at least n floats, lut 768 bytes, rgba at least 4*n
+        // bytes; threads with i >= n return.
         unsafe { launch.launch(config) }.map_err(driver_error("launching colormap_rgba"))?;
         let rgba = stream
-            .clone_dtoh(&rgba_dev)
+            .clone_dtoh(&rgba_dev.slice(..pixels * 4))
             .map_err(driver_error("downloading the preview"))?;
         stream
             .synchronize()
