@@ -5,12 +5,23 @@ use std::path::PathBuf;
 /// Everything that can go wrong inside heatlab, with a message a user can act on.
 #[derive(Debug, thiserror::Error)]
 pub enum HeatlabError {
-    /// A parameter the user gave is out of range or malformed.
+    /// A value the user typed or passed (a flag, a field in the app, a file they named) is out of
+    /// range or malformed. Only for what a person can fix by giving another value.
     #[error("{0}")]
     InvalidInput(String),
-    /// CUDA was asked for but cannot be used; the text says why.
+    /// An operation needs a field on the backend and none has been uploaded yet.
+    #[error("no field has been uploaded")]
+    NoField,
+    /// What was asked cannot be done here, whatever the user types: a kernel that cannot step a
+    /// field of this shape, an array larger than this machine can address.
+    #[error("{0}")]
+    Unsupported(String),
+    /// One of heatlab's own invariants did not hold: a bug, reported instead of a panic.
+    #[error("internal error: {0}")]
+    Internal(String),
+    /// CUDA was asked for but cannot be used.
     #[error("CUDA is not available: {0}")]
-    CudaUnavailable(String),
+    CudaUnavailable(CudaUnavailable),
     /// A CUDA call failed after the device was set up.
     #[error("CUDA error while {context}: {message}")]
     Cuda {
@@ -73,6 +84,46 @@ pub enum HeatlabError {
     /// A long job was cancelled by the user.
     #[error("cancelled")]
     Cancelled,
+}
+
+/// Why CUDA cannot be used on this machine, for the user (and the GUI, which shows it beside
+/// the backend selector without parsing text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CudaUnavailable {
+    /// `libcuda` could not be loaded: no NVIDIA driver.
+    DriverMissing,
+    /// `libnvrtc` could not be loaded: the CUDA toolkit's runtime compiler is not installed.
+    NvrtcMissing,
+    /// The driver is there but no GPU could be opened; the driver's message.
+    NoUsableGpu(String),
+    /// Opening the GPU or compiling the kernels failed after the libraries were found.
+    SetupFailed(String),
+}
+
+impl std::fmt::Display for CudaUnavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::DriverMissing => {
+                f.write_str("the NVIDIA driver library (libcuda) was not found")
+            }
+            Self::NvrtcMissing => f.write_str(
+                "the NVRTC runtime compiler (libnvrtc) was not found; install the CUDA toolkit's nvrtc",
+            ),
+            Self::NoUsableGpu(reason) => write!(f, "no usable GPU: {reason}"),
+            Self::SetupFailed(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl CudaUnavailable {
+    /// The reason behind any error of opening CUDA: the typed reason when the libraries or
+    /// the GPU are missing, otherwise the error's own message.
+    pub fn from_error(error: &HeatlabError) -> Self {
+        match error {
+            HeatlabError::CudaUnavailable(reason) => reason.clone(),
+            other => Self::SetupFailed(other.to_string()),
+        }
+    }
 }
 
 impl HeatlabError {

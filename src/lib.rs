@@ -11,11 +11,12 @@ pub mod error;
 pub mod export;
 pub mod field;
 pub mod grid;
+pub mod measure;
 pub mod memory;
 pub mod render;
 pub mod sim;
 pub mod tutorial;
 pub mod ui;
 
-pub use error::{HeatlabError, Result};
+pub use error::{CudaUnavailable, HeatlabError, Result};
 pub use grid::{Grid, GridSize};

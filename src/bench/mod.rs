@@ -3,7 +3,6 @@
 //! single-threaded loop and NumPy on the CPU). Figures are ratios measured in one run.
 
 pub mod numpy;
-pub mod stats;
 
 use std::time::Duration;
 
@@ -13,7 +12,7 @@ use crate::error::{HeatlabError, Result};
 use crate::field::numpy_rng::NumpyGenerator;
 use crate::field::{generate_jagged, JaggedParams};
 use crate::grid::{Grid, GridSize};
-use stats::MeanStd;
+use crate::measure::{utc_now, MeanStd};
 
 /// Largest field generated with the (slow) jagged recipe; bigger ones use uniform noise, which
 /// times the same (the kernels do the same work whatever the values).
@@ -266,7 +265,7 @@ pub fn bench_cuda(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<Bench
     }
     Ok(BenchReport {
         heatlab_version: env!("CARGO_PKG_VERSION"),
-        date_utc: stats::utc_now(),
+        date_utc: utc_now(),
         device,
         rows,
         field_generation: Vec::new(),
@@ -365,7 +364,7 @@ pub fn bench_cpu(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<BenchR
     }
     Ok(BenchReport {
         heatlab_version: env!("CARGO_PKG_VERSION"),
-        date_utc: stats::utc_now(),
+        date_utc: utc_now(),
         device,
         rows,
         field_generation: Vec::new(),

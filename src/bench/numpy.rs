@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use super::stats::MeanStd;
+use crate::measure::MeanStd;
 use super::BenchConfig;
 use crate::grid::GridSize;
 

@@ -113,7 +113,8 @@ pub fn run(args: &KernelArgs) -> anyhow::Result<()> {
         export::ensure_writable_dir(dir)?;
     }
 
-    let (gpu, note) = open_gpu(args.backend)?;
+    let (gpu, reason) = open_gpu(args.backend)?;
+    let note = reason.map(|reason| format!("using the CPU only: {reason}"));
     if let Some(note) = &note {
         eprintln!("heatlab: {note}");
     }

@@ -8,10 +8,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::compute::{create_backend, BackendChoice, Boundary, StepParams};
 use crate::error::HeatlabError;
-use crate::export::{self, frame_path, TimingRecord};
+use crate::compute::Layer;
+use crate::export::{self, FrameFiles, LayerFrame, PngStyle, TimingRecord};
 use crate::field::{generate_jagged, JaggedParams, DEFAULT_SEED};
 use crate::grid::{Grid, GridSize};
-use crate::render::{field_to_rgb, Colormap, RangeMode};
+use crate::render::{Colormap, RangeMode};
 use crate::sim::{Simulation, Stability};
 
 /// Arguments of `heatlab run`.
@@ -57,6 +58,9 @@ pub struct RunArgs {
     /// Also write float32 .npy arrays of the field and its Laplacian.
     #[arg(long)]
     pub npy: bool,
+    /// Draw a colorbar with values beside each PNG, as the app's exports do.
+    #[arg(long)]
+    pub colorbar: bool,
     /// Output folder (created if missing).
     #[arg(long, default_value = "heatlab-run")]
     pub out: PathBuf,
@@ -80,6 +84,7 @@ struct RunPlan {
     colormap: Colormap,
     laplacian_colormap: Colormap,
     npy: bool,
+    colorbar: bool,
     out: PathBuf,
 }
 
@@ -119,6 +124,7 @@ impl RunPlan {
             colormap: args.colormap,
             laplacian_colormap: args.laplacian_colormap,
             npy: args.npy,
+            colorbar: args.colorbar,
             out: args.out.clone(),
         })
     }
@@ -144,30 +150,25 @@ fn save_frame(
     field: &Grid,
     laplacian: &Grid,
 ) -> crate::Result<Vec<PathBuf>> {
-    let mut written = Vec::new();
-    let size = field.size();
-    let field_range = RangeMode::MinMax.resolve(field);
-    let lapl_range = RangeMode::LAPLACIAN_DEFAULT.resolve(laplacian);
-    let outputs = [
-        ("field", field, plan.colormap, field_range),
-        ("laplacian", laplacian, plan.laplacian_colormap, lapl_range),
+    let layer = |layer, grid, colormap, mode| LayerFrame {
+        layer,
+        grid,
+        style: PngStyle::resolved(colormap, mode, grid, plan.colorbar),
+    };
+    let layers = [
+        layer(Layer::Field, field, plan.colormap, RangeMode::MinMax),
+        layer(
+            Layer::Laplacian,
+            laplacian,
+            plan.laplacian_colormap,
+            RangeMode::LAPLACIAN_DEFAULT,
+        ),
     ];
-    for (kind, grid, colormap, range) in outputs {
-        let png = frame_path(&plan.out, kind, step, "png");
-        export::write_png_rgb(
-            &png,
-            size.cols,
-            size.rows,
-            &field_to_rgb(grid, colormap, range),
-        )?;
-        written.push(png);
-        if plan.npy {
-            let npy = frame_path(&plan.out, kind, step, "npy");
-            export::write_npy(&npy, grid)?;
-            written.push(npy);
-        }
-    }
-    Ok(written)
+    let files = FrameFiles {
+        png: true,
+        npy: plan.npy,
+    };
+    export::write_frame(&plan.out, step, &layers, files)
 }
 
 fn progress_bar(steps: u64) -> ProgressBar {
@@ -251,7 +252,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         &backend_name,
         &device,
         &method,
-        fallback_note,
+        fallback_note.map(|fallback| fallback.to_string()),
         &timings,
         simulation.step_count(),
         generation_seconds,

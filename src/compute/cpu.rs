@@ -8,8 +8,7 @@ use rayon::prelude::*;
 use super::{Backend, BackendKind, Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
-use crate::render::preview::render_preview;
-use crate::render::{Layer, Preview, PreviewRequest};
+use super::preview::{preview_on_cpu, Layer, PreviewPixels, PreviewSpec};
 
 /// Rows of one parallel work item: enough to amortise scheduling, few enough to balance.
 const ROWS_PER_TASK: usize = 8;
@@ -202,11 +201,11 @@ impl Backend for CpuBackend {
         self.held().cloned()
     }
 
-    fn render_preview(&mut self, request: &PreviewRequest) -> Result<Preview> {
+    fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {
         // The held field is rendered in place: no full-resolution copy per frame.
-        match request.layer {
-            Layer::Field => Ok(render_preview(self.held()?, request)),
-            Layer::Laplacian => Ok(render_preview(&self.laplacian(request.boundary)?, request)),
+        match spec.layer {
+            Layer::Field => Ok(preview_on_cpu(self.held()?, spec)),
+            Layer::Laplacian => Ok(preview_on_cpu(&self.laplacian(spec.boundary)?, spec)),
         }
     }
 

@@ -4,20 +4,20 @@
 //! `lapl = 4*f - up - down - left - right` and `f_next = f - coeff*lapl`, evaluated in that order
 //! in `f32` by both backends so that they agree to the last bit.
 
-pub mod boundary;
 pub mod cpu;
 pub mod cuda;
+pub mod preview;
 
 use std::fmt;
 use std::time::Duration;
 
-pub use boundary::Boundary;
+pub use crate::grid::Boundary;
 pub use cpu::{CpuBackend, CpuMethod};
 pub use cuda::CudaBackend;
+pub use preview::{Layer, PreviewPixels, PreviewSpec};
 
-use crate::error::{HeatlabError, Result};
+use crate::error::{CudaUnavailable, HeatlabError, Result};
 use crate::grid::Grid;
-use crate::render::{Layer, Preview, PreviewRequest};
 
 /// Largest coefficient for which the explicit scheme does not blow up.
 pub const STABLE_COEFF_LIMIT: f32 = 0.25;
@@ -136,30 +136,46 @@ pub trait Backend: Send {
     /// The Laplacian of the held field under `boundary` (it is not kept while stepping).
     fn laplacian(&mut self, boundary: Boundary) -> Result<Grid>;
 
-    /// A colormapped picture of the field or its Laplacian, reduced to fit `request.max_size`.
-    /// The default downloads at full resolution and renders on the CPU; a GPU backend reduces
-    /// on the device so that only the picture crosses to the host.
-    fn render_preview(&mut self, request: &PreviewRequest) -> Result<Preview> {
-        let grid = match request.layer {
+    /// The field or its Laplacian reduced to fit `spec.max_size` and coloured through
+    /// `spec.table`. The default downloads at full resolution and reduces on the CPU; a GPU
+    /// backend reduces and colours on the device so that only the picture crosses to the host.
+    fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {
+        let grid = match spec.layer {
             Layer::Field => self.download()?,
-            Layer::Laplacian => self.laplacian(request.boundary)?,
+            Layer::Laplacian => self.laplacian(spec.boundary)?,
         };
-        Ok(crate::render::preview::render_preview(&grid, request))
+        Ok(preview::preview_on_cpu(&grid, spec))
     }
 }
 
-/// Creates the backend the user chose. For `Auto` it falls back to the CPU and returns the
-/// reason CUDA was not used, so the caller can tell the user.
-pub fn create_backend(choice: BackendChoice) -> Result<(Box<dyn Backend>, Option<String>)> {
+/// Why `create_backend(Auto)` runs on the CPU: CUDA cannot be used here, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuFallback {
+    /// Why CUDA was not used.
+    pub reason: CudaUnavailable,
+}
+
+impl fmt::Display for CpuFallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "using the CPU: {}", self.reason)
+    }
+}
+
+/// Creates the backend the user chose. For `Auto` it falls back to the CPU and returns why
+/// CUDA was not used, so the caller can tell the user.
+pub fn create_backend(choice: BackendChoice) -> Result<(Box<dyn Backend>, Option<CpuFallback>)> {
     match choice {
         BackendChoice::Cpu => Ok((Box::new(CpuBackend::new()), None)),
         BackendChoice::Cuda => Ok((Box::new(CudaBackend::new()?), None)),
         BackendChoice::Auto => match CudaBackend::new() {
             Ok(cuda) => Ok((Box::new(cuda), None)),
-            Err(reason) => Ok((
-                Box::new(CpuBackend::new()),
-                Some(format!("using the CPU: {reason}")),
-            )),
+            Err(error) => {
+                let fallback = CpuFallback {
+                    reason: CudaUnavailable::from_error(&error),
+                };
+                log::info!("{fallback}");
+                Ok((Box::new(CpuBackend::new()), Some(fallback)))
+            }
         },
     }
 }

@@ -1,16 +1,22 @@
-//! Writing what a user keeps: PNG frames, `.npy` arrays and timing logs, each written
-//! atomically (a temporary file in the same folder, then a rename) so that an interrupted
-//! run never leaves a half-written file.
+//! Writing what a user keeps: PNG frames (with colorbars), `.npy` arrays and timing logs, each
+//! written atomically (a temporary file in the same folder, then a rename) so that an
+//! interrupted run never leaves a half-written file. The GUI and the CLI both export through
+//! here; a new format is a new file beside these.
 
 pub mod atomic;
+pub mod colorbar;
+pub mod frame;
 pub mod npy;
 pub mod png;
 pub mod timing_log;
 
+pub use crate::measure::TimingRecord;
 pub use atomic::{ensure_writable_dir, write_atomically};
+pub use colorbar::with_colorbar;
+pub use frame::{write_frame, write_png, write_timing_log, FrameFiles, LayerFrame, PngStyle};
 pub use npy::{read_npy, write_npy};
 pub use png::write_png_rgb;
-pub use timing_log::{write_timings_csv, write_timings_json, TimingRecord};
+pub use timing_log::{write_timings_csv, write_timings_json};
 
 use std::path::{Path, PathBuf};
 

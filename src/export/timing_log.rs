@@ -5,66 +5,7 @@ use std::path::Path;
 
 use super::atomic::write_atomically;
 use crate::error::{HeatlabError, Result};
-
-/// One timed chunk of work.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct TimingRecord {
-    /// What was timed: "diffusion", "hidden-layer", ...
-    pub operation: String,
-    /// Step (or run) count before the chunk.
-    pub step_start: u64,
-    /// Steps (or repetitions) in the chunk.
-    pub steps: u64,
-    /// "cpu" or "cuda".
-    pub backend: String,
-    /// The kernel or loop that did the work.
-    pub method: String,
-    /// Rows x columns of the field, or the element count.
-    pub size: String,
-    /// Seconds the chunk took (GPU events on CUDA).
-    pub seconds: f64,
-    /// Microseconds per step.
-    pub us_per_step: f64,
-    /// Steps per second.
-    pub steps_per_s: f64,
-    /// Effective bandwidth: one read and one write of the field per step, in GB/s (1e9 bytes).
-    pub effective_gb_s: f64,
-}
-
-impl TimingRecord {
-    /// A diffusion chunk of `steps` steps over `cells` cells that took `seconds`.
-    pub fn diffusion(
-        step_start: u64,
-        steps: u64,
-        backend: &str,
-        method: &str,
-        size: crate::grid::GridSize,
-        seconds: f64,
-    ) -> Self {
-        let per_step = if steps > 0 {
-            seconds / steps as f64
-        } else {
-            0.0
-        };
-        let bytes_per_step = 2.0 * size.bytes() as f64;
-        Self {
-            operation: "diffusion".into(),
-            step_start,
-            steps,
-            backend: backend.into(),
-            method: method.into(),
-            size: size.to_string(),
-            seconds,
-            us_per_step: per_step * 1e6,
-            steps_per_s: if per_step > 0.0 { 1.0 / per_step } else { 0.0 },
-            effective_gb_s: if per_step > 0.0 {
-                bytes_per_step / per_step / 1e9
-            } else {
-                0.0
-            },
-        }
-    }
-}
+use crate::measure::TimingRecord;
 
 /// Writes the records as CSV with a header row.
 pub fn write_timings_csv(path: &Path, records: &[TimingRecord]) -> Result<()> {

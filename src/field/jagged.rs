@@ -112,7 +112,7 @@ pub fn generate_jagged(params: &JaggedParams, progress: &(dyn Fn(f32) + Sync)) -
     crate::memory::ensure_host_memory("jagged field generation", params.host_bytes_needed())?;
     let GridSize { rows, cols } = params.size;
     let half = cols / 2 + 1;
-    let fft_error = |e: realfft::FftError| HeatlabError::InvalidInput(format!("FFT failed: {e}"));
+    let fft_error = |e: realfft::FftError| HeatlabError::Internal(format!("FFT failed: {e}"));
 
     let noise = NumpyGenerator::new(params.seed).random_f32(rows * cols);
     progress(0.1);

@@ -2,6 +2,7 @@
 
 pub mod jagged;
 pub mod numpy_rng;
-pub mod percentile;
 
+/// NumPy's percentile, used by the field's threshold (it lives with the shared types).
+pub use crate::grid::percentile;
 pub use jagged::{generate_jagged, JaggedParams, DEFAULT_SEED};

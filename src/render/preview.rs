@@ -1,20 +1,13 @@
 //! Display previews: a field (or its Laplacian) reduced to the size it is shown at, then
-//! colormapped. Reducing first keeps the display cheap however large the field is.
-
-use rayon::prelude::*;
+//! colormapped. Reducing first keeps the display cheap however large the field is. The backend
+//! does the heavy part (on the GPU when there is one) from plain values; this module asks it in
+//! display terms and keeps diverging maps centred on zero.
 
 use super::{field_to_rgba, Colormap, RangeMode, ValueRange};
-use crate::compute::Boundary;
-use crate::grid::{Grid, GridSize};
-
-/// Which array a view shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum Layer {
-    /// The field itself.
-    Field,
-    /// Its Laplacian, `4*f - neighbours`.
-    Laplacian,
-}
+use crate::compute::preview::preview_on_cpu;
+use crate::compute::{Backend, Boundary, Layer, PreviewPixels, PreviewSpec};
+use crate::error::Result;
+use crate::grid::Grid;
 
 /// What to draw.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -31,8 +24,21 @@ pub struct PreviewRequest {
     pub max_size: (usize, usize),
 }
 
+impl PreviewRequest {
+    /// The request in the backend's plain terms.
+    pub fn spec(&self) -> PreviewSpec<'static> {
+        PreviewSpec {
+            layer: self.layer,
+            boundary: self.boundary,
+            max_size: self.max_size,
+            table: self.colormap.table(),
+            range: self.range_mode,
+        }
+    }
+}
+
 /// A reduced, colormapped picture and the values behind it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Preview {
     /// Cells of the full field per preview pixel along each axis.
     pub factor: usize,
@@ -44,90 +50,41 @@ pub struct Preview {
     pub range: ValueRange,
 }
 
-/// The reduction factor that makes `size` fit in `max_size` (at least 1).
-pub fn reduction_factor(size: GridSize, max_size: (usize, usize)) -> usize {
-    let (max_w, max_h) = (max_size.0.max(1), max_size.1.max(1));
-    size.cols
-        .div_ceil(max_w)
-        .max(size.rows.div_ceil(max_h))
-        .max(1)
-}
-
-/// Block means of `factor x factor` cells (partial blocks at the edges average what they hold).
-pub fn block_mean(field: &Grid, factor: usize) -> Grid {
-    if factor <= 1 {
-        return field.clone();
-    }
-    let (rows, cols) = (field.rows(), field.cols());
-    let (out_rows, out_cols) = (rows.div_ceil(factor), cols.div_ceil(factor));
-    let mut out = vec![0.0f32; out_rows * out_cols];
-    out.par_chunks_mut(out_cols)
-        .enumerate()
-        .for_each(|(br, out_row)| {
-            let r0 = br * factor;
-            let r1 = (r0 + factor).min(rows);
-            for (bc, slot) in out_row.iter_mut().enumerate() {
-                let c0 = bc * factor;
-                let c1 = (c0 + factor).min(cols);
-                // Accumulated cell by cell in row-major order, as kernels/colormap.cu does, so
-                // that GPU and CPU previews are identical.
-                let mut sum = 0.0f64;
-                for r in r0..r1 {
-                    for &v in &field.as_slice()[r * cols + c0..r * cols + c1] {
-                        sum += f64::from(v);
-                    }
-                }
-                *slot = (sum / ((r1 - r0) * (c1 - c0)) as f64) as f32;
-            }
-        });
-    let size = GridSize {
-        rows: out_rows,
-        cols: out_cols,
-    };
-    Grid::from_vec(size, out).unwrap_or_else(|_| Grid::zeros(size))
-}
-
-/// The size of the reduced field for a reduction factor.
-pub fn reduced_size(size: GridSize, factor: usize) -> GridSize {
-    GridSize {
-        rows: size.rows.div_ceil(factor.max(1)),
-        cols: size.cols.div_ceil(factor.max(1)),
+impl From<PreviewPixels> for Preview {
+    fn from(pixels: PreviewPixels) -> Self {
+        Self {
+            factor: pixels.factor,
+            values: pixels.values,
+            rgba: pixels.rgba,
+            range: pixels.range,
+        }
     }
 }
 
 /// Renders a preview of `grid` (already the requested layer) on the CPU.
 pub fn render_preview(grid: &Grid, request: &PreviewRequest) -> Preview {
-    let factor = reduction_factor(grid.size(), request.max_size);
-    let values = block_mean(grid, factor);
-    let range = request.range_mode.resolve(&values);
-    let rgba = field_to_rgba(&values, request.colormap, range);
-    Preview {
-        factor,
-        values,
-        rgba,
-        range,
-    }
+    preview_on_cpu(grid, &request.spec()).into()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Renders a preview of the field `backend` holds (or its Laplacian), on its device.
+pub fn render_on(backend: &mut dyn Backend, request: &PreviewRequest) -> Result<Preview> {
+    backend.render_preview(&request.spec()).map(Preview::from)
+}
 
-    #[test]
-    fn block_mean_averages_partial_blocks() {
-        let size = GridSize::new(3, 5).unwrap();
-        let grid = Grid::from_vec(size, (0..15).map(|v| v as f32).collect()).unwrap();
-        let reduced = block_mean(&grid, 2);
-        assert_eq!(reduced.size(), GridSize::new(2, 3).unwrap());
-        // Block (0,0): 0,1,5,6 -> 3; block (1,2): just 14.
-        assert_eq!(reduced.get(0, 0), 3.0);
-        assert_eq!(reduced.get(1, 2), 14.0);
+/// A diverging colormap is only readable when its middle colour is zero: for those, a
+/// computed range (min-max or percentile) is widened to be symmetric about zero and the
+/// (already reduced, so cheap) preview is coloured again. Fixed ranges are left as given.
+pub fn centre_diverging(preview: &mut Preview, colormap: Colormap, range_mode: RangeMode) {
+    if !colormap.is_diverging() || matches!(range_mode, RangeMode::Fixed(_)) {
+        return;
     }
-
-    #[test]
-    fn factor_fits_the_view() {
-        let size = GridSize::new(2000, 3000).unwrap();
-        assert_eq!(reduction_factor(size, (1000, 1000)), 3);
-        assert_eq!(reduction_factor(size, (4000, 4000)), 1);
+    let half = preview.range.min.abs().max(preview.range.max.abs());
+    let centred = ValueRange {
+        min: -half,
+        max: half,
+    };
+    if centred != preview.range {
+        preview.range = centred;
+        preview.rgba = field_to_rgba(&preview.values, colormap, centred);
     }
 }

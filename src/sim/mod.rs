@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use crate::compute::{Backend, Boundary, StepParams, STABLE_COEFF_LIMIT};
 use crate::error::{HeatlabError, Result};
-use crate::export::TimingRecord;
+use crate::measure::TimingRecord;
 use crate::grid::Grid;
 
 /// What the coefficient means for stability.

@@ -3,13 +3,14 @@
 //!
 //! `x` is bit for bit `np.random.default_rng(seed).uniform(-3, 3, n).astype(np.float32)`.
 
-use cudarc::driver::PushKernelArg;
+use std::sync::Arc;
 
-use super::gpu::run_elementwise;
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+
+use super::elementwise::{run_kernel, ElementwiseKernel};
 use super::{
-    array_bytes, fill_in_chunks, time_cpu_versions, ArrayStats, CpuThreads, KernelRun,
-    KernelSummary, KernelTimings, PhaseProgress, RunControl, RunOptions, RunPhase, TutorialGpu,
-    TutorialKernel, CPU_CHUNK,
+    fill_in_chunks, ArrayStats, CpuThreads, KernelRun, KernelSummary, PhaseProgress, RunControl,
+    RunOptions, RunPhase, TutorialGpu, TutorialKernel, CPU_CHUNK,
 };
 use crate::compute::cuda::driver_error;
 use crate::error::{HeatlabError, Result};
@@ -137,95 +138,59 @@ pub fn run(
     gpu: Option<&TutorialGpu>,
     control: RunControl<'_>,
 ) -> Result<GaussianOutput> {
-    options.validate()?;
     params.validate()?;
-    let n = options.n_elements()?;
-    let cpu_outputs = usize::from(options.cpu.one_thread() || options.cpu.all_threads());
-    let gpu_outputs = usize::from(gpu.is_some());
-    if cpu_outputs + gpu_outputs == 0 {
-        return Err(HeatlabError::InvalidInput(
-            "nothing to run: no GPU and the CPU runs are skipped".into(),
-        ));
-    }
-    crate::memory::ensure_host_memory(
-        &format!("Gaussian PDF of {n} points (inputs and outputs)"),
-        array_bytes(1 + cpu_outputs + gpu_outputs, n)?,
-    )?;
-    let x = generate_x(n, options.seed, control)?;
-
-    let mut timings = KernelTimings {
-        cpu_one_thread: None,
-        cpu_all_threads: None,
-        cpu_threads: rayon::current_num_threads(),
-        gpu_host_arrays: None,
-        gpu_device_resident: None,
-        gpu_device_resident_wall: None,
-    };
-    let mut cpu_values = if cpu_outputs > 0 {
-        vec![0.0f32; n]
-    } else {
-        Vec::new()
-    };
-    time_cpu_versions(options, &mut timings, |threads| {
-        pdf_cpu(&x, params, &mut cpu_values, threads, control)
-    })?;
-
-    let mut values = cpu_values;
-    let mut difference = None;
-    let mut gpu_name = None;
-    if let Some(gpu) = gpu {
-        let config = gpu.elementwise_config(options.n);
-        let n_arg = options.n;
-        let (mean, sigma) = (params.mean, params.sigma);
-        let launch = |stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-                      inputs: &[cudarc::driver::CudaSlice<f32>],
-                      output: &mut cudarc::driver::CudaSlice<f32>|
-         -> Result<()> {
-            let [x] = inputs else {
-                return Err(HeatlabError::InvalidInput(
-                    "gaussian_pdf takes one input array".into(),
-                ));
-            };
-            let mut launch = stream.launch_builder(&gpu.gaussian_pdf);
-            launch.arg(x).arg(output).arg(&n_arg).arg(&mean).arg(&sigma);
-            // SAFETY: gaussian_pdf(const float* x, float* pdf, unsigned long long n,
-            // float mean, float sigma): both buffers hold n floats (run_elementwise allocates
-            // them from an input of length n) and the grid-stride loop stays below n.
-            unsafe { launch.launch(config) }.map_err(driver_error("launching gaussian_pdf"))?;
-            Ok(())
+    let n_arg = options.n;
+    let launch = |gpu: &TutorialGpu,
+                  stream: &Arc<CudaStream>,
+                  inputs: &[CudaSlice<f32>],
+                  output: &mut CudaSlice<f32>|
+     -> Result<()> {
+        let [x] = inputs else {
+            return Err(HeatlabError::Internal(
+                "gaussian_pdf takes one input array".into(),
+            ));
         };
-        let measured = run_elementwise(
-            gpu,
-            &format!("Gaussian PDF of {n} points (1 input and 1 output)"),
-            &[&x],
-            options.repeats,
-            control,
-            &launch,
-        )?;
-        (values, difference) = measured.record(&values, &mut timings);
-        gpu_name = Some(gpu.name().to_string());
-    }
-
+        let (mean, sigma) = (params.mean, params.sigma);
+        let mut launch = stream.launch_builder(&gpu.gaussian_pdf);
+        launch.arg(x).arg(output).arg(&n_arg).arg(&mean).arg(&sigma);
+        // SAFETY: gaussian_pdf(const float* x, float* pdf, unsigned long long n,
+        // float mean, float sigma): both buffers hold n floats (run_elementwise allocates
+        // them from an input of length n) and the grid-stride loop stays below n.
+        unsafe { launch.launch(gpu.elementwise_config(n_arg)) }
+            .map_err(driver_error("launching gaussian_pdf"))?;
+        Ok(())
+    };
+    let kernel = ElementwiseKernel {
+        what: format!("Gaussian PDF of {} points", options.n),
+        input_arrays: 1,
+        generate: &|n, control| generate_x(n, options.seed, control),
+        cpu: &|x: &Vec<f32>, out: &mut [f32], threads, control| {
+            pdf_cpu(x, params, out, threads, control)
+        },
+        device_inputs: &|x: &Vec<f32>| vec![x.as_slice()],
+        launch: &launch,
+    };
+    let measured = run_kernel(options, gpu, &kernel, control)?;
     let run = KernelRun {
         kernel: TutorialKernel::Gaussian,
         n: options.n,
         seed: options.seed,
         repeats: options.repeats,
-        gpu: gpu_name,
+        gpu: measured.gpu_name,
         result: KernelSummary::Gaussian {
             mean: params.mean,
             sigma: params.sigma,
-            pdf: ArrayStats::of(&values),
-            max_abs_error_vs_f64: max_error_vs_f64(&x, &values, params),
+            pdf: ArrayStats::of(&measured.outputs),
+            max_abs_error_vs_f64: max_error_vs_f64(&measured.inputs, &measured.outputs, params),
         },
-        timings,
-        max_abs_difference_gpu_cpu: difference,
+        timings: measured.timings,
+        max_abs_difference_gpu_cpu: measured.difference,
         transfer_bytes: 2 * 4 * options.n,
     };
     Ok(GaussianOutput {
         params,
-        x,
-        pdf: values,
+        x: measured.inputs,
+        pdf: measured.outputs,
         run,
     })
 }

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::compute::cuda::{driver_error, CudaDevice};
 use crate::compute::BackendChoice;
-use crate::error::Result;
+use crate::error::{CudaUnavailable, Result};
 
 /// Threads per block of the element-wise kernels.
 const ELEMENTWISE_BLOCK: u32 = 256;
@@ -90,14 +90,18 @@ impl TutorialGpu {
 }
 
 /// Opens the GPU the user chose: `Cpu` gives none, `Cuda` the GPU or the reason it cannot be
-/// used, `Auto` the GPU when it works and otherwise none with a note that says why.
-pub fn open_gpu(choice: BackendChoice) -> Result<(Option<TutorialGpu>, Option<String>)> {
+/// used, `Auto` the GPU when it works and otherwise none with the reason.
+pub fn open_gpu(choice: BackendChoice) -> Result<(Option<TutorialGpu>, Option<CudaUnavailable>)> {
     match choice {
         BackendChoice::Cpu => Ok((None, None)),
         BackendChoice::Cuda => Ok((Some(TutorialGpu::open()?), None)),
         BackendChoice::Auto => match TutorialGpu::open() {
             Ok(gpu) => Ok((Some(gpu), None)),
-            Err(reason) => Ok((None, Some(format!("using the CPU only: {reason}")))),
+            Err(error) => {
+                let reason = CudaUnavailable::from_error(&error);
+                log::info!("tutorial kernels on the CPU only: {reason}");
+                Ok((None, Some(reason)))
+            }
         },
     }
 }

@@ -9,16 +9,17 @@
 //!   They have the same distribution as NumPy's but not the same values; `--npy` writes them so
 //!   that Python can check the activations anyway.
 
-use cudarc::driver::PushKernelArg;
+use std::sync::Arc;
 
-use super::gpu::run_elementwise;
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+
+use super::elementwise::{run_kernel, ElementwiseKernel};
 use super::{
-    array_bytes, fill_in_chunks, time_cpu_versions, ArrayStats, CpuThreads, KernelRun,
-    KernelSummary, KernelTimings, PhaseProgress, RunControl, RunOptions, RunPhase, TutorialGpu,
-    TutorialKernel, CPU_CHUNK,
+    fill_in_chunks, ArrayStats, CpuThreads, KernelRun, KernelSummary, PhaseProgress, RunControl,
+    RunOptions, RunPhase, TutorialGpu, TutorialKernel, CPU_CHUNK,
 };
 use crate::compute::cuda::driver_error;
-use crate::error::Result;
+use crate::error::{HeatlabError, Result};
 use crate::field::numpy_rng::NumpyGenerator;
 
 /// Mean of the weights (the seed's `normal(.5, .1)`).
@@ -123,89 +124,56 @@ pub fn run(
     gpu: Option<&TutorialGpu>,
     control: RunControl<'_>,
 ) -> Result<HiddenLayerOutput> {
-    options.validate()?;
-    let n = options.n_elements()?;
-    let cpu_outputs = usize::from(options.cpu.one_thread() || options.cpu.all_threads());
-    let gpu_outputs = usize::from(gpu.is_some());
-    crate::memory::ensure_host_memory(
-        &format!("hidden layer of {n} neurons (inputs and outputs)"),
-        array_bytes(2 + cpu_outputs + gpu_outputs, n)?,
-    )?;
-    if cpu_outputs + gpu_outputs == 0 {
-        return Err(crate::HeatlabError::InvalidInput(
-            "nothing to run: no GPU and the CPU runs are skipped".into(),
-        ));
-    }
-    let inputs = generate_inputs(n, options.seed, control)?;
-
-    let mut cpu_activations = Vec::new();
-    let mut timings = KernelTimings {
-        cpu_one_thread: None,
-        cpu_all_threads: None,
-        cpu_threads: rayon::current_num_threads(),
-        gpu_host_arrays: None,
-        gpu_device_resident: None,
-        gpu_device_resident_wall: None,
-    };
-    if cpu_outputs > 0 {
-        cpu_activations = vec![0.0f32; n];
-    }
-    time_cpu_versions(options, &mut timings, |threads| {
-        activate_cpu(&inputs, &mut cpu_activations, threads, control)
-    })?;
-
-    let mut activations = cpu_activations;
-    let mut difference = None;
-    let mut gpu_name = None;
-    if let Some(gpu) = gpu {
-        let config = gpu.elementwise_config(options.n);
-        let n_arg = options.n;
-        let launch = |stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-                      inputs: &[cudarc::driver::CudaSlice<f32>],
-                      output: &mut cudarc::driver::CudaSlice<f32>|
-         -> Result<()> {
-            let [greyscales, weights] = inputs else {
-                return Err(crate::HeatlabError::InvalidInput(
-                    "hidden_layer takes two input arrays".into(),
-                ));
-            };
-            let mut launch = stream.launch_builder(&gpu.hidden_layer);
-            launch.arg(greyscales).arg(weights).arg(output).arg(&n_arg);
-            // SAFETY: hidden_layer(const float* greyscales, const float* weights,
-            // float* activations, unsigned long long n): all three buffers hold n floats
-            // (run_elementwise allocates them from inputs of length n) and the grid-stride
-            // loop reads and writes only indices below n.
-            unsafe { launch.launch(config) }.map_err(driver_error("launching hidden_layer"))?;
-            Ok(())
+    let n_arg = options.n;
+    let launch = |gpu: &TutorialGpu,
+                  stream: &Arc<CudaStream>,
+                  inputs: &[CudaSlice<f32>],
+                  output: &mut CudaSlice<f32>|
+     -> Result<()> {
+        let [greyscales, weights] = inputs else {
+            return Err(HeatlabError::Internal(
+                "hidden_layer takes two input arrays".into(),
+            ));
         };
-        let measured = run_elementwise(
-            gpu,
-            &format!("hidden layer of {n} neurons (2 inputs and 1 output)"),
-            &[&inputs.greyscales, &inputs.weights],
-            options.repeats,
-            control,
-            &launch,
-        )?;
-        (activations, difference) = measured.record(&activations, &mut timings);
-        gpu_name = Some(gpu.name().to_string());
-    }
-
+        let mut launch = stream.launch_builder(&gpu.hidden_layer);
+        launch.arg(greyscales).arg(weights).arg(output).arg(&n_arg);
+        // SAFETY: hidden_layer(const float* greyscales, const float* weights,
+        // float* activations, unsigned long long n): all three buffers hold n floats
+        // (run_elementwise allocates them from inputs of length n) and the grid-stride
+        // loop reads and writes only indices below n.
+        unsafe { launch.launch(gpu.elementwise_config(n_arg)) }
+            .map_err(driver_error("launching hidden_layer"))?;
+        Ok(())
+    };
+    let kernel = ElementwiseKernel {
+        what: format!("hidden layer of {} neurons", options.n),
+        input_arrays: 2,
+        generate: &|n, control| generate_inputs(n, options.seed, control),
+        cpu: &|inputs: &HiddenLayerInputs, out: &mut [f32], threads, control| {
+            activate_cpu(inputs, out, threads, control)
+        },
+        device_inputs: &|inputs: &HiddenLayerInputs| {
+            vec![inputs.greyscales.as_slice(), inputs.weights.as_slice()]
+        },
+        launch: &launch,
+    };
+    let measured = run_kernel(options, gpu, &kernel, control)?;
     let run = KernelRun {
         kernel: TutorialKernel::HiddenLayer,
         n: options.n,
         seed: options.seed,
         repeats: options.repeats,
-        gpu: gpu_name,
+        gpu: measured.gpu_name,
         result: KernelSummary::HiddenLayer {
-            activations: ArrayStats::of(&activations),
+            activations: ArrayStats::of(&measured.outputs),
         },
-        timings,
-        max_abs_difference_gpu_cpu: difference,
+        timings: measured.timings,
+        max_abs_difference_gpu_cpu: measured.difference,
         transfer_bytes: 3 * 4 * options.n,
     };
     Ok(HiddenLayerOutput {
-        inputs,
-        activations,
+        inputs: measured.inputs,
+        activations: measured.outputs,
         run,
     })
 }

@@ -328,14 +328,7 @@ pub fn run(
             "nothing to run: no GPU and the CPU runs are skipped".into(),
         ));
     }
-    let mut timings = KernelTimings {
-        cpu_one_thread: None,
-        cpu_all_threads: None,
-        cpu_threads: rayon::current_num_threads(),
-        gpu_host_arrays: None,
-        gpu_device_resident: None,
-        gpu_device_resident_wall: None,
-    };
+    let mut timings = KernelTimings::none(rayon::current_num_threads());
     let cpu_count = time_cpu_versions(options, &mut timings, |threads| {
         count_inside_cpu(options.n, options.seed, threads, control)
     })?;

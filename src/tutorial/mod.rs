@@ -7,6 +7,7 @@
 //! functions of [`hidden_layer`], [`gaussian`] and [`mc_pi`]. Long runs report progress through
 //! a callback and stop between chunks when a cancel flag is set ([`RunControl`]).
 
+mod elementwise;
 pub mod gaussian;
 pub mod gpu;
 pub mod hidden_layer;
@@ -21,7 +22,8 @@ use rayon::prelude::*;
 pub use gpu::{open_gpu, TutorialGpu};
 
 use crate::error::{HeatlabError, Result};
-use crate::export::TimingRecord;
+use crate::measure::{MeanStd, TimingRecord};
+pub use crate::measure::format_seconds;
 
 /// The source of the tutorial kernels, embedded so that the binary needs no files beside it.
 pub const TUTORIAL_SOURCE: &str = include_str!("../../kernels/tutorial.cu");
@@ -316,38 +318,24 @@ pub struct TimingStats {
 }
 
 impl TimingStats {
-    /// Statistics of the given runs (all zero for none).
+    /// Statistics of the given runs (all zero for none), by [`MeanStd`].
     pub fn from_runs(runs_s: Vec<f64>) -> Self {
-        let count = runs_s.len().max(1) as f64;
-        let mean_s = runs_s.iter().sum::<f64>() / count;
-        let variance = runs_s.iter().map(|t| (t - mean_s).powi(2)).sum::<f64>() / count;
+        let stats = MeanStd::of(&runs_s);
         Self {
-            mean_s,
-            std_s: variance.sqrt(),
+            mean_s: stats.mean,
+            std_s: stats.std,
             runs_s,
         }
     }
 
     /// `1.23 ms ± 4.5 µs`, as `%timeit` prints it.
     pub fn display(&self) -> String {
-        format!(
-            "{} ± {}",
-            format_seconds(self.mean_s),
-            format_seconds(self.std_s)
-        )
-    }
-}
-
-/// Seconds in the unit `%timeit` would choose (s, ms, µs, ns).
-pub fn format_seconds(seconds: f64) -> String {
-    if seconds >= 1.0 {
-        format!("{seconds:.3} s")
-    } else if seconds >= 1e-3 {
-        format!("{:.3} ms", seconds * 1e3)
-    } else if seconds >= 1e-6 {
-        format!("{:.3} µs", seconds * 1e6)
-    } else {
-        format!("{:.1} ns", seconds * 1e9)
+        MeanStd {
+            mean: self.mean_s,
+            std: self.std_s,
+            runs: self.runs_s.len(),
+        }
+        .seconds_text()
     }
 }
 
@@ -385,6 +373,20 @@ pub struct KernelTimings {
     pub gpu_device_resident: Option<TimingStats>,
     /// Host wall-clock time of each device-resident run: the launch and the wait for it.
     pub gpu_device_resident_wall: Option<TimingStats>,
+}
+
+impl KernelTimings {
+    /// No version timed yet; `cpu_threads` threads for the all-threads version.
+    pub fn none(cpu_threads: usize) -> Self {
+        Self {
+            cpu_one_thread: None,
+            cpu_all_threads: None,
+            cpu_threads,
+            gpu_host_arrays: None,
+            gpu_device_resident: None,
+            gpu_device_resident_wall: None,
+        }
+    }
 }
 
 /// Minimum, maximum and mean of an output array.
@@ -486,22 +488,15 @@ impl KernelRun {
         let size = self.n.to_string();
         let mut push = |backend: &str, method: &str, stats: &TimingStats, bytes: f64| {
             for (index, &seconds) in stats.runs_s.iter().enumerate() {
-                records.push(TimingRecord {
-                    operation: operation.clone(),
-                    step_start: index as u64,
-                    steps: 1,
-                    backend: backend.into(),
-                    method: method.into(),
-                    size: size.clone(),
+                records.push(TimingRecord::chunk(
+                    &operation,
+                    index as u64,
+                    1,
+                    (backend, method),
+                    &size,
+                    bytes,
                     seconds,
-                    us_per_step: seconds * 1e6,
-                    steps_per_s: if seconds > 0.0 { 1.0 / seconds } else { 0.0 },
-                    effective_gb_s: if seconds > 0.0 {
-                        bytes / seconds / 1e9
-                    } else {
-                        0.0
-                    },
-                });
+                ));
             }
         };
         let bytes = self.transfer_bytes as f64;
@@ -568,7 +563,7 @@ pub(crate) fn time_cpu_runs<T>(
         last = Some(value);
     }
     let value =
-        last.ok_or_else(|| HeatlabError::InvalidInput("repeat must be at least 1".into()))?;
+        last.ok_or_else(|| HeatlabError::Internal("timed zero runs (repeats is checked first)".into()))?;
     Ok((TimingStats::from_runs(runs), value))
 }
 

@@ -10,7 +10,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 
-use crate::error::{HeatlabError, Result};
+use crate::error::{CudaUnavailable, HeatlabError, Result};
 
 /// Turns a driver error into a [`HeatlabError`] that says what heatlab was doing.
 pub fn driver_error(context: &str) -> impl Fn(DriverError) -> HeatlabError + '_ {
@@ -37,23 +37,21 @@ impl CudaDevice {
         // SAFETY: these only try to dlopen the libraries by name; nothing is called through them.
         let driver_present = unsafe { cudarc::driver::sys::is_culib_present() };
         if !driver_present {
-            return Err(HeatlabError::CudaUnavailable(
-                "the NVIDIA driver library (libcuda) was not found".into(),
-            ));
+            return Err(HeatlabError::CudaUnavailable(CudaUnavailable::DriverMissing));
         }
         // SAFETY: as above.
         let nvrtc_present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
         if !nvrtc_present {
-            return Err(HeatlabError::CudaUnavailable(
-                "the NVRTC runtime compiler (libnvrtc) was not found; install the CUDA toolkit's nvrtc".into(),
-            ));
+            return Err(HeatlabError::CudaUnavailable(CudaUnavailable::NvrtcMissing));
         }
         // cudarc's loader panics when a symbol it expects is missing (a driver too old for it);
         // treat that as "no usable CUDA" rather than bringing the application down.
-        let opened = std::panic::catch_unwind(|| -> std::result::Result<Self, String> {
-            let context = CudaContext::new(0).map_err(|e| format!("no usable GPU: {e}"))?;
-            let name = context.name().map_err(|e| e.to_string())?;
-            let compute_capability = context.compute_capability().map_err(|e| e.to_string())?;
+        let opened = std::panic::catch_unwind(|| -> std::result::Result<Self, CudaUnavailable> {
+            let context = CudaContext::new(0)
+                .map_err(|e| CudaUnavailable::NoUsableGpu(e.to_string()))?;
+            let setup = |e: cudarc::driver::DriverError| CudaUnavailable::SetupFailed(e.to_string());
+            let name = context.name().map_err(setup)?;
+            let compute_capability = context.compute_capability().map_err(setup)?;
             // heatlab does all its GPU work on this one stream, so cudarc's per-buffer event
             // tracking (for ordering work across streams) is not needed; turning it off keeps
             // launches lean. A stream of its own (not the legacy default stream) can be
@@ -61,7 +59,7 @@ impl CudaDevice {
             // SAFETY: every buffer of this context is allocated, used and freed on `stream`
             // only, so no cross-stream synchronisation is ever needed.
             unsafe { context.disable_event_tracking() };
-            let stream = context.new_stream().map_err(|e| e.to_string())?;
+            let stream = context.new_stream().map_err(setup)?;
             Ok(Self {
                 context,
                 stream,
@@ -78,7 +76,9 @@ impl CudaDevice {
                     .cloned()
                     .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_else(|| "the CUDA loader failed".into());
-                Err(HeatlabError::CudaUnavailable(reason))
+                Err(HeatlabError::CudaUnavailable(CudaUnavailable::SetupFailed(
+                    reason,
+                )))
             }
         }
     }

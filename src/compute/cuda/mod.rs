@@ -15,8 +15,7 @@ pub use device::{driver_error, CudaDevice, GpuTimer};
 use super::{Backend, BackendKind, Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};
-use crate::render::preview::{reduced_size, reduction_factor};
-use crate::render::{Colormap, Layer, Preview, PreviewRequest};
+use super::preview::{reduced_size, reduction_factor, ColorTable, Layer, PreviewPixels, PreviewSpec};
 
 /// The diffusion kernels' source, embedded so that the binary needs no files beside it.
 pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu");
@@ -172,8 +171,8 @@ unsafe impl Send for CachedGraph {}
 struct PreviewBuffers {
     values: Option<CudaSlice<f32>>,
     rgba: Option<CudaSlice<u8>>,
-    /// Each colormap's 256 RGB entries, uploaded on first use.
-    tables: Vec<(Colormap, CudaSlice<u8>)>,
+    /// Each colour table asked for, uploaded on first use.
+    tables: Vec<(ColorTable, CudaSlice<u8>)>,
 }
 
 /// `slot` holding at least `len` elements, reallocated only when it is too small.
@@ -703,32 +702,30 @@ impl Backend for CudaBackend {
         Grid::from_vec(size, data)
     }
 
-    fn render_preview(&mut self, request: &PreviewRequest) -> Result<Preview> {
-        if request.layer == Layer::Laplacian {
-            self.compute_laplacian_on_device(request.boundary)?;
+    fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {
+        if spec.layer == Layer::Laplacian {
+            self.compute_laplacian_on_device(spec.boundary)?;
         }
         let stream = self.device.stream().clone();
         let block_mean = self.kernels.block_mean.clone();
         let colormap_rgba = self.kernels.colormap_rgba.clone();
         let Some(buffers) = self.buffers.as_ref() else {
-            return Err(HeatlabError::InvalidInput(
-                "no field has been uploaded".into(),
-            ));
+            return Err(HeatlabError::NoField);
         };
         let size = buffers.size;
-        let source = match request.layer {
+        let source = match spec.layer {
             Layer::Field => &buffers.current,
             Layer::Laplacian => buffers
                 .laplacian
                 .as_ref()
-                .ok_or_else(|| HeatlabError::InvalidInput("no Laplacian buffer".into()))?,
+                .ok_or_else(|| HeatlabError::Internal("no Laplacian buffer".into()))?,
         };
-        let factor = reduction_factor(size, request.max_size);
+        let factor = reduction_factor(size, spec.max_size);
         let reduced = reduced_size(size, factor);
         let (rows, cols) = dims(size)?;
         let (out_rows, out_cols) = dims(reduced)?;
         let factor_arg = i32::try_from(factor)
-            .map_err(|_| HeatlabError::InvalidInput("reduction factor too large".into()))?;
+            .map_err(|_| HeatlabError::Unsupported("reduction factor too large".into()))?;
         let pixels = reduced.cells();
         let PreviewBuffers {
             values: values_slot,
@@ -765,20 +762,20 @@ impl Backend for CudaBackend {
             .synchronize()
             .map_err(driver_error("downloading the preview"))?;
         let values = Grid::from_vec(reduced, values)?;
-        let range = request.range_mode.resolve(&values);
-        if !tables.iter().any(|(map, _)| *map == request.colormap) {
-            let lut: Vec<u8> = request.colormap.table().iter().flatten().copied().collect();
+        let range = spec.range.resolve(&values);
+        if !tables.iter().any(|(table, _)| table == spec.table) {
+            let lut: Vec<u8> = spec.table.iter().flatten().copied().collect();
             let lut_dev = stream
                 .clone_htod(&lut)
                 .map_err(driver_error("uploading the colormap"))?;
-            tables.push((request.colormap, lut_dev));
+            tables.push((*spec.table, lut_dev));
         }
-        let Some((_, lut_dev)) = tables.iter().find(|(map, _)| *map == request.colormap) else {
-            return Err(HeatlabError::InvalidInput("colormap table missing".into()));
+        let Some((_, lut_dev)) = tables.iter().find(|(table, _)| table == spec.table) else {
+            return Err(HeatlabError::Internal("colormap table missing".into()));
         };
         let rgba_dev = buffer_of_at_least(rgba_slot, pixels * 4, &stream)?;
         let n = i32::try_from(pixels)
-            .map_err(|_| HeatlabError::InvalidInput("preview too large".into()))?;
+            .map_err(|_| HeatlabError::Unsupported("preview too large".into()))?;
         let config = LaunchConfig::for_num_elems(pixels as u32);
         let mut launch = stream.launch_builder(&colormap_rgba);
         launch
@@ -798,7 +795,7 @@ impl Backend for CudaBackend {
         stream
             .synchronize()
             .map_err(driver_error("downloading the preview"))?;
-        Ok(Preview {
+        Ok(PreviewPixels {
             factor,
             values,
             rgba,

@@ -1,4 +1,14 @@
-//! A dense row-major 2-D array of `f32`, the one shape every part of heatlab shares.
+//! The bottom of heatlab: the field's shape ([`Grid`], [`GridSize`]) and the small types every
+//! layer above shares: the [`Boundary`] condition, colour [`ValueRange`]s and how they are chosen
+//! ([`RangeMode`]), and NumPy's percentile. Nothing here imports another heatlab module but
+//! `error`, so every layer may use it.
+
+pub mod boundary;
+pub mod percentile;
+pub mod range;
+
+pub use boundary::Boundary;
+pub use range::{RangeMode, ValueRange};
 
 use std::fmt;
 use std::str::FromStr;
@@ -99,7 +109,7 @@ impl Grid {
     /// Wraps row-major data; its length must be `rows * cols`.
     pub fn from_vec(size: GridSize, data: Vec<f32>) -> Result<Self, HeatlabError> {
         if data.len() != size.cells() {
-            return Err(HeatlabError::InvalidInput(format!(
+            return Err(HeatlabError::Internal(format!(
                 "{} values do not fill a {size} field ({} cells)",
                 data.len(),
                 size.cells()

@@ -4,8 +4,8 @@ use std::fmt;
 
 use rayon::prelude::*;
 
-use crate::field::percentile::percentile_pair_linear;
-use crate::grid::Grid;
+use super::percentile::percentile_pair_linear;
+use super::Grid;
 
 /// The values mapped to the first and last colour.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

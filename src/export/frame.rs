@@ -1,0 +1,102 @@
+//! Pictures and arrays of the field and its Laplacian at a step, named as `heatlab run` names
+//! them (`field_000100.png`, `laplacian_000100.npy`). The GUI and the CLI both write through
+//! here, so their files look the same, colorbars included.
+
+use std::path::{Path, PathBuf};
+
+use super::colorbar::with_colorbar;
+use super::{frame_path, write_npy, write_png_rgb};
+use crate::compute::Layer;
+use crate::error::Result;
+use crate::grid::{Grid, RangeMode, ValueRange};
+use crate::render::{field_to_rgb, Colormap};
+
+/// How a layer is drawn into a PNG.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PngStyle {
+    /// Colours.
+    pub colormap: Colormap,
+    /// The values of the first and last colour.
+    pub range: ValueRange,
+    /// Whether a colorbar with values is drawn on the right.
+    pub colorbar: bool,
+}
+
+impl PngStyle {
+    /// A style whose range is chosen by `mode` from `grid` itself.
+    pub fn resolved(colormap: Colormap, mode: RangeMode, grid: &Grid, colorbar: bool) -> Self {
+        Self {
+            colormap,
+            range: mode.resolve(grid),
+            colorbar,
+        }
+    }
+}
+
+/// Writes `grid` colormapped at full resolution, with a colorbar on the right when asked.
+pub fn write_png(path: &Path, grid: &Grid, style: &PngStyle) -> Result<()> {
+    let rgb = field_to_rgb(grid, style.colormap, style.range);
+    let (width, height) = (grid.cols(), grid.rows());
+    if style.colorbar {
+        let (rgb, width, height) = with_colorbar(&rgb, width, height, style.colormap, style.range)?;
+        write_png_rgb(path, width, height, &rgb)
+    } else {
+        write_png_rgb(path, width, height, &rgb)
+    }
+}
+
+/// One layer of a frame to write.
+#[derive(Debug, Clone, Copy)]
+pub struct LayerFrame<'a> {
+    /// Field or Laplacian (names the files).
+    pub layer: Layer,
+    /// Its values.
+    pub grid: &'a Grid,
+    /// How its PNG is drawn.
+    pub style: PngStyle,
+}
+
+/// Which files a frame writes for each layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameFiles {
+    /// `<layer>_<step>.png`.
+    pub png: bool,
+    /// `<layer>_<step>.npy` (float32).
+    pub npy: bool,
+}
+
+/// Writes the layers of the frame at `step` into `dir`; returns the files written, in order.
+pub fn write_frame(
+    dir: &Path,
+    step: u64,
+    layers: &[LayerFrame<'_>],
+    files: FrameFiles,
+) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for frame in layers {
+        let stem = frame.layer.file_stem();
+        if files.png {
+            let path = frame_path(dir, stem, step, "png");
+            write_png(&path, frame.grid, &frame.style)?;
+            written.push(path);
+        }
+        if files.npy {
+            let path = frame_path(dir, stem, step, "npy");
+            write_npy(&path, frame.grid)?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+/// Writes `timings.csv` and `timings.json` into `dir`; returns both paths.
+pub fn write_timing_log(
+    dir: &Path,
+    records: &[crate::measure::TimingRecord],
+) -> Result<Vec<PathBuf>> {
+    let csv = dir.join("timings.csv");
+    let json = dir.join("timings.json");
+    super::write_timings_csv(&csv, records)?;
+    super::write_timings_json(&json, records)?;
+    Ok(vec![csv, json])
+}
