@@ -116,6 +116,16 @@ impl std::fmt::Display for CudaUnavailable {
 }
 
 impl CudaUnavailable {
+    /// A few words for a narrow place (a table cell).
+    pub fn summary(&self) -> &'static str {
+        match self {
+            Self::DriverMissing => "no NVIDIA driver",
+            Self::NvrtcMissing => "no NVRTC",
+            Self::NoUsableGpu(_) => "no usable GPU",
+            Self::SetupFailed(_) => "GPU setup failed",
+        }
+    }
+
     /// The reason behind any error of opening CUDA: the typed reason when the libraries or
     /// the GPU are missing, otherwise the error's own message.
     pub fn from_error(error: &HeatlabError) -> Self {

@@ -169,6 +169,7 @@ fn every_exact_kernel_matches_cpu_for_every_boundary() {
 
 #[test]
 fn gpu_previews_equal_cpu_previews() {
+    use heatlab::render::preview::render_on;
     use heatlab::render::{Colormap, Layer, PreviewRequest, RangeMode};
     let Some(mut cuda) = cuda_or_skip("gpu_previews_equal_cpu_previews") else {
         return;
@@ -214,8 +215,8 @@ fn gpu_previews_equal_cpu_previews() {
             range_mode,
             max_size,
         };
-        let on_cpu = cpu.render_preview(&request).unwrap();
-        let on_gpu = cuda.render_preview(&request).unwrap();
+        let on_cpu = render_on(&mut cpu, &request).unwrap();
+        let on_gpu = render_on(&mut cuda, &request).unwrap();
         assert_eq!(on_gpu.factor, on_cpu.factor);
         assert_eq!(on_gpu.values, on_cpu.values, "{layer:?} values");
         assert_eq!(on_gpu.range, on_cpu.range);

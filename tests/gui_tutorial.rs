@@ -15,7 +15,7 @@ use heatlab::compute::BackendChoice;
 use heatlab::grid::GridSize;
 use heatlab::tutorial::gaussian::{pdf_f64, GaussianParams};
 use heatlab::tutorial::{KernelSummary, TutorialKernel};
-use heatlab::ui::tutorial::worker::Visual;
+use heatlab::ui::tutorial::Visual;
 use heatlab::ui::tutorial::Tab;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 

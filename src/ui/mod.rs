@@ -1,16 +1,18 @@
-//! The desktop app (eframe/egui). The UI sends commands to a worker thread that owns the
-//! simulation and draws the frames it sends back; nothing here computes the physics.
+//! The desktop app (eframe/egui). Each tab is a panel ([`diffusion`], [`tutorial`]) whose slow
+//! work runs on a [`worker`] thread; the panels emit commands that the [`app`] applies, and draw
+//! what their threads send back. Nothing here computes the physics.
 
 pub mod app;
-pub mod export;
-pub mod folder_dialog;
+pub mod diffusion;
+pub mod folder;
+pub mod notice;
+pub mod screenshot;
 pub mod settings;
-pub mod timings;
 pub mod tutorial;
-pub mod view;
 pub mod worker;
 
-pub use app::{AppOptions, HeatlabApp, ScreenshotPlan};
+pub use app::{AppOptions, Command, HeatlabApp, ScreenshotPlan};
+pub use notice::{Level, Notice};
 pub use settings::Settings;
 
 use eframe::egui;
@@ -73,7 +75,9 @@ pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Re
     });
     if screenshot {
         // Only our own scratch file; it may not exist.
-        let _ = std::fs::remove_file(&scratch_storage);
+        if let Err(error) = std::fs::remove_file(&scratch_storage) {
+            log::debug!("no scratch settings to remove: {error}");
+        }
     }
     result?;
     if screenshot {

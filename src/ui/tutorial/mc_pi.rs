@@ -6,7 +6,7 @@ use egui_plot::{Legend, Line, MarkerShape, Plot, PlotPoints, Points};
 
 use crate::tutorial::KernelSummary;
 
-use super::worker::Visual;
+use super::jobs::Visual;
 use super::PanelState;
 
 /// Points of the quarter circle.

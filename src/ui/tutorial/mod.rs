@@ -1,28 +1,33 @@
 //! The tutorial panels of the app (issue 4): the hidden layer, the Gaussian PDF and Monte Carlo
 //! pi, each timed on the CPU (one thread, all threads) and on the GPU (host arrays: upload +
 //! kernel + download; device-resident: kernel only), with a size sweep that shows where the GPU
-//! starts to win. The kernels run on their own thread ([`worker`]); the UI never waits on them.
+//! starts to win. The kernels run on their own thread ([`runner`]); the UI never waits on them.
 
 pub mod gaussian;
 pub mod hidden_layer;
+pub mod jobs;
 pub mod mc_pi;
 pub mod panel;
-pub mod worker;
+pub mod runner;
+pub mod state;
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use eframe::egui;
 
 use crate::compute::BackendChoice;
 use crate::tutorial::gaussian::GaussianParams;
-use crate::tutorial::{CpuRuns, KernelRun, RunOptions, TutorialKernel};
+use crate::tutorial::{KernelRun, TutorialKernel};
 
-use super::worker::Level;
-use worker::{Event, Job, JobProgress, Outcome, TutorialWorker};
+use super::notice::Level;
+use super::worker::Notify;
+pub use jobs::{Job, JobProgress, Outcome, TutorialEvent, Visual};
+pub use panel::{Action, GpuNote};
+use runner::TutorialWorker;
+pub use state::PanelState;
 
 /// The app's top-level tabs: the diffusion simulation or one of the tutorial panels.
 #[derive(
@@ -118,131 +123,6 @@ pub fn format_count(n: u64) -> String {
     }
 }
 
-/// A message shown in a panel.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PanelNotice {
-    /// How serious.
-    pub level: Level,
-    /// What to say.
-    pub text: String,
-}
-
-/// Everything one panel shows and remembers while the app runs.
-#[derive(Debug, Clone)]
-pub struct PanelState {
-    /// The kernel.
-    pub kernel: TutorialKernel,
-    /// Elements or samples.
-    pub n: u64,
-    /// Seed of the inputs.
-    pub seed: u64,
-    /// Timed runs of each version.
-    pub repeats: u32,
-    /// Which CPU versions run.
-    pub cpu: CpuRuns,
-    /// Mean and sigma (the Gaussian only).
-    pub params: GaussianParams,
-    /// Sizes per decade of a sweep.
-    pub sweep_per_decade: u32,
-    /// Timed runs per size of a sweep.
-    pub sweep_repeats: u32,
-    /// The last finished run.
-    pub outcome: Option<Outcome>,
-    /// The runs of the last sweep, smallest size first.
-    pub sweep: Vec<KernelRun>,
-    /// Whether the last sweep went over all its sizes.
-    pub sweep_complete: bool,
-    /// The latest message (a refusal, a cancellation, an export).
-    pub notice: Option<PanelNotice>,
-    /// The path typed into "recorded run".
-    pub recorded_path: String,
-}
-
-impl PanelState {
-    /// A panel with the seed's sizes: a million neurons, points or samples.
-    pub fn new(kernel: TutorialKernel) -> Self {
-        Self {
-            kernel,
-            n: 1_000_000,
-            seed: 42,
-            repeats: 5,
-            cpu: CpuRuns::Both,
-            params: GaussianParams::default(),
-            sweep_per_decade: 2,
-            sweep_repeats: 3,
-            outcome: None,
-            sweep: Vec::new(),
-            sweep_complete: false,
-            notice: None,
-            recorded_path: String::new(),
-        }
-    }
-
-    /// The largest size the size field accepts. Arrays beyond what memory allows are refused
-    /// by the library with the size they needed; pi needs no arrays.
-    pub fn max_n(&self) -> u64 {
-        match self.kernel {
-            TutorialKernel::MonteCarloPi => 1_000_000_000_000,
-            _ => 10_000_000_000,
-        }
-    }
-
-    /// The quick sizes offered as buttons.
-    pub fn presets(&self) -> &'static [u64] {
-        match self.kernel {
-            TutorialKernel::MonteCarloPi => &[
-                1_000,
-                10_000,
-                100_000,
-                1_000_000,
-                100_000_000,
-                10_000_000_000,
-            ],
-            _ => &[1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000],
-        }
-    }
-
-    /// The options of a run.
-    pub fn options(&self) -> RunOptions {
-        RunOptions {
-            n: self.n,
-            seed: self.seed,
-            repeats: self.repeats.max(1),
-            cpu: self.cpu,
-        }
-    }
-
-    /// The job of a run.
-    pub fn run_job(&self) -> Job {
-        Job::Run {
-            kernel: self.kernel,
-            options: self.options(),
-            params: self.params,
-        }
-    }
-
-    /// The job of a sweep: sizes from a thousand up to the panel's size.
-    pub fn sweep_job(&self) -> Job {
-        let max = self.n.max(10_000);
-        Job::Sweep {
-            kernel: self.kernel,
-            sizes: crate::tutorial::sweep_sizes(1_000, max, self.sweep_per_decade),
-            options: RunOptions {
-                repeats: self.sweep_repeats.max(1),
-                ..self.options()
-            },
-            params: self.params,
-        }
-    }
-
-    fn notify(&mut self, level: Level, text: impl Into<String>) {
-        self.notice = Some(PanelNotice {
-            level,
-            text: text.into(),
-        });
-    }
-}
-
 /// The three tutorial panels and the thread that runs their kernels (started the first time a
 /// tutorial tab is shown).
 pub struct TutorialPanels {
@@ -250,7 +130,7 @@ pub struct TutorialPanels {
     worker: Option<TutorialWorker>,
     worker_error: Option<String>,
     gpu_name: Option<String>,
-    gpu_note: Option<String>,
+    gpu_unavailable: Option<crate::error::CudaUnavailable>,
     gpu_known: bool,
     panels: Vec<PanelState>,
     running: Option<Job>,
@@ -271,7 +151,7 @@ impl TutorialPanels {
             worker: None,
             worker_error: None,
             gpu_name: None,
-            gpu_note: None,
+            gpu_unavailable: None,
             gpu_known: false,
             panels: TutorialKernel::ALL
                 .into_iter()
@@ -282,26 +162,21 @@ impl TutorialPanels {
         }
     }
 
-    /// The state of one panel.
-    pub fn panel(&self, kernel: TutorialKernel) -> &PanelState {
-        let index = TutorialKernel::ALL
+    fn index(kernel: TutorialKernel) -> usize {
+        TutorialKernel::ALL
             .iter()
             .position(|&k| k == kernel)
-            .unwrap_or(0);
-        &self.panels[index]
+            .unwrap_or(0)
     }
 
-    fn panel_mut(&mut self, kernel: TutorialKernel) -> &mut PanelState {
-        let index = TutorialKernel::ALL
-            .iter()
-            .position(|&k| k == kernel)
-            .unwrap_or(0);
-        &mut self.panels[index]
+    /// The state of one panel.
+    pub fn panel(&self, kernel: TutorialKernel) -> &PanelState {
+        &self.panels[Self::index(kernel)]
     }
 
     /// The state of one panel, to change its inputs (tests and the screenshot mode).
     pub fn panel_state_mut(&mut self, kernel: TutorialKernel) -> &mut PanelState {
-        self.panel_mut(kernel)
+        &mut self.panels[Self::index(kernel)]
     }
 
     /// Whether a job runs or waits.
@@ -320,13 +195,17 @@ impl TutorialPanels {
     }
 
     /// Why the GPU columns are empty, once known.
-    pub fn gpu_note(&self) -> Option<&str> {
-        self.gpu_note.as_deref()
+    pub fn gpu_note(&self) -> Option<GpuNote> {
+        match (&self.worker_error, &self.gpu_unavailable) {
+            (Some(error), _) => Some(GpuNote::Thread(error.clone())),
+            (None, Some(reason)) => Some(GpuNote::Cuda(reason.clone())),
+            (None, None) => None,
+        }
     }
 
     /// Where the running job stands.
     pub fn progress(&self) -> Option<JobProgress> {
-        self.worker.as_ref().and_then(TutorialWorker::progress)
+        self.worker.as_ref().and_then(TutorialWorker::peek_frame)
     }
 
     /// Queues a run then a sweep of `kernel` (the screenshot mode).
@@ -363,7 +242,7 @@ impl TutorialPanels {
             )
         })?;
         let kernel = run.kernel;
-        let panel = self.panel_mut(kernel);
+        let panel = self.panel_state_mut(kernel);
         panel.n = run.n;
         panel.seed = run.seed;
         panel.repeats = run.repeats;
@@ -385,10 +264,11 @@ impl TutorialPanels {
             return;
         }
         let ctx = ctx.clone();
-        let notify: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
-        match TutorialWorker::spawn(self.choice, notify) {
+        let notify: Notify = std::sync::Arc::new(move || ctx.request_repaint());
+        match runner::spawn(self.choice, notify) {
             Ok(worker) => self.worker = Some(worker),
             Err(error) => {
+                log::error!("cannot start the tutorial thread: {error}");
                 self.worker_error = Some(format!("cannot start the tutorial thread: {error}"));
             }
         }
@@ -408,22 +288,23 @@ impl TutorialPanels {
         let Some(job) = self.queue.pop_front() else {
             return;
         };
-        if !self.worker.as_ref().is_some_and(TutorialWorker::is_alive) {
+        if job.is_sweep() {
+            let panel = self.panel_state_mut(job.kernel());
+            panel.sweep.clear();
+            panel.sweep_complete = false;
+        }
+        let sent = self.worker.as_ref().is_some_and(|worker| {
+            worker.clear_cancel();
+            worker.is_alive() && worker.send(job.clone())
+        });
+        if !sent {
             let text = self
                 .worker_error
                 .clone()
                 .unwrap_or_else(|| "the tutorial thread has stopped; restart heatlab".into());
-            self.panel_mut(job.kernel()).notify(Level::Error, text);
+            self.panel_state_mut(job.kernel()).notify(Level::Error, text);
             self.queue.clear();
             return;
-        }
-        if job.is_sweep() {
-            let panel = self.panel_mut(job.kernel());
-            panel.sweep.clear();
-            panel.sweep_complete = false;
-        }
-        if let Some(worker) = &self.worker {
-            worker.start(job.clone());
         }
         self.running = Some(job);
     }
@@ -450,144 +331,86 @@ impl TutorialPanels {
         self.start_next();
     }
 
-    fn handle_event(&mut self, event: Event) {
+    fn handle_event(&mut self, event: TutorialEvent) {
         match event {
-            Event::Gpu { name, note } => {
+            TutorialEvent::Gpu { name, unavailable } => {
                 self.gpu_name = name;
-                self.gpu_note = note;
+                self.gpu_unavailable = unavailable;
                 self.gpu_known = true;
             }
-            Event::RunFinished { kernel, result } => {
+            TutorialEvent::RunFinished { kernel, result } => {
                 self.running = None;
-                let panel = self.panel_mut(kernel);
-                match result {
-                    Ok(outcome) => {
-                        if outcome.recorded.is_some() {
-                            // Recorded runs of several sizes make a sweep of that machine.
-                            if panel.sweep.iter().any(|run| run.gpu != outcome.run.gpu) {
-                                panel.sweep.clear();
-                            }
-                            panel.sweep.retain(|run| run.n != outcome.run.n);
-                            panel.sweep.push(outcome.run.clone());
-                            panel.sweep.sort_by_key(|run| run.n);
-                        }
-                        panel.outcome = Some(*outcome);
-                        panel.notice = None;
-                    }
-                    Err(failure) if failure.cancelled => {
-                        panel.notify(Level::Warning, "run cancelled: the results shown are older");
-                    }
-                    Err(failure) => panel.notify(Level::Error, failure.message),
-                }
+                self.panel_state_mut(kernel).finish_run(result);
             }
-            Event::SweepPoint { kernel, run } => self.panel_mut(kernel).sweep.push(*run),
-            Event::SweepFinished { kernel, failure } => {
+            TutorialEvent::SweepPoint { kernel, run } => {
+                self.panel_state_mut(kernel).sweep.push(*run);
+            }
+            TutorialEvent::SweepFinished { kernel, failure } => {
                 self.running = None;
-                let panel = self.panel_mut(kernel);
-                match failure {
-                    None => panel.sweep_complete = true,
-                    Some(failure) if failure.cancelled => panel.notify(
+                self.panel_state_mut(kernel).finish_sweep(failure);
+            }
+        }
+    }
+
+    /// Applies what a panel's controls asked for; exports go into `export_dir`.
+    pub fn apply(
+        &mut self,
+        ctx: &egui::Context,
+        kernel: TutorialKernel,
+        action: Action,
+        export_dir: &Path,
+    ) {
+        match action {
+            Action::None => {}
+            Action::Run => {
+                let job = self.panel(kernel).run_job();
+                self.submit(ctx, job);
+            }
+            Action::Sweep => {
+                let job = self.panel(kernel).sweep_job();
+                self.submit(ctx, job);
+            }
+            Action::Cancel => self.cancel(),
+            Action::Export => self.panel_state_mut(kernel).export_timings(export_dir),
+            Action::LoadRecorded => {
+                let path = PathBuf::from(self.panel(kernel).recorded_path.trim());
+                match self.load_recorded(ctx, &path) {
+                    Ok(loaded) if loaded != kernel => self.panel_state_mut(kernel).notify(
                         Level::Warning,
-                        "sweep cancelled: the sizes done so far are shown",
+                        format!("that run is of the {} kernel: see its tab", loaded.title()),
                     ),
-                    Some(failure) => {
-                        panel.notify(Level::Error, format!("sweep stopped: {}", failure.message))
-                    }
+                    Ok(_) => {}
+                    Err(error) => self.panel_state_mut(kernel).notify(Level::Error, error),
                 }
             }
         }
     }
 
-    /// Writes the last run's timings (and the sweep's, when there is one) as CSV and JSON into
-    /// `dir`, in the format of the app's other timing logs.
-    fn export(&mut self, kernel: TutorialKernel, dir: &Path) {
-        let panel = self.panel_mut(kernel);
-        let mut records = Vec::new();
-        if let Some(outcome) = &panel.outcome {
-            records.extend(outcome.run.timing_records());
-        }
-        for run in &panel.sweep {
-            records.extend(run.timing_records());
-        }
-        if records.is_empty() {
-            panel.notify(Level::Warning, "nothing to export yet: press Run first");
-            return;
-        }
-        let stem = format!("tutorial_{kernel}_n{}_timings", panel.n);
-        let csv: PathBuf = dir.join(format!("{stem}.csv"));
-        let json: PathBuf = dir.join(format!("{stem}.json"));
-        let written = std::fs::create_dir_all(dir)
-            .map_err(|e| crate::HeatlabError::io("creating folder", dir, e))
-            .and_then(|()| crate::export::write_timings_csv(&csv, &records))
-            .and_then(|()| crate::export::write_timings_json(&json, &records));
-        match written {
-            Ok(()) => panel.notify(
-                Level::Info,
-                format!(
-                    "exported {} timings to {} and {}",
-                    records.len(),
-                    csv.display(),
-                    json.display()
-                ),
-            ),
-            Err(error) => panel.notify(Level::Error, format!("export failed: {error}")),
-        }
-    }
-
-    /// The panel of `kernel`: controls on the left, timings and plots in the middle. Exports go
-    /// into `export_dir`.
-    pub fn panel_ui(&mut self, ui: &mut egui::Ui, kernel: TutorialKernel, export_dir: &Path) {
-        let ctx = ui.ctx().clone();
-        self.ensure_worker(&ctx);
+    /// The panel of `kernel`: controls on the left, timings and plots in the middle. Returns
+    /// what its controls asked for, for the app to apply.
+    pub fn panel_ui(&mut self, ui: &mut egui::Ui, kernel: TutorialKernel) -> Action {
+        self.ensure_worker(ui.ctx());
         self.poll();
-        let progress = self.progress();
         let status = panel::Status {
             running: self
                 .running
                 .as_ref()
                 .map(|job| (job.kernel(), job.is_sweep())),
-            progress,
+            progress: self.progress(),
             gpu_name: self.gpu_name.clone(),
-            gpu_note: self.worker_error.clone().or_else(|| self.gpu_note.clone()),
+            gpu_note: self.gpu_note(),
             gpu_known: self.gpu_known,
         };
-        let action = {
-            let panel = self.panel_mut(kernel);
-            egui::Panel::left("tutorial_controls")
-                .resizable(false)
-                .exact_size(300.0)
-                .show(ui, |ui| {
-                    egui::ScrollArea::vertical()
-                        .show(ui, |ui| panel::controls_ui(ui, panel, &status))
-                        .inner
-                })
-                .inner
-        };
-        match action {
-            panel::Action::None => {}
-            panel::Action::Run => {
-                let job = self.panel(kernel).run_job();
-                self.submit(&ctx, job);
-            }
-            panel::Action::Sweep => {
-                let job = self.panel(kernel).sweep_job();
-                self.submit(&ctx, job);
-            }
-            panel::Action::Cancel => self.cancel(),
-            panel::Action::Export => self.export(kernel, export_dir),
-            panel::Action::LoadRecorded => {
-                let path = PathBuf::from(self.panel(kernel).recorded_path.trim());
-                match self.load_recorded(&ctx, &path) {
-                    Ok(loaded) if loaded != kernel => self.panel_mut(kernel).notify(
-                        Level::Warning,
-                        format!("that run is of the {} kernel: see its tab", loaded.title()),
-                    ),
-                    Ok(_) => {}
-                    Err(error) => self.panel_mut(kernel).notify(Level::Error, error),
-                }
-            }
-        }
-        let panel = self.panel(kernel);
+        let panel = &mut self.panels[Self::index(kernel)];
+        let action = egui::Panel::left("tutorial_controls")
+            .resizable(false)
+            .exact_size(300.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .show(ui, |ui| panel::controls_ui(ui, panel, &status))
+                    .inner
+            })
+            .inner;
         egui::CentralPanel::default().show(ui, |ui| {
             // A small window scrolls rather than squeezing the plots.
             egui::ScrollArea::vertical()
@@ -597,8 +420,10 @@ impl TutorialPanels {
         if self.is_busy() {
             // The progress bar moves a few times a second: redrawing more often would take
             // CPU time from the CPU versions being timed (with a software renderer, a lot).
-            ctx.request_repaint_after(Duration::from_millis(250));
+            ui.ctx()
+                .request_repaint_after(Duration::from_millis(250));
         }
+        action
     }
 }
 

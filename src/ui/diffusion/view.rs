@@ -9,10 +9,9 @@ use eframe::egui::{
 };
 
 use crate::grid::GridSize;
-use crate::render::{Colormap, Preview, ValueRange};
+use crate::render::{format_value, Colormap, Preview, ValueRange};
 
-use super::export::format_value;
-use super::settings::{RangeKind, ViewSettings};
+use super::super::settings::{RangeKind, ViewSettings};
 
 /// The largest preview side requested when zoomed in, so a zoomed large field stays cheap.
 pub const MAX_PREVIEW_SIDE: usize = 2048;

@@ -1,15 +1,15 @@
 //! Live timings: per-step speed, frame rate, the per-frame split, the `%timeit`-style summary,
-//! and the statistics of the field over time, with their plots.
+//! and the statistics of the field over time. What they look like is `timings_panel`.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use eframe::egui;
-use egui_plot::{Legend, Line, Plot, PlotPoints};
 
+use crate::measure::{format_seconds, MeanStd};
 use crate::sim::FieldStats;
 
-use super::worker::{Frame, FramePart};
+use super::sim::{Frame, FramePart};
 
 /// How many frames the plots and averages keep.
 const HISTORY: usize = 1200;
@@ -22,16 +22,21 @@ const TIMEIT_FRAMES: usize = 100;
 
 /// One displayed frame's numbers.
 #[derive(Debug, Clone, Copy)]
-struct Sample {
+pub struct Sample {
     /// Seconds since the app started.
-    t: f64,
-    step: u64,
-    steps: u64,
-    us_per_step: Option<f64>,
-    gb_s: Option<f64>,
-    stats: Option<FieldStats>,
+    pub t: f64,
+    /// Steps since the initial field.
+    pub step: u64,
+    /// Steps taken for this frame.
+    pub steps: u64,
+    /// Microseconds per step of this frame's steps.
+    pub us_per_step: Option<f64>,
+    /// Effective bandwidth of this frame's steps.
+    pub gb_s: Option<f64>,
+    /// The latest statistics of the field.
+    pub stats: Option<FieldStats>,
     /// Milliseconds per part, in [`FramePart::ALL`] order.
-    split_ms: [f64; FramePart::ALL.len()],
+    pub split_ms: [f64; FramePart::ALL.len()],
 }
 
 /// The timings of the frames shown so far.
@@ -70,27 +75,14 @@ impl std::fmt::Display for TimeitSummary {
         write!(
             f,
             "{} ± {} per step (mean ± std. dev. of {} frames",
-            format_us(self.mean_us),
-            format_us(self.std_us),
+            format_seconds(self.mean_us * 1e-6),
+            format_seconds(self.std_us * 1e-6),
             self.frames
         )?;
         match self.steps_each {
             Some(steps) => write!(f, ", {steps} steps each)"),
             None => f.write_str(")"),
         }
-    }
-}
-
-/// Microseconds as `%timeit` prints them: ns, µs, ms or s.
-pub fn format_us(us: f64) -> String {
-    if us < 1.0 {
-        format!("{:.1} ns", us * 1e3)
-    } else if us < 1e3 {
-        format!("{us:.2} µs")
-    } else if us < 1e6 {
-        format!("{:.2} ms", us / 1e3)
-    } else {
-        format!("{:.2} s", us / 1e6)
     }
 }
 
@@ -189,14 +181,12 @@ impl Timings {
             return None;
         }
         let values: Vec<f64> = recent.iter().filter_map(|s| s.us_per_step).collect();
-        let n = values.len() as f64;
-        let mean = values.iter().sum::<f64>() / n;
-        let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+        let stats = MeanStd::of(&values);
         let steps = recent[0].steps;
         Some(TimeitSummary {
-            mean_us: mean,
-            std_us: variance.sqrt(),
-            frames: values.len(),
+            mean_us: stats.mean,
+            std_us: stats.std,
+            frames: stats.runs,
             steps_each: recent.iter().all(|s| s.steps == steps).then_some(steps),
         })
     }
@@ -226,76 +216,9 @@ impl Timings {
         self.arrivals.clear();
     }
 
-    /// The time-series plots: speed, per-frame split, total heat, minimum and maximum.
-    pub fn plots_ui(&self, ui: &mut egui::Ui) {
-        let height = (ui.available_height() - 4.0).max(80.0);
-        let series = |f: &dyn Fn(&Sample) -> Option<f64>| -> Vec<[f64; 2]> {
-            self.history
-                .iter()
-                .filter_map(|s| f(s).map(|y| [s.t, y]))
-                .collect()
-        };
-        let by_step = |f: &dyn Fn(&FieldStats) -> f64| -> Vec<[f64; 2]> {
-            self.history
-                .iter()
-                .filter_map(|s| s.stats.map(|stats| [s.step as f64, f(&stats)]))
-                .collect()
-        };
-        ui.columns(4, |columns| {
-            columns[0].label("µs per step over time (s)");
-            Plot::new("speed_plot")
-                .height(height - 20.0)
-                .y_axis_min_width(44.0)
-                .legend(Legend::default())
-                .show(&mut columns[0], |plot| {
-                    plot.line(Line::new(
-                        "µs/step",
-                        PlotPoints::from(series(&|s| s.us_per_step)),
-                    ));
-                });
-            columns[1].label("per-frame split (ms) over time (s)");
-            // No legend: the coloured split line above the plots names each colour.
-            Plot::new("split_plot")
-                .height(height - 20.0)
-                .y_axis_min_width(44.0)
-                .show(&mut columns[1], |plot| {
-                    for (i, part) in FramePart::ALL.iter().enumerate() {
-                        let points = series(&|s| Some(s.split_ms[i]));
-                        if points.iter().any(|p| p[1] > 0.0) {
-                            plot.line(
-                                Line::new(part.to_string(), PlotPoints::from(points))
-                                    .color(part_color(*part)),
-                            );
-                        }
-                    }
-                });
-            columns[2].label("total heat over steps");
-            Plot::new("heat_plot")
-                .height(height - 20.0)
-                .y_axis_min_width(44.0)
-                .legend(Legend::default())
-                .show(&mut columns[2], |plot| {
-                    plot.line(Line::new(
-                        "total heat",
-                        PlotPoints::from(by_step(&|s| s.total)),
-                    ));
-                });
-            columns[3].label("min and max over steps");
-            Plot::new("minmax_plot")
-                .height(height - 20.0)
-                .y_axis_min_width(44.0)
-                .legend(Legend::default())
-                .show(&mut columns[3], |plot| {
-                    plot.line(Line::new(
-                        "max",
-                        PlotPoints::from(by_step(&|s| f64::from(s.max))),
-                    ));
-                    plot.line(Line::new(
-                        "min",
-                        PlotPoints::from(by_step(&|s| f64::from(s.min))),
-                    ));
-                });
-        });
+    /// The recent samples, oldest first (for the plots).
+    pub(super) fn history(&self) -> impl Iterator<Item = &Sample> {
+        self.history.iter()
     }
 }
 
@@ -327,8 +250,8 @@ mod tests {
         };
         assert_eq!(
             summary.to_string(),
-            "12.35 µs ± 500.0 ns per step (mean ± std. dev. of 7 frames, 100 steps each)"
+            "12.345 µs ± 500.0 ns per step (mean ± std. dev. of 7 frames, 100 steps each)"
         );
-        assert_eq!(format_us(2500.0), "2.50 ms");
+        assert_eq!(format_seconds(2500.0e-6), "2.500 ms");
     }
 }

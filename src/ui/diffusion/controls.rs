@@ -1,0 +1,346 @@
+//! The side panel of the diffusion view, one section after another: backend, field,
+//! simulation, export. Each section is a function that draws its controls from the settings and
+//! what the simulation reported, and pushes [`DiffusionCommand`]s; none changes the simulation
+//! itself. A new section (a toggle and its status line) is one more function in [`Controls::ui`].
+
+use eframe::egui::{self, RichText};
+
+use crate::compute::{BackendChoice, BackendKind, Boundary, StepParams, STABLE_COEFF_LIMIT};
+use crate::field::JaggedParams;
+use crate::sim::Stability;
+
+use super::super::folder::FolderField;
+use super::super::notice::{ERROR, WARNING};
+use super::super::settings::{Preset, Settings, MAX_STEPS_PER_FRAME, MAX_STEP_N};
+use super::command::DiffusionCommand;
+use super::sim::ExportKind;
+use super::SimState;
+
+/// The coefficient as typed, and whether coefficients above 0.25 are allowed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CoefficientInput {
+    /// The slider's value; `settings.step.coeff` is the one in use.
+    pub typed: f32,
+    /// Whether the user unlocked unstable coefficients.
+    pub unlock_unstable: bool,
+}
+
+impl CoefficientInput {
+    /// The typed coefficient with `boundary`, when the guard allows it.
+    pub fn accepted(&self, boundary: Boundary) -> Option<StepParams> {
+        let params = StepParams {
+            coeff: self.typed,
+            boundary,
+        };
+        // A refusal is shown next to the control; the running coefficient is kept.
+        params.validate(self.unlock_unstable).ok().map(|()| params)
+    }
+}
+
+/// Everything the side panel draws from and writes to for one frame.
+pub struct Controls<'a> {
+    /// The controls' values.
+    pub settings: &'a mut Settings,
+    /// What the simulation thread reported.
+    pub state: &'a SimState,
+    /// The coefficient slider and its unlock.
+    pub coefficient: &'a mut CoefficientInput,
+    /// The export folder.
+    pub folder: &'a mut FolderField,
+    /// The field parameters of the field on screen.
+    pub generated_with: Option<JaggedParams>,
+    /// What the controls ask for.
+    pub commands: &'a mut Vec<DiffusionCommand>,
+}
+
+impl Controls<'_> {
+    /// Every section, top to bottom.
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        self.backend_ui(ui);
+        ui.separator();
+        self.field_ui(ui);
+        ui.separator();
+        self.simulation_ui(ui);
+        ui.separator();
+        self.export_ui(ui);
+    }
+
+    fn backend_ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Backend");
+        let mut choice = self.settings.backend;
+        ui.horizontal(|ui| {
+            for option in BackendChoice::ALL {
+                ui.selectable_value(&mut choice, option, option.to_string().to_uppercase());
+            }
+        });
+        if choice != self.settings.backend {
+            self.commands.push(DiffusionCommand::SwitchBackend(choice));
+        }
+        let Some(status) = &self.state.backend else {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("starting the backend…");
+            });
+            return;
+        };
+        ui.label(format!("device: {}", status.device));
+        ui.weak(format!("kernel: {}", status.method));
+        if let (BackendKind::Cpu, Some(reason)) = (status.kind, &status.cuda_unavailable) {
+            ui.label(
+                RichText::new(format!("CUDA unavailable: {reason}"))
+                    .small()
+                    .color(WARNING),
+            );
+        }
+    }
+
+    fn field_ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Field");
+        ui.horizontal_wrapped(|ui| {
+            ui.label("presets:");
+            for preset in Preset::ALL {
+                let button = ui.button(preset.to_string()).on_hover_text(preset.hint());
+                if button.clicked() {
+                    self.settings.field = preset.params();
+                    self.commands.push(DiffusionCommand::Regenerate);
+                }
+            }
+        });
+        field_params_ui(ui, &mut self.settings.field);
+        let stale = self.generated_with != Some(self.settings.field);
+        let generating = self.state.progress.is_some();
+        ui.horizontal(|ui| {
+            let button = egui::Button::new(if stale { "Regenerate *" } else { "Regenerate" });
+            if ui
+                .add_enabled(!generating, button)
+                .on_hover_text("generate the jagged field with these parameters and start over")
+                .clicked()
+            {
+                self.commands.push(DiffusionCommand::Regenerate);
+            }
+            let mib = self.settings.field.size.bytes() as f64 / (1 << 20) as f64;
+            let decimals = if mib < 10.0 { 1 } else { 0 };
+            ui.weak(format!("{mib:.decimals$} MiB per copy"));
+        });
+        if let Some((what, fraction)) = &self.state.progress {
+            ui.add(
+                egui::ProgressBar::new(*fraction)
+                    .text(what.as_str())
+                    .animate(true),
+            );
+        }
+    }
+
+    fn simulation_ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Simulation");
+        self.transport_ui(ui);
+        ui.label(
+            RichText::new(format!("step {}", self.state.step))
+                .monospace()
+                .size(15.0),
+        );
+        self.pace_ui(ui);
+        let mut boundary = self.settings.step.boundary;
+        egui::ComboBox::from_label("boundary")
+            .selected_text(boundary.to_string())
+            .show_ui(ui, |ui| {
+                for option in Boundary::ALL {
+                    ui.selectable_value(&mut boundary, option, option.to_string())
+                        .on_hover_text(option.description());
+                }
+            });
+        if boundary != self.settings.step.boundary {
+            self.settings.step.boundary = boundary;
+            self.commands.push(DiffusionCommand::BoundaryChanged);
+        }
+        ui.weak(self.settings.step.boundary.description());
+        self.coefficient_ui(ui);
+    }
+
+    /// Play or Pause, Step, Step N, Reset.
+    fn transport_ui(&mut self, ui: &mut egui::Ui) {
+        let ready = self.state.field_size.is_some();
+        let step_n = self.settings.step_n;
+        ui.horizontal(|ui| {
+            let mut button = |ui: &mut egui::Ui, text: &str, hint: &str, command| {
+                if ui
+                    .add_enabled(ready, egui::Button::new(text))
+                    .on_hover_text(hint)
+                    .clicked()
+                {
+                    self.commands.push(command);
+                }
+            };
+            if self.state.playing {
+                button(ui, "Pause", "pause (Space)", DiffusionCommand::Pause);
+            } else {
+                button(ui, "Play", "step continuously (Space)", DiffusionCommand::Play);
+            }
+            button(ui, "Step", "take one step (S)", DiffusionCommand::Step(1));
+            let text = format!("Step {step_n}");
+            let hint = "take this many steps, then stop";
+            button(ui, &text, hint, DiffusionCommand::Step(step_n));
+            let hint = "back to the initial field, step 0 (R)";
+            button(ui, "Reset", hint, DiffusionCommand::Reset);
+        });
+    }
+
+    /// Steps per frame (or automatic) and N of "Step N".
+    fn pace_ui(&mut self, ui: &mut egui::Ui) {
+        egui::Grid::new("sim_params").num_columns(2).show(ui, |ui| {
+            let label = ui.label("steps per frame");
+            ui.horizontal(|ui| {
+                let auto = self.settings.auto_steps;
+                let steps = egui::DragValue::new(&mut self.settings.steps_per_frame)
+                    .range(1..=MAX_STEPS_PER_FRAME)
+                    .speed(1.0);
+                if ui
+                    .add_enabled(!auto, steps)
+                    .labelled_by(label.id)
+                    .changed()
+                {
+                    self.commands.push(DiffusionCommand::StepsPerFrameChanged);
+                }
+                if ui
+                    .checkbox(&mut self.settings.auto_steps, "auto")
+                    .on_hover_text(
+                        "choose the steps per frame so that stepping takes 3/4 of each frame \
+                         and drawing the rest",
+                    )
+                    .changed()
+                {
+                    self.commands.push(DiffusionCommand::AutoStepsChanged);
+                }
+            });
+            ui.end_row();
+            let label = ui.label("N for Step N");
+            ui.add(
+                egui::DragValue::new(&mut self.settings.step_n)
+                    .range(1..=MAX_STEP_N)
+                    .speed(10.0),
+            )
+            .labelled_by(label.id);
+            ui.end_row();
+        });
+    }
+
+    fn coefficient_ui(&mut self, ui: &mut egui::Ui) {
+        let input = &mut *self.coefficient;
+        let max = if input.unlock_unstable { 0.5 } else { 0.3 };
+        let slider = egui::Slider::new(&mut input.typed, 0.001..=max)
+            .text("coefficient")
+            .max_decimals(4)
+            .clamping(egui::SliderClamping::Edits);
+        let mut changed = ui
+            .add(slider)
+            .on_hover_text("f -= coefficient × Laplacian; stable up to 0.25")
+            .changed();
+        if ui
+            .checkbox(&mut input.unlock_unstable, "unlock coefficients above 0.25")
+            .on_hover_text(
+                "lets the scheme blow up on purpose; heatlab stops at the last finite state",
+            )
+            .changed()
+        {
+            if !input.unlock_unstable && self.settings.step.coeff > STABLE_COEFF_LIMIT {
+                input.typed = STABLE_COEFF_LIMIT;
+            }
+            changed = true;
+        }
+        if changed {
+            self.commands.push(DiffusionCommand::CoefficientChanged);
+        }
+        let in_use = self.settings.step.coeff;
+        if input.typed > STABLE_COEFF_LIMIT && !input.unlock_unstable {
+            ui.colored_label(
+                ERROR,
+                format!(
+                    "refused: above 0.25 the scheme blows up. Still using {in_use}; tick the unlock to run it anyway."
+                ),
+            );
+        } else if let Some(warning) = Stability::of(in_use).warning() {
+            let color = match Stability::of(in_use) {
+                Stability::Unstable => ERROR,
+                _ => WARNING,
+            };
+            ui.colored_label(color, format!("Warning: {warning}"));
+        }
+    }
+
+    fn export_ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Export");
+        self.folder.ui(ui);
+        ui.checkbox(&mut self.settings.export_colorbar, "colorbar in PNGs");
+        let ready = self.state.field_size.is_some();
+        ui.horizontal_wrapped(|ui| {
+            for kind in ExportKind::ALL {
+                let button = egui::Button::new(kind.to_string());
+                if ui.add_enabled(ready, button).clicked() {
+                    self.commands.push(DiffusionCommand::Export(kind));
+                }
+            }
+        });
+        ui.horizontal(|ui| {
+            let mut recording = self.state.recording;
+            let checkbox = ui
+                .checkbox(&mut recording, "record PNGs")
+                .on_hover_text("writes field_STEP.png and laplacian_STEP.png into FOLDER/frames");
+            if checkbox.changed() {
+                self.commands.push(DiffusionCommand::SetRecording(recording));
+            }
+            let every = ui.label("every");
+            let interval = egui::DragValue::new(&mut self.settings.record_every)
+                .range(1..=1_000_000)
+                .suffix(" steps");
+            if ui.add(interval).labelled_by(every.id).changed() {
+                self.commands.push(DiffusionCommand::RecordEveryChanged);
+            }
+        });
+        if self.state.exports_pending > 0 {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label("writing…");
+            });
+        }
+    }
+}
+
+/// Size, seed, exponent, cutoff and percentile of the jagged field.
+fn field_params_ui(ui: &mut egui::Ui, field: &mut JaggedParams) {
+    let row = |ui: &mut egui::Ui, name: &str, value: egui::DragValue<'_>, hint: &str| {
+        let label = ui.label(name);
+        let response = ui.add(value).labelled_by(label.id);
+        if !hint.is_empty() {
+            response.on_hover_text(hint);
+        }
+        ui.end_row();
+    };
+    let side = 8..=crate::grid::MAX_SIDE;
+    egui::Grid::new("field_params")
+        .num_columns(2)
+        .show(ui, |ui| {
+            let rows = egui::DragValue::new(&mut field.size.rows)
+                .range(side.clone())
+                .speed(8.0);
+            row(ui, "rows", rows, "");
+            let cols = egui::DragValue::new(&mut field.size.cols)
+                .range(side)
+                .speed(8.0);
+            row(ui, "cols", cols, "");
+            row(ui, "seed", egui::DragValue::new(&mut field.seed).speed(1.0), "");
+            let exponent = egui::DragValue::new(&mut field.exponent)
+                .range(-4.0..=0.0)
+                .speed(0.01);
+            let hint = "power of the radial FFT filter, radius ** exponent (more negative: smoother)";
+            row(ui, "exponent", exponent, hint);
+            let cutoff = egui::DragValue::new(&mut field.cutoff)
+                .range(0.0..=1.0)
+                .speed(0.005);
+            let hint = "cells farther than cutoff × rows from the centre are zero";
+            row(ui, "cutoff", cutoff, hint);
+            let percentile = egui::DragValue::new(&mut field.percentile)
+                .range(0.0..=100.0)
+                .speed(0.5);
+            row(ui, "percentile", percentile, "values not above this percentile are zero");
+        });
+}

@@ -1,0 +1,493 @@
+//! The diffusion tab: the controls on the left, the status line on top, the field and its
+//! Laplacian in the middle, the timings below. The simulation runs on its own thread ([`sim`]);
+//! the controls push [`DiffusionCommand`]s, which [`DiffusionPanel::apply`] turns into changes
+//! of the settings and commands to that thread.
+
+pub mod command;
+pub mod controls;
+pub mod sim;
+pub mod timings;
+pub mod timings_panel;
+pub mod view;
+pub mod views;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use eframe::egui;
+
+use crate::compute::{BackendChoice, BackendKind};
+use crate::field::JaggedParams;
+use crate::grid::GridSize;
+use crate::sim::FieldStats;
+
+use super::folder::FolderField;
+use super::notice::{Level, Notices};
+use super::settings::Settings;
+pub use command::DiffusionCommand;
+use controls::{CoefficientInput, Controls};
+pub use sim::{BackendStatus, ExportKind, Frame, FramePart};
+use sim::{ExportJob, Recording, SimCommand, SimEvent, SimWorker, ViewRequest, ViewRequests};
+pub use timings::Timings;
+use view::{Viewport, MAX_PREVIEW_SIDE};
+use views::Views;
+
+/// Notices shown at once above the views (the newest).
+const NOTICES_SHOWN: usize = 2;
+
+/// What the panel knows of the simulation, as its thread last reported it.
+#[derive(Debug, Clone, Default)]
+pub struct SimState {
+    /// The backend in use, once known.
+    pub backend: Option<BackendStatus>,
+    /// Long work in progress: what, and the fraction done.
+    pub progress: Option<(String, f32)>,
+    /// The size of the field, once there is one.
+    pub field_size: Option<GridSize>,
+    /// Steps since the initial field.
+    pub step: u64,
+    /// Whether the simulation is playing.
+    pub playing: bool,
+    /// The latest statistics of the field.
+    pub stats: Option<FieldStats>,
+    /// Whether a PNG sequence is being recorded.
+    pub recording: bool,
+    /// Exports asked for and not finished.
+    pub exports_pending: usize,
+    /// Files written by the last export.
+    pub last_exported: Vec<PathBuf>,
+    /// The message of the last non-finite stop, until the next step.
+    pub non_finite: Option<String>,
+    /// Simulation frames shown so far.
+    pub frames_shown: u64,
+}
+
+/// The diffusion tab.
+pub struct DiffusionPanel {
+    worker: Option<SimWorker>,
+    state: SimState,
+    views: Views,
+    timings: Timings,
+    notices: Notices,
+    coefficient: CoefficientInput,
+    folder: FolderField,
+    sent_views: Option<ViewRequests>,
+    /// Start playing once the first field is ready.
+    autoplay: bool,
+    generated_with: Option<JaggedParams>,
+}
+
+impl DiffusionPanel {
+    /// Starts the simulation thread and asks it for the backend and the field of `settings`.
+    /// `notify` asks the UI for a repaint.
+    pub fn new(settings: &Settings, notify: super::worker::Notify, autoplay: bool) -> Self {
+        let mut notices = Notices::default();
+        let worker = match sim::spawn(notify) {
+            Ok(worker) => Some(worker),
+            Err(error) => {
+                log::error!("cannot start the simulation thread: {error}");
+                notices.push(
+                    Level::Error,
+                    format!("cannot start the simulation thread: {error}"),
+                );
+                None
+            }
+        };
+        let mut panel = Self {
+            worker,
+            state: SimState::default(),
+            views: Views::default(),
+            timings: Timings::default(),
+            notices,
+            coefficient: CoefficientInput {
+                typed: settings.step.coeff,
+                unlock_unstable: false,
+            },
+            folder: FolderField::new(&settings.export_dir),
+            sent_views: None,
+            autoplay,
+            generated_with: None,
+        };
+        panel.send(SimCommand::SwitchBackend(settings.backend));
+        panel.send(SimCommand::SetParams(settings.step));
+        panel.send(SimCommand::SetStepsPerFrame(settings.steps_per_frame));
+        panel.send(SimCommand::SetAutoSteps(settings.auto_steps));
+        panel.regenerate(settings);
+        panel
+    }
+
+    // ----- What the app, tests and the screenshot mode read. -----
+
+    /// What the simulation thread last reported.
+    pub fn state(&self) -> &SimState {
+        &self.state
+    }
+
+    /// The notices on screen.
+    pub fn notices(&self) -> &Notices {
+        &self.notices
+    }
+
+    /// Adds a notice.
+    pub fn notify(&mut self, level: Level, text: impl Into<String>) {
+        self.notices.push(level, text);
+    }
+
+    /// The live timings.
+    pub fn timings(&self) -> &Timings {
+        &self.timings
+    }
+
+    /// The zoom of both views (1 shows the whole field).
+    pub fn zoom(&self) -> f32 {
+        self.views.viewport.zoom
+    }
+
+    /// Whether a field is loaded and a picture of it is on screen.
+    pub fn is_ready(&self) -> bool {
+        self.state.field_size.is_some()
+            && self.views.field.has_picture()
+            && self.state.progress.is_none()
+    }
+
+    /// Whether the field view shows a picture.
+    pub fn has_picture(&self) -> bool {
+        self.views.field.has_picture()
+    }
+
+    /// The export folder as typed.
+    pub fn export_dir(&self) -> PathBuf {
+        self.folder.path()
+    }
+
+    /// The folder the chooser shows while it is open.
+    pub fn folder_dialog_directory(&self) -> Option<&std::path::Path> {
+        self.folder.dialog_directory()
+    }
+
+    /// Stops playing (another tab needs the cores) and does not start by itself any more.
+    pub fn hold(&mut self) {
+        self.autoplay = false;
+        if self.state.playing {
+            self.state.playing = false;
+            self.send(SimCommand::Pause);
+        }
+    }
+
+    fn send(&mut self, command: SimCommand) {
+        if let Some(worker) = self.worker.as_ref().filter(|w| w.is_alive()) {
+            if worker.send(command) {
+                return;
+            }
+        }
+        let text = "the simulation thread has stopped; restart heatlab";
+        if !self.notices.contains(text) {
+            log::error!("{text}");
+            self.notices.push(Level::Error, text);
+        }
+    }
+
+    fn regenerate(&mut self, settings: &Settings) {
+        match settings.field.validate() {
+            Ok(()) => {
+                self.state.progress = Some((
+                    format!("generating the {} field", settings.field.size),
+                    0.0,
+                ));
+                self.generated_with = Some(settings.field);
+                self.send(SimCommand::Generate(settings.field));
+            }
+            Err(error) => self.notify(Level::Error, format!("cannot generate: {error}")),
+        }
+    }
+
+    fn set_recording(&mut self, on: bool, settings: &mut Settings) {
+        let dir = self.folder.path();
+        if on && dir.as_os_str().is_empty() {
+            self.notify(Level::Error, "choose a folder to record into first");
+            return;
+        }
+        settings.export_dir = dir.clone();
+        self.state.recording = on;
+        let recording = on.then(|| Recording {
+            dir: dir.join("frames"),
+            every: settings.record_every.max(1),
+            colorbar: settings.export_colorbar,
+        });
+        if on {
+            self.notify(
+                Level::Info,
+                format!(
+                    "recording a frame every {} steps into {}",
+                    settings.record_every,
+                    dir.join("frames").display()
+                ),
+            );
+        }
+        self.send(SimCommand::SetRecording(recording));
+    }
+
+    fn export(&mut self, kind: ExportKind, settings: &mut Settings) {
+        let dir = self.folder.path();
+        if dir.as_os_str().is_empty() {
+            self.notify(Level::Error, "choose a folder to export into first");
+            return;
+        }
+        settings.export_dir = dir.clone();
+        self.state.exports_pending += 1;
+        self.send(SimCommand::Export(ExportJob {
+            kind,
+            dir,
+            colorbar: settings.export_colorbar,
+        }));
+    }
+
+    /// Applies what a control asked for.
+    pub fn apply(&mut self, command: DiffusionCommand, settings: &mut Settings) {
+        match command {
+            DiffusionCommand::Play => {
+                self.state.playing = true;
+                self.state.non_finite = None;
+                self.send(SimCommand::Play);
+            }
+            DiffusionCommand::Pause => {
+                self.state.playing = false;
+                self.send(SimCommand::Pause);
+            }
+            DiffusionCommand::Step(steps) => {
+                self.state.non_finite = None;
+                self.send(SimCommand::Step(steps));
+            }
+            DiffusionCommand::Reset => {
+                self.state.non_finite = None;
+                self.send(SimCommand::Reset);
+                self.timings.clear();
+            }
+            DiffusionCommand::Regenerate => self.regenerate(settings),
+            DiffusionCommand::SwitchBackend(choice) => {
+                settings.backend = choice;
+                self.send(SimCommand::SwitchBackend(choice));
+            }
+            DiffusionCommand::BoundaryChanged => self.send(SimCommand::SetParams(settings.step)),
+            DiffusionCommand::CoefficientChanged => {
+                let accepted = self.coefficient.accepted(settings.step.boundary);
+                if let Some(params) = accepted.filter(|p| p.coeff != settings.step.coeff) {
+                    settings.step = params;
+                    self.send(SimCommand::SetParams(params));
+                }
+            }
+            DiffusionCommand::StepsPerFrameChanged => {
+                self.send(SimCommand::SetStepsPerFrame(settings.steps_per_frame));
+            }
+            DiffusionCommand::AutoStepsChanged => {
+                self.send(SimCommand::SetAutoSteps(settings.auto_steps));
+                self.send(SimCommand::SetStepsPerFrame(settings.steps_per_frame));
+            }
+            DiffusionCommand::ViewsChanged => self.sent_views = None,
+            DiffusionCommand::Export(kind) => self.export(kind, settings),
+            DiffusionCommand::SetRecording(on) => self.set_recording(on, settings),
+            DiffusionCommand::RecordEveryChanged => {
+                if self.state.recording {
+                    self.set_recording(true, settings);
+                }
+            }
+            DiffusionCommand::ZoomIn => self.views.viewport.zoom_by(2.0),
+            DiffusionCommand::ZoomOut => self.views.viewport.zoom_by(0.5),
+            DiffusionCommand::Fit => self.views.viewport = Viewport::default(),
+        }
+    }
+
+    // ----- Messages from the simulation thread. -----
+
+    /// Takes the thread's events and its latest frame.
+    pub fn poll(&mut self, ctx: &egui::Context, settings: &mut Settings) {
+        let mut events = Vec::new();
+        if let Some(worker) = &self.worker {
+            while let Some(event) = worker.try_event() {
+                events.push(event);
+            }
+        }
+        for event in events {
+            self.handle_event(event, settings);
+        }
+        if let Some(frame) = self.worker.as_ref().and_then(SimWorker::take_frame) {
+            self.show_frame(ctx, frame, settings);
+        }
+    }
+
+    fn handle_event(&mut self, event: SimEvent, settings: &mut Settings) {
+        match event {
+            SimEvent::Backend(status) => {
+                self.timings.clear();
+                // A refused switch leaves the old backend running: the selector shows that one.
+                if settings.backend != BackendChoice::Auto {
+                    settings.backend = match status.kind {
+                        BackendKind::Cpu => BackendChoice::Cpu,
+                        BackendKind::Cuda => BackendChoice::Cuda,
+                    };
+                }
+                self.state.backend = Some(status);
+            }
+            SimEvent::Progress(what, fraction) => {
+                self.state.progress =
+                    (fraction < 1.0 && !what.is_empty()).then_some((what, fraction));
+            }
+            SimEvent::FieldReady(size, took) => {
+                self.state.progress = None;
+                self.state.field_size = Some(size);
+                self.state.step = 0;
+                self.timings.clear();
+                let seconds = took.as_secs_f64();
+                self.notify(
+                    Level::Info,
+                    format!("generated the {size} field in {seconds:.2} s"),
+                );
+                if self.autoplay {
+                    self.autoplay = false;
+                    self.apply(DiffusionCommand::Play, settings);
+                }
+            }
+            SimEvent::NonFinite { message, step } => {
+                self.state.playing = false;
+                self.state.step = step;
+                self.notify(Level::Error, message.clone());
+                self.state.non_finite = Some(message);
+            }
+            SimEvent::Stopped => self.state.playing = false,
+            SimEvent::Notice(level, text) => self.notify(level, text),
+            SimEvent::RecordingStopped => self.state.recording = false,
+            SimEvent::Exported(paths) => {
+                self.state.exports_pending = self.state.exports_pending.saturating_sub(1);
+                if !paths.is_empty() {
+                    let names: Vec<String> =
+                        paths.iter().map(|p| p.display().to_string()).collect();
+                    self.notify(Level::Info, format!("wrote {}", names.join(", ")));
+                    self.state.last_exported = paths;
+                }
+            }
+        }
+    }
+
+    fn show_frame(&mut self, ctx: &egui::Context, frame: Frame, settings: &mut Settings) {
+        let size = frame.size;
+        let mut upload = self
+            .views
+            .field
+            .update(ctx, "field", frame.field.clone(), size);
+        upload += self
+            .views
+            .laplacian
+            .update(ctx, "laplacian", frame.laplacian.clone(), size);
+        self.state.step = frame.step;
+        self.state.playing = frame.playing;
+        if frame.stats.is_some() {
+            self.state.stats = frame.stats;
+        }
+        self.state.field_size = Some(size);
+        if settings.auto_steps {
+            settings.steps_per_frame = frame.steps_per_frame;
+        }
+        self.timings.record(&frame, upload);
+        self.state.frames_shown += 1;
+    }
+
+    /// Tells the simulation thread the sizes and looks the views need, when they changed.
+    pub fn sync_views(&mut self, settings: &Settings) {
+        let clamp =
+            |(w, h): (usize, usize)| (w.clamp(16, MAX_PREVIEW_SIDE), h.clamp(16, MAX_PREVIEW_SIDE));
+        let views = ViewRequests {
+            field: ViewRequest {
+                colormap: settings.field_view.colormap,
+                range_mode: settings.field_view.range_mode(),
+                max_size: clamp(self.views.field.shown_pixels),
+            },
+            laplacian: ViewRequest {
+                colormap: settings.laplacian_view.colormap,
+                range_mode: settings.laplacian_view.range_mode(),
+                max_size: clamp(self.views.laplacian.shown_pixels),
+            },
+        };
+        if self.sent_views != Some(views) {
+            self.sent_views = Some(views);
+            self.send(SimCommand::SetViews(views));
+        }
+    }
+
+    /// Space plays or pauses, S steps once, R resets (unless a text field has the keyboard).
+    pub fn shortcuts(&self, ctx: &egui::Context) -> Vec<DiffusionCommand> {
+        if ctx.egui_wants_keyboard_input() || self.state.field_size.is_none() {
+            return Vec::new();
+        }
+        let (space, s, r) = ctx.input(|i| {
+            (
+                i.key_pressed(egui::Key::Space),
+                i.key_pressed(egui::Key::S),
+                i.key_pressed(egui::Key::R),
+            )
+        });
+        let mut commands = Vec::new();
+        if space {
+            commands.push(if self.state.playing {
+                DiffusionCommand::Pause
+            } else {
+                DiffusionCommand::Play
+            });
+        }
+        if s {
+            commands.push(DiffusionCommand::Step(1));
+        }
+        if r {
+            commands.push(DiffusionCommand::Reset);
+        }
+        commands
+    }
+
+    /// The whole tab; returns what its controls asked for, for the app to apply.
+    pub fn ui(&mut self, ui: &mut egui::Ui, settings: &mut Settings) -> Vec<DiffusionCommand> {
+        let mut commands = Vec::new();
+        egui::Panel::top("status").show(ui, |ui| views::status_ui(ui, settings, &self.state));
+        egui::Panel::left("controls")
+            .resizable(true)
+            .default_size(300.0)
+            .show(ui, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    Controls {
+                        settings: &mut *settings,
+                        state: &self.state,
+                        coefficient: &mut self.coefficient,
+                        folder: &mut self.folder,
+                        generated_with: self.generated_with,
+                        commands: &mut commands,
+                    }
+                    .ui(ui);
+                });
+            });
+        // The views are as tall as their width allows; the timings take the rest of the height.
+        let available = ui.available_size();
+        let notices = self.notices.len().min(NOTICES_SHOWN) as f32;
+        let views_height =
+            view::views_height(available.x, self.state.field_size) + 22.0 * notices + 24.0;
+        let timings_height = if settings.show_plots {
+            (available.y - views_height).clamp(180.0, (available.y * 0.6).max(180.0))
+        } else {
+            90.0
+        };
+        egui::Panel::bottom("timings")
+            .exact_size(timings_height)
+            .show(ui, |ui| {
+                timings_panel::timings_ui(ui, &self.timings, &mut settings.show_plots);
+            });
+        egui::CentralPanel::default().show(ui, |ui| {
+            self.notices.ui(ui, NOTICES_SHOWN);
+            self.views.ui(ui, settings, &mut commands);
+        });
+        if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
+            settings.export_dir = dir;
+        }
+        if self.state.progress.is_some() || self.state.exports_pending > 0 {
+            // Spinners and progress bars animate.
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        }
+        commands
+    }
+}

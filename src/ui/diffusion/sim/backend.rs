@@ -1,0 +1,124 @@
+//! The simulation thread's backend and field: switching between CPU and CUDA (keeping the
+//! field), and generating a new jagged field with progress.
+
+use std::time::Instant;
+
+use crate::compute::{create_backend, BackendChoice, BackendKind, CudaBackend};
+use crate::error::CudaUnavailable;
+use crate::field::{generate_jagged, JaggedParams};
+use crate::sim::Simulation;
+
+use super::super::super::notice::Level;
+use super::messages::{BackendStatus, SimEvent};
+use super::SimThread;
+
+impl SimThread {
+    pub(super) fn backend_status(&self) -> Option<BackendStatus> {
+        let backend = match (&self.sim, &self.idle_backend) {
+            (Some(sim), _) => sim.backend(),
+            (None, Some(backend)) => backend.as_ref(),
+            (None, None) => return None,
+        };
+        Some(BackendStatus {
+            kind: backend.kind(),
+            device: backend.device_name(),
+            method: backend.step_method(),
+            cuda_unavailable: self.cuda_unavailable.clone(),
+        })
+    }
+
+    fn emit_backend_status(&self) {
+        if let Some(status) = self.backend_status() {
+            self.emit(SimEvent::Backend(status));
+        }
+    }
+
+    pub(super) fn switch_backend(&mut self, choice: BackendChoice) {
+        if choice == BackendChoice::Cpu && !self.cuda_checked {
+            // Find out once whether CUDA would work, so the panel can say why it is not used.
+            self.cuda_checked = true;
+            if let Err(error) = CudaBackend::new() {
+                self.cuda_unavailable = Some(CudaUnavailable::from_error(&error));
+            }
+        }
+        let backend = match create_backend(choice) {
+            Ok((backend, fallback)) => {
+                if choice != BackendChoice::Cpu {
+                    self.cuda_checked = true;
+                }
+                if let Some(fallback) = fallback {
+                    self.cuda_unavailable = Some(fallback.reason);
+                } else if backend.kind() == BackendKind::Cuda {
+                    self.cuda_unavailable = None;
+                }
+                backend
+            }
+            Err(error) => {
+                if choice == BackendChoice::Cuda {
+                    self.cuda_unavailable = Some(CudaUnavailable::from_error(&error));
+                }
+                self.notice(Level::Error, format!("cannot switch to {choice}: {error}"));
+                self.emit_backend_status();
+                return;
+            }
+        };
+        match self.sim.as_mut() {
+            Some(sim) => {
+                if let Err(error) = sim.switch_backend(backend) {
+                    self.notice(Level::Error, format!("cannot switch to {choice}: {error}"));
+                }
+                self.schedule.dirty = true;
+            }
+            None => self.idle_backend = Some(backend),
+        }
+        self.emit_backend_status();
+    }
+
+    pub(super) fn generate(&mut self, params: &JaggedParams) {
+        let started = Instant::now();
+        let what = format!("generating the {} field", params.size);
+        self.emit(SimEvent::Progress(what.clone(), 0.0));
+        let (events, notify) = self.ctx.event_sender();
+        let progress = move |fraction: f32| {
+            // Only fails when the window is closing.
+            if events
+                .send(SimEvent::Progress(what.clone(), fraction))
+                .is_ok()
+            {
+                notify();
+            }
+        };
+        let field = match generate_jagged(params, &progress) {
+            Ok(field) => field,
+            Err(error) => {
+                self.emit(SimEvent::Progress(String::new(), 1.0));
+                self.notice(Level::Error, format!("cannot generate the field: {error}"));
+                return;
+            }
+        };
+        let result = match self.sim.as_mut() {
+            Some(sim) => sim.replace_initial(field),
+            None => {
+                let backend = match self.idle_backend.take() {
+                    Some(backend) => Ok(backend),
+                    None => create_backend(BackendChoice::Auto).map(|(backend, _)| backend),
+                };
+                backend
+                    .and_then(|backend| Simulation::new(backend, field, self.params))
+                    .map(|sim| self.sim = Some(sim))
+            }
+        };
+        match result {
+            Ok(()) => {
+                self.schedule.dirty = true;
+                self.stats.reset();
+                self.emit(SimEvent::FieldReady(params.size, started.elapsed()));
+                self.emit_backend_status();
+            }
+            Err(error) => {
+                self.emit(SimEvent::Progress(String::new(), 1.0));
+                self.notice(Level::Error, format!("cannot load the field: {error}"));
+            }
+        }
+    }
+}

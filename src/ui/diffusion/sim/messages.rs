@@ -1,0 +1,262 @@
+//! What travels between the diffusion panel and its simulation thread: commands one way,
+//! events and frames the other. A new control that the simulation must know about is a new
+//! [`SimCommand`] variant and one arm in `SimThread::handle`.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::compute::{BackendChoice, BackendKind, StepParams};
+use crate::error::CudaUnavailable;
+use crate::field::JaggedParams;
+use crate::grid::{GridSize, RangeMode};
+use crate::measure::TimingRecord;
+use crate::render::{Colormap, Preview};
+use crate::sim::FieldStats;
+
+use super::super::super::notice::Level;
+
+/// How one view should be rendered.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ViewRequest {
+    /// Colours.
+    pub colormap: Colormap,
+    /// How the colour range is chosen.
+    pub range_mode: RangeMode,
+    /// Largest preview in pixels (the on-screen size, times the zoom).
+    pub max_size: (usize, usize),
+}
+
+/// Field and Laplacian view requests.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ViewRequests {
+    /// The field view.
+    pub field: ViewRequest,
+    /// The Laplacian view.
+    pub laplacian: ViewRequest,
+}
+
+impl Default for ViewRequests {
+    fn default() -> Self {
+        let view = ViewRequest {
+            colormap: Colormap::Viridis,
+            range_mode: RangeMode::MinMax,
+            max_size: (512, 512),
+        };
+        Self {
+            field: view,
+            laplacian: ViewRequest {
+                range_mode: RangeMode::LAPLACIAN_DEFAULT,
+                ..view
+            },
+        }
+    }
+}
+
+/// Recording a PNG sequence while the simulation runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recording {
+    /// Folder the frames go into.
+    pub dir: PathBuf,
+    /// A frame every this many steps.
+    pub every: u64,
+    /// Whether each frame carries a colorbar.
+    pub colorbar: bool,
+}
+
+/// What to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportKind {
+    /// PNG of the field as shown.
+    FieldPng,
+    /// PNG of the Laplacian as shown.
+    LaplacianPng,
+    /// Both PNGs (one frame of a recording).
+    Frames,
+    /// `.npy` of the current field (float32).
+    FieldNpy,
+    /// `.npy` of the current Laplacian (float32).
+    LaplacianNpy,
+    /// `timings.csv` and `timings.json`, the format of `heatlab run`.
+    TimingLog,
+}
+
+impl ExportKind {
+    /// The kinds the export panel offers as buttons.
+    pub const ALL: [Self; 5] = [
+        Self::FieldPng,
+        Self::LaplacianPng,
+        Self::FieldNpy,
+        Self::LaplacianNpy,
+        Self::TimingLog,
+    ];
+}
+
+impl fmt::Display for ExportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::FieldPng => "Field PNG",
+            Self::LaplacianPng => "Laplacian PNG",
+            Self::Frames => "Frame PNGs",
+            Self::FieldNpy => "Field .npy",
+            Self::LaplacianNpy => "Laplacian .npy",
+            Self::TimingLog => "Timing log",
+        })
+    }
+}
+
+/// An export request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportJob {
+    /// What to write.
+    pub kind: ExportKind,
+    /// The folder to write into (created if missing).
+    pub dir: PathBuf,
+    /// Whether PNGs carry a colorbar.
+    pub colorbar: bool,
+}
+
+/// What the diffusion panel asks of the simulation thread.
+#[derive(Debug)]
+pub enum SimCommand {
+    /// Use this backend (keeps the current field).
+    SwitchBackend(BackendChoice),
+    /// Generate a new jagged field and start over from it.
+    Generate(JaggedParams),
+    /// Step continuously.
+    Play,
+    /// Stop stepping (also cancels pending "step N" steps).
+    Pause,
+    /// Take this many steps, then stop.
+    Step(u64),
+    /// Back to the initial field, step 0.
+    Reset,
+    /// New coefficient and boundary (already checked by the UI).
+    SetParams(StepParams),
+    /// Steps per frame while playing.
+    SetStepsPerFrame(u64),
+    /// Choose the steps per frame so that stepping takes most of a frame.
+    SetAutoSteps(bool),
+    /// How the views are rendered.
+    SetViews(ViewRequests),
+    /// Write a file.
+    Export(ExportJob),
+    /// Start (`Some`) or stop (`None`) recording a PNG sequence.
+    SetRecording(Option<Recording>),
+}
+
+/// A named part of a frame's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FramePart {
+    /// Advancing the field (device time on CUDA).
+    Stepping,
+    /// Computing the Laplacian.
+    Laplacian,
+    /// Reducing to the display size and colormapping.
+    Colormap,
+    /// Copying the field to the host.
+    Download,
+    /// Previews rendered by the backend itself (on CUDA: Laplacian, reduction, colormap, copy).
+    DevicePreview,
+    /// Total heat, minimum and maximum.
+    Statistics,
+    /// Writing recorded frames.
+    Recording,
+    /// Handing the pictures to the GPU of the display (measured on the UI thread).
+    TextureUpload,
+}
+
+impl FramePart {
+    /// Every part, in the order the timings panel lists them.
+    pub const ALL: [Self; 8] = [
+        Self::Stepping,
+        Self::Laplacian,
+        Self::Colormap,
+        Self::Download,
+        Self::DevicePreview,
+        Self::Statistics,
+        Self::Recording,
+        Self::TextureUpload,
+    ];
+}
+
+impl fmt::Display for FramePart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Stepping => "stepping",
+            Self::Laplacian => "Laplacian",
+            Self::Colormap => "reduce + colormap",
+            Self::Download => "download",
+            Self::DevicePreview => "GPU preview + copy",
+            Self::Statistics => "statistics",
+            Self::Recording => "recording",
+            Self::TextureUpload => "texture upload",
+        })
+    }
+}
+
+/// One displayed frame: the pictures and what it cost.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// Steps since the initial field.
+    pub step: u64,
+    /// Size of the full field.
+    pub size: GridSize,
+    /// The field, reduced and colormapped.
+    pub field: Preview,
+    /// The Laplacian, reduced and colormapped.
+    pub laplacian: Preview,
+    /// Total heat, minimum and maximum of the full field (computed a few times a second).
+    pub stats: Option<FieldStats>,
+    /// Steps taken for this frame (0 when only the view changed).
+    pub steps: u64,
+    /// The timing of those steps, as `heatlab run` logs it.
+    pub record: Option<TimingRecord>,
+    /// Where the frame's time went on the worker.
+    pub split: Vec<(FramePart, Duration)>,
+    /// Wall time the worker spent on the frame.
+    pub wall: Duration,
+    /// Whether the simulation is playing.
+    pub playing: bool,
+    /// Steps per frame now in use (it changes by itself in the automatic mode).
+    pub steps_per_frame: u64,
+}
+
+/// The backend in use, for the panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackendStatus {
+    /// CPU or CUDA.
+    pub kind: BackendKind,
+    /// The device's name.
+    pub device: String,
+    /// The kernel or loop that steps.
+    pub method: String,
+    /// Why CUDA is not used, when it is not.
+    pub cuda_unavailable: Option<CudaUnavailable>,
+}
+
+/// Everything but frames that the simulation thread tells the panel.
+#[derive(Debug, Clone)]
+pub enum SimEvent {
+    /// The backend changed (or was set up).
+    Backend(BackendStatus),
+    /// Long work in progress: what, and the fraction done.
+    Progress(String, f32),
+    /// A new field is ready: its size and how long it took.
+    FieldReady(GridSize, Duration),
+    /// The field went non-finite and the simulation stopped at the last good state.
+    NonFinite {
+        /// What happened, for the user.
+        message: String,
+        /// The step of the last finite state, where the simulation now stands.
+        step: u64,
+    },
+    /// Playing stopped (pause, end of "step N", or an error).
+    Stopped,
+    /// A message for the notice area.
+    Notice(Level, String),
+    /// An export finished: the files written (none when it failed; a notice says why).
+    Exported(Vec<PathBuf>),
+    /// Recording could not start or had to stop (a notice says why).
+    RecordingStopped,
+}

@@ -1,0 +1,321 @@
+//! The simulation thread of the diffusion panel. It owns the [`Simulation`]; the panel sends it
+//! [`SimCommand`]s and takes [`Frame`]s (previews, statistics, timings) and [`SimEvent`]s back,
+//! so the UI never waits on compute. A frame is only computed once the UI has taken the
+//! previous one, so stepping runs as fast as the display shows it and never piles up frames
+//! nobody sees.
+
+mod auto_steps;
+mod backend;
+pub mod export;
+mod frame;
+pub mod messages;
+mod schedule;
+
+use std::time::{Duration, Instant};
+
+use crate::compute::{Backend, BackendKind, StepParams};
+use crate::error::{CudaUnavailable, HeatlabError};
+use crate::measure::TimingRecord;
+use crate::sim::{Simulation, Stability};
+
+use super::super::notice::Level;
+use super::super::settings::MAX_STEPS_PER_FRAME;
+use super::super::worker::{Notify, Received, Worker, WorkerContext};
+pub use auto_steps::{auto_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING_SHARE};
+use export::ShownRanges;
+use frame::render_frame;
+pub use messages::{
+    BackendStatus, ExportJob, ExportKind, Frame, FramePart, Recording, SimCommand, SimEvent,
+    ViewRequest, ViewRequests,
+};
+use schedule::{Schedule, StatsClock};
+
+/// The panel's handle on the simulation thread.
+pub type SimWorker = Worker<SimCommand, SimEvent, Frame>;
+
+/// Starts the simulation thread; `notify` asks the UI for a repaint.
+pub fn spawn(notify: Notify) -> std::io::Result<SimWorker> {
+    Worker::spawn("heatlab-sim", notify, |ctx| SimThread::new(ctx).run())
+}
+
+/// The state of the simulation thread.
+struct SimThread {
+    ctx: WorkerContext<SimCommand, SimEvent, Frame>,
+    sim: Option<Simulation>,
+    /// A backend made before the first field exists.
+    idle_backend: Option<Box<dyn Backend>>,
+    cuda_unavailable: Option<CudaUnavailable>,
+    /// Whether CUDA has been tried (a CUDA context is costly to make just to ask).
+    cuda_checked: bool,
+    params: StepParams,
+    schedule: Schedule,
+    views: ViewRequests,
+    recording: Option<Recording>,
+    stats: StatsClock,
+    /// Ranges of the last frame, so that exports match what is shown.
+    shown: ShownRanges,
+}
+
+impl SimThread {
+    fn new(ctx: WorkerContext<SimCommand, SimEvent, Frame>) -> Self {
+        Self {
+            ctx,
+            sim: None,
+            idle_backend: None,
+            cuda_unavailable: None,
+            cuda_checked: false,
+            params: StepParams::default(),
+            schedule: Schedule::default(),
+            views: ViewRequests::default(),
+            recording: None,
+            stats: StatsClock::default(),
+            shown: ShownRanges::default(),
+        }
+    }
+
+    fn emit(&self, event: SimEvent) {
+        self.ctx.emit(event);
+    }
+
+    fn notice(&self, level: Level, text: impl Into<String>) {
+        self.emit(SimEvent::Notice(level, text.into()));
+    }
+
+    fn has_work(&self) -> bool {
+        self.sim.is_some() && self.schedule.has_work()
+    }
+
+    fn run(mut self) {
+        loop {
+            let received = if self.has_work() && !self.ctx.slot_is_full() {
+                self.ctx.try_recv()
+            } else {
+                // Waiting for the UI to take the last frame, or for something to do.
+                let wait = if self.has_work() {
+                    Duration::from_millis(2)
+                } else {
+                    Duration::from_millis(100)
+                };
+                self.ctx.recv_timeout(wait)
+            };
+            match received {
+                Received::Shutdown => return,
+                Received::Command(command) => self.handle(command),
+                Received::Nothing => {
+                    if self.has_work() && !self.ctx.slot_is_full() {
+                        self.frame();
+                    }
+                }
+            }
+        }
+    }
+
+    fn handle(&mut self, command: SimCommand) {
+        match command {
+            SimCommand::SwitchBackend(choice) => self.switch_backend(choice),
+            SimCommand::Generate(params) => self.generate(&params),
+            SimCommand::Play => self.schedule.playing = self.sim.is_some(),
+            SimCommand::Pause => {
+                let was_running = self.schedule.stop();
+                // A frame made before the pause must not tell the UI it is still playing.
+                self.ctx.update_frame(|frame| frame.playing = false);
+                if was_running {
+                    self.emit(SimEvent::Stopped);
+                }
+            }
+            SimCommand::Step(steps) => {
+                self.schedule.pending_steps = self.schedule.pending_steps.saturating_add(steps);
+            }
+            SimCommand::Reset => self.reset(),
+            SimCommand::SetParams(params) => {
+                self.params = params;
+                if let Some(sim) = self.sim.as_mut() {
+                    sim.set_params(params);
+                }
+                self.schedule.dirty = true;
+            }
+            SimCommand::SetStepsPerFrame(steps) => self.schedule.steps_per_frame = steps.max(1),
+            SimCommand::SetAutoSteps(auto) => self.schedule.auto_steps = auto,
+            SimCommand::SetViews(views) => {
+                if views != self.views {
+                    self.views = views;
+                    self.schedule.dirty = true;
+                }
+            }
+            SimCommand::Export(job) => self.export(&job),
+            SimCommand::SetRecording(recording) => self.set_recording(recording),
+        }
+    }
+
+    fn reset(&mut self) {
+        if let Some(sim) = self.sim.as_mut() {
+            match sim.reset() {
+                Ok(()) => self.schedule.dirty = true,
+                Err(error) => self.notice(Level::Error, format!("reset failed: {error}")),
+            }
+        }
+    }
+
+    fn set_recording(&mut self, recording: Option<Recording>) {
+        if let Some(recording) = &recording {
+            if let Err(error) = crate::export::ensure_writable_dir(&recording.dir) {
+                self.notice(Level::Error, format!("cannot record: {error}"));
+                self.emit(SimEvent::RecordingStopped);
+                return;
+            }
+        }
+        self.recording = recording;
+    }
+
+    fn frame(&mut self) {
+        let started = Instant::now();
+        let Some(step) = self.sim.as_ref().map(Simulation::step_count) else {
+            return;
+        };
+        let every = self.recording.as_ref().map(|r| r.every);
+        let steps = self.schedule.steps_for_frame(step, every);
+        let mut split = Vec::new();
+        let mut record = None;
+        if steps > 0 {
+            match self.advance(steps) {
+                Some(timing) => {
+                    split.push((FramePart::Stepping, Duration::from_secs_f64(timing.seconds)));
+                    record = Some(timing);
+                    if self.schedule.took(steps) {
+                        self.emit(SimEvent::Stopped);
+                    }
+                }
+                None => {
+                    self.schedule.stop();
+                    self.emit(SimEvent::Stopped);
+                }
+            }
+        }
+        self.schedule.dirty = false;
+        let Some(sim) = self.sim.as_mut() else {
+            return;
+        };
+        let stats_due = self.stats.due(self.schedule.playing);
+        let pictures = match render_frame(sim, self.views, stats_due, &mut split) {
+            Ok(pictures) => pictures,
+            Err(error) => {
+                self.schedule.stop();
+                self.notice(Level::Error, format!("cannot draw the field: {error}"));
+                self.emit(SimEvent::Stopped);
+                return;
+            }
+        };
+        if pictures.stats.is_some() {
+            let on_gpu = sim.backend().kind() != BackendKind::Cpu;
+            let cost = split
+                .iter()
+                .filter(|(part, _)| {
+                    *part == FramePart::Statistics || (on_gpu && *part == FramePart::Download)
+                })
+                .map(|(_, time)| *time)
+                .sum();
+            self.stats.computed(cost);
+        }
+        self.shown = ShownRanges {
+            field: Some(pictures.field.range),
+            laplacian: Some(pictures.laplacian.range),
+        };
+        let step = sim.step_count();
+        let size = sim.initial().size();
+        if let Some(recording) = self.recording.clone() {
+            if steps > 0 && step % recording.every.max(1) == 0 {
+                let recorded = Instant::now();
+                self.record_frame(&recording, step);
+                split.push((FramePart::Recording, recorded.elapsed()));
+            }
+        }
+        let wall = started.elapsed();
+        let schedule = &mut self.schedule;
+        if schedule.auto_steps && schedule.playing && schedule.pending_steps == 0 {
+            if let Some(record) = &record {
+                schedule.steps_per_frame = auto_steps_per_frame(
+                    schedule.steps_per_frame,
+                    record,
+                    wall,
+                    MAX_STEPS_PER_FRAME,
+                );
+            }
+        }
+        self.ctx.put_frame(Frame {
+            step,
+            size,
+            field: pictures.field,
+            laplacian: pictures.laplacian,
+            stats: pictures.stats,
+            steps: record.as_ref().map_or(0, |r| r.steps),
+            record,
+            split,
+            wall,
+            playing: self.schedule.is_running(),
+            steps_per_frame: self.schedule.steps_per_frame,
+        });
+    }
+
+    /// Advances, checking for non-finite values when the coefficient is unstable (below 0.25
+    /// each step is an average of neighbours, so a finite field stays finite). `None` when
+    /// stepping stopped; an event or a notice says why.
+    fn advance(&mut self, steps: u64) -> Option<TimingRecord> {
+        let sim = self.sim.as_mut()?;
+        let result = if Stability::of(sim.params().coeff) == Stability::Unstable {
+            sim.advance_checked(steps).map(|(record, _)| record)
+        } else {
+            sim.advance(steps)
+        };
+        match result {
+            Ok(record) => Some(record),
+            Err(error @ HeatlabError::NonFinite { .. }) => {
+                let good = sim.step_count();
+                self.emit(SimEvent::NonFinite {
+                    message: format!("{error}; paused at step {good}, the last finite state"),
+                    step: good,
+                });
+                self.schedule.dirty = true;
+                None
+            }
+            Err(error) => {
+                self.notice(Level::Error, format!("stepping failed: {error}"));
+                None
+            }
+        }
+    }
+
+    fn record_frame(&mut self, recording: &Recording, step: u64) {
+        let job = ExportJob {
+            kind: ExportKind::Frames,
+            dir: recording.dir.clone(),
+            colorbar: recording.colorbar,
+        };
+        let Some(sim) = self.sim.as_mut() else {
+            return;
+        };
+        if let Err(error) = export::write(&job, sim, self.views, self.shown, step) {
+            self.recording = None;
+            self.notice(Level::Error, format!("recording stopped: {error}"));
+            self.emit(SimEvent::RecordingStopped);
+        }
+    }
+
+    fn export(&mut self, job: &ExportJob) {
+        let Some(sim) = self.sim.as_mut() else {
+            self.notice(
+                Level::Warning,
+                "nothing to export yet: the field is still being generated",
+            );
+            self.emit(SimEvent::Exported(Vec::new()));
+            return;
+        };
+        let step = sim.step_count();
+        match export::write(job, sim, self.views, self.shown, step) {
+            Ok(paths) => self.emit(SimEvent::Exported(paths)),
+            Err(error) => {
+                self.notice(Level::Error, format!("export failed: {error}"));
+                self.emit(SimEvent::Exported(Vec::new()));
+            }
+        }
+    }
+}

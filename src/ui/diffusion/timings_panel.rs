@@ -1,0 +1,169 @@
+//! The timings area under the views: a header line of live figures (with the toggles that
+//! change what is shown), the `%timeit`-style summary, the per-frame split, and a row of plots.
+//! A new figure goes into [`header_ui`]; a new plot is a [`TimingPlot`] variant.
+
+use eframe::egui::{self, RichText};
+use egui_plot::{Legend, Line, Plot, PlotPoints};
+
+use crate::measure::format_seconds;
+use crate::sim::FieldStats;
+
+use super::sim::FramePart;
+use super::timings::{part_color, Sample, Timings};
+
+/// The plots of the timings area, left to right.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimingPlot {
+    /// Microseconds per step over time.
+    Speed,
+    /// Where each frame's time went, over time.
+    Split,
+    /// Total heat over the steps.
+    Heat,
+    /// Minimum and maximum over the steps.
+    MinMax,
+}
+
+impl TimingPlot {
+    /// Every plot, in the order they are laid out.
+    pub const ALL: [Self; 4] = [Self::Speed, Self::Split, Self::Heat, Self::MinMax];
+
+    /// The caption above the plot.
+    fn caption(self) -> &'static str {
+        match self {
+            Self::Speed => "µs per step over time (s)",
+            Self::Split => "per-frame split (ms) over time (s)",
+            Self::Heat => "total heat over steps",
+            Self::MinMax => "min and max over steps",
+        }
+    }
+}
+
+/// The whole timings area. `show_plots` is the toggle beside the figures.
+pub fn timings_ui(ui: &mut egui::Ui, timings: &Timings, show_plots: &mut bool) {
+    ui.horizontal_wrapped(|ui| {
+        header_ui(ui, timings);
+        ui.separator();
+        ui.checkbox(show_plots, "plots");
+    });
+    if let Some(summary) = timings.timeit() {
+        ui.label(RichText::new(summary.to_string()).monospace());
+    }
+    split_ui(ui, timings);
+    if *show_plots {
+        plots_ui(ui, timings);
+    }
+}
+
+/// The live figures: time per step, rates, effective bandwidth.
+fn header_ui(ui: &mut egui::Ui, timings: &Timings) {
+    ui.strong("Timings");
+    ui.separator();
+    match timings.latest_step_timing() {
+        Some((us, gb_s)) => {
+            ui.label(format!("{} per step", format_seconds(us * 1e-6)));
+            ui.separator();
+            ui.label(format!("{:.0} steps/s stepping", 1e6 / us.max(1e-9)));
+            ui.separator();
+            ui.label(format!("{:.0} steps/s wall", timings.wall_steps_per_second()));
+            ui.separator();
+            ui.label(format!("{:.1} frames/s", timings.frames_per_second()));
+            ui.separator();
+            ui.label(format!("{gb_s:.1} GB/s effective")).on_hover_text(
+                "one read and one write of the field per step, over the stepping time",
+            );
+        }
+        None => {
+            ui.weak("press Play or Step to measure");
+        }
+    }
+}
+
+/// The mean time of each part of a frame, in the colours of the split plot.
+fn split_ui(ui: &mut egui::Ui, timings: &Timings) {
+    let split = timings.mean_split();
+    if split.is_empty() {
+        return;
+    }
+    let total: f64 = split.iter().map(|(_, ms)| ms).sum();
+    ui.horizontal_wrapped(|ui| {
+        ui.label(format!("per frame ({total:.2} ms):"));
+        for (part, ms) in &split {
+            ui.label(
+                RichText::new(format!(
+                    "{part} {ms:.2} ms ({:.0}%)",
+                    100.0 * ms / total.max(1e-12)
+                ))
+                .monospace()
+                .color(part_color(*part)),
+            );
+        }
+    });
+}
+
+/// The plots side by side, each in its own column.
+fn plots_ui(ui: &mut egui::Ui, timings: &Timings) {
+    let height = (ui.available_height() - 24.0).max(60.0);
+    ui.columns(TimingPlot::ALL.len(), |columns| {
+        for (column, plot) in columns.iter_mut().zip(TimingPlot::ALL) {
+            column.label(plot.caption());
+            plot_ui(column, timings, plot, height);
+        }
+    });
+}
+
+fn over_time(timings: &Timings, value: impl Fn(&Sample) -> Option<f64>) -> Vec<[f64; 2]> {
+    timings
+        .history()
+        .filter_map(|s| value(s).map(|y| [s.t, y]))
+        .collect()
+}
+
+fn over_steps(timings: &Timings, value: impl Fn(&FieldStats) -> f64) -> Vec<[f64; 2]> {
+    timings
+        .history()
+        .filter_map(|s| s.stats.map(|stats| [s.step as f64, value(&stats)]))
+        .collect()
+}
+
+fn plot_ui(ui: &mut egui::Ui, timings: &Timings, plot: TimingPlot, height: f32) {
+    let frame = Plot::new(("timing_plot", plot as usize))
+        .height(height)
+        .y_axis_min_width(44.0);
+    match plot {
+        TimingPlot::Speed => {
+            frame.legend(Legend::default()).show(ui, |plot| {
+                let points = over_time(timings, |s| s.us_per_step);
+                plot.line(Line::new("µs/step", PlotPoints::from(points)));
+            });
+        }
+        // No legend: the coloured split line above the plots names each colour.
+        TimingPlot::Split => {
+            frame.show(ui, |plot| {
+                for (i, part) in FramePart::ALL.iter().enumerate() {
+                    let points = over_time(timings, |s| Some(s.split_ms[i]));
+                    if points.iter().any(|p| p[1] > 0.0) {
+                        plot.line(
+                            Line::new(part.to_string(), PlotPoints::from(points))
+                                .color(part_color(*part)),
+                        );
+                    }
+                }
+            });
+        }
+        TimingPlot::Heat => {
+            frame.legend(Legend::default()).show(ui, |plot| {
+                let points = over_steps(timings, |s| s.total);
+                plot.line(Line::new("total heat", PlotPoints::from(points)));
+            });
+        }
+        TimingPlot::MinMax => {
+            frame.legend(Legend::default()).show(ui, |plot| {
+                let max = over_steps(timings, |s| f64::from(s.max));
+                let min = over_steps(timings, |s| f64::from(s.min));
+                plot.line(Line::new("max", PlotPoints::from(max)));
+                plot.line(Line::new("min", PlotPoints::from(min)));
+            });
+        }
+    }
+}
