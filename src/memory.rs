@@ -7,7 +7,15 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 /// Bytes of host memory available to new allocations (Linux `MemAvailable`), if known.
 pub fn host_available_bytes() -> Option<usize> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let text = match std::fs::read_to_string("/proc/meminfo") {
+        Ok(text) => text,
+        Err(error) => {
+            // Expected off Linux; said once, as this is asked every frame of some panels.
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| log::debug!("free host memory unknown (/proc/meminfo: {error})"));
+            return None;
+        }
+    };
     text.lines()
         .find_map(|line| line.strip_prefix("MemAvailable:"))
         .and_then(|rest| {

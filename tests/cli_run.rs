@@ -5,6 +5,10 @@ use std::process::Command;
 
 use heatlab::export::read_npy;
 
+#[expect(
+    clippy::expect_used,
+    reason = "a test helper: its failure is the test's failure, with this message"
+)]
 fn heatlab(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_heatlab"))
         .args(args)
@@ -85,6 +89,10 @@ fn run_writes_frames_arrays_and_logs() {
     no_temporary_files_left(&out);
 }
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure, with this message"
+)]
 fn no_temporary_files_left(dir: &Path) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();

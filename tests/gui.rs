@@ -20,6 +20,10 @@ use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 /// Generous: a debug build on a busy 2-core machine is slow, and a pass takes milliseconds.
 const DEADLINE: Duration = Duration::from_secs(60);
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure, with this message"
+)]
 fn small_settings(export_dir: &Path) -> Settings {
     let mut field = Settings::default().field;
     field.size = GridSize::new(48, 64).unwrap();

@@ -15,13 +15,17 @@ use heatlab::compute::BackendChoice;
 use heatlab::grid::GridSize;
 use heatlab::tutorial::gaussian::{pdf_f64, GaussianParams};
 use heatlab::tutorial::{KernelSummary, TutorialKernel};
-use heatlab::ui::tutorial::Visual;
 use heatlab::ui::tutorial::Tab;
+use heatlab::ui::tutorial::Visual;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 
 /// Generous: a debug build on a busy 2-core machine is slow, and a run takes milliseconds.
 const DEADLINE: Duration = Duration::from_secs(120);
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure, with this message"
+)]
 fn harness(export_dir: &std::path::Path) -> Harness<'static, HeatlabApp> {
     let mut field = Settings::default().field;
     field.size = GridSize::new(32, 32).unwrap();

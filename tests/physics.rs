@@ -7,6 +7,10 @@ use heatlab::field::{generate_jagged, JaggedParams};
 use heatlab::sim::FieldStats;
 use heatlab::{Grid, GridSize};
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure, with this message"
+)]
 fn jagged(rows: usize, cols: usize) -> Grid {
     let params = JaggedParams {
         size: GridSize::new(rows, cols).unwrap(),

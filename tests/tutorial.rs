@@ -388,6 +388,10 @@ fn gpu_pi_count_equals_cpu_count_exactly() {
 
 /// The binary Cargo built, or `HEATLAB_BIN` where the test executable was copied to another
 /// machine (the GPU machine) without the build tree.
+#[expect(
+    clippy::expect_used,
+    reason = "a test helper: its failure is the test's failure, with this message"
+)]
 fn heatlab(args: &[&str]) -> std::process::Output {
     let binary =
         std::env::var("HEATLAB_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_heatlab").into());

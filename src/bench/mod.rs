@@ -401,7 +401,9 @@ pub fn bench_field_generation(
         let heatlab_seconds = MeanStd::of(&samples);
         let numpy = if config.with_numpy {
             progress(&format!("{size}: NumPy field generation"));
-            numpy::time_numpy_field(size, repeats).ok()
+            numpy::time_numpy_field(size, repeats)
+                .inspect_err(|error| log::warn!("NumPy field generation not timed: {error}"))
+                .ok()
         } else {
             None
         };

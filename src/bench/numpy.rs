@@ -2,9 +2,9 @@
 
 use std::process::Command;
 
-use crate::measure::MeanStd;
 use super::BenchConfig;
 use crate::grid::GridSize;
+use crate::measure::MeanStd;
 
 /// The step of `shared/reference/seed_reference.py`, timed the same way as heatlab's variants.
 const NUMPY_STEP_SCRIPT: &str = r#"

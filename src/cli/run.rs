@@ -6,9 +6,9 @@ use std::time::Instant;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::compute::Layer;
 use crate::compute::{create_backend, BackendChoice, Boundary, StepParams};
 use crate::error::HeatlabError;
-use crate::compute::Layer;
 use crate::export::{self, FrameFiles, LayerFrame, PngStyle, TimingRecord};
 use crate::field::{generate_jagged, JaggedParams, DEFAULT_SEED};
 use crate::grid::{Grid, GridSize};
@@ -305,7 +305,7 @@ struct RunSummary {
 }
 
 impl RunSummary {
-    #[allow(clippy::too_many_arguments)]
+    #[expect(clippy::too_many_arguments)]
     fn new(
         plan: &RunPlan,
         backend: &str,

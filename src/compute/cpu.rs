@@ -5,10 +5,10 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::preview::{preview_on_cpu, Layer, PreviewPixels, PreviewSpec};
 use super::{Backend, BackendKind, Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
-use super::preview::{preview_on_cpu, Layer, PreviewPixels, PreviewSpec};
 
 /// Rows of one parallel work item: enough to amortise scheduling, few enough to balance.
 const ROWS_PER_TASK: usize = 8;

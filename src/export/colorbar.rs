@@ -65,7 +65,9 @@ impl Canvas {
 /// Width in pixels of `text` at `scale`.
 fn text_width(font: &FontRef<'_>, scale: PxScale, text: &str) -> f32 {
     let scaled = font.as_scaled(scale);
-    text.chars().map(|c| scaled.h_advance(font.glyph_id(c))).sum()
+    text.chars()
+        .map(|c| scaled.h_advance(font.glyph_id(c)))
+        .sum()
 }
 
 /// The font of the labels: egui's monospace font, embedded in the binary.
@@ -122,7 +124,13 @@ pub fn with_colorbar(
     for (i, text) in labels.iter().enumerate() {
         let y = bar_top + (bar_height - 1) * (4 - i) / 4;
         let tick_x = bar_x + bar_width;
-        canvas.fill(tick_x, y.saturating_sub(unit / 2), tick, unit.max(1), [0, 0, 0]);
+        canvas.fill(
+            tick_x,
+            y.saturating_sub(unit / 2),
+            tick,
+            unit.max(1),
+            [0, 0, 0],
+        );
         let text_y = (y as f32).clamp(px / 2.0, out_height as f32 - px / 2.0);
         canvas.text(&font, scale, (tick_x + tick + unit) as f32, text_y, text);
     }

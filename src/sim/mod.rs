@@ -7,8 +7,8 @@ use rayon::prelude::*;
 
 use crate::compute::{Backend, Boundary, StepParams, STABLE_COEFF_LIMIT};
 use crate::error::{HeatlabError, Result};
-use crate::measure::TimingRecord;
 use crate::grid::Grid;
+use crate::measure::TimingRecord;
 
 /// What the coefficient means for stability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,8 +9,7 @@ use cudarc::driver::{CudaSlice, CudaStream};
 
 use super::gpu::run_elementwise;
 use super::{
-    array_bytes, time_cpu_versions, CpuThreads, KernelTimings, RunControl, RunOptions,
-    TutorialGpu,
+    array_bytes, time_cpu_versions, CpuThreads, KernelTimings, RunControl, RunOptions, TutorialGpu,
 };
 use crate::error::{HeatlabError, Result};
 

@@ -22,8 +22,8 @@ use rayon::prelude::*;
 pub use gpu::{open_gpu, TutorialGpu};
 
 use crate::error::{HeatlabError, Result};
-use crate::measure::{MeanStd, TimingRecord};
 pub use crate::measure::format_seconds;
+use crate::measure::{MeanStd, TimingRecord};
 
 /// The source of the tutorial kernels, embedded so that the binary needs no files beside it.
 pub const TUTORIAL_SOURCE: &str = include_str!("../../kernels/tutorial.cu");
@@ -562,8 +562,9 @@ pub(crate) fn time_cpu_runs<T>(
         runs.push(started.elapsed().as_secs_f64());
         last = Some(value);
     }
-    let value =
-        last.ok_or_else(|| HeatlabError::Internal("timed zero runs (repeats is checked first)".into()))?;
+    let value = last.ok_or_else(|| {
+        HeatlabError::Internal("timed zero runs (repeats is checked first)".into())
+    })?;
     Ok((TimingStats::from_runs(runs), value))
 }
 

@@ -12,11 +12,11 @@ use crate::tutorial::TutorialKernel;
 
 use super::diffusion::{BackendStatus, DiffusionCommand, DiffusionPanel, Timings};
 use super::notice::{Level, Notice};
+pub use super::screenshot::ScreenshotPlan;
 use super::screenshot::{Readiness, Screenshot, ScreenshotResult};
 use super::settings::{Overrides, Settings, STORAGE_KEY};
 use super::tutorial::{Action, Tab, TutorialPanels};
 use super::worker::Notify;
-pub use super::screenshot::ScreenshotPlan;
 
 /// How the app starts.
 #[derive(Debug, Clone, Default)]

@@ -15,6 +15,8 @@ pub use app::{AppOptions, Command, HeatlabApp, ScreenshotPlan};
 pub use notice::{Level, Notice};
 pub use settings::Settings;
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use eframe::egui;
 
 /// The window's title and the name under which settings are stored.
@@ -55,16 +57,14 @@ pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Re
         persistence_path: screenshot.then(|| scratch_storage.clone()),
         ..Default::default()
     };
-    let result_slot = std::sync::Arc::new(std::sync::Mutex::new(None));
-    let slot = std::sync::Arc::clone(&result_slot);
+    let result_slot = Arc::new(Mutex::new(None::<screenshot::ScreenshotResult>));
+    let slot = Arc::clone(&result_slot);
     let result = eframe::run_native(
         APP_ID,
         native,
         Box::new(move |cc| {
             let app = HeatlabApp::new(cc, options);
-            if let Ok(mut slot) = slot.lock() {
-                *slot = Some(app.screenshot_result());
-            }
+            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(app.screenshot_result());
             Ok(Box::new(app))
         }),
     )
@@ -81,10 +81,11 @@ pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Re
     }
     result?;
     if screenshot {
-        let written = result_slot.lock().ok().and_then(|slot| {
-            slot.as_ref()
-                .and_then(|inner| inner.lock().ok().and_then(|r| r.clone()))
-        });
+        let written = result_slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .and_then(|inner| inner.lock().unwrap_or_else(PoisonError::into_inner).clone());
         match written {
             Some(Ok(())) => {}
             Some(Err(error)) => anyhow::bail!("could not save the screenshot: {error}"),

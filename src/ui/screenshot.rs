@@ -76,9 +76,9 @@ impl Screenshot {
             let path = plan.path.clone();
             ctx.request_screenshot(move |image| {
                 let result = save_screenshot(&path, &image).map_err(|e| e.to_string());
-                if let Ok(mut slot) = slot.lock() {
-                    *slot = Some(result);
-                }
+                *slot
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(result);
             });
             eprintln!("heatlab: {}", readiness.summary);
             Stage::Requested(plan.path, Instant::now())
@@ -94,7 +94,11 @@ impl Screenshot {
     }
 
     fn collect(&self, ctx: &egui::Context, path: PathBuf, at: Instant) -> Stage {
-        let result = self.result.lock().ok().and_then(|slot| slot.clone());
+        let result = self
+            .result
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         match result {
             Some(Ok(())) => {
                 eprintln!("heatlab: saved a screenshot to {}", path.display());

@@ -120,6 +120,10 @@ pub fn golden_cases() -> Vec<GoldenCase> {
     ]
 }
 
+#[expect(
+    clippy::expect_used,
+    reason = "a test helper: its failure is the test's failure, with this message"
+)]
 pub fn load(bytes: &[u8]) -> Grid {
     read_npy(bytes).expect("golden files are valid 2-D float32 .npy")
 }

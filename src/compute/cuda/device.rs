@@ -37,7 +37,9 @@ impl CudaDevice {
         // SAFETY: these only try to dlopen the libraries by name; nothing is called through them.
         let driver_present = unsafe { cudarc::driver::sys::is_culib_present() };
         if !driver_present {
-            return Err(HeatlabError::CudaUnavailable(CudaUnavailable::DriverMissing));
+            return Err(HeatlabError::CudaUnavailable(
+                CudaUnavailable::DriverMissing,
+            ));
         }
         // SAFETY: as above.
         let nvrtc_present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
@@ -47,9 +49,10 @@ impl CudaDevice {
         // cudarc's loader panics when a symbol it expects is missing (a driver too old for it);
         // treat that as "no usable CUDA" rather than bringing the application down.
         let opened = std::panic::catch_unwind(|| -> std::result::Result<Self, CudaUnavailable> {
-            let context = CudaContext::new(0)
-                .map_err(|e| CudaUnavailable::NoUsableGpu(e.to_string()))?;
-            let setup = |e: cudarc::driver::DriverError| CudaUnavailable::SetupFailed(e.to_string());
+            let context =
+                CudaContext::new(0).map_err(|e| CudaUnavailable::NoUsableGpu(e.to_string()))?;
+            let setup =
+                |e: cudarc::driver::DriverError| CudaUnavailable::SetupFailed(e.to_string());
             let name = context.name().map_err(setup)?;
             let compute_capability = context.compute_capability().map_err(setup)?;
             // heatlab does all its GPU work on this one stream, so cudarc's per-buffer event
@@ -117,7 +120,13 @@ impl CudaDevice {
         static PTX_CACHE: OnceLock<Mutex<PtxCache>> = OnceLock::new();
         let key = (file_name.to_string(), self.compute_capability);
         let cache = PTX_CACHE.get_or_init(|| Mutex::new(HashMap::new()));
-        let cached = cache.lock().ok().and_then(|map| map.get(&key).cloned());
+        // A panic while another thread held the cache cannot leave a half-written entry.
+        let lock = || {
+            cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        let cached = lock().get(&key).cloned();
         let ptx_source = match cached {
             Some(ptx) => ptx,
             None => {
@@ -131,9 +140,7 @@ impl CudaDevice {
                 let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, options)
                     .map_err(|error| compile_error(file_name, error))?;
                 let text = ptx.to_src();
-                if let Ok(mut map) = cache.lock() {
-                    map.insert(key, text.clone());
-                }
+                lock().insert(key, text.clone());
                 text
             }
         };

@@ -12,10 +12,12 @@ use cudarc::driver::{
 
 pub use device::{driver_error, CudaDevice, GpuTimer};
 
+use super::preview::{
+    reduced_size, reduction_factor, ColorTable, Layer, PreviewPixels, PreviewSpec,
+};
 use super::{Backend, BackendKind, Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};
-use super::preview::{reduced_size, reduction_factor, ColorTable, Layer, PreviewPixels, PreviewSpec};
 
 /// The diffusion kernels' source, embedded so that the binary needs no files beside it.
 pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu");

@@ -174,7 +174,12 @@ impl Controls<'_> {
             if self.state.playing {
                 button(ui, "Pause", "pause (Space)", DiffusionCommand::Pause);
             } else {
-                button(ui, "Play", "step continuously (Space)", DiffusionCommand::Play);
+                button(
+                    ui,
+                    "Play",
+                    "step continuously (Space)",
+                    DiffusionCommand::Play,
+                );
             }
             button(ui, "Step", "take one step (S)", DiffusionCommand::Step(1));
             let text = format!("Step {step_n}");
@@ -194,11 +199,7 @@ impl Controls<'_> {
                 let steps = egui::DragValue::new(&mut self.settings.steps_per_frame)
                     .range(1..=MAX_STEPS_PER_FRAME)
                     .speed(1.0);
-                if ui
-                    .add_enabled(!auto, steps)
-                    .labelled_by(label.id)
-                    .changed()
-                {
+                if ui.add_enabled(!auto, steps).labelled_by(label.id).changed() {
                     self.commands.push(DiffusionCommand::StepsPerFrameChanged);
                 }
                 if ui
@@ -286,7 +287,8 @@ impl Controls<'_> {
                 .checkbox(&mut recording, "record PNGs")
                 .on_hover_text("writes field_STEP.png and laplacian_STEP.png into FOLDER/frames");
             if checkbox.changed() {
-                self.commands.push(DiffusionCommand::SetRecording(recording));
+                self.commands
+                    .push(DiffusionCommand::SetRecording(recording));
             }
             let every = ui.label("every");
             let interval = egui::DragValue::new(&mut self.settings.record_every)
@@ -327,11 +329,17 @@ fn field_params_ui(ui: &mut egui::Ui, field: &mut JaggedParams) {
                 .range(side)
                 .speed(8.0);
             row(ui, "cols", cols, "");
-            row(ui, "seed", egui::DragValue::new(&mut field.seed).speed(1.0), "");
+            row(
+                ui,
+                "seed",
+                egui::DragValue::new(&mut field.seed).speed(1.0),
+                "",
+            );
             let exponent = egui::DragValue::new(&mut field.exponent)
                 .range(-4.0..=0.0)
                 .speed(0.01);
-            let hint = "power of the radial FFT filter, radius ** exponent (more negative: smoother)";
+            let hint =
+                "power of the radial FFT filter, radius ** exponent (more negative: smoother)";
             row(ui, "exponent", exponent, hint);
             let cutoff = egui::DragValue::new(&mut field.cutoff)
                 .range(0.0..=1.0)
@@ -341,6 +349,11 @@ fn field_params_ui(ui: &mut egui::Ui, field: &mut JaggedParams) {
             let percentile = egui::DragValue::new(&mut field.percentile)
                 .range(0.0..=100.0)
                 .speed(0.5);
-            row(ui, "percentile", percentile, "values not above this percentile are zero");
+            row(
+                ui,
+                "percentile",
+                percentile,
+                "values not above this percentile are zero",
+            );
         });
 }

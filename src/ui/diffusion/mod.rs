@@ -190,10 +190,8 @@ impl DiffusionPanel {
     fn regenerate(&mut self, settings: &Settings) {
         match settings.field.validate() {
             Ok(()) => {
-                self.state.progress = Some((
-                    format!("generating the {} field", settings.field.size),
-                    0.0,
-                ));
+                self.state.progress =
+                    Some((format!("generating the {} field", settings.field.size), 0.0));
                 self.generated_with = Some(settings.field);
                 self.send(SimCommand::Generate(settings.field));
             }

@@ -65,7 +65,10 @@ fn header_ui(ui: &mut egui::Ui, timings: &Timings) {
             ui.separator();
             ui.label(format!("{:.0} steps/s stepping", 1e6 / us.max(1e-9)));
             ui.separator();
-            ui.label(format!("{:.0} steps/s wall", timings.wall_steps_per_second()));
+            ui.label(format!(
+                "{:.0} steps/s wall",
+                timings.wall_steps_per_second()
+            ));
             ui.separator();
             ui.label(format!("{:.1} frames/s", timings.frames_per_second()));
             ui.separator();

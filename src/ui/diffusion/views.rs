@@ -46,12 +46,8 @@ impl Views {
             let mut changed =
                 view::view_controls_ui(left, "Field", &mut settings.field_view, ranges.0);
             right.strong("Laplacian  (4f − neighbours)");
-            changed |= view::view_controls_ui(
-                right,
-                "Laplacian",
-                &mut settings.laplacian_view,
-                ranges.1,
-            );
+            changed |=
+                view::view_controls_ui(right, "Laplacian", &mut settings.laplacian_view, ranges.1);
             if changed {
                 commands.push(DiffusionCommand::ViewsChanged);
             }

@@ -302,7 +302,8 @@ impl TutorialPanels {
                 .worker_error
                 .clone()
                 .unwrap_or_else(|| "the tutorial thread has stopped; restart heatlab".into());
-            self.panel_state_mut(job.kernel()).notify(Level::Error, text);
+            self.panel_state_mut(job.kernel())
+                .notify(Level::Error, text);
             self.queue.clear();
             return;
         }
@@ -420,8 +421,7 @@ impl TutorialPanels {
         if self.is_busy() {
             // The progress bar moves a few times a second: redrawing more often would take
             // CPU time from the CPU versions being timed (with a software renderer, a lot).
-            ui.ctx()
-                .request_repaint_after(Duration::from_millis(250));
+            ui.ctx().request_repaint_after(Duration::from_millis(250));
         }
         action
     }

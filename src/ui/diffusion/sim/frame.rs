@@ -65,7 +65,9 @@ pub fn render_frame(
         })?;
         let stats = if stats_due {
             let grid: Grid = timed(split, FramePart::Download, || sim.field())?;
-            Some(timed(split, FramePart::Statistics, || FieldStats::of(&grid)))
+            Some(timed(split, FramePart::Statistics, || {
+                FieldStats::of(&grid)
+            }))
         } else {
             None
         };

@@ -19,8 +19,8 @@ use super::jobs::{JobProgress, Visual};
 use super::PanelState;
 pub use controls::controls_ui;
 pub use format::{about_seconds, decade_seconds, format_bytes, log_count_mark, log_value_mark};
-use plots::{agreement_ui, bars_ui, sweep_plot_ui, timings_table_ui};
 pub use plots::empty_plot_ui;
+use plots::{agreement_ui, bars_ui, sweep_plot_ui, timings_table_ui};
 pub use versions::{gpu_wins_from, Part, Version};
 
 /// What the UI knows of the tutorial thread, for drawing.
@@ -182,9 +182,9 @@ pub fn body_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tutorial::{KernelRun, KernelTimings, TimingStats};
     use crate::tutorial::mc_pi::PiEstimate;
     use crate::tutorial::{GpuHostArraysTimings, KernelSummary};
+    use crate::tutorial::{KernelRun, KernelTimings, TimingStats};
 
     fn stats(mean_s: f64) -> TimingStats {
         TimingStats::from_runs(vec![mean_s])
@@ -283,4 +283,3 @@ mod tests {
         assert_eq!(format_bytes(1_600_000_000), "1.6 GB");
     }
 }
-

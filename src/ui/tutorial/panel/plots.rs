@@ -91,14 +91,13 @@ pub(super) fn timings_table_ui(ui: &mut egui::Ui, run: &KernelRun, status: &Stat
                         } else {
                             "not run (see CPU versions)".to_string()
                         };
-                        ui.label(RichText::new(why).weak())
-                            .on_hover_text(
-                                status
-                                    .gpu_note
-                                    .as_ref()
-                                    .map(ToString::to_string)
-                                    .unwrap_or_default(),
-                            );
+                        ui.label(RichText::new(why).weak()).on_hover_text(
+                            status
+                                .gpu_note
+                                .as_ref()
+                                .map(ToString::to_string)
+                                .unwrap_or_default(),
+                        );
                     }
                 }
                 ui.end_row();
