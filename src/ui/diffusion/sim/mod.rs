@@ -175,22 +175,7 @@ impl SimThread {
         let every = self.recording.as_ref().map(|r| r.every);
         let steps = self.schedule.steps_for_frame(step, every);
         let mut split = Vec::new();
-        let mut record = None;
-        if steps > 0 {
-            match self.advance(steps) {
-                Some(timing) => {
-                    split.push((FramePart::Stepping, Duration::from_secs_f64(timing.seconds)));
-                    record = Some(timing);
-                    if self.schedule.took(steps) {
-                        self.emit(SimEvent::Stopped);
-                    }
-                }
-                None => {
-                    self.schedule.stop();
-                    self.emit(SimEvent::Stopped);
-                }
-            }
-        }
+        let record = self.step_for_frame(steps, &mut split);
         self.schedule.dirty = false;
         let Some(sim) = self.sim.as_mut() else {
             return;
@@ -207,14 +192,7 @@ impl SimThread {
         };
         if pictures.stats.is_some() {
             let on_gpu = sim.backend().kind() != BackendKind::Cpu;
-            let cost = split
-                .iter()
-                .filter(|(part, _)| {
-                    *part == FramePart::Statistics || (on_gpu && *part == FramePart::Download)
-                })
-                .map(|(_, time)| *time)
-                .sum();
-            self.stats.computed(cost);
+            self.stats.computed(statistics_cost(&split, on_gpu));
         }
         self.shown = ShownRanges {
             field: Some(pictures.field.range),
@@ -230,17 +208,7 @@ impl SimThread {
             }
         }
         let wall = started.elapsed();
-        let schedule = &mut self.schedule;
-        if schedule.auto_steps && schedule.playing && schedule.pending_steps == 0 {
-            if let Some(record) = &record {
-                schedule.steps_per_frame = auto_steps_per_frame(
-                    schedule.steps_per_frame,
-                    record,
-                    wall,
-                    MAX_STEPS_PER_FRAME,
-                );
-            }
-        }
+        self.adjust_steps_per_frame(record.as_ref(), wall);
         self.ctx.put_frame(Frame {
             step,
             size,
@@ -254,6 +222,40 @@ impl SimThread {
             playing: self.schedule.is_running(),
             steps_per_frame: self.schedule.steps_per_frame,
         });
+    }
+
+    /// Takes the frame's steps (if any), adding their time to `split`; returns their timing.
+    fn step_for_frame(
+        &mut self,
+        steps: u64,
+        split: &mut Vec<(FramePart, Duration)>,
+    ) -> Option<TimingRecord> {
+        if steps == 0 {
+            return None;
+        }
+        let Some(timing) = self.advance(steps) else {
+            self.schedule.stop();
+            self.emit(SimEvent::Stopped);
+            return None;
+        };
+        split.push((FramePart::Stepping, Duration::from_secs_f64(timing.seconds)));
+        if self.schedule.took(steps) {
+            self.emit(SimEvent::Stopped);
+        }
+        Some(timing)
+    }
+
+    /// In the automatic mode, moves the steps per frame towards the share of the frame that
+    /// stepping should take.
+    fn adjust_steps_per_frame(&mut self, record: Option<&TimingRecord>, wall: Duration) {
+        let schedule = &mut self.schedule;
+        if !(schedule.auto_steps && schedule.playing && schedule.pending_steps == 0) {
+            return;
+        }
+        if let Some(record) = record {
+            schedule.steps_per_frame =
+                auto_steps_per_frame(schedule.steps_per_frame, record, wall, MAX_STEPS_PER_FRAME);
+        }
     }
 
     /// Advances, checking for non-finite values when the coefficient is unstable (below 0.25
@@ -318,4 +320,13 @@ impl SimThread {
             }
         }
     }
+}
+
+/// What the statistics cost this frame: their own time, and on a GPU the download they need.
+fn statistics_cost(split: &[(FramePart, Duration)], on_gpu: bool) -> Duration {
+    split
+        .iter()
+        .filter(|(part, _)| *part == FramePart::Statistics || (on_gpu && *part == FramePart::Download))
+        .map(|(_, time)| *time)
+        .sum()
 }

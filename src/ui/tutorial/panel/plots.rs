@@ -53,53 +53,7 @@ pub(super) fn timings_table_ui(ui: &mut egui::Ui, run: &KernelRun, status: &Stat
             }
             ui.end_row();
             for version in Version::ALL {
-                let name = match version {
-                    Version::CpuAllThreads => format!("CPU, all {} threads", timings.cpu_threads),
-                    Version::GpuHostArrays => "GPU, host arrays".to_string(),
-                    Version::GpuDeviceResident => "GPU, device-resident".to_string(),
-                    Version::CpuOneThread => "CPU, one thread".to_string(),
-                };
-                ui.label(RichText::new(name).color(version.color()))
-                    .on_hover_text(version.to_string());
-                match (version.stats(timings), version.split(timings)) {
-                    (Some(stats), Some(split)) => {
-                        ui.label(RichText::new(stats.display()).strong());
-                        if version == Version::GpuHostArrays {
-                            for part in split {
-                                ui.label(format_seconds(part));
-                            }
-                        } else {
-                            ui.label("—");
-                            ui.label(format_seconds(split[1]));
-                            ui.label("—");
-                        }
-                        match baseline {
-                            Some(base) if stats.mean_s > 0.0 => {
-                                ui.label(format!("{:.1}×", base / stats.mean_s));
-                            }
-                            _ => {
-                                ui.label("—");
-                            }
-                        }
-                    }
-                    _ => {
-                        let why = if version.is_gpu() {
-                            match &status.gpu_note {
-                                Some(note) => format!("not run: {}", note.short()),
-                                None => "not run: no GPU".to_string(),
-                            }
-                        } else {
-                            "not run (see CPU versions)".to_string()
-                        };
-                        ui.label(RichText::new(why).weak()).on_hover_text(
-                            status
-                                .gpu_note
-                                .as_ref()
-                                .map(ToString::to_string)
-                                .unwrap_or_default(),
-                        );
-                    }
-                }
+                version_row_ui(ui, version, run, baseline, status);
                 ui.end_row();
             }
         });
@@ -116,6 +70,51 @@ pub(super) fn timings_table_ui(ui: &mut egui::Ui, run: &KernelRun, status: &Stat
             .weak(),
         );
     }
+}
+
+/// One row of the table: the version's name, mean ± std, its split and its speed-up over
+/// `baseline` seconds, or why it did not run.
+fn version_row_ui(
+    ui: &mut egui::Ui,
+    version: Version,
+    run: &KernelRun,
+    baseline: Option<f64>,
+    status: &Status,
+) {
+    let timings = &run.timings;
+    let name = match version {
+        Version::CpuAllThreads => format!("CPU, all {} threads", timings.cpu_threads),
+        Version::GpuHostArrays => "GPU, host arrays".to_string(),
+        Version::GpuDeviceResident => "GPU, device-resident".to_string(),
+        Version::CpuOneThread => "CPU, one thread".to_string(),
+    };
+    ui.label(RichText::new(name).color(version.color()))
+        .on_hover_text(version.to_string());
+    let (Some(stats), Some(split)) = (version.stats(timings), version.split(timings)) else {
+        let why = match (version.is_gpu(), &status.gpu_note) {
+            (true, Some(note)) => format!("not run: {}", note.short()),
+            (true, None) => "not run: no GPU".to_string(),
+            (false, _) => "not run (see CPU versions)".to_string(),
+        };
+        let note = status.gpu_note.as_ref().map(ToString::to_string);
+        ui.label(RichText::new(why).weak())
+            .on_hover_text(note.unwrap_or_default());
+        return;
+    };
+    ui.label(RichText::new(stats.display()).strong());
+    if version == Version::GpuHostArrays {
+        for part in split {
+            ui.label(format_seconds(part));
+        }
+    } else {
+        ui.label("—");
+        ui.label(format_seconds(split[1]));
+        ui.label("—");
+    }
+    match baseline {
+        Some(base) if stats.mean_s > 0.0 => ui.label(format!("{:.1}×", base / stats.mean_s)),
+        _ => ui.label("—"),
+    };
 }
 
 /// Stacked horizontal bars: upload / kernel (or CPU compute) / download of each version.
@@ -228,39 +227,7 @@ pub(super) fn sweep_plot_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Stat
     ui.label(RichText::new("size sweep: time per run against n (log-log)").strong());
     let sweep = &panel.sweep;
     let running_sweep = status.running == Some((panel.kernel, true));
-    let caption = if sweep.is_empty() {
-        if running_sweep {
-            "sweeping…".to_string()
-        } else {
-            "press Sweep sizes to run every version from 1k up to n".to_string()
-        }
-    } else if sweep.len() < 2 {
-        "one size only: sweep to see where the GPU starts to win".to_string()
-    } else if status.gpu_name.is_none() && sweep.iter().all(|r| r.timings.gpu_host_arrays.is_none())
-    {
-        "no GPU here: only the CPU lines are drawn".to_string()
-    } else {
-        match (
-            gpu_wins_from(sweep, Version::GpuHostArrays),
-            gpu_wins_from(sweep, Version::GpuDeviceResident),
-        ) {
-            (Some(host), Some(resident)) if host == sweep[0].n => format!(
-                "the GPU wins at every swept size (from n = {}), with host arrays too",
-                format_count(host.min(resident))
-            ),
-            (Some(host), Some(resident)) => format!(
-                "the GPU wins from n ≈ {} with host arrays, from n ≈ {} when the data stays on it",
-                format_count(host),
-                format_count(resident)
-            ),
-            (None, Some(resident)) => format!(
-                "with host arrays the GPU never wins here (the copies cost more); kept on the device it wins from n ≈ {}",
-                format_count(resident)
-            ),
-            (Some(host), None) => format!("the GPU wins from n ≈ {}", format_count(host)),
-            (None, None) => "the GPU does not beat the CPU at these sizes".to_string(),
-        }
-    };
+    let caption = sweep_caption(sweep, status, running_sweep);
     ui.label(RichText::new(caption).weak());
     if sweep.is_empty() {
         empty_plot_ui(ui, height - 20.0, "no sweep yet");
@@ -309,6 +276,43 @@ pub(super) fn sweep_plot_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Stat
                 );
             }
         });
+}
+
+/// What the sweep shows, in a sentence: where the GPU starts to win, or why nothing is drawn.
+fn sweep_caption(sweep: &[KernelRun], status: &Status, running_sweep: bool) -> String {
+    if sweep.is_empty() {
+        if running_sweep {
+            "sweeping…".to_string()
+        } else {
+            "press Sweep sizes to run every version from 1k up to n".to_string()
+        }
+    } else if sweep.len() < 2 {
+        "one size only: sweep to see where the GPU starts to win".to_string()
+    } else if status.gpu_name.is_none() && sweep.iter().all(|r| r.timings.gpu_host_arrays.is_none())
+    {
+        "no GPU here: only the CPU lines are drawn".to_string()
+    } else {
+        match (
+            gpu_wins_from(sweep, Version::GpuHostArrays),
+            gpu_wins_from(sweep, Version::GpuDeviceResident),
+        ) {
+            (Some(host), Some(resident)) if host == sweep[0].n => format!(
+                "the GPU wins at every swept size (from n = {}), with host arrays too",
+                format_count(host.min(resident))
+            ),
+            (Some(host), Some(resident)) => format!(
+                "the GPU wins from n ≈ {} with host arrays, from n ≈ {} when the data stays on it",
+                format_count(host),
+                format_count(resident)
+            ),
+            (None, Some(resident)) => format!(
+                "with host arrays the GPU never wins here (the copies cost more); kept on the device it wins from n ≈ {}",
+                format_count(resident)
+            ),
+            (Some(host), None) => format!("the GPU wins from n ≈ {}", format_count(host)),
+            (None, None) => "the GPU does not beat the CPU at these sizes".to_string(),
+        }
+    }
 }
 
 /// A framed empty area of a plot's size with a short text, for plots with nothing to draw.
