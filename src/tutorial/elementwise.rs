@@ -9,7 +9,8 @@ use cudarc::driver::{CudaSlice, CudaStream};
 
 use super::gpu::run_elementwise;
 use super::{
-    array_bytes, time_cpu_versions, CpuThreads, KernelTimings, RunControl, RunOptions, TutorialGpu,
+    array_bytes, time_cpu_versions, CpuThreads, KernelRun, KernelSummary, KernelTimings,
+    RunControl, RunOptions, TutorialGpu, TutorialKernel,
 };
 use crate::error::{HeatlabError, Result};
 
@@ -46,6 +47,31 @@ pub(crate) struct ElementwiseRun<I> {
     pub(crate) difference: Option<f64>,
     /// The GPU's name when it ran.
     pub(crate) gpu_name: Option<String>,
+}
+
+impl<I> ElementwiseRun<I> {
+    /// The inputs, the outputs and the report of this run of `kernel`: `result` summarises
+    /// what it computed; `transfer_bytes` are moved by one host-arrays run.
+    pub(crate) fn into_report(
+        self,
+        kernel: TutorialKernel,
+        options: &RunOptions,
+        result: KernelSummary,
+        transfer_bytes: u64,
+    ) -> (I, Vec<f32>, KernelRun) {
+        let run = KernelRun {
+            kernel,
+            n: options.n,
+            seed: options.seed,
+            repeats: options.repeats,
+            gpu: self.gpu_name,
+            result,
+            timings: self.timings,
+            max_abs_difference_gpu_cpu: self.difference,
+            transfer_bytes,
+        };
+        (self.inputs, self.outputs, run)
+    }
 }
 
 /// Draws the inputs and runs the CPU versions that `options.cpu` asks for and, with a GPU, the

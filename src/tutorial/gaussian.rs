@@ -95,12 +95,7 @@ pub fn pdf_cpu(
     threads: CpuThreads,
     control: RunControl<'_>,
 ) -> Result<()> {
-    let phase = match threads {
-        CpuThreads::One => RunPhase::CpuOneThread,
-        CpuThreads::All => RunPhase::CpuAllThreads,
-    };
-    let progress = PhaseProgress::new(control, phase, out.len() as u64);
-    fill_in_chunks(out, threads, &progress, |first, chunk| {
+    fill_in_chunks(out, threads, control, |first, chunk| {
         let points = &x[first..first + chunk.len()];
         for (value, &point) in chunk.iter_mut().zip(points) {
             *value = pdf(point, params);
@@ -171,26 +166,18 @@ pub fn run(
         launch: &launch,
     };
     let measured = run_kernel(options, gpu, &kernel, control)?;
-    let run = KernelRun {
-        kernel: TutorialKernel::Gaussian,
-        n: options.n,
-        seed: options.seed,
-        repeats: options.repeats,
-        gpu: measured.gpu_name,
-        result: KernelSummary::Gaussian {
-            mean: params.mean,
-            sigma: params.sigma,
-            pdf: ArrayStats::of(&measured.outputs),
-            max_abs_error_vs_f64: max_error_vs_f64(&measured.inputs, &measured.outputs, params),
-        },
-        timings: measured.timings,
-        max_abs_difference_gpu_cpu: measured.difference,
-        transfer_bytes: 2 * 4 * options.n,
+    let result = KernelSummary::Gaussian {
+        mean: params.mean,
+        sigma: params.sigma,
+        pdf: ArrayStats::of(&measured.outputs),
+        max_abs_error_vs_f64: max_error_vs_f64(&measured.inputs, &measured.outputs, params),
     };
+    let (x, pdf, run) =
+        measured.into_report(TutorialKernel::Gaussian, options, result, 2 * 4 * options.n);
     Ok(GaussianOutput {
         params,
-        x: measured.inputs,
-        pdf: measured.outputs,
+        x,
+        pdf,
         run,
     })
 }

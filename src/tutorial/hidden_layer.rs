@@ -92,12 +92,7 @@ pub fn activate_cpu(
     threads: CpuThreads,
     control: RunControl<'_>,
 ) -> Result<()> {
-    let phase = match threads {
-        CpuThreads::One => RunPhase::CpuOneThread,
-        CpuThreads::All => RunPhase::CpuAllThreads,
-    };
-    let progress = PhaseProgress::new(control, phase, activations.len() as u64);
-    fill_in_chunks(activations, threads, &progress, |first, chunk| {
+    fill_in_chunks(activations, threads, control, |first, chunk| {
         let greys = &inputs.greyscales[first..first + chunk.len()];
         let weights = &inputs.weights[first..first + chunk.len()];
         for ((out, &grey), &weight) in chunk.iter_mut().zip(greys).zip(weights) {
@@ -158,22 +153,18 @@ pub fn run(
         launch: &launch,
     };
     let measured = run_kernel(options, gpu, &kernel, control)?;
-    let run = KernelRun {
-        kernel: TutorialKernel::HiddenLayer,
-        n: options.n,
-        seed: options.seed,
-        repeats: options.repeats,
-        gpu: measured.gpu_name,
-        result: KernelSummary::HiddenLayer {
-            activations: ArrayStats::of(&measured.outputs),
-        },
-        timings: measured.timings,
-        max_abs_difference_gpu_cpu: measured.difference,
-        transfer_bytes: 3 * 4 * options.n,
+    let result = KernelSummary::HiddenLayer {
+        activations: ArrayStats::of(&measured.outputs),
     };
+    let (inputs, activations, run) = measured.into_report(
+        TutorialKernel::HiddenLayer,
+        options,
+        result,
+        3 * 4 * options.n,
+    );
     Ok(HiddenLayerOutput {
-        inputs: measured.inputs,
-        activations: measured.outputs,
+        inputs,
+        activations,
         run,
     })
 }

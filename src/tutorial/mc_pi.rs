@@ -94,11 +94,7 @@ pub fn count_inside_cpu(
     threads: CpuThreads,
     control: RunControl<'_>,
 ) -> Result<u64> {
-    let phase = match threads {
-        CpuThreads::One => RunPhase::CpuOneThread,
-        CpuThreads::All => RunPhase::CpuAllThreads,
-    };
-    let progress = PhaseProgress::new(control, phase, n);
+    let progress = PhaseProgress::new(control, threads.phase(), n);
     let chunks = n.div_ceil(CPU_PI_CHUNK);
     let chunk = |index: u64| -> Result<u64> {
         progress.check()?;

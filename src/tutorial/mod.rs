@@ -144,6 +144,16 @@ pub enum CpuThreads {
     All,
 }
 
+impl CpuThreads {
+    /// The phase of a run that times this CPU version.
+    pub fn phase(self) -> RunPhase {
+        match self {
+            Self::One => RunPhase::CpuOneThread,
+            Self::All => RunPhase::CpuAllThreads,
+        }
+    }
+}
+
 /// What every run needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunOptions {
@@ -228,9 +238,10 @@ pub(crate) fn time_cpu_runs<T>(
 pub(crate) fn fill_in_chunks(
     out: &mut [f32],
     threads: CpuThreads,
-    progress: &PhaseProgress<'_>,
+    control: RunControl<'_>,
     fill: impl Fn(usize, &mut [f32]) + Sync,
 ) -> Result<()> {
+    let progress = PhaseProgress::new(control, threads.phase(), out.len() as u64);
     let work = |(index, chunk): (usize, &mut [f32])| -> Result<()> {
         progress.check()?;
         fill(index * CPU_CHUNK, chunk);

@@ -326,7 +326,9 @@ impl SimThread {
 fn statistics_cost(split: &[(FramePart, Duration)], on_gpu: bool) -> Duration {
     split
         .iter()
-        .filter(|(part, _)| *part == FramePart::Statistics || (on_gpu && *part == FramePart::Download))
+        .filter(|(part, _)| {
+            *part == FramePart::Statistics || (on_gpu && *part == FramePart::Download)
+        })
         .map(|(_, time)| *time)
         .sum()
 }
