@@ -69,8 +69,8 @@ pub fn error_plot_ui(ui: &mut egui::Ui, panel: &PanelState, height: f32) {
         .legend(Legend::default())
         .x_axis_label("samples n (log scale: log10 n)")
         .y_axis_label("|error| (log scale)")
-        .y_axis_formatter(super::panel::log_value_mark)
-        .x_axis_formatter(super::panel::log_count_mark)
+        .y_axis_formatter(super::format::log_value_mark)
+        .x_axis_formatter(super::format::log_count_mark)
         .y_axis_min_width(48.0)
         .show(ui, |plot| {
             plot.line(

@@ -3,6 +3,7 @@
 //! kernel + download; device-resident: kernel only), with a size sweep that shows where the GPU
 //! starts to win. The kernels run on their own thread ([`runner`]); the UI never waits on them.
 
+pub mod format;
 pub mod gaussian;
 pub mod hidden_layer;
 pub mod jobs;
@@ -24,6 +25,7 @@ use crate::tutorial::{KernelRun, TutorialKernel};
 
 use super::notice::Level;
 use super::worker::Notify;
+pub use format::format_count;
 pub use jobs::{Job, JobProgress, Outcome, TutorialEvent, Visual};
 pub use panel::{Action, GpuNote};
 use runner::TutorialWorker;
@@ -96,30 +98,6 @@ impl std::str::FromStr for Tab {
                     "unknown tab '{text}' (expected diffusion, hidden-layer, gaussian or mc-pi)"
                 ))
             })
-    }
-}
-
-/// A count for people: `1k`, `31.6k`, `1M`, `100M`, `1e9`.
-pub fn format_count(n: u64) -> String {
-    let trim = |value: f64, unit: &str| {
-        let text = format!("{value:.1}");
-        format!("{}{unit}", text.trim_end_matches(".0"))
-    };
-    let x = n as f64;
-    if n < 1_000 {
-        n.to_string()
-    } else if n < 1_000_000 {
-        trim(x / 1e3, "k")
-    } else if n < 1_000_000_000 {
-        trim(x / 1e6, "M")
-    } else {
-        let exponent = x.log10().floor();
-        let mantissa = x / 10f64.powf(exponent);
-        if (mantissa - 1.0).abs() < 1e-9 {
-            format!("1e{exponent:.0}")
-        } else {
-            format!("{mantissa:.2}e{exponent:.0}")
-        }
     }
 }
 

@@ -7,8 +7,9 @@ use eframe::egui::{self, RichText};
 use crate::tutorial::{CpuRuns, TutorialKernel};
 
 use super::super::super::notice::WARNING;
-use super::super::{format_count, PanelState};
-use super::format::{about_seconds, format_bytes};
+use super::super::format::format_count;
+use super::super::format::{about_seconds, format_bytes};
+use super::super::PanelState;
 use super::{Action, Status};
 
 /// The controls: size, seed, repeats, CPU versions, Run / Cancel with progress, sweep, export.

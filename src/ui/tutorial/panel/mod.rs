@@ -3,7 +3,6 @@
 //! log-log size sweep that shows where the GPU starts to win, and the kernel's own results.
 
 pub mod controls;
-pub mod format;
 pub mod plots;
 pub mod versions;
 
@@ -15,10 +14,12 @@ use crate::error::CudaUnavailable;
 use crate::tutorial::TutorialKernel;
 
 use super::super::notice::notice_label;
+pub use super::format::{
+    about_seconds, decade_seconds, format_bytes, log_count_mark, log_value_mark,
+};
 use super::jobs::{JobProgress, Visual};
 use super::PanelState;
 pub use controls::controls_ui;
-pub use format::{about_seconds, decade_seconds, format_bytes, log_count_mark, log_value_mark};
 pub use plots::empty_plot_ui;
 use plots::{agreement_ui, bars_ui, sweep_plot_ui, timings_table_ui};
 pub use versions::{gpu_wins_from, Part, Version};

@@ -9,9 +9,10 @@ use egui_plot::{
 
 use crate::tutorial::{format_seconds, KernelRun};
 
+use super::super::format::format_count;
+use super::super::format::{format_bytes, log_count_mark, log_seconds_mark, time_unit};
 use super::super::jobs::Visual;
-use super::super::{format_count, PanelState};
-use super::format::{format_bytes, log_count_mark, log_seconds_mark, time_unit};
+use super::super::PanelState;
 use super::versions::{gpu_wins_from, Part, Version};
 use super::Status;
 

@@ -1,9 +1,7 @@
-//! Numbers of the tutorial panels for people: rough durations, byte counts, and the marks of
-//! log-scale axes.
+//! Numbers of the tutorial panels for people: counts, rough durations, byte counts, and the
+//! marks of log-scale axes. Shared by the panels' tables and every kernel's result plots.
 
 use egui_plot::GridMark;
-
-use super::super::format_count;
 
 /// A rough duration: `45 ms`, `3.2 s`, `4 min`, `2.5 h`.
 pub fn about_seconds(seconds: f64) -> String {
@@ -42,7 +40,7 @@ pub fn format_bytes(bytes: u64) -> String {
 }
 
 /// Seconds in the unit that suits `largest`: (factor, unit name).
-pub(super) fn time_unit(largest: f64) -> (f64, &'static str) {
+pub fn time_unit(largest: f64) -> (f64, &'static str) {
     if largest >= 1.0 {
         (1.0, "s")
     } else if largest >= 1e-3 {
@@ -63,7 +61,7 @@ pub fn log_count_mark(mark: GridMark, _: &std::ops::RangeInclusive<f64>) -> Stri
     }
 }
 
-pub(super) fn log_seconds_mark(mark: GridMark, _: &std::ops::RangeInclusive<f64>) -> String {
+pub fn log_seconds_mark(mark: GridMark, _: &std::ops::RangeInclusive<f64>) -> String {
     if (mark.value - mark.value.round()).abs() < 1e-6 {
         decade_seconds(mark.value.round() as i32)
     } else {
@@ -92,5 +90,29 @@ pub fn log_value_mark(mark: GridMark, _: &std::ops::RangeInclusive<f64>) -> Stri
         format!("{}", 10f64.powi(exponent as i32))
     } else {
         format!("1e{exponent:.0}")
+    }
+}
+
+/// A count for people: `1k`, `31.6k`, `1M`, `100M`, `1e9`.
+pub fn format_count(n: u64) -> String {
+    let trim = |value: f64, unit: &str| {
+        let text = format!("{value:.1}");
+        format!("{}{unit}", text.trim_end_matches(".0"))
+    };
+    let x = n as f64;
+    if n < 1_000 {
+        n.to_string()
+    } else if n < 1_000_000 {
+        trim(x / 1e3, "k")
+    } else if n < 1_000_000_000 {
+        trim(x / 1e6, "M")
+    } else {
+        let exponent = x.log10().floor();
+        let mantissa = x / 10f64.powf(exponent);
+        if (mantissa - 1.0).abs() < 1e-9 {
+            format!("1e{exponent:.0}")
+        } else {
+            format!("{mantissa:.2}e{exponent:.0}")
+        }
     }
 }
