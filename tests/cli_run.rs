@@ -16,6 +16,49 @@ fn heatlab(args: &[&str]) -> std::process::Output {
         .expect("the heatlab binary runs")
 }
 
+#[test]
+fn run_draws_colorbars_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bars");
+    let result = heatlab(&[
+        "run",
+        "--size",
+        "64x40",
+        "--steps",
+        "5",
+        "--backend",
+        "cpu",
+        "--colorbar",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let image = image::open(out.join("field_000005.png")).unwrap().to_rgb8();
+    // The field keeps its pixels on the left; a white strip with the bar and its labels is
+    // added on the right, padded below when the field is too short for five labels.
+    assert!(image.width() > 40 + 20, "width {}", image.width());
+    assert!(image.height() >= 64);
+    let viridis = heatlab::render::Colormap::Viridis.table();
+    assert!(viridis.contains(&image.get_pixel(5, 5).0));
+    // The right half of the strip holds only the labels' text (the bar and ticks are left).
+    let text_from = 40 + (image.width() - 40) / 2;
+    let strip_dark = (0..image.height())
+        .flat_map(|y| (text_from..image.width()).map(move |x| (x, y)))
+        .filter(|&(x, y)| {
+            let [r, g, b] = image.get_pixel(x, y).0;
+            r == g && g == b && r < 100
+        })
+        .count();
+    assert!(
+        strip_dark > 20,
+        "the labels are drawn ({strip_dark} dark pixels)"
+    );
+}
+
 fn assert_refused(args: &[&str], expected: &str) {
     let out = heatlab(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
