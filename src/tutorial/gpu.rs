@@ -9,7 +9,7 @@ use cudarc::driver::{sys, CudaFunction, CudaSlice, CudaStream, LaunchConfig};
 use super::{
     GpuHostArraysTimings, PhaseProgress, RunControl, RunPhase, TimingStats, TUTORIAL_SOURCE,
 };
-use crate::compute::cuda::{driver_error, CudaDevice};
+use crate::compute::cuda::{driver_error, CudaDevice, GpuTimer};
 use crate::compute::BackendChoice;
 use crate::error::{CudaUnavailable, Result};
 
@@ -184,53 +184,117 @@ pub(crate) fn run_elementwise(
     device.synchronize()?;
 
     let progress = PhaseProgress::new(control, RunPhase::GpuHostArrays, u64::from(repeats));
-    let (mut uploads, mut kernels, mut downloads, mut totals) = (vec![], vec![], vec![], vec![]);
-    let mut walls = Vec::with_capacity(repeats as usize);
-    for _ in 0..repeats {
-        progress.check()?;
-        let wall_started = Instant::now();
-        timer.start()?;
-        upload(&mut device_inputs)?;
-        let upload_time = timer.stop()?.as_secs_f64();
-        timer.start()?;
-        launch(&stream, &device_inputs, &mut device_output)?;
-        let kernel_time = timer.stop()?.as_secs_f64();
-        timer.start()?;
-        stream
-            .memcpy_dtoh(&device_output, output.as_mut_slice())
-            .map_err(driver_error("downloading the output array"))?;
-        let download_time = timer.stop()?.as_secs_f64();
-        walls.push(wall_started.elapsed().as_secs_f64());
-        uploads.push(upload_time);
-        kernels.push(kernel_time);
-        downloads.push(download_time);
-        totals.push(upload_time + kernel_time + download_time);
-        progress.advance(1);
-    }
+    let host_arrays = time_host_arrays(
+        &timer,
+        repeats,
+        &progress,
+        &mut |part| match part {
+            TimedPart::Upload => upload(&mut device_inputs),
+            TimedPart::Kernel => launch(&stream, &device_inputs, &mut device_output),
+            TimedPart::Download => stream
+                .memcpy_dtoh(&device_output, output.as_mut_slice())
+                .map_err(driver_error("downloading the output array")),
+        },
+        &mut || progress.advance(1),
+    )?;
     device.synchronize()?;
 
     let progress = PhaseProgress::new(control, RunPhase::GpuDeviceResident, u64::from(repeats));
-    let mut resident = Vec::with_capacity(repeats as usize);
-    let mut resident_walls = Vec::with_capacity(repeats as usize);
+    let (device_resident, device_resident_wall) = time_device_resident(
+        &timer,
+        repeats,
+        &progress,
+        &mut |part| match part {
+            TimedPart::Kernel => launch(&stream, &device_inputs, &mut device_output),
+            // The inputs stay on the device and the kernel overwrites the whole output.
+            TimedPart::Upload | TimedPart::Download => Ok(()),
+        },
+        &mut || progress.advance(1),
+    )?;
+    Ok(ElementwiseGpuRun {
+        output,
+        host_arrays,
+        device_resident,
+        device_resident_wall,
+    })
+}
+
+/// A timed part of a run with host arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TimedPart {
+    /// Inputs to the device.
+    Upload,
+    /// The kernel.
+    Kernel,
+    /// Outputs back to the host.
+    Download,
+}
+
+/// Times `repeats` runs with host arrays: `run` does each [`TimedPart`] in turn, each between
+/// the CUDA events of `timer`, and each whole run is also timed on the host's wall clock.
+/// `after` runs untimed after each run (progress); the cancel flag is checked before each.
+pub(crate) fn time_host_arrays(
+    timer: &GpuTimer,
+    repeats: u32,
+    progress: &PhaseProgress<'_>,
+    run: &mut dyn FnMut(TimedPart) -> Result<()>,
+    after: &mut dyn FnMut(),
+) -> Result<GpuHostArraysTimings> {
+    let mut parts: [Vec<f64>; 3] = Default::default();
+    let (mut totals, mut walls) = (Vec::new(), Vec::new());
     for _ in 0..repeats {
         progress.check()?;
         let wall_started = Instant::now();
-        timer.start()?;
-        launch(&stream, &device_inputs, &mut device_output)?;
-        resident.push(timer.stop()?.as_secs_f64());
-        resident_walls.push(wall_started.elapsed().as_secs_f64());
-        progress.advance(1);
+        let mut total = 0.0;
+        for (times, part) in
+            parts
+                .iter_mut()
+                .zip([TimedPart::Upload, TimedPart::Kernel, TimedPart::Download])
+        {
+            timer.start()?;
+            run(part)?;
+            let seconds = timer.stop()?.as_secs_f64();
+            times.push(seconds);
+            total += seconds;
+        }
+        walls.push(wall_started.elapsed().as_secs_f64());
+        totals.push(total);
+        after();
     }
-    Ok(ElementwiseGpuRun {
-        output,
-        host_arrays: GpuHostArraysTimings {
-            upload: TimingStats::from_runs(uploads),
-            kernel: TimingStats::from_runs(kernels),
-            download: TimingStats::from_runs(downloads),
-            total: TimingStats::from_runs(totals),
-            wall: TimingStats::from_runs(walls),
-        },
-        device_resident: TimingStats::from_runs(resident),
-        device_resident_wall: TimingStats::from_runs(resident_walls),
+    let [uploads, kernels, downloads] = parts;
+    Ok(GpuHostArraysTimings {
+        upload: TimingStats::from_runs(uploads),
+        kernel: TimingStats::from_runs(kernels),
+        download: TimingStats::from_runs(downloads),
+        total: TimingStats::from_runs(totals),
+        wall: TimingStats::from_runs(walls),
     })
+}
+
+/// Times `repeats` kernel-only runs with the data left on the device: `run` does
+/// [`TimedPart::Upload`] untimed first (a reset of the output, or nothing), then
+/// [`TimedPart::Kernel`] between the CUDA events of `timer` (and on the wall clock); `after`
+/// runs untimed after each. Returns the event timings and the wall-clock timings.
+pub(crate) fn time_device_resident(
+    timer: &GpuTimer,
+    repeats: u32,
+    progress: &PhaseProgress<'_>,
+    run: &mut dyn FnMut(TimedPart) -> Result<()>,
+    after: &mut dyn FnMut(),
+) -> Result<(TimingStats, TimingStats)> {
+    let (mut events, mut walls) = (Vec::new(), Vec::new());
+    for _ in 0..repeats {
+        progress.check()?;
+        run(TimedPart::Upload)?;
+        let wall_started = Instant::now();
+        timer.start()?;
+        run(TimedPart::Kernel)?;
+        events.push(timer.stop()?.as_secs_f64());
+        walls.push(wall_started.elapsed().as_secs_f64());
+        after();
+    }
+    Ok((
+        TimingStats::from_runs(events),
+        TimingStats::from_runs(walls),
+    ))
 }

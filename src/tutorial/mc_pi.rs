@@ -8,11 +8,12 @@
 //! coordinates. Every sample is a pure function of (seed, j), so any split of the work over
 //! threads (CPU or GPU) gives the same count: the CPU and the GPU agree exactly.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cudarc::driver::PushKernelArg;
 use rayon::prelude::*;
 
+use super::gpu::{time_device_resident, time_host_arrays, TimedPart};
 use super::{
     time_cpu_versions, CpuThreads, GpuHostArraysTimings, KernelRun, KernelSummary, KernelTimings,
     PhaseProgress, RunControl, RunOptions, RunPhase, TimingStats, TutorialGpu, TutorialKernel,
@@ -240,74 +241,55 @@ fn run_gpu(
     launch_pi_chunks(gpu, options.seed, options.n.min(1 << 20), &mut inside, None)?;
     device.synchronize()?;
 
-    let progress = PhaseProgress::new(
-        control,
-        RunPhase::GpuHostArrays,
-        options.n.saturating_mul(u64::from(options.repeats)),
-    );
-    let (mut uploads, mut kernels, mut downloads, mut totals) = (vec![], vec![], vec![], vec![]);
-    let mut walls = Vec::with_capacity(options.repeats as usize);
-    for _ in 0..options.repeats {
-        progress.check()?;
-        let wall_started = Instant::now();
-        timer.start()?;
-        stream
-            .memcpy_htod(&zero, &mut inside)
-            .map_err(driver_error("resetting the GPU count"))?;
-        let upload = timer.stop()?.as_secs_f64();
-        timer.start()?;
-        launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))?;
-        let kernel = timer.stop()?.as_secs_f64();
-        timer.start()?;
-        stream
-            .memcpy_dtoh(&inside, &mut count)
-            .map_err(driver_error("downloading the GPU count"))?;
-        let download = timer.stop()?.as_secs_f64();
-        walls.push(wall_started.elapsed().as_secs_f64());
-        if options.n <= GPU_PI_CHUNK {
-            progress.advance(options.n);
-        }
-        uploads.push(upload);
-        kernels.push(kernel);
-        downloads.push(download);
-        totals.push(upload + kernel + download);
-    }
+    let total = options.n.saturating_mul(u64::from(options.repeats));
+    // Long runs report progress chunk by chunk inside the launches; short ones once per run.
+    let small = options.n <= GPU_PI_CHUNK;
+    let progress = PhaseProgress::new(control, RunPhase::GpuHostArrays, total);
+    let host_arrays = time_host_arrays(
+        &timer,
+        options.repeats,
+        &progress,
+        &mut |part| match part {
+            TimedPart::Upload => stream
+                .memcpy_htod(&zero, &mut inside)
+                .map_err(driver_error("resetting the GPU count")),
+            TimedPart::Kernel => {
+                launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))
+            }
+            TimedPart::Download => stream
+                .memcpy_dtoh(&inside, &mut count)
+                .map_err(driver_error("downloading the GPU count")),
+        },
+        &mut || {
+            if small {
+                progress.advance(options.n);
+            }
+        },
+    )?;
     device.synchronize()?;
 
-    let progress = PhaseProgress::new(
-        control,
-        RunPhase::GpuDeviceResident,
-        options.n.saturating_mul(u64::from(options.repeats)),
-    );
-    let mut resident = Vec::with_capacity(options.repeats as usize);
-    let mut resident_walls = Vec::with_capacity(options.repeats as usize);
-    for _ in 0..options.repeats {
-        progress.check()?;
-        stream
-            .memset_zeros(&mut inside)
-            .map_err(driver_error("resetting the GPU count"))?;
-        let wall_started = Instant::now();
-        timer.start()?;
-        launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))?;
-        resident.push(timer.stop()?.as_secs_f64());
-        resident_walls.push(wall_started.elapsed().as_secs_f64());
-        if options.n <= GPU_PI_CHUNK {
-            progress.advance(options.n);
-        }
-    }
-    let host_arrays = GpuHostArraysTimings {
-        upload: TimingStats::from_runs(uploads),
-        kernel: TimingStats::from_runs(kernels),
-        download: TimingStats::from_runs(downloads),
-        total: TimingStats::from_runs(totals),
-        wall: TimingStats::from_runs(walls),
-    };
-    Ok((
-        count[0],
-        host_arrays,
-        TimingStats::from_runs(resident),
-        TimingStats::from_runs(resident_walls),
-    ))
+    let progress = PhaseProgress::new(control, RunPhase::GpuDeviceResident, total);
+    let (resident, resident_walls) = time_device_resident(
+        &timer,
+        options.repeats,
+        &progress,
+        &mut |part| match part {
+            // The count is reset on the device, outside the timing.
+            TimedPart::Upload => stream
+                .memset_zeros(&mut inside)
+                .map_err(driver_error("resetting the GPU count")),
+            TimedPart::Kernel => {
+                launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))
+            }
+            TimedPart::Download => Ok(()),
+        },
+        &mut || {
+            if small {
+                progress.advance(options.n);
+            }
+        },
+    )?;
+    Ok((count[0], host_arrays, resident, resident_walls))
 }
 
 /// Runs the CPU versions that `options.cpu` asks for and, with a GPU, the GPU counts,
