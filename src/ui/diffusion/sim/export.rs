@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use crate::compute::Layer;
 use crate::export::{self, FrameFiles, LayerFrame, PngStyle};
-use crate::grid::{Grid, ValueRange};
+use crate::grid::ValueRange;
 use crate::sim::Simulation;
 
-use super::messages::{ExportJob, ExportKind, ViewRequest, ViewRequests};
+use super::messages::{ExportJob, ExportKind, ViewRequests};
 
 /// The colour ranges of the last frame shown, so that exports match the screen.
 #[derive(Debug, Clone, Copy, Default)]
@@ -30,62 +30,43 @@ pub fn write(
     step: u64,
 ) -> crate::Result<Vec<PathBuf>> {
     export::ensure_writable_dir(&job.dir)?;
-    let style = |view: ViewRequest, range: Option<ValueRange>, grid: &Grid| PngStyle {
-        colormap: view.colormap,
-        range: range.unwrap_or_else(|| view.range_mode.resolve(grid)),
-        colorbar: job.colorbar,
+    let layers: &[Layer] = match job.kind {
+        ExportKind::FieldPng | ExportKind::FieldNpy => &[Layer::Field],
+        ExportKind::LaplacianPng | ExportKind::LaplacianNpy => &[Layer::Laplacian],
+        ExportKind::Frames => &Layer::ALL,
+        ExportKind::TimingLog => return export::write_timing_log(&job.dir, sim.timings()),
     };
-    let png = FrameFiles {
-        png: true,
-        npy: false,
-    };
-    let field = |sim: &mut Simulation| sim.field();
-    let laplacian = |sim: &mut Simulation| sim.laplacian();
-    match job.kind {
-        ExportKind::FieldPng => {
-            let grid = field(sim)?;
-            let layer = LayerFrame {
-                layer: Layer::Field,
-                grid: &grid,
-                style: style(views.field, shown.field, &grid),
-            };
-            export::write_frame(&job.dir, step, &[layer], png)
-        }
-        ExportKind::LaplacianPng => {
-            let grid = laplacian(sim)?;
-            let layer = LayerFrame {
-                layer: Layer::Laplacian,
-                grid: &grid,
-                style: style(views.laplacian, shown.laplacian, &grid),
-            };
-            export::write_frame(&job.dir, step, &[layer], png)
-        }
-        ExportKind::Frames => {
-            let (field, laplacian) = (field(sim)?, laplacian(sim)?);
-            let layers = [
-                LayerFrame {
-                    layer: Layer::Field,
-                    grid: &field,
-                    style: style(views.field, shown.field, &field),
-                },
-                LayerFrame {
-                    layer: Layer::Laplacian,
-                    grid: &laplacian,
-                    style: style(views.laplacian, shown.laplacian, &laplacian),
-                },
-            ];
-            export::write_frame(&job.dir, step, &layers, png)
-        }
-        ExportKind::FieldNpy | ExportKind::LaplacianNpy => {
-            let (layer, grid) = if job.kind == ExportKind::FieldNpy {
-                (Layer::Field, field(sim)?)
-            } else {
-                (Layer::Laplacian, laplacian(sim)?)
-            };
-            let path = export::frame_path(&job.dir, layer.file_stem(), step, "npy");
-            export::write_npy(&path, &grid)?;
-            Ok(vec![path])
-        }
-        ExportKind::TimingLog => export::write_timing_log(&job.dir, sim.timings()),
+    let npy = matches!(job.kind, ExportKind::FieldNpy | ExportKind::LaplacianNpy);
+    let mut grids = Vec::with_capacity(layers.len());
+    for &layer in layers {
+        grids.push(match layer {
+            Layer::Field => sim.field()?,
+            Layer::Laplacian => sim.laplacian()?,
+        });
     }
+    let frames: Vec<LayerFrame<'_>> = layers
+        .iter()
+        .zip(&grids)
+        .map(|(&layer, grid)| {
+            let (view, range) = match layer {
+                Layer::Field => (views.field, shown.field),
+                Layer::Laplacian => (views.laplacian, shown.laplacian),
+            };
+            LayerFrame {
+                layer,
+                grid,
+                style: PngStyle {
+                    colormap: view.colormap,
+                    // An array needs no colours: its style is never resolved.
+                    range: match (npy, range) {
+                        (false, None) => view.range_mode.resolve(grid),
+                        (_, range) => range.unwrap_or(ValueRange { min: 0.0, max: 0.0 }),
+                    },
+                    colorbar: job.colorbar,
+                },
+            }
+        })
+        .collect();
+    let files = FrameFiles { png: !npy, npy };
+    export::write_frame(&job.dir, step, &frames, files)
 }
