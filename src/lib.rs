@@ -16,6 +16,7 @@ pub mod render;
 pub mod sim;
 pub mod tutorial;
 pub mod ui;
+pub mod verify;
 
 pub use error::{HeatlabError, Result};
 pub use grid::{Grid, GridSize};

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod gui;
 pub mod kernel;
 pub mod run;
+pub mod verify;
 
 use clap::{Parser, Subcommand};
 
@@ -27,6 +28,9 @@ pub enum Command {
     Kernel(kernel::KernelArgs),
     /// Open the desktop app (the default), or take a screenshot of it with --screenshot.
     Gui(gui::GuiArgs),
+    /// Check the GPU (or the CPU's fast methods) against the CPU reference, bit for bit, over
+    /// random sequences of what users do.
+    Verify(verify::VerifyArgs),
 }
 
 /// Parses the command line and runs it. Errors come back for `main` to print.
@@ -36,6 +40,7 @@ pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Bench(args)) => bench::bench(&args),
         Some(Command::Kernel(args)) => kernel::run(&args),
         Some(Command::Gui(args)) => gui::run(&args),
+        Some(Command::Verify(args)) => verify::run(&args),
         None => gui::run(&gui::GuiArgs::default()),
     }
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 pub use boundary::Boundary;
 pub use cpu::{CpuBackend, CpuMethod};
-pub use cuda::CudaBackend;
+pub use cuda::{CudaBackend, CudaKernel};
 
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;

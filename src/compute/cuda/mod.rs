@@ -123,6 +123,17 @@ struct FieldBuffers {
     current: CudaSlice<f32>,
     next: CudaSlice<f32>,
     laplacian: Option<CudaSlice<f32>>,
+    /// Whether `current` and `next` are swapped relative to their allocation: a captured graph
+    /// holds the buffers' addresses, so it is valid only for the parity it was captured at.
+    swapped: bool,
+}
+
+impl FieldBuffers {
+    /// Makes the buffer just written the current one.
+    fn flip(&mut self) {
+        std::mem::swap(&mut self.current, &mut self.next);
+        self.swapped = !self.swapped;
+    }
 }
 
 impl FieldBuffers {
@@ -146,15 +157,19 @@ impl FieldBuffers {
 /// were; enough that the per-launch overhead of queuing them one by one disappears.
 const GRAPH_LAUNCHES: u64 = 32;
 
-/// What a captured graph computes.
+/// What a captured graph computes, and on which buffers. A graph replays the device addresses
+/// of its capture: one captured while `current` was the first allocation reads the wrong
+/// buffer once an odd number of direct launches has swapped them, so the parity is part of
+/// the key and each parity gets a graph of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct GraphKey {
     kernel: CudaKernel,
     boundary: Boundary,
     coeff_bits: u32,
+    swapped: bool,
 }
 
-/// A captured graph of [`GRAPH_LAUNCHES`] launches on the current buffers.
+/// A captured graph of [`GRAPH_LAUNCHES`] launches.
 struct CachedGraph {
     key: GraphKey,
     graph: CudaGraph,
@@ -207,10 +222,16 @@ pub struct CudaBackend {
     tuning: Vec<(CudaKernel, f64)>,
     /// The size `selected` was chosen for.
     tuned_size: Option<GridSize>,
-    /// Launches replayed as a CUDA graph; captured for the current buffers and parameters.
-    graph: Option<CachedGraph>,
-    /// Cleared if a capture ever fails, after which launches are queued one by one.
+    /// Launches replayed as CUDA graphs, at most one per buffer parity (see [`GraphKey`]);
+    /// dropped with the buffers they point into.
+    graphs: Vec<CachedGraph>,
+    /// Whether long runs replay graphs; cleared if a capture ever fails, after which launches
+    /// are queued one by one.
     graphs_enabled: bool,
+    /// A kernel the user fixed instead of the tuned one.
+    forced: Option<CudaKernel>,
+    /// Graphs replayed since the backend was created.
+    graph_replays: u64,
     /// The display path's buffers.
     preview: PreviewBuffers,
 }
@@ -263,8 +284,10 @@ impl CudaBackend {
             selected: CudaKernel::JacobiRows,
             tuning: Vec::new(),
             tuned_size: None,
-            graph: None,
+            graphs: Vec::new(),
             graphs_enabled: true,
+            forced: None,
+            graph_replays: 0,
             preview: PreviewBuffers::default(),
         })
     }
@@ -337,36 +360,41 @@ impl CudaBackend {
         let mut remaining = launches;
         if self.graphs_enabled && launches >= GRAPH_LAUNCHES {
             match self.graph_for(kernel, params) {
-                Ok(()) => {
-                    if let Some(cached) = &self.graph {
-                        while remaining >= GRAPH_LAUNCHES {
-                            cached
-                                .graph
-                                .launch()
-                                .map_err(driver_error("launching a CUDA graph"))?;
-                            remaining -= GRAPH_LAUNCHES;
-                        }
+                Ok(index) => {
+                    while remaining >= GRAPH_LAUNCHES {
+                        self.graphs[index]
+                            .graph
+                            .launch()
+                            .map_err(driver_error("launching a CUDA graph"))?;
+                        self.graph_replays += 1;
+                        remaining -= GRAPH_LAUNCHES;
                     }
                 }
                 // Graphs are an optimisation: without them the same launches are queued one by one.
-                Err(_) => self.graphs_enabled = false,
+                Err(error) => {
+                    log::warn!("CUDA graphs turned off, launching one by one: {error}");
+                    self.graphs_enabled = false;
+                }
             }
         }
         self.launch_steps_directly(kernel, remaining, params)
     }
 
-    /// Makes `self.graph` hold [`GRAPH_LAUNCHES`] launches of `kernel` with `params` on the
-    /// current buffers, capturing it if the cached one is for something else.
-    fn graph_for(&mut self, kernel: CudaKernel, params: &StepParams) -> Result<()> {
+    /// The index in `self.graphs` of a graph of [`GRAPH_LAUNCHES`] launches of `kernel` with
+    /// `params` on the buffers in their present order, capturing it if there is none. A new
+    /// capture replaces the cached graph of the same parity.
+    fn graph_for(&mut self, kernel: CudaKernel, params: &StepParams) -> Result<usize> {
         let key = GraphKey {
             kernel,
             boundary: params.boundary,
             coeff_bits: params.coeff.to_bits(),
+            swapped: self.buffers()?.swapped,
         };
-        if self.graph.as_ref().is_some_and(|cached| cached.key == key) {
-            return Ok(());
+        if let Some(index) = self.graphs.iter().position(|cached| cached.key == key) {
+            return Ok(index);
         }
-        self.graph = None;
+        self.graphs
+            .retain(|cached| cached.key.swapped != key.swapped);
         let stream = self.device.stream().clone();
         stream
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
@@ -375,6 +403,12 @@ impl CudaBackend {
         // replayed any number of times without swapping them.
         let captured = self.launch_steps_directly(kernel, GRAPH_LAUNCHES, params);
         let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+        // Captured launches do not run: a capture that stopped after an odd number of them
+        // must not leave the buffers swapped.
+        let buffers = self.buffers()?;
+        if buffers.swapped != key.swapped {
+            buffers.flip();
+        }
         captured?;
         let graph = graph
             .map_err(driver_error("instantiating a CUDA graph"))?
@@ -382,8 +416,57 @@ impl CudaBackend {
                 context: "capturing a CUDA graph".into(),
                 message: "nothing was captured".into(),
             })?;
-        self.graph = Some(CachedGraph { key, graph });
+        self.graphs.push(CachedGraph { key, graph });
+        Ok(self.graphs.len() - 1)
+    }
+
+    /// Turns CUDA graphs for long runs on or off (they are on by default). Both give the same
+    /// field; the switch is there to prove it and to time the difference.
+    pub fn set_graphs_enabled(&mut self, enabled: bool) {
+        self.graphs_enabled = enabled;
+        if !enabled {
+            self.graphs.clear();
+        }
+    }
+
+    /// Whether long runs replay CUDA graphs.
+    pub fn graphs_enabled(&self) -> bool {
+        self.graphs_enabled
+    }
+
+    /// CUDA graphs replayed so far (each [`GRAPH_LAUNCHES`] launches).
+    pub fn graph_replays(&self) -> u64 {
+        self.graph_replays
+    }
+
+    /// Fixes the kernel `advance` uses (`None`: the fastest exact one, chosen per size).
+    /// Refuses a kernel that cannot step the held field or is not exact.
+    pub fn set_kernel(&mut self, kernel: Option<CudaKernel>) -> Result<()> {
+        if let Some(kernel) = kernel {
+            if !kernel.is_exact() {
+                return Err(HeatlabError::InvalidInput(format!(
+                    "{kernel} races and is not exact: it is a benchmark baseline only"
+                )));
+            }
+            if let Some(buffers) = &self.buffers {
+                if !kernel.supports(buffers.size) {
+                    return Err(HeatlabError::InvalidInput(format!(
+                        "kernel {kernel} cannot step a {} field",
+                        buffers.size
+                    )));
+                }
+            }
+        }
+        self.forced = kernel;
         Ok(())
+    }
+
+    /// The kernel `advance` uses for the held field: the fixed one if it fits, else the tuned one.
+    fn stepping_kernel(&self) -> CudaKernel {
+        match (self.forced, &self.buffers) {
+            (Some(kernel), Some(buffers)) if kernel.supports(buffers.size) => kernel,
+            _ => self.selected,
+        }
     }
 
     /// Queues `launches` launches one by one (see [`Self::launch_steps`]).
@@ -492,7 +575,7 @@ impl CudaBackend {
                 // chosen when cols % 4 == 0; threads outside rows x cols neither read nor write.
                 unsafe { launch.launch(config) }.map_err(driver_error("launching jacobi_step"))?;
             }
-            std::mem::swap(&mut buffers.current, &mut buffers.next);
+            buffers.flip();
         }
         Ok(())
     }
@@ -632,15 +715,15 @@ impl Backend for CudaBackend {
     }
 
     fn step_method(&self) -> String {
-        format!("cuda-{}", self.selected)
+        format!("cuda-{}", self.stepping_kernel())
     }
 
     fn upload(&mut self, field: &Grid) -> Result<()> {
         let size = field.size();
         dims(size)?;
-        // Release the old field (and the graph that points into it) first so that its memory
+        // Release the old field (and the graphs that point into it) first so that its memory
         // counts as free.
-        self.graph = None;
+        self.graphs.clear();
         self.buffers = None;
         let (free, _) = self.device.memory_info()?;
         crate::memory::ensure_gpu_memory(
@@ -661,6 +744,7 @@ impl Backend for CudaBackend {
             current,
             next,
             laplacian: None,
+            swapped: false,
         });
         if new_size {
             self.choose_kernel(field)?;
@@ -670,7 +754,7 @@ impl Backend for CudaBackend {
     }
 
     fn advance(&mut self, steps: u64, params: &StepParams) -> Result<Duration> {
-        self.advance_with(self.selected, steps, params)
+        self.advance_with(self.stepping_kernel(), steps, params)
     }
 
     fn download(&mut self) -> Result<Grid> {
