@@ -54,7 +54,7 @@ pub struct Coverage {
     pub steps_by_boundary: BTreeMap<String, u64>,
     /// CUDA graph replays (each 32 launches).
     pub graph_replays: u64,
-    /// Steps taken while graphs were turned off.
+    /// Steps taken on CUDA while graphs were turned off.
     pub steps_without_graphs: u64,
     /// Operations run per kind.
     pub operations: BTreeMap<String, u64>,
@@ -145,10 +145,11 @@ impl Subject {
         }
     }
 
-    fn graph_state(&self) -> (u64, bool) {
+    /// Graph replays so far and whether graphs are on; `None` where graphs do not apply.
+    fn graph_state(&self) -> Option<(u64, bool)> {
         match self {
-            Self::Cpu(_) | Self::Other(_) => (0, false),
-            Self::Cuda(cuda) => (cuda.graph_replays(), cuda.graphs_enabled()),
+            Self::Cpu(_) | Self::Other(_) => None,
+            Self::Cuda(cuda) => Some((cuda.graph_replays(), cuda.graphs_enabled())),
         }
     }
 
@@ -207,21 +208,24 @@ impl Pair<'_> {
     }
 
     fn advance(&mut self, steps: u64) -> Result<()> {
-        let (replays_before, graphs_on) = self.subject.graph_state();
+        let graphs_before = self.subject.graph_state();
         let backend = self.subject.backend();
         backend.advance(steps, &self.params)?;
         let method = backend.step_method();
         self.reference.advance(steps, &self.params)?;
-        let (replays_after, _) = self.subject.graph_state();
         let coverage = &mut *self.coverage;
         *coverage.steps_by_method.entry(method).or_default() += steps;
         *coverage
             .steps_by_boundary
             .entry(self.params.boundary.to_string())
             .or_default() += steps;
-        coverage.graph_replays += replays_after - replays_before;
-        if !graphs_on {
-            coverage.steps_without_graphs += steps;
+        if let (Some((before, graphs_on)), Some((after, _))) =
+            (graphs_before, self.subject.graph_state())
+        {
+            coverage.graph_replays += after - before;
+            if !graphs_on {
+                coverage.steps_without_graphs += steps;
+            }
         }
         self.steps += steps;
         Ok(())
