@@ -5,6 +5,8 @@ use std::fmt;
 use crate::compute::StepParams;
 use crate::grid::{Grid, GridSize};
 use crate::render::Preview;
+pub use crate::sim::agreement::CellDifference;
+use crate::sim::agreement::{compare_fields, first_difference};
 
 /// What was being compared when the two sides differed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -33,78 +35,9 @@ impl fmt::Display for Compared {
     }
 }
 
-/// The first cell (row-major) at which two arrays differ, and how much they differ overall.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct CellDifference {
-    /// Row of the first differing cell.
-    pub row: usize,
-    /// Column of the first differing cell.
-    pub col: usize,
-    /// The subject's value there.
-    pub subject: f64,
-    /// The reference's value there.
-    pub reference: f64,
-    /// Cells that differ.
-    pub differing_cells: usize,
-    /// Largest |subject - reference| over the differing cells (NaN if a side is not finite).
-    pub max_abs_difference: f64,
-}
-
-/// Compares two equally long arrays of `cols` columns bit for bit.
-fn first_difference<T: Copy + PartialEq>(
-    subject: &[T],
-    reference: &[T],
-    cols: usize,
-    same: impl Fn(T, T) -> bool,
-    value: impl Fn(T) -> f64,
-) -> Option<CellDifference> {
-    let mut found: Option<CellDifference> = None;
-    for (index, (&a, &b)) in subject.iter().zip(reference).enumerate() {
-        if same(a, b) {
-            continue;
-        }
-        let (a, b) = (value(a), value(b));
-        let difference = (a - b).abs();
-        match &mut found {
-            Some(found) => {
-                found.differing_cells += 1;
-                found.max_abs_difference = found.max_abs_difference.max(difference);
-            }
-            None => {
-                found = Some(CellDifference {
-                    row: index / cols.max(1),
-                    col: index % cols.max(1),
-                    subject: a,
-                    reference: b,
-                    differing_cells: 1,
-                    max_abs_difference: difference,
-                })
-            }
-        }
-    }
-    found
-}
-
-/// The first difference between two fields, bit for bit (`-0.0` and `0.0` differ, as do
-/// NaNs with different payloads). Fields of different sizes differ at cell (0, 0).
+/// The first difference between two fields, bit for bit.
 pub fn grids(subject: &Grid, reference: &Grid) -> Option<CellDifference> {
-    if subject.size() != reference.size() {
-        return Some(CellDifference {
-            row: 0,
-            col: 0,
-            subject: subject.size().cells() as f64,
-            reference: reference.size().cells() as f64,
-            differing_cells: subject.size().cells().max(reference.size().cells()),
-            max_abs_difference: f64::NAN,
-        });
-    }
-    first_difference(
-        subject.as_slice(),
-        reference.as_slice(),
-        subject.cols(),
-        |a: f32, b: f32| a.to_bits() == b.to_bits(),
-        f64::from,
-    )
+    compare_fields(subject, reference)
 }
 
 /// The first difference between two previews: values, then range, then pixels.
@@ -200,25 +133,26 @@ impl fmt::Display for Divergence {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::ValueRange;
 
     #[test]
-    fn equal_grids_agree_and_one_changed_bit_is_found() {
-        let size = GridSize { rows: 3, cols: 4 };
-        let a = Grid::from_vec(size, (0..12).map(|i| i as f32 * 0.1).collect()).unwrap();
-        assert_eq!(grids(&a, &a.clone()), None);
-        let mut b = a.clone();
-        let v = b.as_mut_slice()[6];
-        b.as_mut_slice()[6] = f32::from_bits(v.to_bits() + 1);
-        let found = grids(&b, &a).unwrap();
-        assert_eq!((found.row, found.col, found.differing_cells), (1, 2, 1));
-        assert!(found.max_abs_difference > 0.0 && found.max_abs_difference < 1e-6);
-    }
-
-    #[test]
-    fn signed_zeros_differ() {
-        let size = GridSize { rows: 1, cols: 1 };
-        let plus = Grid::from_vec(size, vec![0.0]).unwrap();
-        let minus = Grid::from_vec(size, vec![-0.0]).unwrap();
-        assert!(grids(&plus, &minus).is_some());
+    fn previews_differ_by_values_range_or_pixel() {
+        let size = GridSize { rows: 2, cols: 3 };
+        let values = Grid::from_vec(size, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+        let preview = Preview {
+            factor: 1,
+            values,
+            rgba: vec![7; 24],
+            range: ValueRange { min: 0.0, max: 5.0 },
+        };
+        assert!(previews(&preview, &preview.clone()).is_none());
+        let mut other = preview.clone();
+        other.range.max = 6.0;
+        let (what, cell) = previews(&other, &preview).unwrap();
+        assert_eq!((what, cell.col), (Compared::PreviewRange, 1));
+        let mut other = preview.clone();
+        other.rgba[4 * 4 + 2] = 8; // pixel (1, 1), blue
+        let (what, cell) = previews(&other, &preview).unwrap();
+        assert_eq!((what, cell.row, cell.col), (Compared::PreviewPixels, 1, 1));
     }
 }
