@@ -278,7 +278,11 @@ impl AgreementWatch {
     /// Called by the simulation before an advance from `step`: starts a window if none is being
     /// recorded and the reference is free (or the policy checks every window).
     pub fn before_advance(&mut self, step: u64, backend: &mut dyn Backend) -> Result<()> {
-        if self.job.as_ref().is_some_and(|job| job.handle.is_finished()) {
+        if self
+            .job
+            .as_ref()
+            .is_some_and(|job| job.handle.is_finished())
+        {
             self.poll()?;
         }
         if self.recording.is_some() {
@@ -326,10 +330,21 @@ impl AgreementWatch {
                 advances: Vec::new(),
             });
         }
-        self.spawn(window, end, reference_method(backend), reference_threads(backend.kind()))
+        self.spawn(
+            window,
+            end,
+            reference_method(backend),
+            reference_threads(backend.kind()),
+        )
     }
 
-    fn spawn(&mut self, window: Window, end: Grid, method: CpuMethod, threads: usize) -> Result<()> {
+    fn spawn(
+        &mut self,
+        window: Window,
+        end: Grid,
+        method: CpuMethod,
+        threads: usize,
+    ) -> Result<()> {
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&cancel);
         let handle = std::thread::Builder::new()
@@ -346,7 +361,8 @@ impl AgreementWatch {
             self.mismatches += 1;
         }
         if let WindowPolicy::Adaptive { target_seconds } = self.policy {
-            let per_step = outcome.reference_seconds / (outcome.to_step - outcome.from_step).max(1) as f64;
+            let per_step =
+                outcome.reference_seconds / (outcome.to_step - outcome.from_step).max(1) as f64;
             if per_step > 0.0 {
                 self.window_steps = ((target_seconds / per_step) as u64).clamp(1, 1 << 20);
             }
@@ -358,7 +374,10 @@ impl AgreementWatch {
     }
 
     fn finish(&mut self, job: Job) -> Result<Option<Outcome>> {
-        let outcome = job.handle.join().map_err(|_| HeatlabError::AgreementCheckPanicked)??;
+        let outcome = job
+            .handle
+            .join()
+            .map_err(|_| HeatlabError::AgreementCheckPanicked)??;
         self.record(outcome.clone());
         Ok(Some(outcome))
     }
@@ -408,7 +427,11 @@ mod tests {
 
     fn field(rows: usize, cols: usize) -> Grid {
         let size = GridSize { rows, cols };
-        Grid::from_vec(size, (0..size.cells()).map(|i| ((i * 37) % 11) as f32).collect()).unwrap()
+        Grid::from_vec(
+            size,
+            (0..size.cells()).map(|i| ((i * 37) % 11) as f32).collect(),
+        )
+        .unwrap()
     }
 
     #[test]

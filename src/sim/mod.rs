@@ -7,10 +7,10 @@ mod preview;
 use rayon::prelude::*;
 
 use crate::compute::{Backend, Boundary, StepParams, STABLE_COEFF_LIMIT};
-use agreement::{AgreementWatch, Outcome, WindowPolicy};
 use crate::error::{HeatlabError, Result};
 use crate::export::TimingRecord;
 use crate::grid::Grid;
+use agreement::{AgreementWatch, Outcome, WindowPolicy};
 
 /// What the coefficient means for stability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
