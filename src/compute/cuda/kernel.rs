@@ -11,6 +11,8 @@ const JACOBI_BLOCK: (u32, u32) = (32, 8);
 const JACOBI_ROWS_PER_THREAD: u32 = 4;
 /// Warps per block of the float4 and temporal kernels.
 const WARPS_PER_BLOCK: u32 = 4;
+/// Must match `SHARED_TILE_X` and `SHARED_TILE_Y` in `kernels/diffusion.cu`.
+const SHARED_TILE: (u32, u32) = (32, 8);
 /// Must match `SEED_TPB` in `kernels/diffusion.cu`.
 pub(super) const SEED_TILE: u32 = 8;
 
@@ -20,6 +22,9 @@ pub enum CudaKernel {
     /// The tutorial's kernel ported faithfully: 8x8 tile, in place, Laplacian written each
     /// step. Races between blocks, Dirichlet only: a benchmark baseline, never the simulation.
     SeedFaithful,
+    /// The tutorial's design made correct: a 32x8 tile and a one-cell halo in shared memory,
+    /// the Laplacian written in the same pass, double-buffered, every boundary, any size.
+    Shared,
     /// One step per launch, one column and 4 rows per thread, scalar loads.
     JacobiRows,
     /// One step per launch, float4 loads and stores, shuffles for the horizontal neighbours.
@@ -42,6 +47,7 @@ impl std::fmt::Display for CudaKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::SeedFaithful => f.write_str("seed-faithful"),
+            Self::Shared => f.write_str("shared"),
             Self::JacobiRows => f.write_str("jacobi-rows"),
             Self::JacobiVec4 { rows_per_thread } => write!(f, "jacobi-vec4-rows{rows_per_thread}"),
             Self::Temporal {
@@ -61,7 +67,7 @@ impl CudaKernel {
     /// Whether the kernel can step a field of this size.
     pub fn supports(self, size: GridSize) -> bool {
         match self {
-            Self::SeedFaithful | Self::JacobiRows => true,
+            Self::SeedFaithful | Self::Shared | Self::JacobiRows => true,
             Self::JacobiVec4 { .. } | Self::Temporal { .. } => size.cols % 4 == 0,
         }
     }
@@ -69,6 +75,7 @@ impl CudaKernel {
     /// The exact kernels worth trying for a size, in the order they are tried.
     pub fn exact_candidates(size: GridSize) -> Vec<Self> {
         let mut kernels = vec![
+            Self::Shared,
             Self::JacobiRows,
             Self::JacobiVec4 { rows_per_thread: 8 },
             Self::JacobiVec4 {
@@ -101,6 +108,17 @@ impl CudaKernel {
         };
         match self {
             Self::SeedFaithful => None,
+            Self::Shared => Some((
+                block(
+                    (
+                        cols.div_ceil(SHARED_TILE.0),
+                        rows.div_ceil(SHARED_TILE.1),
+                        1,
+                    ),
+                    (SHARED_TILE.0, SHARED_TILE.1, 1),
+                ),
+                None,
+            )),
             Self::JacobiRows => Some((
                 block(
                     (

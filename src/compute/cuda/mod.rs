@@ -26,6 +26,7 @@ pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu")
 pub const COLORMAP_SOURCE: &str = include_str!("../../../kernels/colormap.cu");
 
 struct DiffusionKernels {
+    shared: [CudaFunction; 3],
     jacobi: [CudaFunction; 3],
     jacobi_vec4_rows8: [CudaFunction; 3],
     jacobi_vec4_rows16: [CudaFunction; 3],
@@ -153,6 +154,7 @@ impl CudaBackend {
             ])
         };
         let kernels = DiffusionKernels {
+            shared: per_boundary("shared_step")?,
             jacobi: per_boundary("jacobi_step")?,
             jacobi_vec4_rows8: per_boundary("jacobi_step_vec4r8")?,
             jacobi_vec4_rows16: per_boundary("jacobi_step_vec4r16")?,

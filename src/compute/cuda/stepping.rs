@@ -6,7 +6,11 @@ use std::time::Duration;
 use cudarc::driver::{sys, CudaGraph, LaunchConfig, PushKernelArg};
 
 use super::kernel::SEED_TILE;
-use super::{dims, driver_error, CudaBackend, CudaKernel, DiffusionKernels};
+use std::sync::Arc;
+
+use cudarc::driver::CudaStream;
+
+use super::{dims, driver_error, CudaBackend, CudaKernel, DiffusionKernels, FieldBuffers};
 use crate::compute::{Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
@@ -66,6 +70,10 @@ impl CudaBackend {
             return Err(HeatlabError::InvalidInput(format!(
                 "kernel {kernel} cannot step a {size} field"
             )));
+        }
+        if kernel == CudaKernel::Shared {
+            let stream = self.device.stream().clone();
+            self.buffers()?.field_and_laplacian(&stream)?;
         }
         self.timer.start()?;
         match kernel {
@@ -232,6 +240,9 @@ impl CudaBackend {
             .kernels
             .stepping_function(kernel, params.boundary)
             .ok_or_else(bad_kernel)?;
+        if kernel == CudaKernel::Shared {
+            return Self::launch_shared(&stream, function, config, buffers, launches, coeff);
+        }
         for _ in 0..launches {
             let mut launch = stream.launch_builder(function);
             launch
@@ -254,6 +265,44 @@ impl CudaBackend {
                 // chosen when cols % 4 == 0; threads outside rows x cols neither read nor write.
                 unsafe { launch.launch(config) }.map_err(driver_error("launching jacobi_step"))?;
             }
+            buffers.flip();
+        }
+        Ok(())
+    }
+
+    /// Queues `launches` launches of the shared-memory kernel, which also writes the Laplacian
+    /// of its input into the Laplacian buffer (allocated beforehand by `advance_with`: an
+    /// allocation cannot be captured into a graph).
+    fn launch_shared(
+        stream: &Arc<CudaStream>,
+        function: &CudaFunction,
+        config: LaunchConfig,
+        buffers: &mut FieldBuffers,
+        launches: u64,
+        coeff: f32,
+    ) -> Result<()> {
+        let (rows, cols) = dims(buffers.size)?;
+        for _ in 0..launches {
+            let laplacian = buffers
+                .laplacian
+                .as_mut()
+                .ok_or_else(|| HeatlabError::Cuda {
+                    context: "launching shared_step".into(),
+                    message: "the Laplacian buffer was not allocated".into(),
+                })?;
+            let mut launch = stream.launch_builder(function);
+            launch
+                .arg(&buffers.current)
+                .arg(&mut buffers.next)
+                .arg(laplacian)
+                .arg(&rows)
+                .arg(&cols)
+                .arg(&coeff);
+            // SAFETY: shared_step_*(const float* in, float* out, float* lapl, int rows, int cols,
+            // float coeff): three distinct buffers of rows*cols floats; the block is
+            // SHARED_TILE_X x SHARED_TILE_Y = 32 x 8 as the kernel's static tile assumes; threads
+            // outside rows x cols read at most one ghost cell away (wrapped once) and write nothing.
+            unsafe { launch.launch(config) }.map_err(driver_error("launching shared_step"))?;
             buffers.flip();
         }
         Ok(())
@@ -336,6 +385,7 @@ impl DiffusionKernels {
         let bc = boundary.kernel_index();
         match kernel {
             CudaKernel::SeedFaithful => None,
+            CudaKernel::Shared => Some(&self.shared[bc]),
             CudaKernel::JacobiRows => Some(&self.jacobi[bc]),
             CudaKernel::JacobiVec4 { rows_per_thread: 8 } => Some(&self.jacobi_vec4_rows8[bc]),
             CudaKernel::JacobiVec4 { .. } => Some(&self.jacobi_vec4_rows16[bc]),
