@@ -2,10 +2,16 @@
 
 pub mod bench;
 pub mod gui;
+pub mod interrupt;
 pub mod kernel;
+pub mod output;
 pub mod run;
 
+use std::process::ExitCode;
+
 use clap::{Parser, Subcommand};
+
+use interrupt::Interrupt;
 
 /// heatlab: GPU heat diffusion, measured against the CPU.
 #[derive(Debug, Parser)]
@@ -29,13 +35,20 @@ pub enum Command {
     Gui(gui::GuiArgs),
 }
 
-/// Parses the command line and runs it. Errors come back for `main` to print.
+/// Runs a parsed command line. The headless commands watch SIGINT and SIGTERM
+/// ([`interrupt`]). Errors come back for [`exit_status`] to report.
 pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Some(Command::Run(args)) => run::run(&args),
-        Some(Command::Bench(args)) => bench::bench(&args),
-        Some(Command::Kernel(args)) => kernel::run(&args),
+        Some(Command::Run(args)) => run::run(&args, &Interrupt::install()?),
+        Some(Command::Bench(args)) => bench::bench(&args, &Interrupt::install()?),
+        Some(Command::Kernel(args)) => kernel::run(&args, &Interrupt::install()?),
         Some(Command::Gui(args)) => gui::run(&args),
         None => gui::run(&gui::GuiArgs::default()),
     }
+}
+
+/// Runs a parsed command line and reports how it ended: the process's exit status, after any
+/// message ([`output::exit_status`] lists the conventions).
+pub fn exit_status(cli: Cli) -> ExitCode {
+    output::exit_status(run_cli(cli))
 }
