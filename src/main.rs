@@ -5,6 +5,5 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = heatlab::cli::Cli::parse();
-    heatlab::cli::exit_status(cli)
+    heatlab::cli::exit_status(heatlab::cli::Cli::try_parse())
 }

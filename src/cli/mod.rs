@@ -7,6 +7,7 @@ pub mod kernel;
 pub mod output;
 pub mod run;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -47,8 +48,18 @@ pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Runs a parsed command line and reports how it ended: the process's exit status, after any
-/// message ([`output::exit_status`] lists the conventions).
-pub fn exit_status(cli: Cli) -> ExitCode {
-    output::exit_status(run_cli(cli))
+/// Runs the command line that clap parsed (or explains why it could not) and reports how it
+/// ended: the process's exit status, after any message ([`output::exit_status`] lists the
+/// conventions). Help and version text go through the same checked printing as any output.
+pub fn exit_status(parsed: Result<Cli, clap::Error>) -> ExitCode {
+    match parsed {
+        Ok(cli) => output::exit_status(run_cli(cli)),
+        Err(error) if error.use_stderr() || std::io::stdout().is_terminal() => {
+            let _ = error.print();
+            ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
+        }
+        Err(help) => output::exit_status(
+            output::print(&help.render().to_string()).map_err(anyhow::Error::from),
+        ),
+    }
 }

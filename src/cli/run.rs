@@ -284,6 +284,14 @@ fn generate_field(plan: &RunPlan, record: &mut RunRecord) -> anyhow::Result<Grid
     generating.finish_and_clear();
     let field = field?;
     record.generation_seconds = started.elapsed().as_secs_f64();
+    if let Some((row, col)) = field.first_non_finite() {
+        return Err(HeatlabError::InvalidInput(format!(
+            "the generated field is not finite (first at row {row}, column {col}): exponent {} \
+             makes values beyond float32's range; try an exponent nearer 0",
+            plan.field.exponent
+        ))
+        .into());
+    }
     if field.as_slice().iter().all(|&value| value == 0.0) {
         note(&format!(
             "warning: the generated field is zero everywhere (exponent {}, cutoff {}, \
@@ -560,7 +568,7 @@ impl RunRecord {
         let record_error = self.write(plan, &ending).err();
         let step = self.steps_completed;
         let out = plan.out.display();
-        let kept = match &record_error {
+        let record = match &record_error {
             None => format!("run.json and timings.csv are in {out}"),
             Some(error) => format!("its record could not be written ({error})"),
         };
@@ -573,12 +581,18 @@ impl RunRecord {
                 Ok(())
             }
             Ending::Interrupted(signal) => Err(anyhow::Error::new(Interrupted(signal))
-                .context(format!("stopped at step {step} of {}; {kept}", plan.steps))),
-            Ending::NonFinite(error) => Err(anyhow::Error::new(error).context(format!(
-                "stopped; the last good frame (step {step}) is in {out}; {kept}"
-            ))),
+                .context(format!("stopped at step {step} of {}; {record}", plan.steps))),
+            Ending::NonFinite(error) => {
+                let kept = match &record_error {
+                    None => format!(
+                        "the last good frame (step {step}), run.json and timings.csv are in {out}"
+                    ),
+                    Some(_) => format!("the last good frame (step {step}) is in {out}; {record}"),
+                };
+                Err(anyhow::Error::new(error).context(format!("stopped; {kept}")))
+            }
             Ending::Failed(error) => {
-                Err(error.context(format!("the run stopped at step {step}; {kept}")))
+                Err(error.context(format!("the run stopped at step {step}; {record}")))
             }
         }
     }

@@ -291,7 +291,7 @@ impl<'a> FullDisk<'a> {
 impl Write for FullDisk<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         if self.room == 0 {
-            return Err(std::io::Error::from(std::io::ErrorKind::StorageFull));
+            return Err(no_space_left());
         }
         let n = buf.len().min(self.room);
         let written = self.inner.write(&buf[..n])?;
@@ -301,6 +301,16 @@ impl Write for FullDisk<'_> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
+    }
+}
+
+/// The operating system's own "No space left on device" error.
+fn no_space_left() -> std::io::Error {
+    if cfg!(target_os = "linux") {
+        // ENOSPC on Linux.
+        std::io::Error::from_raw_os_error(28)
+    } else {
+        std::io::Error::from(std::io::ErrorKind::StorageFull)
     }
 }
 
