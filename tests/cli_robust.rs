@@ -137,7 +137,10 @@ fn stop_a_run_with(signal: i32, name: &str, expected_status: i32) {
         stop_took < Duration::from_secs(5),
         "a stop must not wait for the chunk's end: {stop_took:?}"
     );
-    assert!(stderr.contains(&format!("interrupted by {name}")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("interrupted by {name}")),
+        "{stderr}"
+    );
 
     let summary = read_json(&job.join("run.json"));
     assert_eq!(summary["status"], "interrupted");
@@ -146,7 +149,10 @@ fn stop_a_run_with(signal: i32, name: &str, expected_status: i32) {
     assert!(steps > 0 && steps < 100_000_000, "{steps}");
     let csv = fs::read_to_string(job.join("timings.csv")).unwrap();
     let mut lines = csv.lines();
-    assert!(lines.next().unwrap().starts_with("operation,step_start,steps"));
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("operation,step_start,steps"));
     let timed: u64 = lines
         .map(|line| line.split(',').nth(2).unwrap().parse::<u64>().unwrap())
         .sum();
@@ -210,7 +216,14 @@ fn a_signal_stops_a_tutorial_kernel_with_its_status() {
     let mut child = spawn(
         dir.path(),
         &[
-            "kernel", "mc-pi", "--n", "1e12", "--repeat", "50", "--backend", "cpu",
+            "kernel",
+            "mc-pi",
+            "--n",
+            "1e12",
+            "--repeat",
+            "50",
+            "--backend",
+            "cpu",
         ],
     );
     std::thread::sleep(Duration::from_millis(1500));
@@ -318,7 +331,15 @@ fn full_devices_are_errors_and_stay_devices() {
     let timings = heatlab(
         dir.path(),
         &[
-            "kernel", "mc-pi", "--n", "1000", "--repeat", "1", "--backend", "cpu", "--timings",
+            "kernel",
+            "mc-pi",
+            "--n",
+            "1000",
+            "--repeat",
+            "1",
+            "--backend",
+            "cpu",
+            "--timings",
             "/dev/full",
         ],
     );
@@ -347,7 +368,16 @@ fn full_devices_are_errors_and_stay_devices() {
 fn a_closed_pipe_ends_quietly_with_status_141() {
     let dir = tempfile::tempdir().unwrap();
     for args in [
-        &["kernel", "hidden-layer", "--n", "100000", "--repeat", "3", "--backend", "cpu"][..],
+        &[
+            "kernel",
+            "hidden-layer",
+            "--n",
+            "100000",
+            "--repeat",
+            "3",
+            "--backend",
+            "cpu",
+        ][..],
         &["--help"][..],
     ] {
         let mut child = Command::new(binary())
@@ -377,13 +407,25 @@ fn symbolic_links_are_written_through_and_folders_refused() {
         heatlab(
             dir.path(),
             &[
-                "kernel", "mc-pi", "--n", "1000", "--repeat", "2", "--backend", "cpu",
-                "--timings", timings,
+                "kernel",
+                "mc-pi",
+                "--n",
+                "1000",
+                "--repeat",
+                "2",
+                "--backend",
+                "cpu",
+                "--timings",
+                timings,
             ],
         )
     };
     let through_link = kernel("link.csv");
-    assert!(through_link.status.success(), "{}", stderr_of(&through_link));
+    assert!(
+        through_link.status.success(),
+        "{}",
+        stderr_of(&through_link)
+    );
     let link = fs::symlink_metadata(dir.path().join("link.csv")).unwrap();
     assert!(link.file_type().is_symlink(), "the link stays a link");
     let csv = fs::read_to_string(dir.path().join("logs/real.csv")).unwrap();
@@ -446,13 +488,19 @@ fn a_folder_with_another_run_needs_overwrite() {
     let refused = run(&["--seed", "2"]);
     let stderr = stderr_of(&refused);
     assert_eq!(refused.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("already holds the files of another run"), "{stderr}");
+    assert!(
+        stderr.contains("already holds the files of another run"),
+        "{stderr}"
+    );
     assert!(stderr.contains("--overwrite"), "{stderr}");
     assert_eq!(fs::read(job.join("run.json")).unwrap(), first, "untouched");
 
     let replaced = run(&["--seed", "2", "--overwrite"]);
     assert!(replaced.status.success(), "{}", stderr_of(&replaced));
-    assert_eq!(read_json(&job.join("run.json"))["parameters"]["field"]["seed"], 2);
+    assert_eq!(
+        read_json(&job.join("run.json"))["parameters"]["field"]["seed"],
+        2
+    );
     assert_eq!(
         names_in(&job),
         [
@@ -493,7 +541,17 @@ fn zero_steps_time_nothing_and_say_so() {
     let dir = tempfile::tempdir().unwrap();
     let out = heatlab(
         dir.path(),
-        &["run", "--size", "16", "--steps", "0", "--backend", "cpu", "--out", "job"],
+        &[
+            "run",
+            "--size",
+            "16",
+            "--steps",
+            "0",
+            "--backend",
+            "cpu",
+            "--out",
+            "job",
+        ],
     );
     let stderr = stderr_of(&out);
     assert!(out.status.success(), "{stderr}");
@@ -525,10 +583,23 @@ fn a_field_that_is_zero_everywhere_gives_a_warning() {
     );
     let stderr = stderr_of(&out);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("warning: the generated field is zero everywhere"), "{stderr}");
+    assert!(
+        stderr.contains("warning: the generated field is zero everywhere"),
+        "{stderr}"
+    );
     let usual = heatlab(
         dir.path(),
-        &["run", "--size", "32", "--steps", "2", "--backend", "cpu", "--out", "usual"],
+        &[
+            "run",
+            "--size",
+            "32",
+            "--steps",
+            "2",
+            "--backend",
+            "cpu",
+            "--out",
+            "usual",
+        ],
     );
     assert!(!stderr_of(&usual).contains("zero everywhere"));
 }

@@ -240,7 +240,11 @@ fn a_long_chunk_is_one_timing_row_however_it_is_stepped() {
         String::from_utf8_lossy(&result.stderr)
     );
     let csv = std::fs::read_to_string(out.join("timings.csv")).unwrap();
-    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
     assert_eq!(rows.len(), 2, "{csv}");
     assert_eq!((rows[0][1], rows[0][2]), ("0", "20000"), "{csv}");
     assert_eq!((rows[1][1], rows[1][2]), ("20000", "10000"), "{csv}");

@@ -580,8 +580,9 @@ impl RunRecord {
                 self.report_completion(plan);
                 Ok(())
             }
-            Ending::Interrupted(signal) => Err(anyhow::Error::new(Interrupted(signal))
-                .context(format!("stopped at step {step} of {}; {record}", plan.steps))),
+            Ending::Interrupted(signal) => Err(anyhow::Error::new(Interrupted(signal)).context(
+                format!("stopped at step {step} of {}; {record}", plan.steps),
+            )),
             Ending::NonFinite(error) => {
                 let kept = match &record_error {
                     None => format!(
