@@ -244,7 +244,10 @@ fn execute(
         note(&format!("note: {warning}"));
     }
     crate::memory::ensure_host_memory(
-        "run's copies of the field",
+        &format!(
+            "{} run ({HOST_FIELD_COPIES} copies of the field)",
+            plan.field.size
+        ),
         HOST_FIELD_COPIES.saturating_mul(plan.field.size.bytes()),
     )?;
     let field = generate_field(plan, record)?;
