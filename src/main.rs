@@ -1,16 +1,9 @@
-//! The `heatlab` binary: parse the command line, run it, print any error on one line.
+//! The `heatlab` binary: parse the command line, run it, report how it ended.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = heatlab::cli::Cli::parse();
-    match heatlab::cli::run_cli(cli) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("heatlab: error: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    heatlab::cli::exit_status(heatlab::cli::Cli::try_parse())
 }

@@ -4,6 +4,7 @@
 
 use std::io::Write;
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use heatlab::compute::{Backend, BackendKind, Boundary, CpuBackend, CudaBackend, StepParams};
@@ -39,7 +40,7 @@ fn cpu_methods_agree_with_the_plain_loop_over_random_sequences() {
         operations: 24,
         max_cells: 40_000,
     };
-    let report = verify(&mut subject, &options, &|_| {}).unwrap();
+    let report = verify(&mut subject, &options, &AtomicBool::new(false), &|_| {}).unwrap();
     if let Some(divergence) = &report.divergence {
         panic!("{divergence}");
     }
@@ -119,7 +120,7 @@ fn a_planted_fault_is_found_and_named() {
         operations: 30,
         max_cells: 20_000,
     };
-    let report = verify(&mut subject, &options, &|_| {}).unwrap();
+    let report = verify(&mut subject, &options, &AtomicBool::new(false), &|_| {}).unwrap();
     let divergence = report.divergence.expect("the dropped step must be found");
     assert_eq!(divergence.compared, Compared::Field);
     assert!(divergence.operation.starts_with("advance"), "{divergence}");
@@ -139,6 +140,7 @@ fn a_planted_fault_is_found_and_named() {
             sequences: 1,
             ..options
         },
+        &AtomicBool::new(false),
         &|_| {},
     )
     .unwrap();
@@ -157,7 +159,7 @@ fn cuda_agrees_with_the_cpu_over_random_sequences() {
         operations: 24,
         max_cells: 160_000,
     };
-    let report = verify(&mut subject, &options, &|_| {}).unwrap();
+    let report = verify(&mut subject, &options, &AtomicBool::new(false), &|_| {}).unwrap();
     if let Some(divergence) = &report.divergence {
         panic!("{divergence}");
     }

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::interrupt::{Interrupt, Interrupted};
+use super::output;
 use crate::compute::{BackendChoice, CpuBackend, CudaBackend};
 use crate::verify::{verify, Subject, VerifyOptions, VerifyReport};
 
@@ -47,7 +49,9 @@ fn open_subject(choice: BackendChoice) -> anyhow::Result<Subject> {
         BackendChoice::Auto => match CudaBackend::new() {
             Ok(cuda) => Subject::Cuda(Box::new(cuda)),
             Err(reason) => {
-                eprintln!("{reason}; checking the CPU methods against the plain loop instead");
+                output::note(&format!(
+                    "{reason}; checking the CPU methods against the plain loop instead"
+                ));
                 cpu()
             }
         },
@@ -98,8 +102,9 @@ fn summary(report: &VerifyReport) -> String {
     )
 }
 
-/// Runs `heatlab verify`.
-pub fn run(args: &VerifyArgs) -> anyhow::Result<()> {
+/// Runs `heatlab verify`. Ctrl-C or SIGTERM stops after the current sequence; the report of
+/// the sequences run is still printed and written.
+pub fn run(args: &VerifyArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     let options = VerifyOptions {
         seed: args.seed,
         sequences: args.sequences,
@@ -108,16 +113,21 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<()> {
     };
     let mut subject = open_subject(args.backend)?;
     let bar = progress_bar(args.sequences, args.quiet);
-    let report = verify(&mut subject, &options, &|done| bar.set_position(done))?;
+    let report = verify(&mut subject, &options, interrupt.flag(), &|done| {
+        bar.set_position(done)
+    })?;
     bar.finish_and_clear();
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;
         crate::export::write_atomically(path, |w| w.write_all(text.as_bytes()))
             .with_context(|| "writing the verify report")?;
     }
-    println!("{}", summary(&report));
-    match &report.divergence {
-        None => Ok(()),
-        Some(divergence) => Err(anyhow::anyhow!("divergence found: {divergence}")),
+    output::print(&format!("{}\n", summary(&report)))?;
+    if let Some(divergence) = &report.divergence {
+        return Err(anyhow::anyhow!("divergence found: {divergence}"));
     }
+    if let Some(signal) = interrupt.requested() {
+        return Err(Interrupted(signal).into());
+    }
+    Ok(())
 }

@@ -110,11 +110,9 @@ pub struct HeatlabApp {
 impl HeatlabApp {
     /// Creates the app and starts its worker, which sets up the backend and generates the field.
     pub fn new(cc: &eframe::CreationContext<'_>, options: AppOptions) -> Self {
-        let remembered = if options.persist {
-            cc.storage
-                .and_then(|storage| eframe::get_value::<Settings>(storage, STORAGE_KEY))
-        } else {
-            None
+        let (remembered, settings_problem) = match cc.storage {
+            Some(storage) if options.persist => super::settings::load_remembered(storage),
+            _ => (None, None),
         };
         let mut settings = options.settings.or(remembered).unwrap_or_default();
         options.overrides.apply(&mut settings);
@@ -125,6 +123,10 @@ impl HeatlabApp {
         let ctx = cc.egui_ctx.clone();
         let notify: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ctx.request_repaint());
         let mut notices = Vec::new();
+        notices.extend(settings_problem.map(|p| Notice {
+            level: Level::Warning,
+            text: p.to_string(),
+        }));
         let worker = match WorkerHandle::spawn(notify) {
             Ok(worker) => Some(worker),
             Err(error) => {

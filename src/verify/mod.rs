@@ -10,6 +10,7 @@ pub mod compare;
 pub mod sequence;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::compute::{Backend, CpuBackend, CpuMethod, CudaBackend, StepParams};
@@ -307,10 +308,12 @@ fn operation_kind(operation: &Operation) -> &'static str {
 }
 
 /// Runs `options.sequences` sequences on `subject` against the CPU reference, stopping at the
-/// first divergence. `progress` is called with the number of sequences done after each.
+/// first divergence, or after the current sequence once `stop` is set. `progress` is called
+/// with the number of sequences done after each.
 pub fn verify(
     subject: &mut Subject,
     options: &VerifyOptions,
+    stop: &AtomicBool,
     progress: &dyn Fn(u64),
 ) -> Result<VerifyReport> {
     let started = Instant::now();
@@ -380,6 +383,9 @@ pub fn verify(
         }
         report.sequences_passed += 1;
         progress(index + 1);
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
     }
     report.coverage.sizes = sizes.len() as u64;
     report.elapsed_s = started.elapsed().as_secs_f64();
