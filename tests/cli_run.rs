@@ -249,3 +249,50 @@ fn a_long_chunk_is_one_timing_row_however_it_is_stepped() {
     assert_eq!((rows[0][1], rows[0][2]), ("0", "20000"), "{csv}");
     assert_eq!((rows[1][1], rows[1][2]), ("20000", "10000"), "{csv}");
 }
+
+#[test]
+fn check_every_compares_each_window_with_the_reference_and_records_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("checked");
+    let result = heatlab(&[
+        "run",
+        "--size",
+        "61x37",
+        "--steps",
+        "250",
+        "--coeff",
+        "0.2",
+        "--boundary",
+        "neumann",
+        "--chunk",
+        "70",
+        "--check-every",
+        "100",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    assert!(stderr.contains("all bit-identical"), "{stderr}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let agreement = &run["agreement"];
+    assert_eq!(agreement["checks"], 3);
+    assert_eq!(agreement["mismatches"], 0);
+    let windows: Vec<(u64, u64)> = agreement["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["from_step"].as_u64().unwrap(),
+                w["to_step"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(windows, [(0, 100), (100, 200), (200, 250)]);
+    assert!(agreement["windows"][0]["difference"].is_null());
+    // Chunks stop at the windows' ends too: 0-70-100-170-200-250.
+    let csv = std::fs::read_to_string(out.join("timings.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 5, "{csv}");
+}

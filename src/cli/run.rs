@@ -20,6 +20,7 @@ use crate::export::{self, frame_path, TimingRecord};
 use crate::field::{generate_jagged, JaggedParams, DEFAULT_SEED};
 use crate::grid::{Grid, GridSize};
 use crate::render::{field_to_rgb, Colormap, RangeMode};
+use crate::sim::agreement::{AgreementWatch, Outcome, WindowPolicy};
 use crate::sim::{Simulation, Stability};
 
 /// Arguments of `heatlab run`.
@@ -78,6 +79,11 @@ pub struct RunArgs {
     /// (only heatlab's: run.json, timings.csv, field_*/laplacian_* frames).
     #[arg(long)]
     pub overwrite: bool,
+    /// Check the run against the CPU reference every this many steps (0: never): a background
+    /// CPU thread steps each window from the run's own field and compares bit for bit; the
+    /// run waits for it when it falls behind. The results go into run.json.
+    #[arg(long, default_value_t = 0)]
+    pub check_every: i64,
 }
 
 /// A run's parameters after every check.
@@ -93,6 +99,7 @@ struct RunPlan {
     laplacian_colormap: Colormap,
     npy: bool,
     out: PathBuf,
+    check_every: u64,
 }
 
 fn non_negative(name: &str, value: i64) -> Result<u64, HeatlabError> {
@@ -132,14 +139,17 @@ impl RunPlan {
             laplacian_colormap: args.laplacian_colormap,
             npy: args.npy,
             out: args.out.clone(),
+            check_every: non_negative("--check-every", args.check_every)?,
         })
     }
 
     /// The step at which the next chunk should stop: a save point, a chunk's end, or the last step.
     fn next_stop(&self, step: u64) -> u64 {
         let mut stop = (step + self.chunk).min(self.steps);
-        if let Some(blocks) = step.checked_div(self.save_every) {
-            stop = stop.min((blocks + 1) * self.save_every);
+        for every in [self.save_every, self.check_every] {
+            if let Some(blocks) = step.checked_div(every) {
+                stop = stop.min((blocks + 1) * every);
+            }
         }
         stop
     }
@@ -256,6 +266,9 @@ fn execute(
     }
     // The GPU chooses its kernel for the field's size when the field is uploaded.
     let mut simulation = Simulation::new(backend, field, plan.step)?;
+    if plan.check_every > 0 {
+        simulation.set_agreement_check(Some(WindowPolicy::Every(plan.check_every)));
+    }
     record.method = simulation.backend().step_method();
     note(&format!(
         "{} field, {} steps, coeff {}, {} boundary on {} ({})",
@@ -275,6 +288,27 @@ fn execute(
     bar.set_message(record.backend.clone());
     let ending = step_loop(plan, &mut simulation, record, interrupt, &bar);
     bar.finish_and_clear();
+    settle_agreement(&mut simulation, record, ending)
+}
+
+/// Waits for the agreement checks (checking the last, partial window of a completed run) and
+/// keeps their outcomes in the record.
+fn settle_agreement(
+    simulation: &mut Simulation,
+    record: &mut RunRecord,
+    ending: anyhow::Result<Ending>,
+) -> anyhow::Result<Ending> {
+    if simulation.agreement().is_none() {
+        return ending;
+    }
+    let settled = match &ending {
+        Ok(Ending::Completed) => simulation.finish_agreement(),
+        _ => simulation.settle_agreement(),
+    };
+    if let Some(watch) = simulation.agreement() {
+        record.agreement = Some(AgreementRecord::of(watch));
+    }
+    settled?;
     ending
 }
 
@@ -548,6 +582,68 @@ struct RunRecord {
     steps_completed: u64,
     timings: Vec<TimingRecord>,
     files: Vec<PathBuf>,
+    agreement: Option<AgreementRecord>,
+}
+
+/// The agreement checks of a run (`--check-every`), as run.json gives them.
+#[derive(Debug, Clone, serde::Serialize)]
+struct AgreementRecord {
+    /// Steps per window.
+    check_every: u64,
+    /// Windows checked.
+    checks: u64,
+    /// Windows whose field differed from the reference's.
+    mismatches: u64,
+    /// The first window that differed.
+    first_mismatch: Option<Outcome>,
+    /// Every window, in order (the last 600 of a longer run).
+    windows: Vec<Outcome>,
+}
+
+impl AgreementRecord {
+    fn of(watch: &AgreementWatch) -> Self {
+        let (checks, mismatches) = watch.counts();
+        Self {
+            check_every: match watch.policy() {
+                WindowPolicy::Every(steps) => steps,
+                WindowPolicy::Adaptive { .. } => 0,
+            },
+            checks,
+            mismatches,
+            first_mismatch: watch.first_mismatch().cloned(),
+            windows: watch.history().cloned().collect(),
+        }
+    }
+
+    /// One line for the terminal.
+    fn summary(&self) -> String {
+        let reference = self
+            .windows
+            .first()
+            .map_or("the CPU", |o| o.reference.as_str());
+        match &self.first_mismatch {
+            None => format!(
+                "agreement: {} windows of up to {} steps checked against {reference}: all bit-identical",
+                self.checks, self.check_every
+            ),
+            Some(outcome) => {
+                let cell = outcome.difference.as_ref();
+                format!(
+                    "agreement: {} of {} windows differ from {reference}; the first, steps {}-{}, at \
+                     row {}, column {}: {:e} vs {:e} (max |difference| {:e})",
+                    self.mismatches,
+                    self.checks,
+                    outcome.from_step,
+                    outcome.to_step,
+                    cell.map_or(0, |c| c.row),
+                    cell.map_or(0, |c| c.col),
+                    cell.map_or(0.0, |c| c.subject),
+                    cell.map_or(0.0, |c| c.reference),
+                    cell.map_or(0.0, |c| c.max_abs_difference),
+                )
+            }
+        }
+    }
 }
 
 impl RunRecord {
@@ -562,6 +658,7 @@ impl RunRecord {
             steps_completed: 0,
             timings: Vec::new(),
             files: Vec::new(),
+            agreement: None,
         }
     }
 
@@ -575,13 +672,21 @@ impl RunRecord {
             None => format!("run.json and timings.csv are in {out}"),
             Some(error) => format!("its record could not be written ({error})"),
         };
+        if let Some(agreement) = &self.agreement {
+            note(&agreement.summary());
+        }
         match ending {
             Ending::Completed => {
                 if let Some(error) = record_error {
                     return Err(error).context("the run completed but its record was not saved");
                 }
                 self.report_completion(plan);
-                Ok(())
+                match self.agreement.as_ref().filter(|a| a.mismatches > 0) {
+                    Some(_) => Err(anyhow::anyhow!(
+                        "the run's field differed from the CPU reference (run.json lists every window)"
+                    )),
+                    None => Ok(()),
+                }
             }
             Ending::Interrupted(signal) => Err(anyhow::Error::new(Interrupted(signal)).context(
                 format!("stopped at step {step} of {}; {record}", plan.steps),
@@ -661,6 +766,8 @@ struct RunSummary {
     effective_gb_s: f64,
     wall_seconds: f64,
     files: Vec<String>,
+    /// The `--check-every` windows, when asked for.
+    agreement: Option<AgreementRecord>,
 }
 
 impl RunSummary {
@@ -683,6 +790,7 @@ impl RunSummary {
             effective_gb_s: total.effective_gb_s,
             wall_seconds: record.started.elapsed().as_secs_f64(),
             files: record.files.iter().map(|p| display_name(p)).collect(),
+            agreement: record.agreement.clone(),
         }
     }
 }

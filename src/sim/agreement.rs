@@ -111,13 +111,15 @@ pub fn reference_method(backend: &dyn Backend) -> CpuMethod {
     }
 }
 
-/// Threads the reference may use: all but two cores beside a GPU (one drives the GPU, one
-/// draws), one beside a CPU backend (which uses the others).
-pub fn reference_threads(kind: BackendKind) -> usize {
+/// Threads the reference may use. In the app: all but two cores beside a GPU (one drives the
+/// GPU, one draws), one beside a CPU backend (which uses the others). In a headless run, which
+/// waits for every window, all of them.
+pub fn reference_threads(kind: BackendKind, policy: WindowPolicy) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    match kind {
-        BackendKind::Cuda => cores.saturating_sub(2).max(1),
-        BackendKind::Cpu => 1,
+    match (policy, kind) {
+        (WindowPolicy::Every(_), _) => cores,
+        (WindowPolicy::Adaptive { .. }, BackendKind::Cuda) => cores.saturating_sub(2).max(1),
+        (WindowPolicy::Adaptive { .. }, BackendKind::Cpu) => 1,
     }
 }
 
@@ -230,6 +232,8 @@ pub struct AgreementWatch {
     mismatches: u64,
     /// Checks done, all time.
     checks: u64,
+    /// The first check that found a difference.
+    first_mismatch: Option<Outcome>,
 }
 
 impl AgreementWatch {
@@ -246,6 +250,7 @@ impl AgreementWatch {
             history: VecDeque::new(),
             mismatches: 0,
             checks: 0,
+            first_mismatch: None,
         }
     }
 
@@ -262,6 +267,33 @@ impl AgreementWatch {
     /// Checks done and how many of them found a difference.
     pub fn counts(&self) -> (u64, u64) {
         (self.checks, self.mismatches)
+    }
+
+    /// The first check that found a difference, all time.
+    pub fn first_mismatch(&self) -> Option<&Outcome> {
+        self.first_mismatch.as_ref()
+    }
+
+    /// The window policy.
+    pub fn policy(&self) -> WindowPolicy {
+        self.policy
+    }
+
+    /// Hands the window being recorded to the reference now, however short it is (the end of
+    /// a headless run), and waits for every check.
+    pub fn flush(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        self.wait()?;
+        let Some(window) = self.recording.take() else {
+            return Ok(());
+        };
+        if window.advances.is_empty() {
+            return Ok(());
+        }
+        let end = backend.download()?;
+        let threads = reference_threads(backend.kind(), self.policy);
+        self.spawn(window, end, reference_method(backend), threads)?;
+        self.wait()?;
+        Ok(())
     }
 
     /// Whether a check is running in the background.
@@ -330,12 +362,8 @@ impl AgreementWatch {
                 advances: Vec::new(),
             });
         }
-        self.spawn(
-            window,
-            end,
-            reference_method(backend),
-            reference_threads(backend.kind()),
-        )
+        let threads = reference_threads(backend.kind(), self.policy);
+        self.spawn(window, end, reference_method(backend), threads)
     }
 
     fn spawn(
@@ -359,6 +387,9 @@ impl AgreementWatch {
         self.checks += 1;
         if !outcome.identical() {
             self.mismatches += 1;
+            if self.first_mismatch.is_none() {
+                self.first_mismatch = Some(outcome.clone());
+            }
         }
         if let WindowPolicy::Adaptive { target_seconds } = self.policy {
             let per_step =

@@ -157,11 +157,20 @@ impl Simulation {
         }
     }
 
-    /// Waits for the agreement check in flight, if any (the end of a headless run).
-    pub fn finish_agreement(&mut self) -> Result<Option<Outcome>> {
+    /// The end of a headless run: checks the window being recorded, however short, and waits
+    /// for every check.
+    pub fn finish_agreement(&mut self) -> Result<()> {
         match self.agreement.as_mut() {
-            Some(watch) => watch.wait(),
-            None => Ok(None),
+            Some(watch) => watch.flush(self.backend.as_mut()),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for the check in flight but drops the window being recorded (a run stopped early).
+    pub fn settle_agreement(&mut self) -> Result<()> {
+        match self.agreement.as_mut() {
+            Some(watch) => watch.wait().map(drop),
+            None => Ok(()),
         }
     }
 
