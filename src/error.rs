@@ -81,6 +81,9 @@ pub enum HeatlabError {
         /// The encoder's message.
         message: String,
     },
+    /// The background agreement check's thread panicked (a bug in heatlab).
+    #[error("the agreement check stopped unexpectedly")]
+    AgreementCheckPanicked,
     /// A long job was cancelled by the user.
     #[error("cancelled")]
     Cancelled,

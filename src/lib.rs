@@ -17,6 +17,7 @@ pub mod render;
 pub mod sim;
 pub mod tutorial;
 pub mod ui;
+pub mod verify;
 
 pub use error::{CudaUnavailable, HeatlabError, Result};
 pub use grid::{Grid, GridSize};

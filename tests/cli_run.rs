@@ -1,16 +1,24 @@
 //! `heatlab run` as a user runs it: the files it writes, and every bad input refused up front.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use heatlab::export::read_npy;
+
+/// The binary under test: `HEATLAB_BIN` when set (a release build, or one on another machine),
+/// else the one Cargo built for this test.
+fn binary() -> PathBuf {
+    std::env::var_os("HEATLAB_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_heatlab")))
+}
 
 #[expect(
     clippy::expect_used,
     reason = "a test helper: its failure is the test's failure, with this message"
 )]
 fn heatlab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_heatlab"))
+    Command::new(binary())
         .args(args)
         .output()
         .expect("the heatlab binary runs")
@@ -126,6 +134,7 @@ fn run_writes_frames_arrays_and_logs() {
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(summary["status"], "completed");
+    assert_eq!(summary["reason"], serde_json::Value::Null);
     assert_eq!(summary["steps_completed"], 30);
     assert_eq!(summary["backend"], "cpu");
     assert_eq!(summary["parameters"]["step"]["boundary"], "neumann");
@@ -244,13 +253,97 @@ fn unstable_run_stops_at_the_first_non_finite_step_and_keeps_the_last_good_frame
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     let good = summary["steps_completed"].as_u64().unwrap();
     assert!(good > 0 && good < 5000);
-    assert!(summary["status"]
+    assert_eq!(summary["status"], "non-finite");
+    assert!(summary["reason"]
         .as_str()
         .unwrap()
         .contains(&format!("step {}", good + 1)));
+    no_temporary_files_left(&out);
     let last = read_npy(&std::fs::read(out.join(format!("field_{good:06}.npy"))).unwrap()).unwrap();
     assert!(
         last.first_non_finite().is_none(),
         "the kept frame is the last finite one"
     );
+}
+
+#[test]
+fn a_long_chunk_is_one_timing_row_however_it_is_stepped() {
+    // A chunk that takes seconds is advanced in pieces (so that Ctrl-C is prompt); the log
+    // still has one row per chunk, and every step in it.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("long");
+    let result = heatlab(&[
+        "run",
+        "--size",
+        "256",
+        "--steps",
+        "30000",
+        "--chunk",
+        "20000",
+        "--backend",
+        "cpu",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let csv = std::fs::read_to_string(out.join("timings.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    assert_eq!((rows[0][1], rows[0][2]), ("0", "20000"), "{csv}");
+    assert_eq!((rows[1][1], rows[1][2]), ("20000", "10000"), "{csv}");
+}
+
+#[test]
+fn check_every_compares_each_window_with_the_reference_and_records_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("checked");
+    let result = heatlab(&[
+        "run",
+        "--size",
+        "61x37",
+        "--steps",
+        "250",
+        "--coeff",
+        "0.2",
+        "--boundary",
+        "neumann",
+        "--chunk",
+        "70",
+        "--check-every",
+        "100",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    assert!(stderr.contains("all bit-identical"), "{stderr}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    let agreement = &run["agreement"];
+    assert_eq!(agreement["checks"], 3);
+    assert_eq!(agreement["mismatches"], 0);
+    let windows: Vec<(u64, u64)> = agreement["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["from_step"].as_u64().unwrap(),
+                w["to_step"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(windows, [(0, 100), (100, 200), (200, 250)]);
+    assert!(agreement["windows"][0]["difference"].is_null());
+    // Chunks stop at the windows' ends too: 0-70-100-170-200-250.
+    let csv = std::fs::read_to_string(out.join("timings.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 5, "{csv}");
 }

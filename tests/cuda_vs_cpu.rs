@@ -3,6 +3,8 @@
 
 mod common;
 
+use std::io::Write;
+
 use common::{golden_cases, load, max_abs_diff};
 use heatlab::compute::{Backend, Boundary, CpuBackend, CudaBackend, StepParams};
 use heatlab::field::{generate_jagged, JaggedParams};
@@ -15,7 +17,8 @@ fn cuda_or_skip(test: &str) -> Option<CudaBackend> {
             if std::env::var("HEATLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
                 panic!("HEATLAB_REQUIRE_CUDA=1 but CUDA is unusable: {reason}");
             }
-            eprintln!("skipping {test}: {reason}");
+            // Straight to stderr, past cargo test's output capture, so the skip is seen.
+            let _ = writeln!(std::io::stderr(), "{test}: skipped (no GPU: {reason})");
             None
         }
     }

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{golden_cases, load, max_abs_diff};
-use heatlab::compute::{Backend, Boundary, CpuBackend, StepParams};
+use heatlab::compute::{Backend, Boundary, CpuBackend, CpuMethod, StepParams};
 use heatlab::field::{generate_jagged, JaggedParams};
 use heatlab::GridSize;
 
@@ -37,27 +37,42 @@ fn cpu_steps_match_numpy_bit_for_bit() {
         let initial = load(case.field);
         for (name, diffused, laplacian) in case.stepped {
             let boundary: Boundary = name.parse().unwrap();
-            let mut cpu = CpuBackend::new();
-            cpu.upload(&initial).unwrap();
-            let params = StepParams {
-                coeff: case.coeff,
-                boundary,
-            };
-            cpu.advance(case.steps, &params).unwrap();
-            let field = cpu.download().unwrap();
-            assert_eq!(
-                max_abs_diff(&field, &load(diffused)),
-                0.0,
-                "{name} field, {}x{}",
-                case.rows,
-                case.cols
-            );
-            let lapl = cpu.laplacian(boundary).unwrap();
-            assert_eq!(
-                max_abs_diff(&lapl, &load(laplacian)),
-                0.0,
-                "{name} Laplacian"
-            );
+            // Every method, the plain loop (the harness's oracle) included.
+            for method in [
+                None,
+                Some(CpuMethod::Plain),
+                Some(CpuMethod::Rows),
+                Some(CpuMethod::Blocked {
+                    steps_per_pass: 3,
+                    band_rows: 7,
+                }),
+            ] {
+                let mut cpu = CpuBackend::new();
+                cpu.set_method(method);
+                cpu.upload(&initial).unwrap();
+                let params = StepParams {
+                    coeff: case.coeff,
+                    boundary,
+                };
+                cpu.advance(case.steps, &params).unwrap();
+                let field = cpu.download().unwrap();
+                let field_bits: Vec<u32> = field.as_slice().iter().map(|v| v.to_bits()).collect();
+                let numpy = load(diffused);
+                let numpy_bits: Vec<u32> = numpy.as_slice().iter().map(|v| v.to_bits()).collect();
+                assert!(
+                    field_bits == numpy_bits,
+                    "{name} field, {}x{}, {method:?}: max diff {}",
+                    case.rows,
+                    case.cols,
+                    max_abs_diff(&field, &numpy)
+                );
+                let lapl = cpu.laplacian(boundary).unwrap();
+                assert_eq!(
+                    max_abs_diff(&lapl, &load(laplacian)),
+                    0.0,
+                    "{name} Laplacian, {method:?}"
+                );
+            }
         }
     }
 }

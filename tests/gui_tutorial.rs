@@ -316,12 +316,28 @@ fn the_pi_estimate_in_the_summary_matches_the_visual() {
     harness.get_by_label("Play");
 }
 
+/// Runs recorded on the H100 with `heatlab kernel --json`, embedded so that the test runs from
+/// any directory.
+const RECORDED_PI_1M: &str = include_str!("../benches/results/tutorial-h100-2026-11-22/pi_1M.json");
+const RECORDED_HIDDEN_1M: &str =
+    include_str!("../benches/results/tutorial-h100-2026-11-22/hidden_1M.json");
+
+/// Writes an embedded recorded run into `dir` and returns its path.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure, with this message"
+)]
+fn recorded_run(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 #[test]
 fn a_recorded_gpu_run_fills_the_gpu_rows() {
     let dir = tempfile::tempdir().unwrap();
     let mut harness = harness(dir.path());
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("benches/results/tutorial-h100-2026-11-22/pi_1M.json");
+    let path = recorded_run(dir.path(), "pi_1M.json", RECORDED_PI_1M);
     let ctx = harness.ctx.clone();
     let kernel = harness
         .state_mut()
@@ -353,8 +369,7 @@ fn a_recorded_gpu_run_fills_the_gpu_rows() {
 #[test]
 fn recorded_runs_given_at_start_are_shown_in_their_tab() {
     let dir = tempfile::tempdir().unwrap();
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("benches/results/tutorial-h100-2026-11-22/hidden_1M.json");
+    let path = recorded_run(dir.path(), "hidden_1M.json", RECORDED_HIDDEN_1M);
     let mut field = Settings::default().field;
     field.size = GridSize::new(32, 32).unwrap();
     let settings = Settings {

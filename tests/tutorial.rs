@@ -25,7 +25,11 @@ fn gpu_or_skip(test: &str) -> Option<TutorialGpu> {
             if std::env::var("HEATLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
                 panic!("HEATLAB_REQUIRE_CUDA=1 but CUDA is unusable: {reason}");
             }
-            eprintln!("skipping {test}: {reason}");
+            // Straight to stderr, past cargo test's output capture, so the skip is seen.
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("{test}: skipped (no GPU: {reason})\n"),
+            );
             None
         }
     }

@@ -168,6 +168,9 @@ fn describe(kernel: CudaKernel) -> &'static str {
         CudaKernel::SeedFaithful => {
             "tutorial kernel: 8x8 shared tile, in place (races), Laplacian written"
         }
+        CudaKernel::Shared => {
+            "tutorial design made exact: 32x8 shared tile + halo, double-buffered, Laplacian written"
+        }
         CudaKernel::JacobiRows => "one step per launch, 4 rows per thread, scalar loads",
         CudaKernel::JacobiVec4 { .. } => "one step per launch, float4, shuffles",
         CudaKernel::Temporal { .. } => "temporal blocking in registers, K steps per launch",

@@ -4,11 +4,14 @@ use std::path::PathBuf;
 
 use indicatif::ProgressBar;
 
+use super::interrupt::Interrupt;
+use super::output::{note, print};
 use crate::bench::{
     bench_cpu, bench_cuda, bench_field_generation, parse_sizes, BenchConfig, BenchReport,
 };
 use crate::compute::{BackendChoice, CudaBackend};
 use crate::error::HeatlabError;
+use crate::export::atomic::{check_output, remove_live_temp_files};
 use crate::export::write_atomically;
 
 /// Arguments of `heatlab bench`.
@@ -37,8 +40,9 @@ pub struct BenchArgs {
     pub no_field: bool,
 }
 
-/// Runs `heatlab bench`.
-pub fn bench(args: &BenchArgs) -> anyhow::Result<()> {
+/// Runs `heatlab bench`. A signal stops it before the next measurement, with nothing written
+/// (a partial benchmark is not a result).
+pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     let sizes = parse_sizes(&args.sizes)?;
     if args.repeats == 0 {
         return Err(HeatlabError::InvalidInput("--repeats must be at least 1".into()).into());
@@ -52,9 +56,7 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<()> {
         }
     }
     if let Some(path) = &args.json {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            crate::export::ensure_writable_dir(parent)?;
-        }
+        check_output(path)?;
     }
     let use_cuda = match args.backend {
         BackendChoice::Cpu => false,
@@ -65,7 +67,7 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<()> {
         BackendChoice::Auto => match CudaBackend::new() {
             Ok(_) => true,
             Err(reason) => {
-                eprintln!("heatlab: benchmarking the CPU: {reason}");
+                note(&format!("benchmarking the CPU: {reason}"));
                 false
             }
         },
@@ -78,7 +80,17 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<()> {
     };
     let spinner = ProgressBar::new_spinner();
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-    let progress = |message: &str| spinner.set_message(message.to_string());
+    let progress = |message: &str| {
+        if let Some(signal) = interrupt.requested() {
+            // The benchmark's measurements cannot be stopped from here and a partial report is
+            // no result: the process ends now, as a signal would end it, with no file half written.
+            spinner.finish_and_clear();
+            remove_live_temp_files();
+            note(&format!("bench interrupted by {signal}; nothing written"));
+            std::process::exit(i32::from(signal.exit_status()));
+        }
+        spinner.set_message(message.to_string());
+    };
     let mut report = if use_cuda {
         bench_cuda(&config, &progress)?
     } else {
@@ -88,11 +100,11 @@ pub fn bench(args: &BenchArgs) -> anyhow::Result<()> {
         report.field_generation = bench_field_generation(&config, &progress)?;
     }
     spinner.finish_and_clear();
-    print!("{}", format_table(&report));
+    print(&format_table(&report))?;
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)?;
         write_atomically(path, |w| w.write_all(text.as_bytes()))?;
-        eprintln!("heatlab: wrote {}", path.display());
+        note(&format!("wrote {}", path.display()));
     }
     Ok(())
 }

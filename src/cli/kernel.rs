@@ -6,12 +6,14 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::interrupt::{Interrupt, Interrupted};
+use super::output::{note, print};
 use crate::compute::BackendChoice;
 use crate::error::HeatlabError;
 use crate::export;
 use crate::tutorial::{
     self, gaussian::GaussianParams, open_gpu, CpuRuns, KernelRun, KernelSummary, RunControl,
-    RunOptions, RunProgress, TimingStats, TutorialKernel,
+    RunOptions, RunProgress, TimingStats, TutorialGpu, TutorialKernel,
 };
 
 /// Arguments of `heatlab kernel`.
@@ -52,21 +54,32 @@ pub struct KernelArgs {
     pub json: bool,
 }
 
-/// Parses a count such as `1000000`, `1_000_000` or `1e10` (a whole number at least 1).
+/// Parses a count such as `1000000`, `1_000_000` or `1e10`: a whole number from 1 to
+/// `u64::MAX`. Too large is "too large", never saturated.
 fn parse_count(text: &str) -> Result<u64, String> {
     let cleaned = text.trim().replace('_', "");
-    if let Ok(value) = cleaned.parse::<u64>() {
-        return if value == 0 {
-            Err("must be at least 1".into())
-        } else {
-            Ok(value)
-        };
+    let too_large = || format!("'{text}' is too large (at most {})", u64::MAX);
+    match cleaned.parse::<u64>() {
+        Ok(0) => return Err("must be at least 1".into()),
+        Ok(value) => return Ok(value),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => return Err(too_large()),
+        Err(_) => {}
     }
     let value: f64 = cleaned
         .parse()
         .map_err(|_| format!("'{text}' is not a whole number"))?;
-    if !(1.0..=u64::MAX as f64).contains(&value) || value.fract() != 0.0 {
-        return Err(format!("'{text}' is not a whole number of at least 1"));
+    if value.is_nan() {
+        return Err(format!("'{text}' is not a whole number"));
+    }
+    // 2^64 is the first whole f64 above u64::MAX; every whole f64 below it converts exactly.
+    if value >= 18_446_744_073_709_551_616.0 {
+        return Err(too_large());
+    }
+    if value < 1.0 {
+        return Err(format!("'{text}' must be at least 1"));
+    }
+    if value.fract() != 0.0 {
+        return Err(format!("'{text}' is not a whole number"));
     }
     Ok(value as u64)
 }
@@ -82,8 +95,63 @@ struct JsonReport<'a> {
     files: Vec<String>,
 }
 
-/// Runs `heatlab kernel`.
-pub fn run(args: &KernelArgs) -> anyhow::Result<()> {
+/// Runs `heatlab kernel`. A signal stops it at the next chunk of work, or before the next file.
+pub fn run(args: &KernelArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
+    let (options, params) = checked_options(args)?;
+    let (gpu, reason) = open_gpu(args.backend)?;
+    let gpu_note = reason.map(|reason| format!("using the CPU only: {reason}"));
+    if let Some(text) = &gpu_note {
+        note(text);
+    }
+    if args.kernel == TutorialKernel::MonteCarloPi
+        && args.cpu.one_thread()
+        && args.n > 1_000_000_000
+    {
+        let per_sample = tutorial::mc_pi::estimate_cpu_seconds_per_sample().as_secs_f64();
+        note(&format!(
+            "note: one CPU thread needs about {:.0} s per run for {} samples; \
+             --cpu all-threads skips it",
+            per_sample * args.n as f64,
+            args.n
+        ));
+    }
+
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>22} [{bar:40}] {percent:>3}% ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let show_progress = |progress: RunProgress| {
+        bar.set_message(progress.phase.to_string());
+        bar.set_length(progress.total);
+        bar.set_position(progress.done);
+    };
+    let control = RunControl {
+        cancel: interrupt.flag(),
+        progress: &show_progress,
+    };
+    let outcome = run_kernel(args, &options, params, gpu.as_ref(), control, interrupt);
+    bar.finish_and_clear();
+    let (run, mut files) = outcome.map_err(|error| signal_instead_of_cancel(error, interrupt))?;
+    if let Some(path) = &args.timings {
+        interrupt.check()?;
+        let records = run.timing_records();
+        let is_json = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        if is_json {
+            export::write_timings_json(path, &records)?;
+        } else {
+            export::write_timings_csv(path, &records)?;
+        }
+        files.push(path.display().to_string());
+    }
+    report(args, &run, gpu_note, files)
+}
+
+/// The run's options after every check, refused with a message before any work.
+fn checked_options(args: &KernelArgs) -> anyhow::Result<(RunOptions, GaussianParams)> {
     let repeats = u32::try_from(args.repeat)
         .ok()
         .filter(|&r| r >= 1)
@@ -112,109 +180,91 @@ pub fn run(args: &KernelArgs) -> anyhow::Result<()> {
     if let Some(dir) = &args.npy {
         export::ensure_writable_dir(dir)?;
     }
-
-    let (gpu, reason) = open_gpu(args.backend)?;
-    let note = reason.map(|reason| format!("using the CPU only: {reason}"));
-    if let Some(note) = &note {
-        eprintln!("heatlab: {note}");
+    if let Some(path) = &args.timings {
+        export::atomic::check_output(path)?;
     }
-    if args.kernel == TutorialKernel::MonteCarloPi
-        && args.cpu.one_thread()
-        && args.n > 1_000_000_000
-    {
-        let per_sample = tutorial::mc_pi::estimate_cpu_seconds_per_sample().as_secs_f64();
-        eprintln!(
-            "heatlab: note: one CPU thread needs about {:.0} s per run for {} samples; \
-             --cpu all-threads skips it",
-            per_sample * args.n as f64,
-            args.n
-        );
-    }
+    Ok((options, params))
+}
 
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{msg:>22} [{bar:40}] {percent:>3}% ({elapsed})")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
-    let show_progress = |progress: RunProgress| {
-        bar.set_message(progress.phase.to_string());
-        bar.set_length(progress.total);
-        bar.set_position(progress.done);
-    };
-    let cancel = std::sync::atomic::AtomicBool::new(false);
-    let control = RunControl {
-        cancel: &cancel,
-        progress: &show_progress,
-    };
-
+/// The kernel's run, and its arrays written to `--npy`, checking for a signal between files.
+fn run_kernel(
+    args: &KernelArgs,
+    options: &RunOptions,
+    params: GaussianParams,
+    gpu: Option<&TutorialGpu>,
+    control: RunControl<'_>,
+    interrupt: &Interrupt,
+) -> anyhow::Result<(KernelRun, Vec<String>)> {
     let mut files = Vec::new();
+    let mut write = |dir: &Path, name: &str, shape: &[u64], values: &[f32]| {
+        interrupt.check()?;
+        files.push(write_npy(dir, name, shape, values)?);
+        anyhow::Ok(())
+    };
     let run = match args.kernel {
         TutorialKernel::HiddenLayer => {
-            let output = tutorial::hidden_layer::run(&options, gpu.as_ref(), control)?;
-            bar.finish_and_clear();
+            let output = tutorial::hidden_layer::run(options, gpu, control)?;
             if let Some(dir) = &args.npy {
                 let n = output.activations.len() as u64;
-                for (name, values) in [
-                    ("greyscales.npy", &output.inputs.greyscales),
-                    ("weights.npy", &output.inputs.weights),
-                    ("activations.npy", &output.activations),
-                ] {
-                    files.push(write_npy(dir, name, &[n], values)?);
-                }
+                write(dir, "greyscales.npy", &[n], &output.inputs.greyscales)?;
+                write(dir, "weights.npy", &[n], &output.inputs.weights)?;
+                write(dir, "activations.npy", &[n], &output.activations)?;
             }
             output.run
         }
         TutorialKernel::Gaussian => {
-            let output = tutorial::gaussian::run(&options, params, gpu.as_ref(), control)?;
-            bar.finish_and_clear();
+            let output = tutorial::gaussian::run(options, params, gpu, control)?;
             if let Some(dir) = &args.npy {
                 let n = output.pdf.len() as u64;
-                files.push(write_npy(dir, "x.npy", &[n], &output.x)?);
-                files.push(write_npy(dir, "pdf.npy", &[n], &output.pdf)?);
+                write(dir, "x.npy", &[n], &output.x)?;
+                write(dir, "pdf.npy", &[n], &output.pdf)?;
             }
             output.run
         }
         TutorialKernel::MonteCarloPi => {
-            let output = tutorial::mc_pi::run(&options, gpu.as_ref(), control)?;
-            bar.finish_and_clear();
+            let output = tutorial::mc_pi::run(options, gpu, control)?;
             if let Some(dir) = &args.npy {
                 let points: Vec<f32> = output.points.iter().flat_map(|p| [p.x, p.y]).collect();
                 let shape = [output.points.len() as u64, 2];
-                files.push(write_npy(dir, "points.npy", &shape, &points)?);
+                write(dir, "points.npy", &shape, &points)?;
             }
             output.run
         }
     };
+    Ok((run, files))
+}
 
-    if let Some(path) = &args.timings {
-        let records = run.timing_records();
-        let is_json = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        if is_json {
-            export::write_timings_json(path, &records)?;
-        } else {
-            export::write_timings_csv(path, &records)?;
-        }
-        files.push(path.display().to_string());
+/// A run cancelled through the interrupt's flag stopped because of its signal.
+fn signal_instead_of_cancel(error: anyhow::Error, interrupt: &Interrupt) -> anyhow::Error {
+    match (error.downcast_ref::<HeatlabError>(), interrupt.requested()) {
+        (Some(HeatlabError::Cancelled), Some(signal)) => Interrupted(signal).into(),
+        _ => error,
     }
+}
 
+/// Prints the table (or the JSON report) and the files written.
+fn report(
+    args: &KernelArgs,
+    run: &KernelRun,
+    gpu_note: Option<String>,
+    files: Vec<String>,
+) -> anyhow::Result<()> {
     if args.json {
         let report = JsonReport {
             heatlab_version: env!("CARGO_PKG_VERSION"),
-            run: &run,
+            run,
             cpu: args.cpu,
-            note,
+            note: gpu_note,
             files,
         };
         let text = serde_json::to_string_pretty(&report).context("encoding the JSON report")?;
-        println!("{text}");
+        print(&format!("{text}\n"))?;
     } else {
-        print!("{}", format_table(&run, note.as_deref()));
+        let mut text = format_table(run, gpu_note.as_deref());
         for file in &files {
-            println!("wrote {file}");
+            text.push_str(&format!("wrote {file}\n"));
         }
+        print(&text)?;
     }
     Ok(())
 }
@@ -332,5 +382,24 @@ mod tests {
         assert!(parse_count("-5").is_err());
         assert!(parse_count("1.5").is_err());
         assert!(parse_count("many").is_err());
+        assert_eq!(parse_count("1e6"), Ok(1_000_000));
+        assert_eq!(parse_count("18446744073709551615"), Ok(u64::MAX));
+        for too_large in [
+            "18446744073709551616",
+            "1e30",
+            "2e19",
+            "18_446_744_073_709_551_616",
+        ] {
+            let error = parse_count(too_large).unwrap_err();
+            assert!(error.contains("too large"), "{too_large}: {error}");
+        }
+        assert!(parse_count("1.5")
+            .unwrap_err()
+            .contains("not a whole number"));
+        assert!(parse_count("-5").unwrap_err().contains("at least 1"));
+        assert!(parse_count("NaN")
+            .unwrap_err()
+            .contains("not a whole number"));
+        assert!(parse_count("inf").unwrap_err().contains("too large"));
     }
 }

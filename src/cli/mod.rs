@@ -2,10 +2,18 @@
 
 pub mod bench;
 pub mod gui;
+pub mod interrupt;
 pub mod kernel;
+pub mod output;
 pub mod run;
+pub mod verify;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use interrupt::Interrupt;
 
 /// heatlab: GPU heat diffusion, measured against the CPU.
 #[derive(Debug, Parser)]
@@ -27,15 +35,36 @@ pub enum Command {
     Kernel(kernel::KernelArgs),
     /// Open the desktop app (the default), or take a screenshot of it with --screenshot.
     Gui(gui::GuiArgs),
+    /// Check the GPU (or the CPU's fast methods) against the CPU reference, bit for bit, over
+    /// random sequences of what users do.
+    Verify(verify::VerifyArgs),
 }
 
-/// Parses the command line and runs it. Errors come back for `main` to print.
+/// Runs a parsed command line. The headless commands watch SIGINT and SIGTERM
+/// ([`interrupt`]). Errors come back for [`exit_status`] to report.
 pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Some(Command::Run(args)) => run::run(&args),
-        Some(Command::Bench(args)) => bench::bench(&args),
-        Some(Command::Kernel(args)) => kernel::run(&args),
+        Some(Command::Run(args)) => run::run(&args, &Interrupt::install()?),
+        Some(Command::Bench(args)) => bench::bench(&args, &Interrupt::install()?),
+        Some(Command::Kernel(args)) => kernel::run(&args, &Interrupt::install()?),
         Some(Command::Gui(args)) => gui::run(&args),
+        Some(Command::Verify(args)) => verify::run(&args, &Interrupt::install()?),
         None => gui::run(&gui::GuiArgs::default()),
+    }
+}
+
+/// Runs the command line that clap parsed (or explains why it could not) and reports how it
+/// ended: the process's exit status, after any message ([`output::exit_status`] lists the
+/// conventions). Help and version text go through the same checked printing as any output.
+pub fn exit_status(parsed: Result<Cli, clap::Error>) -> ExitCode {
+    match parsed {
+        Ok(cli) => output::exit_status(run_cli(cli)),
+        Err(error) if error.use_stderr() || std::io::stdout().is_terminal() => {
+            let _ = error.print();
+            ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
+        }
+        Err(help) => output::exit_status(
+            output::print(&help.render().to_string()).map_err(anyhow::Error::from),
+        ),
     }
 }

@@ -1,18 +1,26 @@
 //! `heatlab run`: the headless diffusion job.
+//!
+//! Once its output folder is ready, every way a run ends (completed, interrupted by a signal,
+//! non-finite values, a failed export, out of memory, even a panic) leaves `run.json` with its
+//! status and reason and `timings.csv` with every chunk timed so far, where there is room to
+//! write them; no temporary file stays behind.
 
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::compute::Layer;
-use crate::compute::{create_backend, BackendChoice, Boundary, StepParams};
+use super::interrupt::{Interrupt, Interrupted, StopSignal};
+use super::output::note;
+use crate::compute::{create_backend, Backend, BackendChoice, Boundary, Layer, StepParams};
 use crate::error::HeatlabError;
 use crate::export::{self, FrameFiles, LayerFrame, PngStyle, TimingRecord};
 use crate::field::{generate_jagged, JaggedParams, DEFAULT_SEED};
 use crate::grid::{Grid, GridSize};
 use crate::render::{Colormap, RangeMode};
+use crate::sim::agreement::{AgreementWatch, Outcome, WindowPolicy};
 use crate::sim::{Simulation, Stability};
 
 /// Arguments of `heatlab run`.
@@ -70,6 +78,15 @@ pub struct RunArgs {
     /// Steps per timed chunk (one row of timings.csv each).
     #[arg(long, default_value_t = 1000)]
     pub chunk: i64,
+    /// Write into a folder that holds another run's files, removing those files first
+    /// (only heatlab's: run.json, timings.csv, field_*/laplacian_* frames).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Check the run against the CPU reference every this many steps (0: never): a background
+    /// CPU thread steps each window from the run's own field and compares bit for bit; the
+    /// run waits for it when it falls behind. The results go into run.json.
+    #[arg(long, default_value_t = 0)]
+    pub check_every: i64,
 }
 
 /// A run's parameters after every check.
@@ -86,6 +103,7 @@ struct RunPlan {
     npy: bool,
     colorbar: bool,
     out: PathBuf,
+    check_every: u64,
 }
 
 fn non_negative(name: &str, value: i64) -> Result<u64, HeatlabError> {
@@ -126,14 +144,17 @@ impl RunPlan {
             npy: args.npy,
             colorbar: args.colorbar,
             out: args.out.clone(),
+            check_every: non_negative("--check-every", args.check_every)?,
         })
     }
 
     /// The step at which the next chunk should stop: a save point, a chunk's end, or the last step.
     fn next_stop(&self, step: u64) -> u64 {
         let mut stop = (step + self.chunk).min(self.steps);
-        if let Some(blocks) = step.checked_div(self.save_every) {
-            stop = stop.min((blocks + 1) * self.save_every);
+        for every in [self.save_every, self.check_every] {
+            if let Some(blocks) = step.checked_div(every) {
+                stop = stop.min((blocks + 1) * every);
+            }
         }
         stop
     }
@@ -183,112 +204,556 @@ fn progress_bar(steps: u64) -> ProgressBar {
 }
 
 /// Runs `heatlab run`.
-pub fn run(args: &RunArgs) -> anyhow::Result<()> {
-    let started = Instant::now();
+pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     let plan = RunPlan::from_args(args)?;
+    let previous = previous_run_files(&plan.out);
+    if !previous.is_empty() && !args.overwrite {
+        return Err(reuse_refusal(&plan.out, &previous).into());
+    }
+    // Opening the backend belongs to checking the input: `--backend cuda` without a GPU is
+    // refused before anything is written.
+    let (backend, fallback) = create_backend(plan.backend_choice)?;
+    let fallback_note = fallback.map(|fallback| fallback.to_string());
+    if let Some(note_text) = &fallback_note {
+        note(note_text);
+    }
+    remove_previous_run(&plan.out, &previous)?;
     export::ensure_writable_dir(&plan.out)?;
+
+    let mut record = RunRecord::new(backend.as_ref(), fallback_note);
+    let execution = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        execute(&plan, backend, &mut record, interrupt)
+    }));
+    let ending = match execution {
+        Ok(Ok(ending)) => ending,
+        Ok(Err(error)) => Ending::Failed(error),
+        Err(panic) => Ending::Failed(anyhow::anyhow!(
+            "internal error (a panic): {}",
+            panic_message(panic.as_ref())
+        )),
+    };
+    record.finish(&plan, ending)
+}
+
+/// Host memory a run needs beside the field's generation: copies of the field held by the
+/// simulation and its backend (initial, current, scratch, last good, downloaded) and a frame's
+/// Laplacian and pixels.
+const HOST_FIELD_COPIES: usize = 7;
+
+/// Seconds one advance call aims at, so that a stop asked for in the middle of a long chunk
+/// comes within about this long.
+const PIECE_SECONDS: f64 = 0.25;
+
+/// Generates the field, starts the simulation, saves the first frame and steps to the end.
+fn execute(
+    plan: &RunPlan,
+    backend: Box<dyn Backend>,
+    record: &mut RunRecord,
+    interrupt: &Interrupt,
+) -> anyhow::Result<Ending> {
     if let Some(warning) = Stability::of(plan.step.coeff).warning() {
-        eprintln!("heatlab: note: {warning}");
+        note(&format!("note: {warning}"));
     }
-
-    let generating = ProgressBar::new_spinner();
-    generating.set_message(format!("generating the {} jagged field", plan.field.size));
-    let generation_started = Instant::now();
-    let field = generate_jagged(&plan.field, &|_| generating.tick())?;
-    let generation_seconds = generation_started.elapsed().as_secs_f64();
-    generating.finish_and_clear();
-
-    let (backend, fallback_note) = create_backend(plan.backend_choice)?;
-    if let Some(note) = &fallback_note {
-        eprintln!("heatlab: {note}");
+    crate::memory::ensure_host_memory(
+        &format!(
+            "{} run ({HOST_FIELD_COPIES} copies of the field)",
+            plan.field.size
+        ),
+        HOST_FIELD_COPIES.saturating_mul(plan.field.size.bytes()),
+    )?;
+    let field = generate_field(plan, record)?;
+    if let Some(signal) = interrupt.requested() {
+        return Ok(Ending::Interrupted(signal));
     }
-    let backend_name = backend.kind().to_string();
-    let device = backend.device_name();
     // The GPU chooses its kernel for the field's size when the field is uploaded.
     let mut simulation = Simulation::new(backend, field, plan.step)?;
-    let method = simulation.backend().step_method();
-    eprintln!(
-        "heatlab: {} field, {} steps, coeff {}, {} boundary on {device} ({method})",
-        plan.field.size, plan.steps, plan.step.coeff, plan.step.boundary
-    );
-    let mut files = Vec::new();
-    let initial = simulation.initial().clone();
+    if plan.check_every > 0 {
+        simulation.set_agreement_check(Some(WindowPolicy::Every(plan.check_every)));
+    }
+    record.method = simulation.backend().step_method();
+    note(&format!(
+        "{} field, {} steps, coeff {}, {} boundary on {} ({})",
+        plan.field.size,
+        plan.steps,
+        plan.step.coeff,
+        plan.step.boundary,
+        record.device,
+        record.method
+    ));
     let laplacian = simulation.laplacian()?;
-    files.extend(save_frame(&plan, 0, &initial, &laplacian)?);
-
+    record
+        .files
+        .extend(save_frame(plan, 0, simulation.initial(), &laplacian)?);
+    drop(laplacian);
     let bar = progress_bar(plan.steps);
-    bar.set_message(backend_name.clone());
-    let mut failure: Option<HeatlabError> = None;
-    while simulation.step_count() < plan.steps {
+    bar.set_message(record.backend.clone());
+    let ending = step_loop(plan, &mut simulation, record, interrupt, &bar);
+    bar.finish_and_clear();
+    settle_agreement(&mut simulation, record, ending)
+}
+
+/// Waits for the agreement checks (checking the last, partial window of a completed run) and
+/// keeps their outcomes in the record.
+fn settle_agreement(
+    simulation: &mut Simulation,
+    record: &mut RunRecord,
+    ending: anyhow::Result<Ending>,
+) -> anyhow::Result<Ending> {
+    if simulation.agreement().is_none() {
+        return ending;
+    }
+    let settled = match &ending {
+        Ok(Ending::Completed) => simulation.finish_agreement(),
+        _ => simulation.settle_agreement(),
+    };
+    if let Some(watch) = simulation.agreement() {
+        record.agreement = Some(AgreementRecord::of(watch));
+    }
+    settled?;
+    ending
+}
+
+/// Generates the jagged field, timing it, and warns when it is zero everywhere.
+fn generate_field(plan: &RunPlan, record: &mut RunRecord) -> anyhow::Result<Grid> {
+    let generating = ProgressBar::new_spinner();
+    generating.set_message(format!("generating the {} jagged field", plan.field.size));
+    let started = Instant::now();
+    let field = generate_jagged(&plan.field, &|_| generating.tick());
+    generating.finish_and_clear();
+    let field = field?;
+    record.generation_seconds = started.elapsed().as_secs_f64();
+    if let Some((row, col)) = field.first_non_finite() {
+        return Err(HeatlabError::InvalidInput(format!(
+            "the generated field is not finite (first at row {row}, column {col}): exponent {} \
+             makes values beyond float32's range; try an exponent nearer 0",
+            plan.field.exponent
+        ))
+        .into());
+    }
+    if field.as_slice().iter().all(|&value| value == 0.0) {
+        note(&format!(
+            "warning: the generated field is zero everywhere (exponent {}, cutoff {}, \
+             percentile {}): there is nothing to diffuse",
+            plan.field.exponent, plan.field.cutoff, plan.field.percentile
+        ));
+    }
+    Ok(field)
+}
+
+/// Steps chunk by chunk to the last step, saving frames at the save points; stops early on a
+/// signal or a non-finite field. Errors (a failed export) come back as they are.
+fn step_loop(
+    plan: &RunPlan,
+    simulation: &mut Simulation,
+    record: &mut RunRecord,
+    interrupt: &Interrupt,
+    bar: &ProgressBar,
+) -> anyhow::Result<Ending> {
+    let mut pacer = Pacer::default();
+    loop {
         let step = simulation.step_count();
+        if step >= plan.steps {
+            return Ok(Ending::Completed);
+        }
+        if let Some(signal) = interrupt.requested() {
+            return Ok(Ending::Interrupted(signal));
+        }
         let stop = plan.next_stop(step);
-        match simulation.advance_checked(stop - step) {
-            Ok((_, field)) => {
-                bar.set_position(stop);
-                if plan.is_save_point(stop) {
-                    let laplacian = simulation.laplacian()?;
-                    files.extend(save_frame(&plan, stop, &field, &laplacian)?);
-                }
+        let chunk = advance_chunk(plan, simulation, stop, &mut pacer, interrupt, record);
+        bar.set_position(simulation.step_count());
+        match chunk {
+            Ok(Some(field)) if plan.is_save_point(stop) => {
+                let laplacian = simulation.laplacian()?;
+                record
+                    .files
+                    .extend(save_frame(plan, stop, &field, &laplacian)?);
             }
+            Ok(_) => {}
             Err(error @ HeatlabError::NonFinite { .. }) => {
                 let good_step = simulation.step_count();
                 let field = simulation.field()?;
                 let laplacian = simulation.laplacian()?;
-                files.extend(save_frame(&plan, good_step, &field, &laplacian)?);
-                failure = Some(error);
-                break;
+                record
+                    .files
+                    .extend(save_frame(plan, good_step, &field, &laplacian)?);
+                return Ok(Ending::NonFinite(error));
             }
             Err(other) => return Err(other.into()),
         }
     }
-    bar.finish_and_clear();
+}
 
-    let timings = simulation.timings().to_vec();
-    let timings_path = plan.out.join("timings.csv");
-    export::write_timings_csv(&timings_path, &timings)?;
-    files.push(timings_path);
-    let summary = RunSummary::new(
-        &plan,
-        &backend_name,
-        &device,
-        &method,
-        fallback_note.map(|fallback| fallback.to_string()),
-        &timings,
-        simulation.step_count(),
-        generation_seconds,
-        started.elapsed().as_secs_f64(),
-        failure.as_ref(),
-        &files,
-    );
-    let json_path = plan.out.join("run.json");
-    write_json(&json_path, &summary)?;
-
-    if let Some(error) = failure {
-        return Err(anyhow::Error::new(error)).with_context(|| {
-            format!(
-                "stopped; the last good frame (step {}) is in {}",
-                simulation.step_count(),
-                plan.out.display()
-            )
-        });
+/// Advances to `stop` in pieces of about [`PIECE_SECONDS`], checking for a signal between
+/// them, and records the chunk as one timing row. Returns the field at `stop`, or `None`
+/// when a signal stopped the chunk early.
+fn advance_chunk(
+    plan: &RunPlan,
+    simulation: &mut Simulation,
+    stop: u64,
+    pacer: &mut Pacer,
+    interrupt: &Interrupt,
+    record: &mut RunRecord,
+) -> Result<Option<Grid>, HeatlabError> {
+    let start = simulation.step_count();
+    let first_timing = simulation.timings().len();
+    let mut outcome = Ok(None);
+    while simulation.step_count() < stop && interrupt.requested().is_none() {
+        let piece = pacer.next_piece(stop - simulation.step_count());
+        let began = Instant::now();
+        match simulation.advance_checked(piece) {
+            Ok((_, field)) => {
+                pacer.learn(piece, began.elapsed());
+                if simulation.step_count() == stop {
+                    outcome = Ok(Some(field));
+                }
+            }
+            Err(error) => {
+                outcome = Err(error);
+                break;
+            }
+        }
     }
-    eprintln!(
-        "heatlab: {} steps in {:.3} s stepping ({:.2} us/step, {:.1} GB/s effective); wrote {} files to {}",
-        summary.steps_completed,
-        summary.stepping_seconds,
-        summary.us_per_step,
-        summary.effective_gb_s,
-        files.len() + 1,
-        plan.out.display()
-    );
+    let pieces = &simulation.timings()[first_timing..];
+    record.timings.extend(merge_timings(plan, start, pieces));
+    record.steps_completed = simulation.step_count();
+    outcome
+}
+
+/// One timing row for the pieces of one chunk (none when no piece ran).
+fn merge_timings(plan: &RunPlan, start: u64, pieces: &[TimingRecord]) -> Option<TimingRecord> {
+    let first = pieces.first()?;
+    let steps = pieces.iter().map(|t| t.steps).sum();
+    let seconds = pieces.iter().fold(0.0, |sum, t| sum + t.seconds);
+    Some(TimingRecord::diffusion(
+        start,
+        steps,
+        &first.backend,
+        &first.method,
+        plan.field.size,
+        seconds,
+    ))
+}
+
+/// Sizes the advance calls within a chunk from the speed of the last one.
+#[derive(Debug, Default)]
+struct Pacer {
+    seconds_per_step: Option<f64>,
+}
+
+impl Pacer {
+    /// Steps for the next call: one step until the speed is known, then about
+    /// [`PIECE_SECONDS`] worth, at most `remaining`.
+    fn next_piece(&self, remaining: u64) -> u64 {
+        match self.seconds_per_step {
+            Some(per_step) if per_step > 0.0 => {
+                ((PIECE_SECONDS / per_step) as u64).clamp(1, remaining.max(1))
+            }
+            Some(_) => remaining,
+            None => remaining.min(1),
+        }
+    }
+
+    fn learn(&mut self, steps: u64, elapsed: Duration) {
+        if steps > 0 {
+            self.seconds_per_step = Some(elapsed.as_secs_f64() / steps as f64);
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
+/// Whether `name` is a file that `heatlab run` writes: `run.json`, `timings.csv`, a frame
+/// (`field_000100.png`, `laplacian_000100.npy`, ...) or a temporary `.heatlab-*.part` file.
+fn is_run_file(name: &str) -> bool {
+    if matches!(name, "run.json" | "timings.csv") {
+        return true;
+    }
+    if name.starts_with(".heatlab-") && name.ends_with(".part") {
+        return true;
+    }
+    let Some(stem) = name
+        .strip_suffix(".png")
+        .or_else(|| name.strip_suffix(".npy"))
+    else {
+        return false;
+    };
+    let Some(step) = stem
+        .strip_prefix("field_")
+        .or_else(|| stem.strip_prefix("laplacian_"))
+    else {
+        return false;
+    };
+    step.len() >= 6 && step.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The files of an earlier run in `out` (none when `out` does not exist or is not a folder:
+/// creating it reports that).
+fn previous_run_files(out: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.file_type().is_ok_and(|t| !t.is_dir()))
+        .filter(|entry| entry.file_name().to_str().is_some_and(is_run_file))
+        .map(|entry| entry.path())
+        .collect();
+    files.sort();
+    files
+}
+
+fn reuse_refusal(out: &Path, previous: &[PathBuf]) -> HeatlabError {
+    let mut names: Vec<String> = previous.iter().take(3).map(|p| display_name(p)).collect();
+    if previous.len() > names.len() {
+        names.push(format!("{} more", previous.len() - names.len()));
+    }
+    HeatlabError::InvalidInput(format!(
+        "{} already holds the files of another run ({}); add --overwrite to replace them, \
+         or choose another --out",
+        out.display(),
+        names.join(", ")
+    ))
+}
+
+/// Removes the earlier run's files (`--overwrite`), and only those.
+fn remove_previous_run(out: &Path, previous: &[PathBuf]) -> crate::Result<()> {
+    for path in previous {
+        std::fs::remove_file(path).map_err(|e| HeatlabError::io("removing", path, e))?;
+    }
+    if !previous.is_empty() {
+        note(&format!(
+            "--overwrite: removed {} files of the previous run in {}",
+            previous.len(),
+            out.display()
+        ));
+    }
     Ok(())
+}
+
+/// How a run ended.
+#[derive(Debug)]
+enum Ending {
+    /// Every step was taken.
+    Completed,
+    /// A signal stopped it.
+    Interrupted(StopSignal),
+    /// The field went NaN or infinite ([`HeatlabError::NonFinite`]).
+    NonFinite(HeatlabError),
+    /// Anything else: a failed export, out of memory, a backend error, a panic.
+    Failed(anyhow::Error),
+}
+
+impl Ending {
+    /// The one word `run.json` gives as `status`.
+    fn status(&self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Interrupted(_) => "interrupted",
+            Self::NonFinite(_) => "non-finite",
+            Self::Failed(_) => "failed",
+        }
+    }
+
+    /// What `run.json` gives as `reason`.
+    fn reason(&self) -> Option<String> {
+        match self {
+            Self::Completed => None,
+            Self::Interrupted(signal) => Some(format!("interrupted by {signal}")),
+            Self::NonFinite(error) => Some(error.to_string()),
+            Self::Failed(error) => Some(format!("{error:#}")),
+        }
+    }
+}
+
+/// What a run did so far: everything that `run.json` and `timings.csv` record.
+#[derive(Debug)]
+struct RunRecord {
+    started: Instant,
+    backend: String,
+    device: String,
+    method: String,
+    fallback_note: Option<String>,
+    generation_seconds: f64,
+    steps_completed: u64,
+    timings: Vec<TimingRecord>,
+    files: Vec<PathBuf>,
+    agreement: Option<AgreementRecord>,
+}
+
+/// The agreement checks of a run (`--check-every`), as run.json gives them.
+#[derive(Debug, Clone, serde::Serialize)]
+struct AgreementRecord {
+    /// Steps per window.
+    check_every: u64,
+    /// Windows checked.
+    checks: u64,
+    /// Windows whose field differed from the reference's.
+    mismatches: u64,
+    /// The first window that differed.
+    first_mismatch: Option<Outcome>,
+    /// Every window, in order (the last 600 of a longer run).
+    windows: Vec<Outcome>,
+}
+
+impl AgreementRecord {
+    fn of(watch: &AgreementWatch) -> Self {
+        let (checks, mismatches) = watch.counts();
+        Self {
+            check_every: match watch.policy() {
+                WindowPolicy::Every(steps) => steps,
+                WindowPolicy::Adaptive { .. } => 0,
+            },
+            checks,
+            mismatches,
+            first_mismatch: watch.first_mismatch().cloned(),
+            windows: watch.history().cloned().collect(),
+        }
+    }
+
+    /// One line for the terminal.
+    fn summary(&self) -> String {
+        let reference = self
+            .windows
+            .first()
+            .map_or("the CPU", |o| o.reference.as_str());
+        match &self.first_mismatch {
+            None => format!(
+                "agreement: {} windows of up to {} steps checked against {reference}: all bit-identical",
+                self.checks, self.check_every
+            ),
+            Some(outcome) => {
+                let cell = outcome.difference.as_ref();
+                format!(
+                    "agreement: {} of {} windows differ from {reference}; the first, steps {}-{}, at \
+                     row {}, column {}: {:e} vs {:e} (max |difference| {:e})",
+                    self.mismatches,
+                    self.checks,
+                    outcome.from_step,
+                    outcome.to_step,
+                    cell.map_or(0, |c| c.row),
+                    cell.map_or(0, |c| c.col),
+                    cell.map_or(0.0, |c| c.subject),
+                    cell.map_or(0.0, |c| c.reference),
+                    cell.map_or(0.0, |c| c.max_abs_difference),
+                )
+            }
+        }
+    }
+}
+
+impl RunRecord {
+    fn new(backend: &dyn Backend, fallback_note: Option<String>) -> Self {
+        Self {
+            started: Instant::now(),
+            backend: backend.kind().to_string(),
+            device: backend.device_name(),
+            method: backend.step_method(),
+            fallback_note,
+            generation_seconds: 0.0,
+            steps_completed: 0,
+            timings: Vec::new(),
+            files: Vec::new(),
+            agreement: None,
+        }
+    }
+
+    /// Writes `timings.csv` and `run.json`, whatever the ending, then reports the ending:
+    /// `Ok` only for a completed run whose record was written.
+    fn finish(mut self, plan: &RunPlan, ending: Ending) -> anyhow::Result<()> {
+        let record_error = self.write(plan, &ending).err();
+        let step = self.steps_completed;
+        let out = plan.out.display();
+        let record = match &record_error {
+            None => format!("run.json and timings.csv are in {out}"),
+            Some(error) => format!("its record could not be written ({error})"),
+        };
+        if let Some(agreement) = &self.agreement {
+            note(&agreement.summary());
+        }
+        match ending {
+            Ending::Completed => {
+                if let Some(error) = record_error {
+                    return Err(error).context("the run completed but its record was not saved");
+                }
+                self.report_completion(plan);
+                match self.agreement.as_ref().filter(|a| a.mismatches > 0) {
+                    Some(_) => Err(anyhow::anyhow!(
+                        "the run's field differed from the CPU reference (run.json lists every window)"
+                    )),
+                    None => Ok(()),
+                }
+            }
+            Ending::Interrupted(signal) => Err(anyhow::Error::new(Interrupted(signal)).context(
+                format!("stopped at step {step} of {}; {record}", plan.steps),
+            )),
+            Ending::NonFinite(error) => {
+                let kept = match &record_error {
+                    None => format!(
+                        "the last good frame (step {step}), run.json and timings.csv are in {out}"
+                    ),
+                    Some(_) => format!("the last good frame (step {step}) is in {out}; {record}"),
+                };
+                Err(anyhow::Error::new(error).context(format!("stopped; {kept}")))
+            }
+            Ending::Failed(error) => {
+                Err(error.context(format!("the run stopped at step {step}; {record}")))
+            }
+        }
+    }
+
+    /// Writes `timings.csv`, then `run.json` (also when the first failed, with the failure).
+    fn write(&mut self, plan: &RunPlan, ending: &Ending) -> crate::Result<()> {
+        let csv_path = plan.out.join("timings.csv");
+        let csv = export::write_timings_csv(&csv_path, &self.timings);
+        if csv.is_ok() {
+            self.files.push(csv_path);
+        }
+        let summary = RunSummary::new(plan, self, ending);
+        let json = write_json(&plan.out.join("run.json"), &summary);
+        csv.and(json)
+    }
+
+    fn report_completion(&self, plan: &RunPlan) {
+        let total = total_timing(plan, &self.backend, &self.method, &self.timings);
+        note(&format!(
+            "{} steps in {:.3} s stepping ({:.2} us/step, {:.1} GB/s effective); wrote {} files to {}",
+            self.steps_completed,
+            total.seconds,
+            total.us_per_step,
+            total.effective_gb_s,
+            self.files.len() + 1,
+            plan.out.display()
+        ));
+    }
+}
+
+/// All the timed chunks as one.
+fn total_timing(
+    plan: &RunPlan,
+    backend: &str,
+    method: &str,
+    timings: &[TimingRecord],
+) -> TimingRecord {
+    // A fold from +0.0: the sum of no chunks is "0.000 s", not "-0.000 s".
+    let seconds = timings.iter().fold(0.0, |sum, t| sum + t.seconds);
+    let steps = timings.iter().map(|t| t.steps).sum();
+    TimingRecord::diffusion(0, steps, backend, method, plan.field.size, seconds)
 }
 
 /// What `run.json` holds.
 #[derive(Debug, serde::Serialize)]
 struct RunSummary {
     heatlab_version: &'static str,
-    status: String,
+    /// "completed", "interrupted", "non-finite" or "failed".
+    status: &'static str,
+    /// Why a run that did not complete stopped.
+    reason: Option<String>,
     parameters: RunPlan,
     backend: String,
     device: String,
@@ -302,49 +767,31 @@ struct RunSummary {
     effective_gb_s: f64,
     wall_seconds: f64,
     files: Vec<String>,
+    /// The `--check-every` windows, when asked for.
+    agreement: Option<AgreementRecord>,
 }
 
 impl RunSummary {
-    #[expect(clippy::too_many_arguments)]
-    fn new(
-        plan: &RunPlan,
-        backend: &str,
-        device: &str,
-        method: &str,
-        fallback_note: Option<String>,
-        timings: &[TimingRecord],
-        steps_completed: u64,
-        field_generation_seconds: f64,
-        wall_seconds: f64,
-        failure: Option<&HeatlabError>,
-        files: &[PathBuf],
-    ) -> Self {
-        let stepping_seconds: f64 = timings.iter().map(|t| t.seconds).sum();
-        let timed_steps: u64 = timings.iter().map(|t| t.steps).sum();
-        let total = TimingRecord::diffusion(
-            0,
-            timed_steps,
-            backend,
-            method,
-            plan.field.size,
-            stepping_seconds,
-        );
+    fn new(plan: &RunPlan, record: &RunRecord, ending: &Ending) -> Self {
+        let total = total_timing(plan, &record.backend, &record.method, &record.timings);
         Self {
             heatlab_version: env!("CARGO_PKG_VERSION"),
-            status: failure.map_or_else(|| "completed".to_string(), ToString::to_string),
+            status: ending.status(),
+            reason: ending.reason(),
             parameters: plan.clone(),
-            backend: backend.to_string(),
-            device: device.to_string(),
-            method: method.to_string(),
-            fallback_note,
-            steps_completed,
-            field_generation_seconds,
-            stepping_seconds,
+            backend: record.backend.clone(),
+            device: record.device.clone(),
+            method: record.method.clone(),
+            fallback_note: record.fallback_note.clone(),
+            steps_completed: record.steps_completed,
+            field_generation_seconds: record.generation_seconds,
+            stepping_seconds: total.seconds,
             us_per_step: total.us_per_step,
             steps_per_s: total.steps_per_s,
             effective_gb_s: total.effective_gb_s,
-            wall_seconds,
-            files: files.iter().map(|p| display_name(p)).collect(),
+            wall_seconds: record.started.elapsed().as_secs_f64(),
+            files: record.files.iter().map(|p| display_name(p)).collect(),
+            agreement: record.agreement.clone(),
         }
     }
 }
@@ -362,4 +809,42 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> crate::Result<()> {
         message: e.to_string(),
     })?;
     export::write_atomically(path, |w| w.write_all(text.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_files_are_told_from_other_files() {
+        for name in [
+            "run.json",
+            "timings.csv",
+            "field_000000.png",
+            "laplacian_001500.npy",
+            "field_1000000.npy",
+            ".heatlab-AbC123.part",
+        ] {
+            assert!(is_run_file(name), "{name}");
+        }
+        for name in [
+            "notes.txt",
+            "field_12.png",
+            "field_000010.jpg",
+            "my_run.json",
+            "laplacian_00001x.png",
+        ] {
+            assert!(!is_run_file(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn pieces_aim_at_a_quarter_second() {
+        let mut pacer = Pacer::default();
+        assert_eq!(pacer.next_piece(1000), 1);
+        pacer.learn(1, Duration::from_millis(10));
+        assert_eq!(pacer.next_piece(1000), 25);
+        pacer.learn(25, Duration::from_micros(250));
+        assert_eq!(pacer.next_piece(1000), 1000);
+    }
 }

@@ -16,6 +16,9 @@ const ROWS_PER_TASK: usize = 8;
 /// How the CPU steps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum CpuMethod {
+    /// One cell at a time on one thread, neighbours found by index arithmetic: the textbook
+    /// loop, written independently of the others so that it can check them.
+    Plain,
     /// One pass over the field per step, row bands in parallel.
     Rows,
     /// Temporal blocking: each thread takes a band of `band_rows` rows plus `steps_per_pass`
@@ -32,6 +35,7 @@ pub enum CpuMethod {
 impl std::fmt::Display for CpuMethod {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Self::Plain => f.write_str("plain"),
             Self::Rows => f.write_str("rows"),
             Self::Blocked {
                 steps_per_pass,
@@ -107,6 +111,12 @@ impl CpuBackend {
         self
     }
 
+    /// Fixes the stepping method (`None`: chosen per field size). Every method gives the same
+    /// field bit for bit.
+    pub fn set_method(&mut self, method: Option<CpuMethod>) {
+        self.method = method;
+    }
+
     /// The method used for the held field.
     pub fn method(&self) -> CpuMethod {
         self.method.unwrap_or_else(|| {
@@ -165,11 +175,21 @@ impl Backend for CpuBackend {
         let cols = current.cols();
         let coeff = params.coeff;
         let step = |center: f32, lapl: f32| center - coeff * lapl;
+        let method = method.unwrap_or_else(|| CpuMethod::for_cells(current.size().cells()));
+        if method == CpuMethod::Plain {
+            for _ in 0..steps {
+                plain_pass(current, scratch, params.boundary, |center, lapl| {
+                    center - coeff * lapl
+                });
+                current.swap_values(scratch);
+            }
+            return Ok(started.elapsed());
+        }
         let mut remaining = steps;
         if let CpuMethod::Blocked {
             steps_per_pass,
             band_rows,
-        } = method.unwrap_or_else(|| CpuMethod::for_cells(current.size().cells()))
+        } = method
         {
             let per_pass = steps_per_pass as u64;
             while remaining >= per_pass {
@@ -212,6 +232,10 @@ impl Backend for CpuBackend {
     fn laplacian(&mut self, boundary: Boundary) -> Result<Grid> {
         let field = self.held()?;
         let mut out = Grid::zeros(field.size());
+        if self.method == Some(CpuMethod::Plain) {
+            plain_pass(field, out.as_mut_slice(), boundary, |_, lapl| lapl);
+            return Ok(out);
+        }
         let cols = field.cols();
         install(&self.pool, || {
             apply_stencil(
@@ -259,6 +283,45 @@ pub fn apply_stencil(
                 stencil_row(up, mid, down, out_row, boundary, &combine);
             }
         });
+}
+
+/// `out[i] = combine(f[i], lapl[i])` for every cell, one cell at a time on this thread. Each
+/// neighbour is looked up by its own index rule (zero, the cell itself, or the wrapped cell),
+/// sharing no code with [`apply_stencil`], so the two check each other.
+fn plain_pass(
+    field: &Grid,
+    out: &mut [f32],
+    boundary: Boundary,
+    combine: impl Fn(f32, f32) -> f32,
+) {
+    let (rows, cols) = (field.rows(), field.cols());
+    let values = field.as_slice();
+    let at = |r: isize, c: isize, center: f32| -> f32 {
+        let inside = (0..rows as isize).contains(&r) && (0..cols as isize).contains(&c);
+        if inside {
+            return values[r as usize * cols + c as usize];
+        }
+        match boundary {
+            Boundary::Dirichlet => 0.0,
+            Boundary::Neumann => center,
+            Boundary::Periodic => {
+                let (r, c) = (r.rem_euclid(rows as isize), c.rem_euclid(cols as isize));
+                values[r as usize * cols + c as usize]
+            }
+        }
+    };
+    for r in 0..rows {
+        for c in 0..cols {
+            let center = values[r * cols + c];
+            let (ri, ci) = (r as isize, c as isize);
+            let lapl = 4.0 * center
+                - at(ri - 1, ci, center)
+                - at(ri + 1, ci, center)
+                - at(ri, ci - 1, center)
+                - at(ri, ci + 1, center);
+            out[r * cols + c] = combine(center, lapl);
+        }
+    }
 }
 
 /// Runs `work` on `pool`, or on rayon's global pool when there is none.

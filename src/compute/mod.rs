@@ -13,7 +13,7 @@ use std::time::Duration;
 
 pub use crate::grid::Boundary;
 pub use cpu::{CpuBackend, CpuMethod};
-pub use cuda::CudaBackend;
+pub use cuda::{CudaBackend, CudaKernel};
 pub use preview::{Layer, PreviewPixels, PreviewSpec};
 
 use crate::error::{CudaUnavailable, HeatlabError, Result};

@@ -1,46 +1,317 @@
-//! Atomic file writes.
+//! Writing output files without damaging what is there.
+//!
+//! Where an output path leads decides how it is written:
+//! - a regular file, or nothing yet: a temporary `.heatlab-*.part` file beside it, then a rename,
+//!   so that a reader never sees half a file and a failed write leaves the old file untouched;
+//! - a symbolic link: followed to its target, which is then written as above (the link stays);
+//! - standard output or error (`/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/2`, ...): the process's
+//!   own stream, written directly;
+//! - a character device (`/dev/null`, `/dev/full`, a terminal) or a FIFO: opened and written in
+//!   place, never renamed over (a FIFO waits for its reader);
+//! - a folder, a block device or a socket: refused with a message.
+//!
+//! Temporary files are listed in a registry while they exist, so that the command line's signal
+//! handling can delete them when it must exit at once ([`remove_live_temp_files`]); on every
+//! other path (errors and panics included) the temporary file's own guard deletes it.
+//!
+//! Test hook: when the environment variable `HEATLAB_TEST_FAIL_WRITE` holds a comma-separated
+//! list of file names, writes to files of those names fail with "No space left on device" after
+//! their first bytes, as on a full disk. It exists for the integration tests (a full file system
+//! cannot be made on every test machine) and changes nothing when it is unset.
 
 use std::fs;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::error::{HeatlabError, Result};
 
-/// Writes `path` by calling `write` on a temporary file beside it and renaming it into place.
-/// On any failure the temporary file is removed and `path` is untouched.
+/// The environment variable of the full-disk test hook (see the module's documentation).
+pub const FAIL_WRITE_HOOK: &str = "HEATLAB_TEST_FAIL_WRITE";
+
+/// Symbolic links followed at most before a path is called a loop (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// Where an output path leads, and so how it is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputTarget {
+    /// A regular file at this path (after following links), or none yet: temporary file + rename.
+    File(PathBuf),
+    /// The process's standard output.
+    Stdout,
+    /// The process's standard error.
+    Stderr,
+    /// A character device, FIFO or open file descriptor: written in place.
+    Direct(PathBuf),
+}
+
+/// Works out where `path` leads, refusing folders, block devices, sockets and link loops.
+pub fn resolve_output(path: &Path) -> Result<OutputTarget> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        if let Some(stream) = standard_stream(&current) {
+            return Ok(stream);
+        }
+        let metadata = match fs::symlink_metadata(&current) {
+            Ok(metadata) => metadata,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(OutputTarget::File(current))
+            }
+            Err(e) => return Err(HeatlabError::io("checking", path, e)),
+        };
+        let file_type = metadata.file_type();
+        if file_type.is_symlink() {
+            let link = fs::read_link(&current).map_err(|e| HeatlabError::io("reading", path, e))?;
+            current = match current.parent() {
+                Some(parent) if link.is_relative() => parent.join(link),
+                _ => link,
+            };
+            continue;
+        }
+        if file_type.is_file() {
+            return Ok(OutputTarget::File(current));
+        }
+        if file_type.is_dir() {
+            return Err(refusal(path, "is a folder; give a file name"));
+        }
+        return if is_char_device_or_fifo(&file_type) {
+            Ok(OutputTarget::Direct(current))
+        } else {
+            Err(refusal(
+                path,
+                "is a block device or socket; heatlab writes only to files, FIFOs and character devices",
+            ))
+        };
+    }
+    Err(refusal(path, "is a loop of symbolic links"))
+}
+
+fn refusal(path: &Path, why: &str) -> HeatlabError {
+    HeatlabError::InvalidInput(format!("cannot write {}: it {why}", path.display()))
+}
+
+#[cfg(unix)]
+fn is_char_device_or_fifo(file_type: &fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    file_type.is_char_device() || file_type.is_fifo()
+}
+
+#[cfg(not(unix))]
+fn is_char_device_or_fifo(_file_type: &fs::FileType) -> bool {
+    false
+}
+
+/// `/dev/stdout`, `/dev/stderr`, and descriptors 1 and 2 under `/dev/fd`, `/proc/self/fd` or
+/// this process's own `/proc/PID/fd`; other descriptors there are written in place. Their links
+/// lead to names such as `pipe:[1234]`, so they are recognised before any link is followed.
+fn standard_stream(path: &Path) -> Option<OutputTarget> {
+    let text = path.to_str()?;
+    match text {
+        "/dev/stdout" => return Some(OutputTarget::Stdout),
+        "/dev/stderr" => return Some(OutputTarget::Stderr),
+        _ => {}
+    }
+    let own = format!("/proc/{}/fd/", std::process::id());
+    let descriptor = ["/dev/fd/", "/proc/self/fd/", own.as_str()]
+        .iter()
+        .find_map(|prefix| text.strip_prefix(prefix))?;
+    Some(match descriptor {
+        "1" => OutputTarget::Stdout,
+        "2" => OutputTarget::Stderr,
+        _ => OutputTarget::Direct(path.to_path_buf()),
+    })
+}
+
+/// Checks, before any work, that `path` can be written: refuses what [`resolve_output`]
+/// refuses and, for a file, creates its folder and proves it writable.
+pub fn check_output(path: &Path) -> Result<()> {
+    if let OutputTarget::File(target) = resolve_output(path)? {
+        if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            ensure_writable_dir(parent)?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes `path` by calling `write` on what the path leads to ([`resolve_output`]): for a
+/// regular file, a temporary file beside it renamed into place (on any failure the temporary
+/// file is removed and the old file is untouched); for standard output, a character device or
+/// a FIFO, the stream itself.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<()> {
-    let dir = match path.parent() {
+    let write = |writer: &mut dyn Write| match failure_hook(path) {
+        Some(bytes_before_failure) => write(&mut FullDisk::new(writer, bytes_before_failure)),
+        None => write(writer),
+    };
+    match resolve_output(path)? {
+        OutputTarget::File(target) => replace_file(path, &target, write),
+        OutputTarget::Stdout => write_stream(path, &mut std::io::stdout().lock(), write),
+        OutputTarget::Stderr => write_stream(path, &mut std::io::stderr().lock(), write),
+        OutputTarget::Direct(target) => {
+            let file = fs::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .map_err(|e| HeatlabError::io("opening", path, e))?;
+            write_stream(path, &mut BufWriter::new(file), write)
+        }
+    }
+}
+
+fn write_stream(
+    path: &Path,
+    stream: &mut dyn Write,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    write(stream)
+        .and_then(|()| stream.flush())
+        .map_err(|e| HeatlabError::io("writing", path, e))
+}
+
+/// The temporary file + rename path of [`write_atomically`], for a regular file `target`
+/// (`path` is what the user named, for messages).
+fn replace_file(
+    path: &Path,
+    target: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let dir = match target.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let temp = tempfile::Builder::new()
-        .prefix(".heatlab-")
-        .suffix(".part")
-        .tempfile_in(dir)
-        .map_err(|e| HeatlabError::io("creating a temporary file in", dir, e))?;
+    let temp = LiveTempFile::create_in(dir)?;
     {
-        let mut writer = BufWriter::new(temp.as_file());
+        let mut writer = BufWriter::new(temp.file.as_file());
         write(&mut writer).map_err(|e| HeatlabError::io("writing", path, e))?;
         writer
             .flush()
             .map_err(|e| HeatlabError::io("writing", path, e))?;
     }
-    temp.as_file()
+    temp.file
+        .as_file()
         .sync_all()
         .map_err(|e| HeatlabError::io("writing", path, e))?;
-    // Temporary files are created private (0600); what the user exports is an ordinary file.
+    // Temporary files are created private (0600); a replaced file keeps its permissions and a
+    // new one is an ordinary file.
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(temp.path(), std::fs::Permissions::from_mode(0o644))
+        let permissions = fs::metadata(target)
+            .map(|m| m.permissions())
+            .unwrap_or_else(|_| fs::Permissions::from_mode(0o644));
+        fs::set_permissions(temp.file.path(), permissions)
             .map_err(|e| HeatlabError::io("writing", path, e))?;
     }
-    temp.persist(path)
-        .map_err(|e| HeatlabError::io("renaming into place", path, e.error))?;
-    Ok(())
+    temp.persist(target)
+        .map_err(|e| HeatlabError::io("renaming into place", path, e))
+}
+
+/// The paths of temporary files that exist now.
+static LIVE_TEMP_FILES: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn live_temp_files() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the list was held leaves it usable: it is only a list of paths.
+    LIVE_TEMP_FILES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Deletes every temporary file that a write in progress holds; returns how many it deleted.
+/// For a process that must exit at once (a second Ctrl-C): the writes it cuts short fail.
+pub fn remove_live_temp_files() -> usize {
+    let paths = std::mem::take(&mut *live_temp_files());
+    paths
+        .iter()
+        .filter(|path| fs::remove_file(path).is_ok())
+        .count()
+}
+
+/// A temporary file, listed in the registry while it exists; deleted when dropped (on errors
+/// and panics too) unless it was persisted.
+struct LiveTempFile {
+    // Declared first so that it is dropped (and the file deleted) before it is unlisted.
+    file: tempfile::NamedTempFile,
+    _listed: Listed,
+}
+
+/// Takes a path off the registry when dropped.
+struct Listed(PathBuf);
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        unlist(&self.0);
+    }
+}
+
+impl LiveTempFile {
+    fn create_in(dir: &Path) -> Result<Self> {
+        let file = tempfile::Builder::new()
+            .prefix(".heatlab-")
+            .suffix(".part")
+            .tempfile_in(dir)
+            .map_err(|e| HeatlabError::io("creating a temporary file in", dir, e))?;
+        let path = file.path().to_path_buf();
+        live_temp_files().push(path.clone());
+        Ok(Self {
+            file,
+            _listed: Listed(path),
+        })
+    }
+
+    fn persist(self, target: &Path) -> std::io::Result<()> {
+        let Self { file, _listed } = self;
+        file.persist(target).map(drop).map_err(|e| e.error)
+    }
+}
+
+fn unlist(path: &Path) {
+    live_temp_files().retain(|p| p != path);
+}
+
+/// Bytes a hooked write may take before it fails (see the module's documentation).
+fn failure_hook(path: &Path) -> Option<usize> {
+    let names = std::env::var(FAIL_WRITE_HOOK).ok()?;
+    let name = path.file_name()?.to_str()?;
+    names.split(',').any(|n| n.trim() == name).then_some(16)
+}
+
+/// A writer that fails as a full disk does once `room` bytes have passed.
+struct FullDisk<'a> {
+    inner: &'a mut dyn Write,
+    room: usize,
+}
+
+impl<'a> FullDisk<'a> {
+    fn new(inner: &'a mut dyn Write, room: usize) -> Self {
+        Self { inner, room }
+    }
+}
+
+impl Write for FullDisk<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.room == 0 {
+            return Err(no_space_left());
+        }
+        let n = buf.len().min(self.room);
+        let written = self.inner.write(&buf[..n])?;
+        self.room -= written;
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// The operating system's own "No space left on device" error.
+fn no_space_left() -> std::io::Error {
+    if cfg!(target_os = "linux") {
+        // ENOSPC on Linux.
+        std::io::Error::from_raw_os_error(28)
+    } else {
+        std::io::Error::from(std::io::ErrorKind::StorageFull)
+    }
 }
 
 /// Creates `dir` (and its parents) and proves that files can be written in it.
@@ -57,6 +328,15 @@ pub fn ensure_writable_dir(dir: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
     #[test]
     fn failed_write_leaves_nothing_behind() {
         let dir = tempfile::tempdir().unwrap();
@@ -68,7 +348,96 @@ mod tests {
         });
         assert!(failed.is_err());
         assert_eq!(fs::read(&path).unwrap(), b"first");
-        let leftovers = fs::read_dir(dir.path()).unwrap().count();
-        assert_eq!(leftovers, 1, "the temporary file must be removed");
+        assert_eq!(
+            entries(dir.path()),
+            ["out.bin"],
+            "the temporary file must go"
+        );
+    }
+
+    #[test]
+    fn a_panicking_write_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        let result = std::panic::catch_unwind(|| {
+            let _ = write_atomically(&path, |w| {
+                w.write_all(b"half")?;
+                panic!("the encoder broke");
+            });
+        });
+        assert!(result.is_err());
+        assert!(entries(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn the_registry_deletes_the_temporary_files_of_writes_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        let result = write_atomically(&path, |w| {
+            w.write_all(b"half")?;
+            w.flush()?;
+            let live: Vec<String> = entries(dir.path());
+            assert_eq!(live.len(), 1);
+            assert!(live[0].starts_with(".heatlab-") && live[0].ends_with(".part"));
+            assert!(remove_live_temp_files() >= 1);
+            assert!(entries(dir.path()).is_empty());
+            Ok(())
+        });
+        assert!(result.is_err(), "the rename of a deleted file fails");
+        assert!(entries(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symbolic_link_is_written_through_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("data").join("real.json");
+        fs::create_dir(dir.path().join("data")).unwrap();
+        fs::write(&real, b"old").unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink("data/real.json", &link).unwrap();
+        write_atomically(&link, |w| w.write_all(b"new")).unwrap();
+        assert!(fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read(&real).unwrap(), b"new");
+        // A dangling link creates its target.
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink("data/new.json", &dangling).unwrap();
+        write_atomically(&dangling, |w| w.write_all(b"made")).unwrap();
+        assert_eq!(fs::read(dir.path().join("data/new.json")).unwrap(), b"made");
+        assert_eq!(entries(&dir.path().join("data")), ["new.json", "real.json"]);
+    }
+
+    #[test]
+    fn special_targets_are_recognised() {
+        assert_eq!(
+            resolve_output(Path::new("/dev/stdout")).unwrap(),
+            OutputTarget::Stdout
+        );
+        assert_eq!(
+            resolve_output(Path::new("/proc/self/fd/2")).unwrap(),
+            OutputTarget::Stderr
+        );
+        assert_eq!(
+            resolve_output(Path::new("/dev/null")).unwrap(),
+            OutputTarget::Direct(PathBuf::from("/dev/null"))
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let refused = resolve_output(dir.path()).unwrap_err().to_string();
+        assert!(refused.contains("is a folder"), "{refused}");
+    }
+
+    #[test]
+    fn a_full_device_is_an_error_and_stays_a_device() {
+        let full = Path::new("/dev/full");
+        if !full.exists() {
+            eprintln!("skipping: no /dev/full here");
+            return;
+        }
+        let error = write_atomically(full, |w| w.write_all(&[0u8; 1 << 16])).unwrap_err();
+        assert!(error.to_string().contains("/dev/full"), "{error}");
+        assert!(!fs::metadata(full).unwrap().is_file());
     }
 }

@@ -7,10 +7,28 @@ use super::atomic::write_atomically;
 use crate::error::{HeatlabError, Result};
 use crate::measure::TimingRecord;
 
-/// Writes the records as CSV with a header row.
+/// The CSV header: [`TimingRecord`]'s fields in order (the csv crate writes it only before
+/// a first record, so a log of no records writes it from here).
+const CSV_HEADER: [&str; 10] = [
+    "operation",
+    "step_start",
+    "steps",
+    "backend",
+    "method",
+    "size",
+    "seconds",
+    "us_per_step",
+    "steps_per_s",
+    "effective_gb_s",
+];
+
+/// Writes the records as CSV with a header row (the header alone when there are none).
 pub fn write_timings_csv(path: &Path, records: &[TimingRecord]) -> Result<()> {
     write_atomically(path, |writer| {
         let mut csv = csv::Writer::from_writer(writer);
+        if records.is_empty() {
+            csv.write_record(CSV_HEADER)?;
+        }
         for record in records {
             csv.serialize(record).map_err(std::io::Error::other)?;
         }
@@ -50,5 +68,10 @@ mod tests {
         assert_eq!(records[1].us_per_step, 2500.0);
         assert_eq!(records[1].steps_per_s, 400.0);
         assert!((records[1].effective_gb_s - 3.2).abs() < 1e-9);
+
+        // No records: the same header, alone.
+        write_timings_csv(&path, &[]).unwrap();
+        let empty = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(empty.lines().collect::<Vec<_>>(), [lines[0]]);
     }
 }

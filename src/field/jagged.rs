@@ -23,6 +23,7 @@ use super::numpy_rng::NumpyGenerator;
 use super::percentile::percentile_linear;
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};
+use crate::memory::{try_filled_vec, try_vec_with_capacity};
 
 /// The parameters of the jagged field, with the notebook's values as defaults.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -120,7 +121,7 @@ pub fn generate_jagged(params: &JaggedParams, progress: &(dyn Fn(f32) + Sync)) -
     // Forward transform of every row, real to half-complex.
     let mut real_planner = RealFftPlanner::<f64>::new();
     let row_forward = real_planner.plan_fft_forward(cols);
-    let mut spectrum = vec![Complex64::new(0.0, 0.0); rows * half];
+    let mut spectrum = try_filled_vec("field's spectrum", rows * half, Complex64::default())?;
     spectrum
         .par_chunks_mut(half)
         .zip(noise.par_chunks(cols))
@@ -138,7 +139,8 @@ pub fn generate_jagged(params: &JaggedParams, progress: &(dyn Fn(f32) + Sync)) -
     progress(0.3);
 
     // Column transforms, filter and inverse column transforms, on the transposed half spectrum.
-    let mut columns = transpose(&spectrum, rows, half);
+    let mut columns = try_filled_vec("field's columns", rows * half, Complex64::default())?;
+    transpose_into(&spectrum, rows, half, &mut columns);
     let mut planner = FftPlanner::<f64>::new();
     let column_forward = planner.plan_fft_forward(rows);
     let column_inverse = planner.plan_fft_inverse(rows);
@@ -171,7 +173,7 @@ pub fn generate_jagged(params: &JaggedParams, progress: &(dyn Fn(f32) + Sync)) -
     let row_centre = (rows / 2) as i64;
     let col_centre = (cols / 2) as i64;
     let limit = params.cutoff * rows as f64;
-    let mut real = vec![0.0f64; rows * cols];
+    let mut real = try_filled_vec("field in float64", rows * cols, 0.0f64)?;
     real.par_chunks_mut(cols)
         .zip(spectrum.par_chunks_mut(half))
         .enumerate()
@@ -197,17 +199,20 @@ pub fn generate_jagged(params: &JaggedParams, progress: &(dyn Fn(f32) + Sync)) -
     drop(spectrum);
     progress(0.85);
 
-    let mut sorted = real.clone();
+    let mut sorted = try_vec_with_capacity("field's percentile copy", real.len())?;
+    sorted.extend_from_slice(&real);
     let threshold = percentile_linear(&mut sorted, params.percentile).unwrap_or(0.0);
     drop(sorted);
-    let data: Vec<f32> = real
-        .par_iter()
-        .map(|&value| if value > threshold { value as f32 } else { 0.0 })
-        .collect();
+    let mut data: Vec<f32> = try_vec_with_capacity("field", real.len())?;
+    data.par_extend(
+        real.par_iter()
+            .map(|&value| if value > threshold { value as f32 } else { 0.0 }),
+    );
     progress(1.0);
     Grid::from_vec(params.size, data)
 }
 
+#[cfg(test)]
 fn transpose(source: &[Complex64], rows: usize, cols: usize) -> Vec<Complex64> {
     let mut out = vec![Complex64::new(0.0, 0.0); rows * cols];
     transpose_into(source, rows, cols, &mut out);

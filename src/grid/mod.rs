@@ -106,6 +106,13 @@ impl Grid {
         }
     }
 
+    /// A field of zeros, or [`HeatlabError::OutOfMemory`] when the allocator refuses it
+    /// (where [`Grid::zeros`] would abort the process).
+    pub fn try_zeros(size: GridSize) -> Result<Self, HeatlabError> {
+        let data = crate::memory::try_filled_vec(&format!("{size} field"), size.cells(), 0.0)?;
+        Ok(Self { size, data })
+    }
+
     /// Wraps row-major data; its length must be `rows * cols`.
     pub fn from_vec(size: GridSize, data: Vec<f32>) -> Result<Self, HeatlabError> {
         if data.len() != size.cells() {

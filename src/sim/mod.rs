@@ -1,6 +1,7 @@
 //! A running simulation: the initial field, a backend holding the current one, the step count,
 //! timings and statistics. The GUI and the CLI both drive this; it knows nothing of either.
 
+pub mod agreement;
 mod preview;
 
 use rayon::prelude::*;
@@ -9,6 +10,7 @@ use crate::compute::{Backend, Boundary, StepParams, STABLE_COEFF_LIMIT};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
 use crate::measure::TimingRecord;
+use agreement::{AgreementWatch, Outcome, WindowPolicy};
 
 /// What the coefficient means for stability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +89,8 @@ pub struct Simulation {
     timings: Vec<TimingRecord>,
     /// The last field seen to be finite, and its step: the state to fall back to.
     last_good: Option<(u64, Grid)>,
+    /// The live check against the CPU reference, when it is on.
+    agreement: Option<AgreementWatch>,
 }
 
 impl Simulation {
@@ -100,6 +104,7 @@ impl Simulation {
             step: 0,
             timings: Vec::new(),
             last_good: None,
+            agreement: None,
         })
     }
 
@@ -133,9 +138,51 @@ impl Simulation {
         &self.timings
     }
 
+    /// Turns the live agreement check on (windows cut by `policy`) or off (`None`; a check in
+    /// flight is cancelled).
+    pub fn set_agreement_check(&mut self, policy: Option<WindowPolicy>) {
+        self.agreement = policy.map(AgreementWatch::new);
+    }
+
+    /// The live agreement check, when it is on.
+    pub fn agreement(&self) -> Option<&AgreementWatch> {
+        self.agreement.as_ref()
+    }
+
+    /// Collects the agreement check's outcome if one has finished; never waits.
+    pub fn poll_agreement(&mut self) -> Result<Option<Outcome>> {
+        match self.agreement.as_mut() {
+            Some(watch) => watch.poll(),
+            None => Ok(None),
+        }
+    }
+
+    /// The end of a headless run: checks the window being recorded, however short, and waits
+    /// for every check.
+    pub fn finish_agreement(&mut self) -> Result<()> {
+        match self.agreement.as_mut() {
+            Some(watch) => watch.flush(self.backend.as_mut()),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for the check in flight but drops the window being recorded (a run stopped early).
+    pub fn settle_agreement(&mut self) -> Result<()> {
+        match self.agreement.as_mut() {
+            Some(watch) => watch.wait().map(drop),
+            None => Ok(()),
+        }
+    }
+
     /// Advances `steps` steps and records their timing.
     pub fn advance(&mut self, steps: u64) -> Result<TimingRecord> {
+        if let Some(watch) = self.agreement.as_mut() {
+            watch.before_advance(self.step, self.backend.as_mut())?;
+        }
         let elapsed = self.backend.advance(steps, &self.params)?;
+        if let Some(watch) = self.agreement.as_mut() {
+            watch.after_advance(steps, self.params, self.backend.as_mut())?;
+        }
         let record = TimingRecord::diffusion(
             self.step,
             steps,
@@ -166,6 +213,7 @@ impl Simulation {
             return Ok((record, after));
         }
         // Replay one step at a time from the last good state to name the step.
+        self.interrupt_agreement();
         self.backend.upload(&before)?;
         self.step = start_step;
         let mut good = before;
@@ -196,8 +244,16 @@ impl Simulation {
         self.backend.laplacian(boundary)
     }
 
+    /// Stops recording the agreement window: the field is being replaced.
+    fn interrupt_agreement(&mut self) {
+        if let Some(watch) = self.agreement.as_mut() {
+            watch.interrupt();
+        }
+    }
+
     /// Back to the initial field and step 0 (timings are kept).
     pub fn reset(&mut self) -> Result<()> {
+        self.interrupt_agreement();
         self.backend.upload(&self.initial)?;
         self.step = 0;
         Ok(())
@@ -213,6 +269,7 @@ impl Simulation {
 
     /// Starts over from a new initial field (step 0).
     pub fn replace_initial(&mut self, initial: Grid) -> Result<()> {
+        self.interrupt_agreement();
         self.backend.upload(&initial)?;
         self.initial = initial;
         self.step = 0;
@@ -223,6 +280,36 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_live_check_catches_up_and_survives_a_reset() {
+        use crate::compute::{CpuBackend, CpuMethod};
+        use crate::grid::GridSize;
+        let size = GridSize { rows: 40, cols: 33 };
+        let initial =
+            Grid::from_vec(size, (0..size.cells()).map(|i| (i % 7) as f32).collect()).unwrap();
+        let backend = CpuBackend::with_threads(2).with_method(CpuMethod::Rows);
+        let mut sim = Simulation::new(Box::new(backend), initial, StepParams::default()).unwrap();
+        sim.set_agreement_check(Some(WindowPolicy::Adaptive {
+            target_seconds: 0.01,
+        }));
+        sim.advance(3).unwrap();
+        sim.reset().unwrap(); // the window being recorded is dropped, not compared
+        let started = std::time::Instant::now();
+        while sim.agreement().unwrap().counts().0 < 3 {
+            sim.advance(5).unwrap();
+            sim.poll_agreement().unwrap();
+            assert!(started.elapsed().as_secs() < 30, "no check finished");
+        }
+        let watch = sim.agreement().unwrap();
+        assert_eq!(watch.counts().1, 0);
+        let first = watch.history().next().unwrap();
+        assert_eq!(first.from_step, 0);
+        assert!(first.to_step > 0 && first.identical());
+        assert!(watch.latest().unwrap().to_step <= sim.step_count());
+        sim.set_agreement_check(None);
+        assert!(sim.agreement().is_none());
+    }
 
     #[test]
     fn stability_classes() {

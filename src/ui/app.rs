@@ -63,11 +63,9 @@ impl HeatlabApp {
     /// Creates the app and starts the diffusion panel's thread, which sets up the backend and
     /// generates the field.
     pub fn new(cc: &eframe::CreationContext<'_>, options: AppOptions) -> Self {
-        let remembered = if options.persist {
-            cc.storage
-                .and_then(|storage| eframe::get_value::<Settings>(storage, STORAGE_KEY))
-        } else {
-            None
+        let (remembered, settings_problem) = match cc.storage {
+            Some(storage) if options.persist => super::settings::load_remembered(storage),
+            _ => (None, None),
         };
         let mut settings = options.settings.or(remembered).unwrap_or_default();
         options.overrides.apply(&mut settings);
@@ -77,7 +75,10 @@ impl HeatlabApp {
         }
         let ctx = cc.egui_ctx.clone();
         let notify: Notify = Arc::new(move || ctx.request_repaint());
-        let diffusion = DiffusionPanel::new(&settings, notify, options.autoplay);
+        let mut diffusion = DiffusionPanel::new(&settings, notify, options.autoplay);
+        if let Some(problem) = settings_problem {
+            diffusion.notify(Level::Warning, problem.to_string());
+        }
         let screenshot = options.screenshot.map(Screenshot::new);
         let screenshot_result = screenshot
             .as_ref()

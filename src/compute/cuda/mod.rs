@@ -1,16 +1,18 @@
 //! The CUDA backend: `kernels/diffusion.cu`, compiled by NVRTC, on the device's own stream.
 
 pub mod device;
+mod kernel;
+mod stepping;
 
 use std::time::Duration;
 
 use std::sync::Arc;
 
-use cudarc::driver::{
-    sys, CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 pub use device::{driver_error, CudaDevice, GpuTimer};
+pub use kernel::CudaKernel;
+use stepping::CachedGraph;
 
 use super::preview::{
     reduced_size, reduction_factor, ColorTable, Layer, PreviewPixels, PreviewSpec,
@@ -24,90 +26,8 @@ pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu")
 /// The display kernels' source (reduce to the shown size, colormap).
 pub const COLORMAP_SOURCE: &str = include_str!("../../../kernels/colormap.cu");
 
-/// Threads per block of the Jacobi kernel (x along columns for coalescing, y down rows).
-const JACOBI_BLOCK: (u32, u32) = (32, 8);
-/// Must match `ROWS_PER_THREAD` in `kernels/diffusion.cu`.
-const JACOBI_ROWS_PER_THREAD: u32 = 4;
-/// Warps per block of the float4 and temporal kernels.
-const WARPS_PER_BLOCK: u32 = 4;
-/// Must match `SEED_TPB` in `kernels/diffusion.cu`.
-const SEED_TILE: u32 = 8;
-
-/// The diffusion kernels heatlab has, fastest exact one chosen per field size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum CudaKernel {
-    /// The tutorial's kernel ported faithfully: 8x8 tile, in place, Laplacian written each
-    /// step. Races between blocks, Dirichlet only: a benchmark baseline, never the simulation.
-    SeedFaithful,
-    /// One step per launch, one column and 4 rows per thread, scalar loads.
-    JacobiRows,
-    /// One step per launch, float4 loads and stores, shuffles for the horizontal neighbours.
-    /// Needs a column count divisible by 4.
-    JacobiVec4 {
-        /// Rows each thread computes (8 or 16).
-        rows_per_thread: u32,
-    },
-    /// `steps_per_launch` steps per launch kept in registers (temporal blocking), each warp
-    /// marching down `segment_rows` rows of a 128-column strip. Needs columns divisible by 4.
-    Temporal {
-        /// Steps per launch (4 or 8).
-        steps_per_launch: u32,
-        /// Rows each warp marches down.
-        segment_rows: u32,
-    },
-}
-
-impl std::fmt::Display for CudaKernel {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::SeedFaithful => f.write_str("seed-faithful"),
-            Self::JacobiRows => f.write_str("jacobi-rows"),
-            Self::JacobiVec4 { rows_per_thread } => write!(f, "jacobi-vec4-rows{rows_per_thread}"),
-            Self::Temporal {
-                steps_per_launch,
-                segment_rows,
-            } => write!(f, "temporal-k{steps_per_launch}-rows{segment_rows}"),
-        }
-    }
-}
-
-impl CudaKernel {
-    /// Whether every step equals the reference Jacobi step (all but the seed's racing kernel).
-    pub fn is_exact(self) -> bool {
-        !matches!(self, Self::SeedFaithful)
-    }
-
-    /// Whether the kernel can step a field of this size.
-    pub fn supports(self, size: GridSize) -> bool {
-        match self {
-            Self::SeedFaithful | Self::JacobiRows => true,
-            Self::JacobiVec4 { .. } | Self::Temporal { .. } => size.cols % 4 == 0,
-        }
-    }
-
-    /// The exact kernels worth trying for a size, in the order they are tried.
-    pub fn exact_candidates(size: GridSize) -> Vec<Self> {
-        let mut kernels = vec![
-            Self::JacobiRows,
-            Self::JacobiVec4 { rows_per_thread: 8 },
-            Self::JacobiVec4 {
-                rows_per_thread: 16,
-            },
-        ];
-        for steps_per_launch in [4, 8] {
-            for segment_rows in [16, 32, 64, 128] {
-                kernels.push(Self::Temporal {
-                    steps_per_launch,
-                    segment_rows,
-                });
-            }
-        }
-        kernels.retain(|k| k.supports(size));
-        kernels
-    }
-}
-
 struct DiffusionKernels {
+    shared: [CudaFunction; 3],
     jacobi: [CudaFunction; 3],
     jacobi_vec4_rows8: [CudaFunction; 3],
     jacobi_vec4_rows16: [CudaFunction; 3],
@@ -124,6 +44,17 @@ struct FieldBuffers {
     current: CudaSlice<f32>,
     next: CudaSlice<f32>,
     laplacian: Option<CudaSlice<f32>>,
+    /// Whether `current` and `next` are swapped relative to their allocation: a captured graph
+    /// holds the buffers' addresses, so it is valid only for the parity it was captured at.
+    swapped: bool,
+}
+
+impl FieldBuffers {
+    /// Makes the buffer just written the current one.
+    fn flip(&mut self) {
+        std::mem::swap(&mut self.current, &mut self.next);
+        self.swapped = !self.swapped;
+    }
 }
 
 impl FieldBuffers {
@@ -142,29 +73,6 @@ impl FieldBuffers {
         Ok((&mut self.current, laplacian))
     }
 }
-
-/// Kernel launches per CUDA graph: even, so that a replay leaves the double buffers as they
-/// were; enough that the per-launch overhead of queuing them one by one disappears.
-const GRAPH_LAUNCHES: u64 = 32;
-
-/// What a captured graph computes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct GraphKey {
-    kernel: CudaKernel,
-    boundary: Boundary,
-    coeff_bits: u32,
-}
-
-/// A captured graph of [`GRAPH_LAUNCHES`] launches on the current buffers.
-struct CachedGraph {
-    key: GraphKey,
-    graph: CudaGraph,
-}
-
-// SAFETY: CUDA graphs must not be used from two threads at once; moving one to another thread
-// is allowed (its launch binds the context to the calling thread first). A `CachedGraph` is
-// owned by one `CudaBackend` and used only through `&mut self`, so it is never shared.
-unsafe impl Send for CachedGraph {}
 
 /// Device buffers of the display path, kept between frames: a preview is asked for twice per
 /// frame, and allocating, uploading the colormap and freeing each time cost more than the
@@ -208,10 +116,16 @@ pub struct CudaBackend {
     tuning: Vec<(CudaKernel, f64)>,
     /// The size `selected` was chosen for.
     tuned_size: Option<GridSize>,
-    /// Launches replayed as a CUDA graph; captured for the current buffers and parameters.
-    graph: Option<CachedGraph>,
-    /// Cleared if a capture ever fails, after which launches are queued one by one.
+    /// Launches replayed as CUDA graphs, at most one per buffer parity (see [`GraphKey`]);
+    /// dropped with the buffers they point into.
+    graphs: Vec<CachedGraph>,
+    /// Whether long runs replay graphs; cleared if a capture ever fails, after which launches
+    /// are queued one by one.
     graphs_enabled: bool,
+    /// A kernel the user fixed instead of the tuned one.
+    forced: Option<CudaKernel>,
+    /// Graphs replayed since the backend was created.
+    graph_replays: u64,
     /// The display path's buffers.
     preview: PreviewBuffers,
 }
@@ -241,6 +155,7 @@ impl CudaBackend {
             ])
         };
         let kernels = DiffusionKernels {
+            shared: per_boundary("shared_step")?,
             jacobi: per_boundary("jacobi_step")?,
             jacobi_vec4_rows8: per_boundary("jacobi_step_vec4r8")?,
             jacobi_vec4_rows16: per_boundary("jacobi_step_vec4r16")?,
@@ -264,8 +179,10 @@ impl CudaBackend {
             selected: CudaKernel::JacobiRows,
             tuning: Vec::new(),
             tuned_size: None,
-            graph: None,
+            graphs: Vec::new(),
             graphs_enabled: true,
+            forced: None,
+            graph_replays: 0,
             preview: PreviewBuffers::default(),
         })
     }
@@ -280,255 +197,6 @@ impl CudaBackend {
         &self.tuning
     }
 
-    /// Advances `steps` steps with a given kernel. Temporal kernels take whole launches of
-    /// their step count and finish the remainder with single steps; all exact kernels give
-    /// identical fields.
-    pub fn advance_with(
-        &mut self,
-        kernel: CudaKernel,
-        steps: u64,
-        params: &StepParams,
-    ) -> Result<Duration> {
-        if kernel == CudaKernel::SeedFaithful {
-            if params.boundary != Boundary::Dirichlet {
-                return Err(HeatlabError::InvalidInput(
-                    "the tutorial's kernel only knows the Dirichlet boundary".into(),
-                ));
-            }
-            return self.advance_seed_faithful(steps, params.coeff);
-        }
-        let size = self
-            .buffers
-            .as_ref()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?
-            .size;
-        if !kernel.supports(size) {
-            return Err(HeatlabError::InvalidInput(format!(
-                "kernel {kernel} cannot step a {size} field"
-            )));
-        }
-        self.timer.start()?;
-        match kernel {
-            CudaKernel::Temporal {
-                steps_per_launch, ..
-            } => {
-                let per_launch = u64::from(steps_per_launch);
-                self.launch_steps(kernel, steps / per_launch, params)?;
-                let vec4 = CudaKernel::JacobiVec4 { rows_per_thread: 8 };
-                let single = if vec4.supports(size) {
-                    vec4
-                } else {
-                    CudaKernel::JacobiRows
-                };
-                self.launch_steps(single, steps % per_launch, params)?;
-            }
-            _ => self.launch_steps(kernel, steps, params)?,
-        }
-        self.timer.stop()
-    }
-
-    /// Queues `launches` launches of an exact kernel (each `steps_per_launch` steps), flipping
-    /// the buffers after each.
-    fn launch_steps(
-        &mut self,
-        kernel: CudaKernel,
-        launches: u64,
-        params: &StepParams,
-    ) -> Result<()> {
-        let mut remaining = launches;
-        if self.graphs_enabled && launches >= GRAPH_LAUNCHES {
-            match self.graph_for(kernel, params) {
-                Ok(()) => {
-                    if let Some(cached) = &self.graph {
-                        while remaining >= GRAPH_LAUNCHES {
-                            cached
-                                .graph
-                                .launch()
-                                .map_err(driver_error("launching a CUDA graph"))?;
-                            remaining -= GRAPH_LAUNCHES;
-                        }
-                    }
-                }
-                // Graphs are an optimisation: without them the same launches are queued one by one.
-                Err(_) => self.graphs_enabled = false,
-            }
-        }
-        self.launch_steps_directly(kernel, remaining, params)
-    }
-
-    /// Makes `self.graph` hold [`GRAPH_LAUNCHES`] launches of `kernel` with `params` on the
-    /// current buffers, capturing it if the cached one is for something else.
-    fn graph_for(&mut self, kernel: CudaKernel, params: &StepParams) -> Result<()> {
-        let key = GraphKey {
-            kernel,
-            boundary: params.boundary,
-            coeff_bits: params.coeff.to_bits(),
-        };
-        if self.graph.as_ref().is_some_and(|cached| cached.key == key) {
-            return Ok(());
-        }
-        self.graph = None;
-        let stream = self.device.stream().clone();
-        stream
-            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .map_err(driver_error("starting a CUDA graph capture"))?;
-        // An even number of launches leaves the buffers as they were, so the graph can be
-        // replayed any number of times without swapping them.
-        let captured = self.launch_steps_directly(kernel, GRAPH_LAUNCHES, params);
-        let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
-        captured?;
-        let graph = graph
-            .map_err(driver_error("instantiating a CUDA graph"))?
-            .ok_or_else(|| HeatlabError::Cuda {
-                context: "capturing a CUDA graph".into(),
-                message: "nothing was captured".into(),
-            })?;
-        self.graph = Some(CachedGraph { key, graph });
-        Ok(())
-    }
-
-    /// Queues `launches` launches one by one (see [`Self::launch_steps`]).
-    fn launch_steps_directly(
-        &mut self,
-        kernel: CudaKernel,
-        launches: u64,
-        params: &StepParams,
-    ) -> Result<()> {
-        let stream = self.device.stream().clone();
-        let bc = params.boundary.kernel_index();
-        let buffers = self
-            .buffers
-            .as_mut()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
-        let (rows, cols) = dims(buffers.size)?;
-        let (urows, ucols) = (rows as u32, cols as u32);
-        let coeff = params.coeff;
-        let (function, config, segment_rows) = match kernel {
-            CudaKernel::JacobiRows => (
-                &self.kernels.jacobi[bc],
-                LaunchConfig {
-                    grid_dim: (
-                        ucols.div_ceil(JACOBI_BLOCK.0),
-                        urows.div_ceil(JACOBI_BLOCK.1 * JACOBI_ROWS_PER_THREAD),
-                        1,
-                    ),
-                    block_dim: (JACOBI_BLOCK.0, JACOBI_BLOCK.1, 1),
-                    shared_mem_bytes: 0,
-                },
-                None,
-            ),
-            CudaKernel::JacobiVec4 { rows_per_thread } => (
-                if rows_per_thread == 8 {
-                    &self.kernels.jacobi_vec4_rows8[bc]
-                } else {
-                    &self.kernels.jacobi_vec4_rows16[bc]
-                },
-                // Warps side by side: the scalar loads at a warp's edges hit the neighbouring
-                // warp's lines in L1.
-                LaunchConfig {
-                    grid_dim: (
-                        (ucols / 4).div_ceil(32 * WARPS_PER_BLOCK),
-                        urows.div_ceil(rows_per_thread),
-                        1,
-                    ),
-                    block_dim: (32 * WARPS_PER_BLOCK, 1, 1),
-                    shared_mem_bytes: 0,
-                },
-                None,
-            ),
-            CudaKernel::Temporal {
-                steps_per_launch,
-                segment_rows,
-            } => {
-                let output_cols = 128 - 2 * steps_per_launch;
-                let segments = urows.div_ceil(segment_rows);
-                let function = match steps_per_launch {
-                    4 => &self.kernels.temporal_k4[bc],
-                    8 => &self.kernels.temporal_k8[bc],
-                    _ => {
-                        return Err(HeatlabError::InvalidInput(format!(
-                            "no temporal kernel for {kernel}"
-                        )))
-                    }
-                };
-                (
-                    function,
-                    LaunchConfig {
-                        grid_dim: (
-                            ucols.div_ceil(output_cols),
-                            segments.div_ceil(WARPS_PER_BLOCK),
-                            1,
-                        ),
-                        block_dim: (32, WARPS_PER_BLOCK, 1),
-                        shared_mem_bytes: 0,
-                    },
-                    Some(segment_rows as i32),
-                )
-            }
-            CudaKernel::SeedFaithful => {
-                return Err(HeatlabError::InvalidInput(
-                    "the seed kernel steps in place".into(),
-                ))
-            }
-        };
-        for _ in 0..launches {
-            let mut launch = stream.launch_builder(function);
-            launch
-                .arg(&buffers.current)
-                .arg(&mut buffers.next)
-                .arg(&rows)
-                .arg(&cols)
-                .arg(&coeff);
-            if let Some(segment_rows) = segment_rows.as_ref() {
-                launch.arg(segment_rows);
-                // SAFETY: jacobi_temporal_k*w*_*(const float* in, float* out, int rows, int cols,
-                // float coeff, int segment_rows): distinct buffers of rows*cols floats, cols % 4 == 0
-                // (checked by `supports`) so float4 accesses are aligned; warps outside the grid
-                // return and lanes outside it neither read unwrapped nor write.
-                unsafe { launch.launch(config) }
-                    .map_err(driver_error("launching jacobi_temporal"))?;
-            } else {
-                // SAFETY: jacobi_step{,_vec4}_*(const float* in, float* out, int rows, int cols,
-                // float coeff): distinct buffers of rows*cols floats; the vec4 kernel is only
-                // chosen when cols % 4 == 0; threads outside rows x cols neither read nor write.
-                unsafe { launch.launch(config) }.map_err(driver_error("launching jacobi_step"))?;
-            }
-            std::mem::swap(&mut buffers.current, &mut buffers.next);
-        }
-        Ok(())
-    }
-
-    /// Times every exact kernel on the uploaded field and selects the fastest; the field is
-    /// restored from `field` afterwards.
-    fn choose_kernel(&mut self, field: &Grid) -> Result<()> {
-        let size = field.size();
-        let params = StepParams::default();
-        // About 2e8 cell updates per trial: long enough to time, short enough to be unnoticed.
-        let steps = ((2e8 / size.cells() as f64) as u64)
-            .clamp(8, 512)
-            .div_ceil(8)
-            * 8;
-        let mut results = Vec::new();
-        for kernel in CudaKernel::exact_candidates(size) {
-            self.advance_with(kernel, 8, &params)?; // warm-up
-                                                    // The better of two trials: candidates often differ by a few percent.
-            let first = self.advance_with(kernel, steps, &params)?;
-            let second = self.advance_with(kernel, steps, &params)?;
-            let elapsed = first.min(second);
-            results.push((kernel, elapsed.as_secs_f64() * 1e6 / steps as f64));
-        }
-        if let Some(&(best, _)) = results.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
-            self.selected = best;
-        }
-        self.tuning = results;
-        let stream = self.device.stream().clone();
-        let buffers = self.buffers()?;
-        stream
-            .memcpy_htod(field.as_slice(), &mut buffers.current)
-            .map_err(driver_error("restoring the field"))?;
-        Ok(())
-    }
-
     /// The open device.
     pub fn device(&self) -> &CudaDevice {
         &self.device
@@ -538,44 +206,6 @@ impl CudaBackend {
         self.buffers
             .as_mut()
             .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))
-    }
-
-    /// Steps with a faithful port of the tutorial's kernel (8x8 tile, in place, Laplacian
-    /// written each step). A benchmark baseline only: it races between blocks and knows only
-    /// the Dirichlet boundary.
-    pub fn advance_seed_faithful(&mut self, steps: u64, coeff: f32) -> Result<Duration> {
-        let stream = self.device.stream().clone();
-        let function = self.kernels.seed_inplace.clone();
-        let buffers = self
-            .buffers
-            .as_mut()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
-        let (rows, cols) = dims(buffers.size)?;
-        let (current, laplacian) = buffers.field_and_laplacian(&stream)?;
-        let config = LaunchConfig {
-            grid_dim: (
-                (rows as u32).div_ceil(SEED_TILE),
-                (cols as u32).div_ceil(SEED_TILE),
-                1,
-            ),
-            block_dim: (SEED_TILE, SEED_TILE, 1),
-            shared_mem_bytes: 0,
-        };
-        self.timer.start()?;
-        for _ in 0..steps {
-            let mut launch = stream.launch_builder(&function);
-            launch
-                .arg(&mut *current)
-                .arg(&mut *laplacian)
-                .arg(&rows)
-                .arg(&cols)
-                .arg(&coeff);
-            // SAFETY: seed_diffusion_inplace(float* field, float* lapl, int rows, int cols, float coeff):
-            // both buffers hold rows*cols floats and the grid covers exactly rows x cols cells.
-            unsafe { launch.launch(config) }
-                .map_err(driver_error("launching seed_diffusion_inplace"))?;
-        }
-        self.timer.stop()
     }
 
     /// Computes the Laplacian of the current field into the device's Laplacian buffer.
@@ -633,15 +263,15 @@ impl Backend for CudaBackend {
     }
 
     fn step_method(&self) -> String {
-        format!("cuda-{}", self.selected)
+        format!("cuda-{}", self.stepping_kernel())
     }
 
     fn upload(&mut self, field: &Grid) -> Result<()> {
         let size = field.size();
         dims(size)?;
-        // Release the old field (and the graph that points into it) first so that its memory
+        // Release the old field (and the graphs that point into it) first so that its memory
         // counts as free.
-        self.graph = None;
+        self.graphs.clear();
         self.buffers = None;
         let (free, _) = self.device.memory_info()?;
         crate::memory::ensure_gpu_memory(
@@ -662,6 +292,7 @@ impl Backend for CudaBackend {
             current,
             next,
             laplacian: None,
+            swapped: false,
         });
         if new_size {
             self.choose_kernel(field)?;
@@ -671,7 +302,7 @@ impl Backend for CudaBackend {
     }
 
     fn advance(&mut self, steps: u64, params: &StepParams) -> Result<Duration> {
-        self.advance_with(self.selected, steps, params)
+        self.advance_with(self.stepping_kernel(), steps, params)
     }
 
     fn download(&mut self) -> Result<Grid> {

@@ -1,0 +1,163 @@
+//! Ctrl-C and SIGTERM for the headless commands.
+//!
+//! The first SIGINT or SIGTERM asks the command to stop at its next chunk: `run` then writes
+//! `run.json` (status "interrupted") and `timings.csv`, `kernel` and `bench` stop before their
+//! next measurement. A second signal exits at once, after deleting the temporary files of the
+//! writes in progress. Either way the exit status is the shell's for a death by that signal:
+//! 130 for SIGINT, 143 for SIGTERM.
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+use super::output;
+
+/// A signal that asks heatlab to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopSignal {
+    /// SIGINT (Ctrl-C).
+    Interrupt,
+    /// SIGTERM (`kill`, a service manager).
+    Terminate,
+}
+
+impl StopSignal {
+    fn from_number(number: i32) -> Option<Self> {
+        match number {
+            SIGINT => Some(Self::Interrupt),
+            SIGTERM => Some(Self::Terminate),
+            _ => None,
+        }
+    }
+
+    fn number(self) -> i32 {
+        match self {
+            Self::Interrupt => SIGINT,
+            Self::Terminate => SIGTERM,
+        }
+    }
+
+    /// 128 + the signal's number, as a shell reports a process killed by it.
+    pub fn exit_status(self) -> u8 {
+        match self {
+            Self::Interrupt => 130,
+            Self::Terminate => 143,
+        }
+    }
+}
+
+impl fmt::Display for StopSignal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Interrupt => "SIGINT",
+            Self::Terminate => "SIGTERM",
+        })
+    }
+}
+
+/// The error a command returns when it stopped because of a signal; `main` turns it into the
+/// signal's exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("interrupted by {0}")]
+pub struct Interrupted(pub StopSignal);
+
+/// The shared state of the signal watcher: whether, and by which signal, a stop was asked for.
+#[derive(Debug, Clone)]
+pub struct Interrupt {
+    requested: Arc<AtomicBool>,
+    signal: Arc<AtomicI32>,
+}
+
+impl Interrupt {
+    /// Starts watching SIGINT and SIGTERM on a thread of its own.
+    pub fn install() -> anyhow::Result<Self> {
+        let interrupt = Self::unwatched();
+        let mut signals = Signals::new([SIGINT, SIGTERM])?;
+        let shared = interrupt.clone();
+        std::thread::Builder::new()
+            .name("heatlab-signals".into())
+            .spawn(move || {
+                for number in signals.forever() {
+                    shared.on_signal(number);
+                }
+            })?;
+        Ok(interrupt)
+    }
+
+    /// An interrupt that no signal sets (for tests and for callers without signals).
+    pub fn unwatched() -> Self {
+        Self {
+            requested: Arc::new(AtomicBool::new(false)),
+            signal: Arc::new(AtomicI32::new(0)),
+        }
+    }
+
+    fn on_signal(&self, number: i32) {
+        let Some(signal) = StopSignal::from_number(number) else {
+            return;
+        };
+        // One thread handles the signals, one at a time: this test and the stores below race
+        // with nothing but the command's reads.
+        if self.requested.load(Ordering::SeqCst) {
+            let removed = crate::export::atomic::remove_live_temp_files();
+            output::note(&format!(
+                "{signal} again: stopping now ({removed} temporary files removed)"
+            ));
+            std::process::exit(i32::from(signal.exit_status()));
+        }
+        self.request(signal);
+        output::note(&format!(
+            "{signal}: stopping after the current chunk (send it again to stop at once)"
+        ));
+    }
+
+    /// The signal that asked for a stop, if one did.
+    pub fn requested(&self) -> Option<StopSignal> {
+        if !self.requested.load(Ordering::SeqCst) {
+            return None;
+        }
+        // The number is stored before the flag is set; a flag set through `flag()` by other code
+        // counts as Ctrl-C.
+        let number = self.signal.load(Ordering::SeqCst);
+        Some(StopSignal::from_number(number).unwrap_or(StopSignal::Interrupt))
+    }
+
+    /// `Err(Interrupted)` once a stop was asked for.
+    pub fn check(&self) -> Result<(), Interrupted> {
+        self.requested()
+            .map_or(Ok(()), |signal| Err(Interrupted(signal)))
+    }
+
+    /// The flag itself, for code that takes a cancel flag (the tutorial kernels).
+    pub fn flag(&self) -> &AtomicBool {
+        &self.requested
+    }
+
+    /// Asks for a stop as `signal` would (for tests).
+    pub fn request(&self, signal: StopSignal) {
+        self.signal.store(signal.number(), Ordering::SeqCst);
+        self.requested.store(true, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_names_its_signal_and_exit_status() {
+        let interrupt = Interrupt::unwatched();
+        assert!(interrupt.check().is_ok());
+        interrupt.request(StopSignal::Terminate);
+        assert_eq!(interrupt.check(), Err(Interrupted(StopSignal::Terminate)));
+        assert_eq!(StopSignal::Terminate.exit_status(), 143);
+        assert_eq!(StopSignal::Interrupt.exit_status(), 130);
+        assert_eq!(
+            Interrupted(StopSignal::Interrupt).to_string(),
+            "interrupted by SIGINT"
+        );
+    }
+}

@@ -1,0 +1,403 @@
+//! Stepping on the GPU: kernel launches one by one or replayed as CUDA graphs, the choice of
+//! the fastest exact kernel, and the seed's in-place kernel as a baseline.
+
+use std::time::Duration;
+
+use cudarc::driver::{sys, CudaGraph, LaunchConfig, PushKernelArg};
+
+use super::kernel::SEED_TILE;
+use std::sync::Arc;
+
+use cudarc::driver::CudaStream;
+
+use super::{dims, driver_error, CudaBackend, CudaKernel, DiffusionKernels, FieldBuffers};
+use crate::compute::{Boundary, StepParams};
+use crate::error::{HeatlabError, Result};
+use crate::grid::Grid;
+use cudarc::driver::CudaFunction;
+
+/// Kernel launches per CUDA graph: even, so that a replay leaves the double buffers as they
+/// were; enough that the per-launch overhead of queuing them one by one disappears.
+const GRAPH_LAUNCHES: u64 = 32;
+
+/// What a captured graph computes, and on which buffers. A graph replays the device addresses
+/// of its capture: one captured while `current` was the first allocation reads the wrong
+/// buffer once an odd number of direct launches has swapped them, so the parity is part of
+/// the key and each parity gets a graph of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct GraphKey {
+    kernel: CudaKernel,
+    boundary: Boundary,
+    coeff_bits: u32,
+    swapped: bool,
+}
+
+/// A captured graph of [`GRAPH_LAUNCHES`] launches.
+pub(super) struct CachedGraph {
+    key: GraphKey,
+    graph: CudaGraph,
+}
+
+// SAFETY: CUDA graphs must not be used from two threads at once; moving one to another thread
+// is allowed (its launch binds the context to the calling thread first). A `CachedGraph` is
+// owned by one `CudaBackend` and used only through `&mut self`, so it is never shared.
+unsafe impl Send for CachedGraph {}
+
+impl CudaBackend {
+    /// Advances `steps` steps with a given kernel. Temporal kernels take whole launches of
+    /// their step count and finish the remainder with single steps; all exact kernels give
+    /// identical fields.
+    pub fn advance_with(
+        &mut self,
+        kernel: CudaKernel,
+        steps: u64,
+        params: &StepParams,
+    ) -> Result<Duration> {
+        if kernel == CudaKernel::SeedFaithful {
+            if params.boundary != Boundary::Dirichlet {
+                return Err(HeatlabError::InvalidInput(
+                    "the tutorial's kernel only knows the Dirichlet boundary".into(),
+                ));
+            }
+            return self.advance_seed_faithful(steps, params.coeff);
+        }
+        let size = self
+            .buffers
+            .as_ref()
+            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?
+            .size;
+        if !kernel.supports(size) {
+            return Err(HeatlabError::InvalidInput(format!(
+                "kernel {kernel} cannot step a {size} field"
+            )));
+        }
+        if kernel == CudaKernel::Shared {
+            let stream = self.device.stream().clone();
+            self.buffers()?.field_and_laplacian(&stream)?;
+        }
+        self.timer.start()?;
+        match kernel {
+            CudaKernel::Temporal {
+                steps_per_launch, ..
+            } => {
+                let per_launch = u64::from(steps_per_launch);
+                self.launch_steps(kernel, steps / per_launch, params)?;
+                let vec4 = CudaKernel::JacobiVec4 { rows_per_thread: 8 };
+                let single = if vec4.supports(size) {
+                    vec4
+                } else {
+                    CudaKernel::JacobiRows
+                };
+                self.launch_steps(single, steps % per_launch, params)?;
+            }
+            _ => self.launch_steps(kernel, steps, params)?,
+        }
+        self.timer.stop()
+    }
+
+    /// Queues `launches` launches of an exact kernel (each `steps_per_launch` steps), flipping
+    /// the buffers after each.
+    fn launch_steps(
+        &mut self,
+        kernel: CudaKernel,
+        launches: u64,
+        params: &StepParams,
+    ) -> Result<()> {
+        let mut remaining = launches;
+        if self.graphs_enabled && launches >= GRAPH_LAUNCHES {
+            match self.graph_for(kernel, params) {
+                Ok(index) => {
+                    while remaining >= GRAPH_LAUNCHES {
+                        self.graphs[index]
+                            .graph
+                            .launch()
+                            .map_err(driver_error("launching a CUDA graph"))?;
+                        self.graph_replays += 1;
+                        remaining -= GRAPH_LAUNCHES;
+                    }
+                }
+                // Graphs are an optimisation: without them the same launches are queued one by one.
+                Err(error) => {
+                    log::warn!("CUDA graphs turned off, launching one by one: {error}");
+                    self.graphs_enabled = false;
+                }
+            }
+        }
+        self.launch_steps_directly(kernel, remaining, params)
+    }
+
+    /// The index in `self.graphs` of a graph of [`GRAPH_LAUNCHES`] launches of `kernel` with
+    /// `params` on the buffers in their present order, capturing it if there is none. A new
+    /// capture replaces the cached graph of the same parity.
+    fn graph_for(&mut self, kernel: CudaKernel, params: &StepParams) -> Result<usize> {
+        let key = GraphKey {
+            kernel,
+            boundary: params.boundary,
+            coeff_bits: params.coeff.to_bits(),
+            swapped: self.buffers()?.swapped,
+        };
+        if let Some(index) = self.graphs.iter().position(|cached| cached.key == key) {
+            return Ok(index);
+        }
+        self.graphs
+            .retain(|cached| cached.key.swapped != key.swapped);
+        let stream = self.device.stream().clone();
+        stream
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(driver_error("starting a CUDA graph capture"))?;
+        // An even number of launches leaves the buffers as they were, so the graph can be
+        // replayed any number of times without swapping them.
+        let captured = self.launch_steps_directly(kernel, GRAPH_LAUNCHES, params);
+        let graph = stream.end_capture(sys::CUgraphInstantiate_flags(0));
+        // Captured launches do not run: a capture that stopped after an odd number of them
+        // must not leave the buffers swapped.
+        let buffers = self.buffers()?;
+        if buffers.swapped != key.swapped {
+            buffers.flip();
+        }
+        captured?;
+        let graph = graph
+            .map_err(driver_error("instantiating a CUDA graph"))?
+            .ok_or_else(|| HeatlabError::Cuda {
+                context: "capturing a CUDA graph".into(),
+                message: "nothing was captured".into(),
+            })?;
+        self.graphs.push(CachedGraph { key, graph });
+        Ok(self.graphs.len() - 1)
+    }
+
+    /// Turns CUDA graphs for long runs on or off (they are on by default). Both give the same
+    /// field; the switch is there to prove it and to time the difference.
+    pub fn set_graphs_enabled(&mut self, enabled: bool) {
+        self.graphs_enabled = enabled;
+        if !enabled {
+            self.graphs.clear();
+        }
+    }
+
+    /// Whether long runs replay CUDA graphs.
+    pub fn graphs_enabled(&self) -> bool {
+        self.graphs_enabled
+    }
+
+    /// CUDA graphs replayed so far (each [`GRAPH_LAUNCHES`] launches).
+    pub fn graph_replays(&self) -> u64 {
+        self.graph_replays
+    }
+
+    /// Fixes the kernel `advance` uses (`None`: the fastest exact one, chosen per size).
+    /// Refuses a kernel that cannot step the held field or is not exact.
+    pub fn set_kernel(&mut self, kernel: Option<CudaKernel>) -> Result<()> {
+        if let Some(kernel) = kernel {
+            if !kernel.is_exact() {
+                return Err(HeatlabError::InvalidInput(format!(
+                    "{kernel} races and is not exact: it is a benchmark baseline only"
+                )));
+            }
+            if let Some(buffers) = &self.buffers {
+                if !kernel.supports(buffers.size) {
+                    return Err(HeatlabError::InvalidInput(format!(
+                        "kernel {kernel} cannot step a {} field",
+                        buffers.size
+                    )));
+                }
+            }
+        }
+        self.forced = kernel;
+        Ok(())
+    }
+
+    /// The kernel `advance` uses for the held field: the fixed one if it fits, else the tuned one.
+    pub(super) fn stepping_kernel(&self) -> CudaKernel {
+        match (self.forced, &self.buffers) {
+            (Some(kernel), Some(buffers)) if kernel.supports(buffers.size) => kernel,
+            _ => self.selected,
+        }
+    }
+
+    /// Queues `launches` launches one by one (see [`Self::launch_steps`]).
+    fn launch_steps_directly(
+        &mut self,
+        kernel: CudaKernel,
+        launches: u64,
+        params: &StepParams,
+    ) -> Result<()> {
+        let stream = self.device.stream().clone();
+        let buffers = self
+            .buffers
+            .as_mut()
+            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
+        let (rows, cols) = dims(buffers.size)?;
+        let coeff = params.coeff;
+        let bad_kernel = || HeatlabError::Cuda {
+            context: format!("launching {kernel}"),
+            message: "not a double-buffered kernel".into(),
+        };
+        let (config, segment_rows) = kernel
+            .launch_geometry(buffers.size)
+            .ok_or_else(bad_kernel)?;
+        let function = self
+            .kernels
+            .stepping_function(kernel, params.boundary)
+            .ok_or_else(bad_kernel)?;
+        if kernel == CudaKernel::Shared {
+            return Self::launch_shared(&stream, function, config, buffers, launches, coeff);
+        }
+        for _ in 0..launches {
+            let mut launch = stream.launch_builder(function);
+            launch
+                .arg(&buffers.current)
+                .arg(&mut buffers.next)
+                .arg(&rows)
+                .arg(&cols)
+                .arg(&coeff);
+            if let Some(segment_rows) = segment_rows.as_ref() {
+                launch.arg(segment_rows);
+                // SAFETY: jacobi_temporal_k*w*_*(const float* in, float* out, int rows, int cols,
+                // float coeff, int segment_rows): distinct buffers of rows*cols floats, cols % 4 == 0
+                // (checked by `supports`) so float4 accesses are aligned; warps outside the grid
+                // return and lanes outside it neither read unwrapped nor write.
+                unsafe { launch.launch(config) }
+                    .map_err(driver_error("launching jacobi_temporal"))?;
+            } else {
+                // SAFETY: jacobi_step{,_vec4}_*(const float* in, float* out, int rows, int cols,
+                // float coeff): distinct buffers of rows*cols floats; the vec4 kernel is only
+                // chosen when cols % 4 == 0; threads outside rows x cols neither read nor write.
+                unsafe { launch.launch(config) }.map_err(driver_error("launching jacobi_step"))?;
+            }
+            buffers.flip();
+        }
+        Ok(())
+    }
+
+    /// Queues `launches` launches of the shared-memory kernel, which also writes the Laplacian
+    /// of its input into the Laplacian buffer (allocated beforehand by `advance_with`: an
+    /// allocation cannot be captured into a graph).
+    fn launch_shared(
+        stream: &Arc<CudaStream>,
+        function: &CudaFunction,
+        config: LaunchConfig,
+        buffers: &mut FieldBuffers,
+        launches: u64,
+        coeff: f32,
+    ) -> Result<()> {
+        let (rows, cols) = dims(buffers.size)?;
+        for _ in 0..launches {
+            let laplacian = buffers
+                .laplacian
+                .as_mut()
+                .ok_or_else(|| HeatlabError::Cuda {
+                    context: "launching shared_step".into(),
+                    message: "the Laplacian buffer was not allocated".into(),
+                })?;
+            let mut launch = stream.launch_builder(function);
+            launch
+                .arg(&buffers.current)
+                .arg(&mut buffers.next)
+                .arg(laplacian)
+                .arg(&rows)
+                .arg(&cols)
+                .arg(&coeff);
+            // SAFETY: shared_step_*(const float* in, float* out, float* lapl, int rows, int cols,
+            // float coeff): three distinct buffers of rows*cols floats; the block is
+            // SHARED_TILE_X x SHARED_TILE_Y = 32 x 8 as the kernel's static tile assumes; threads
+            // outside rows x cols read at most one ghost cell away (wrapped once) and write nothing.
+            unsafe { launch.launch(config) }.map_err(driver_error("launching shared_step"))?;
+            buffers.flip();
+        }
+        Ok(())
+    }
+
+    /// Times every exact kernel on the uploaded field and selects the fastest; the field is
+    /// restored from `field` afterwards.
+    pub(super) fn choose_kernel(&mut self, field: &Grid) -> Result<()> {
+        let size = field.size();
+        let params = StepParams::default();
+        // About 2e8 cell updates per trial: long enough to time, short enough to be unnoticed.
+        let steps = ((2e8 / size.cells() as f64) as u64)
+            .clamp(8, 512)
+            .div_ceil(8)
+            * 8;
+        let mut results = Vec::new();
+        for kernel in CudaKernel::exact_candidates(size) {
+            self.advance_with(kernel, 8, &params)?; // warm-up
+                                                    // The better of two trials: candidates often differ by a few percent.
+            let first = self.advance_with(kernel, steps, &params)?;
+            let second = self.advance_with(kernel, steps, &params)?;
+            let elapsed = first.min(second);
+            results.push((kernel, elapsed.as_secs_f64() * 1e6 / steps as f64));
+        }
+        if let Some(&(best, _)) = results.iter().min_by(|a, b| a.1.total_cmp(&b.1)) {
+            self.selected = best;
+        }
+        self.tuning = results;
+        let stream = self.device.stream().clone();
+        let buffers = self.buffers()?;
+        stream
+            .memcpy_htod(field.as_slice(), &mut buffers.current)
+            .map_err(driver_error("restoring the field"))?;
+        Ok(())
+    }
+
+    /// Steps with a faithful port of the tutorial's kernel (8x8 tile, in place, Laplacian
+    /// written each step). A benchmark baseline only: it races between blocks and knows only
+    /// the Dirichlet boundary.
+    pub fn advance_seed_faithful(&mut self, steps: u64, coeff: f32) -> Result<Duration> {
+        let stream = self.device.stream().clone();
+        let function = self.kernels.seed_inplace.clone();
+        let buffers = self
+            .buffers
+            .as_mut()
+            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
+        let (rows, cols) = dims(buffers.size)?;
+        let (current, laplacian) = buffers.field_and_laplacian(&stream)?;
+        let config = LaunchConfig {
+            grid_dim: (
+                (rows as u32).div_ceil(SEED_TILE),
+                (cols as u32).div_ceil(SEED_TILE),
+                1,
+            ),
+            block_dim: (SEED_TILE, SEED_TILE, 1),
+            shared_mem_bytes: 0,
+        };
+        self.timer.start()?;
+        for _ in 0..steps {
+            let mut launch = stream.launch_builder(&function);
+            launch
+                .arg(&mut *current)
+                .arg(&mut *laplacian)
+                .arg(&rows)
+                .arg(&cols)
+                .arg(&coeff);
+            // SAFETY: seed_diffusion_inplace(float* field, float* lapl, int rows, int cols, float coeff):
+            // both buffers hold rows*cols floats and the grid covers exactly rows x cols cells.
+            unsafe { launch.launch(config) }
+                .map_err(driver_error("launching seed_diffusion_inplace"))?;
+        }
+        self.timer.stop()
+    }
+}
+
+impl DiffusionKernels {
+    /// The compiled function of a double-buffered kernel for `boundary`; `None` for the seed's
+    /// in-place kernel.
+    fn stepping_function(&self, kernel: CudaKernel, boundary: Boundary) -> Option<&CudaFunction> {
+        let bc = boundary.kernel_index();
+        match kernel {
+            CudaKernel::SeedFaithful => None,
+            CudaKernel::Shared => Some(&self.shared[bc]),
+            CudaKernel::JacobiRows => Some(&self.jacobi[bc]),
+            CudaKernel::JacobiVec4 { rows_per_thread: 8 } => Some(&self.jacobi_vec4_rows8[bc]),
+            CudaKernel::JacobiVec4 { .. } => Some(&self.jacobi_vec4_rows16[bc]),
+            CudaKernel::Temporal {
+                steps_per_launch: 4,
+                ..
+            } => Some(&self.temporal_k4[bc]),
+            CudaKernel::Temporal {
+                steps_per_launch: 8,
+                ..
+            } => Some(&self.temporal_k8[bc]),
+            CudaKernel::Temporal { .. } => None,
+        }
+    }
+}

@@ -1,0 +1,510 @@
+//! Live agreement: checks a running backend against the CPU reference by catching up.
+//!
+//! The CPU cannot keep pace with the GPU, so the check works on windows: keep the field at
+//! step k, record every advance (steps, coefficient, boundary) the simulation makes, keep the
+//! running backend's field at the window's end k+m, and let a background thread step the
+//! snapshot through the recorded advances with another method and compare, bit for bit. While
+//! it does, the running backend goes on; when it is done, the next window starts.
+//!
+//! The reference is the CPU's row method for a GPU backend, and another CPU method (blocked or
+//! rows) for a CPU backend, so that a CPU run is checked too.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::compute::{Backend, BackendKind, CpuBackend, CpuMethod, StepParams};
+use crate::error::{HeatlabError, Result};
+use crate::grid::Grid;
+
+/// Advances the reference takes between looks at the cancel flag.
+const CANCEL_GRANULARITY: u64 = 64;
+/// Outcomes kept for the plot.
+const HISTORY: usize = 600;
+
+/// The first cell (row-major) at which two fields differ, and how much they differ overall.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct CellDifference {
+    /// Row of the first differing cell.
+    pub row: usize,
+    /// Column of the first differing cell.
+    pub col: usize,
+    /// The checked backend's value there.
+    pub subject: f64,
+    /// The reference's value there.
+    pub reference: f64,
+    /// Cells that differ.
+    pub differing_cells: usize,
+    /// Largest |subject - reference| over the differing cells (NaN if a side is not finite).
+    pub max_abs_difference: f64,
+}
+
+/// The first difference between two equally long arrays of `cols` columns under `same`.
+pub fn first_difference<T: Copy>(
+    subject: &[T],
+    reference: &[T],
+    cols: usize,
+    same: impl Fn(T, T) -> bool,
+    value: impl Fn(T) -> f64,
+) -> Option<CellDifference> {
+    let mut found: Option<CellDifference> = None;
+    for (index, (&a, &b)) in subject.iter().zip(reference).enumerate() {
+        if same(a, b) {
+            continue;
+        }
+        let (a, b) = (value(a), value(b));
+        let difference = (a - b).abs();
+        match &mut found {
+            Some(found) => {
+                found.differing_cells += 1;
+                found.max_abs_difference = found.max_abs_difference.max(difference);
+            }
+            None => {
+                found = Some(CellDifference {
+                    row: index / cols.max(1),
+                    col: index % cols.max(1),
+                    subject: a,
+                    reference: b,
+                    differing_cells: 1,
+                    max_abs_difference: difference,
+                })
+            }
+        }
+    }
+    found
+}
+
+/// The first difference between two fields, bit for bit (`-0.0` and `0.0` differ, as do NaNs
+/// with different payloads). Fields of different sizes differ at cell (0, 0).
+pub fn compare_fields(subject: &Grid, reference: &Grid) -> Option<CellDifference> {
+    if subject.size() != reference.size() {
+        return Some(CellDifference {
+            row: 0,
+            col: 0,
+            subject: subject.size().cells() as f64,
+            reference: reference.size().cells() as f64,
+            differing_cells: subject.size().cells().max(reference.size().cells()),
+            max_abs_difference: f64::NAN,
+        });
+    }
+    first_difference(
+        subject.as_slice(),
+        reference.as_slice(),
+        subject.cols(),
+        |a: f32, b: f32| a.to_bits() == b.to_bits(),
+        f64::from,
+    )
+}
+
+/// The reference method for a backend: another method than the one it steps with.
+pub fn reference_method(backend: &dyn Backend) -> CpuMethod {
+    let blocked = CpuMethod::Blocked {
+        steps_per_pass: 8,
+        band_rows: 64,
+    };
+    match backend.kind() {
+        BackendKind::Cuda => CpuMethod::Rows,
+        BackendKind::Cpu if backend.step_method().starts_with("cpu-rows") => blocked,
+        BackendKind::Cpu => CpuMethod::Rows,
+    }
+}
+
+/// Threads the reference may use. In the app: all but two cores beside a GPU (one drives the
+/// GPU, one draws), one beside a CPU backend (which uses the others). In a headless run, which
+/// waits for every window, all of them.
+pub fn reference_threads(kind: BackendKind, policy: WindowPolicy) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match (policy, kind) {
+        (WindowPolicy::Every(_), _) => cores,
+        (WindowPolicy::Adaptive { .. }, BackendKind::Cuda) => cores.saturating_sub(2).max(1),
+        (WindowPolicy::Adaptive { .. }, BackendKind::Cpu) => 1,
+    }
+}
+
+/// A stretch of a run: the field at its start and every advance made in it.
+#[derive(Debug, Clone)]
+pub struct Window {
+    /// Step of `start`.
+    pub from_step: u64,
+    /// The field at `from_step`.
+    pub start: Grid,
+    /// Each advance: steps and the parameters they were taken with.
+    pub advances: Vec<(u64, StepParams)>,
+}
+
+impl Window {
+    /// Steps recorded so far.
+    pub fn steps(&self) -> u64 {
+        self.advances.iter().map(|(steps, _)| steps).sum()
+    }
+}
+
+/// One finished check.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Outcome {
+    /// Step the window started at.
+    pub from_step: u64,
+    /// Step it ended at (the compared field's step).
+    pub to_step: u64,
+    /// The reference's method.
+    pub reference: String,
+    /// `None`: bit-identical.
+    pub difference: Option<CellDifference>,
+    /// Seconds the reference took to catch up.
+    pub reference_seconds: f64,
+    /// When the check finished.
+    #[serde(skip)]
+    pub finished: Option<Instant>,
+}
+
+impl Outcome {
+    /// Whether the fields were bit-identical.
+    pub fn identical(&self) -> bool {
+        self.difference.is_none()
+    }
+}
+
+/// Steps `window` on a CPU reference and compares the result with `subject_end`.
+fn check_window(
+    window: Window,
+    subject_end: Grid,
+    method: CpuMethod,
+    threads: usize,
+    cancel: &AtomicBool,
+) -> Result<Outcome> {
+    let started = Instant::now();
+    let mut reference = CpuBackend::with_threads(threads).with_method(method);
+    reference.upload(&window.start)?;
+    for &(steps, params) in &window.advances {
+        let mut left = steps;
+        while left > 0 {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(HeatlabError::Cancelled);
+            }
+            let now = left.min(CANCEL_GRANULARITY);
+            reference.advance(now, &params)?;
+            left -= now;
+        }
+    }
+    let expected = reference.download()?;
+    Ok(Outcome {
+        from_step: window.from_step,
+        to_step: window.from_step + window.steps(),
+        reference: reference.step_method(),
+        difference: compare_fields(&subject_end, &expected),
+        reference_seconds: started.elapsed().as_secs_f64(),
+        finished: Some(Instant::now()),
+    })
+}
+
+/// A background check in flight.
+struct Job {
+    handle: JoinHandle<Result<Outcome>>,
+    cancel: Arc<AtomicBool>,
+}
+
+/// How windows are cut.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WindowPolicy {
+    /// As long as the reference needs about this long, a new window as soon as the last check
+    /// is done (the app: never waits).
+    Adaptive {
+        /// Seconds of reference work per window.
+        target_seconds: f64,
+    },
+    /// Every window spans this many steps and every window is checked; the caller ends its
+    /// advances on multiples of it and waits for a busy reference (the headless run).
+    Every(u64),
+}
+
+/// The agreement check of one simulation: the window being recorded, the check in flight and
+/// the outcomes so far.
+pub struct AgreementWatch {
+    policy: WindowPolicy,
+    recording: Option<Window>,
+    job: Option<Job>,
+    /// Steps per window under the adaptive policy, tuned from the reference's speed.
+    window_steps: u64,
+    history: VecDeque<Outcome>,
+    /// Checks that found a difference, all time.
+    mismatches: u64,
+    /// Checks done, all time.
+    checks: u64,
+    /// The first check that found a difference.
+    first_mismatch: Option<Outcome>,
+}
+
+impl AgreementWatch {
+    /// A watch that cuts windows by `policy`.
+    pub fn new(policy: WindowPolicy) -> Self {
+        Self {
+            policy,
+            recording: None,
+            job: None,
+            window_steps: match policy {
+                WindowPolicy::Adaptive { .. } => 64,
+                WindowPolicy::Every(steps) => steps.max(1),
+            },
+            history: VecDeque::new(),
+            mismatches: 0,
+            checks: 0,
+            first_mismatch: None,
+        }
+    }
+
+    /// Outcomes so far, oldest first (the last few hundred).
+    pub fn history(&self) -> impl DoubleEndedIterator<Item = &Outcome> {
+        self.history.iter()
+    }
+
+    /// The latest outcome.
+    pub fn latest(&self) -> Option<&Outcome> {
+        self.history.back()
+    }
+
+    /// Checks done and how many of them found a difference.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.checks, self.mismatches)
+    }
+
+    /// The first check that found a difference, all time.
+    pub fn first_mismatch(&self) -> Option<&Outcome> {
+        self.first_mismatch.as_ref()
+    }
+
+    /// The window policy.
+    pub fn policy(&self) -> WindowPolicy {
+        self.policy
+    }
+
+    /// Hands the window being recorded to the reference now, however short it is (the end of
+    /// a headless run), and waits for every check.
+    pub fn flush(&mut self, backend: &mut dyn Backend) -> Result<()> {
+        self.wait()?;
+        let Some(window) = self.recording.take() else {
+            return Ok(());
+        };
+        if window.advances.is_empty() {
+            return Ok(());
+        }
+        let end = backend.download()?;
+        let threads = reference_threads(backend.kind(), self.policy);
+        self.spawn(window, end, reference_method(backend), threads)?;
+        self.wait()?;
+        Ok(())
+    }
+
+    /// Whether a check is running in the background.
+    pub fn is_checking(&self) -> bool {
+        self.job.is_some()
+    }
+
+    /// Forgets the window being recorded (the field was replaced). A check in flight compares
+    /// fields taken before, so it stands.
+    pub fn interrupt(&mut self) {
+        self.recording = None;
+    }
+
+    /// Called by the simulation before an advance from `step`: starts a window if none is being
+    /// recorded and the reference is free (or the policy checks every window).
+    pub fn before_advance(&mut self, step: u64, backend: &mut dyn Backend) -> Result<()> {
+        if self
+            .job
+            .as_ref()
+            .is_some_and(|job| job.handle.is_finished())
+        {
+            self.poll()?;
+        }
+        if self.recording.is_some() {
+            return Ok(());
+        }
+        let free = self.job.is_none() || matches!(self.policy, WindowPolicy::Every(_));
+        if free {
+            self.recording = Some(Window {
+                from_step: step,
+                start: backend.download()?,
+                advances: Vec::new(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Called by the simulation after an advance: records it and, at the window's end, hands
+    /// the window to the reference.
+    pub fn after_advance(
+        &mut self,
+        steps: u64,
+        params: StepParams,
+        backend: &mut dyn Backend,
+    ) -> Result<()> {
+        let Some(window) = self.recording.as_mut() else {
+            return Ok(());
+        };
+        window.advances.push((steps, params));
+        if window.steps() < self.window_steps {
+            return Ok(());
+        }
+        let end = backend.download()?;
+        if self.job.is_some() {
+            self.wait()?; // only the every-window policy records while a check runs
+        }
+        let Some(window) = self.recording.take() else {
+            return Ok(());
+        };
+        let to_step = window.from_step + window.steps();
+        if let WindowPolicy::Every(_) = self.policy {
+            // The next window starts where this one ends, from the field already downloaded.
+            self.recording = Some(Window {
+                from_step: to_step,
+                start: end.clone(),
+                advances: Vec::new(),
+            });
+        }
+        let threads = reference_threads(backend.kind(), self.policy);
+        self.spawn(window, end, reference_method(backend), threads)
+    }
+
+    fn spawn(
+        &mut self,
+        window: Window,
+        end: Grid,
+        method: CpuMethod,
+        threads: usize,
+    ) -> Result<()> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&cancel);
+        let handle = std::thread::Builder::new()
+            .name("heatlab-agreement".into())
+            .spawn(move || check_window(window, end, method, threads, &flag))
+            .map_err(|e| HeatlabError::io("starting the agreement check", "thread", e))?;
+        self.job = Some(Job { handle, cancel });
+        Ok(())
+    }
+
+    fn record(&mut self, outcome: Outcome) {
+        self.checks += 1;
+        if !outcome.identical() {
+            self.mismatches += 1;
+            if self.first_mismatch.is_none() {
+                self.first_mismatch = Some(outcome.clone());
+            }
+        }
+        if let WindowPolicy::Adaptive { target_seconds } = self.policy {
+            let per_step =
+                outcome.reference_seconds / (outcome.to_step - outcome.from_step).max(1) as f64;
+            if per_step > 0.0 {
+                self.window_steps = ((target_seconds / per_step) as u64).clamp(1, 1 << 20);
+            }
+        }
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back(outcome);
+    }
+
+    fn finish(&mut self, job: Job) -> Result<Option<Outcome>> {
+        let outcome = job
+            .handle
+            .join()
+            .map_err(|_| HeatlabError::AgreementCheckPanicked)??;
+        self.record(outcome.clone());
+        Ok(Some(outcome))
+    }
+
+    /// The outcome of the check in flight if it has finished; never waits.
+    pub fn poll(&mut self) -> Result<Option<Outcome>> {
+        match self.job.take() {
+            Some(job) if job.handle.is_finished() => self.finish(job),
+            job => {
+                self.job = job;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Waits for the check in flight, if any, and returns its outcome.
+    pub fn wait(&mut self) -> Result<Option<Outcome>> {
+        match self.job.take() {
+            Some(job) => self.finish(job),
+            None => Ok(None),
+        }
+    }
+
+    /// How long ago the latest check finished.
+    pub fn since_latest(&self) -> Option<Duration> {
+        self.latest()?.finished.map(|at| at.elapsed())
+    }
+}
+
+impl Drop for AgreementWatch {
+    fn drop(&mut self) {
+        if let Some(job) = self.job.take() {
+            job.cancel.store(true, Ordering::Relaxed);
+            // The thread returns within one short advance; its outcome is no longer wanted.
+            if job.handle.join().is_err() {
+                log::warn!("the agreement check's thread panicked");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::Boundary;
+    use crate::grid::GridSize;
+
+    fn field(rows: usize, cols: usize) -> Grid {
+        let size = GridSize { rows, cols };
+        Grid::from_vec(
+            size,
+            (0..size.cells()).map(|i| ((i * 37) % 11) as f32).collect(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn one_changed_bit_is_found_and_equal_fields_agree() {
+        let a = field(3, 4);
+        assert_eq!(compare_fields(&a, &a.clone()), None);
+        let mut b = a.clone();
+        let v = b.as_mut_slice()[6];
+        b.as_mut_slice()[6] = f32::from_bits(v.to_bits() + 1);
+        let found = compare_fields(&b, &a).unwrap();
+        assert_eq!((found.row, found.col, found.differing_cells), (1, 2, 1));
+        let size = GridSize { rows: 1, cols: 1 };
+        let plus = Grid::from_vec(size, vec![0.0]).unwrap();
+        let minus = Grid::from_vec(size, vec![-0.0]).unwrap();
+        assert!(compare_fields(&plus, &minus).is_some());
+    }
+
+    #[test]
+    fn every_window_is_checked_and_a_wrong_end_is_caught() {
+        let params = StepParams {
+            coeff: 0.2,
+            boundary: Boundary::Periodic,
+        };
+        let mut backend = CpuBackend::with_threads(2).with_method(CpuMethod::Rows);
+        backend.upload(&field(20, 9)).unwrap();
+        let mut watch = AgreementWatch::new(WindowPolicy::Every(10));
+        for step in (0..40).step_by(5) {
+            watch.before_advance(step, &mut backend).unwrap();
+            backend.advance(5, &params).unwrap();
+            watch.after_advance(5, params, &mut backend).unwrap();
+        }
+        watch.wait().unwrap();
+        let ranges: Vec<(u64, u64)> = watch.history().map(|o| (o.from_step, o.to_step)).collect();
+        assert_eq!(ranges, [(0, 10), (10, 20), (20, 30), (30, 40)]);
+        assert!(watch.history().all(Outcome::identical));
+        assert!(watch.latest().unwrap().reference.starts_with("cpu-blocked"));
+        // A window whose recorded advances do not match what the backend did differs.
+        watch.before_advance(40, &mut backend).unwrap();
+        backend.advance(11, &params).unwrap();
+        watch.after_advance(10, params, &mut backend).unwrap();
+        let outcome = watch.wait().unwrap().unwrap();
+        assert!(!outcome.identical());
+        assert_eq!(watch.counts(), (5, 1));
+    }
+}

@@ -1,0 +1,377 @@
+//! Random but reproducible sequences of what the app and the CLI do to a backend.
+//!
+//! A sequence is drawn from its own seed, so a divergence is reproduced by that seed alone.
+//! Sizes are chosen around the GPU kernels' tile and strip edges (and 1xN, Nx1, primes, odd
+//! widths), step counts span single steps to runs long enough to replay CUDA graphs, and
+//! coefficients, boundaries, kernels and graph use change between calls as a user changes them.
+
+use std::fmt;
+
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+
+use crate::compute::{Boundary, CpuMethod, CudaKernel, StepParams, STABLE_COEFF_LIMIT};
+use crate::grid::GridSize;
+use crate::render::{Colormap, Layer, RangeMode, ValueRange};
+
+/// Column counts around the edges of the kernels' tiles: 32-wide blocks, 4-wide vectors,
+/// 128-column warp strips with 112 or 120 output columns, 512-column vec4 blocks; and primes.
+const EDGE_COLS: [usize; 34] = [
+    1, 2, 3, 4, 5, 7, 8, 12, 31, 32, 33, 63, 64, 65, 97, 111, 112, 113, 119, 120, 121, 127, 128,
+    129, 131, 224, 236, 240, 241, 251, 256, 257, 508, 516,
+];
+/// Row counts around the segment heights (16, 32, 64, 128 rows per warp) and the 8x4-row blocks.
+const EDGE_ROWS: [usize; 22] = [
+    1, 2, 3, 5, 7, 15, 16, 17, 31, 32, 33, 63, 64, 65, 97, 127, 128, 129, 131, 255, 257, 300,
+];
+
+/// Where an uploaded field comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FieldSource {
+    /// The tutorial's jagged field with this seed.
+    Jagged {
+        /// Generator seed.
+        seed: u64,
+    },
+    /// Uniform noise in [-1, 1): every cell different, negative values included.
+    Noise {
+        /// Generator seed.
+        seed: u64,
+    },
+    /// Zero everywhere but one hot cell: a wrong neighbour shows at once.
+    Spike {
+        /// Row of the hot cell.
+        row: usize,
+        /// Column of the hot cell.
+        col: usize,
+    },
+}
+
+/// A stepping method of either backend; `Auto` is the backend's own choice for the size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MethodChoice {
+    /// The backend chooses (on CUDA: the fastest exact kernel, timed at upload).
+    Auto,
+    /// A fixed CPU method.
+    Cpu(CpuMethod),
+    /// A fixed CUDA kernel.
+    Cuda(CudaKernel),
+}
+
+impl fmt::Display for MethodChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Auto => f.write_str("auto"),
+            Self::Cpu(method) => write!(f, "cpu-{method}"),
+            Self::Cuda(kernel) => write!(f, "cuda-{kernel}"),
+        }
+    }
+}
+
+/// One thing a user does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operation {
+    /// Replace the field (a new size, a new field).
+    Upload {
+        /// The new size.
+        size: GridSize,
+        /// Its values.
+        source: FieldSource,
+    },
+    /// Step in several calls, as the app does frame by frame and the CLI chunk by chunk.
+    Advance {
+        /// Steps of each call.
+        chunks: Vec<u64>,
+    },
+    /// Change the coefficient and the boundary for the following steps.
+    SetParams(StepParams),
+    /// Step with another method from now on.
+    SetMethod(MethodChoice),
+    /// Turn CUDA graphs on or off (no effect on the CPU).
+    SetGraphs(bool),
+    /// Take the Laplacian under the current boundary.
+    Laplacian,
+    /// Take a colormapped preview.
+    Preview {
+        /// Field or Laplacian.
+        layer: Layer,
+        /// Colours.
+        colormap: Colormap,
+        /// How the colour range is chosen.
+        range_mode: RangeMode,
+        /// Largest width and height in pixels.
+        max_size: (usize, usize),
+    },
+    /// Copy the field to the host.
+    Download,
+    /// A new jagged field of the same size (a parameter changed in the app).
+    Regenerate {
+        /// The new seed.
+        seed: u64,
+    },
+    /// Move the field to a fresh CPU backend, step it there, and move it back.
+    SwitchBackend {
+        /// Steps taken on the other backend.
+        steps_elsewhere: u64,
+    },
+}
+
+impl fmt::Display for Operation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Upload { size, source } => write!(f, "upload {size} ({source:?})"),
+            Self::Advance { chunks } => {
+                let parts: Vec<String> = chunks.iter().map(u64::to_string).collect();
+                write!(
+                    f,
+                    "advance {} steps in calls of {}",
+                    chunks.iter().sum::<u64>(),
+                    parts.join("+")
+                )
+            }
+            Self::SetParams(params) => {
+                write!(
+                    f,
+                    "set coeff {} and boundary {}",
+                    params.coeff, params.boundary
+                )
+            }
+            Self::SetMethod(method) => write!(f, "set method {method}"),
+            Self::SetGraphs(on) => write!(f, "CUDA graphs {}", if *on { "on" } else { "off" }),
+            Self::Laplacian => f.write_str("Laplacian"),
+            Self::Preview {
+                layer,
+                colormap,
+                range_mode,
+                max_size,
+            } => write!(
+                f,
+                "preview of the {layer:?} ({colormap}, {range_mode:?}, at most {}x{})",
+                max_size.0, max_size.1
+            ),
+            Self::Download => f.write_str("download"),
+            Self::Regenerate { seed } => write!(f, "regenerate with seed {seed}"),
+            Self::SwitchBackend { steps_elsewhere } => write!(
+                f,
+                "switch to a CPU backend, step {steps_elsewhere} there, switch back"
+            ),
+        }
+    }
+}
+
+/// Which methods a sequence switches between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodFamily {
+    /// The CPU methods (rows, blocked), checked against the plain loop.
+    Cpu,
+    /// The exact CUDA kernels, checked against the CPU.
+    Cuda,
+}
+
+/// The CPU methods a sequence may switch to.
+pub fn cpu_methods() -> Vec<CpuMethod> {
+    let mut methods = vec![CpuMethod::Rows];
+    for steps_per_pass in [2, 3, 8] {
+        for band_rows in [1, 5, 64] {
+            methods.push(CpuMethod::Blocked {
+                steps_per_pass,
+                band_rows,
+            });
+        }
+    }
+    methods
+}
+
+/// Every exact CUDA kernel, whatever the size.
+pub fn cuda_kernels() -> Vec<CudaKernel> {
+    CudaKernel::exact_candidates(GridSize { rows: 4, cols: 4 })
+}
+
+/// Draws sequences.
+pub struct SequenceGenerator {
+    rng: Pcg64,
+    family: MethodFamily,
+    max_cells: usize,
+    size: GridSize,
+}
+
+impl SequenceGenerator {
+    /// A generator for the sequence with `seed`; fields have at most `max_cells` cells.
+    pub fn new(seed: u64, family: MethodFamily, max_cells: usize) -> Self {
+        Self {
+            rng: Pcg64::seed_from_u64(seed),
+            family,
+            max_cells: max_cells.max(1),
+            size: GridSize { rows: 1, cols: 1 },
+        }
+    }
+
+    /// A number in `0..n`.
+    fn below(&mut self, n: usize) -> usize {
+        (self.rng.next_u64() % n.max(1) as u64) as usize
+    }
+
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+
+    /// A size at a tile edge, a random one, or a thin strip, within the cell budget.
+    fn size(&mut self) -> GridSize {
+        loop {
+            let (rows, cols) = match self.below(10) {
+                0 => (1, 1 + self.below(600)),
+                1 => (1 + self.below(600), 1),
+                2..=5 => (self.pick(&EDGE_ROWS), self.pick(&EDGE_COLS)),
+                6 | 7 => (1 + self.below(160), 1 + self.below(160)),
+                _ => (1 + self.below(400), 4 * (1 + self.below(130))),
+            };
+            if rows * cols <= self.max_cells {
+                return GridSize { rows, cols };
+            }
+        }
+    }
+
+    /// Steps of one call: single steps, a frame's worth, or a run long enough for graphs
+    /// (32 launches; 256 steps of the 8-step temporal kernel).
+    fn chunk(&mut self) -> u64 {
+        match self.below(20) {
+            0..=7 => 1 + self.below(9) as u64,
+            8..=14 => 10 + self.below(90) as u64,
+            15..=18 => 100 + self.below(300) as u64,
+            _ => 256 + self.below(400) as u64,
+        }
+    }
+
+    fn params(&mut self) -> StepParams {
+        let coeff = match self.below(4) {
+            0 => STABLE_COEFF_LIMIT,
+            1 => 0.2,
+            2 => 0.1,
+            _ => (1 + self.below(1000)) as f32 * STABLE_COEFF_LIMIT / 1000.0,
+        };
+        let boundary = self.pick(&[Boundary::Dirichlet, Boundary::Neumann, Boundary::Periodic]);
+        StepParams { coeff, boundary }
+    }
+
+    fn method(&mut self) -> MethodChoice {
+        if self.chance(15) {
+            return MethodChoice::Auto;
+        }
+        match self.family {
+            MethodFamily::Cpu => MethodChoice::Cpu(self.pick(&cpu_methods())),
+            MethodFamily::Cuda => {
+                let size = self.size;
+                let kernels: Vec<CudaKernel> = cuda_kernels()
+                    .into_iter()
+                    .filter(|k| k.supports(size))
+                    .collect();
+                MethodChoice::Cuda(self.pick(&kernels))
+            }
+        }
+    }
+
+    fn source(&mut self) -> FieldSource {
+        let seed = self.rng.next_u64() % 1_000_000;
+        match self.below(4) {
+            0 => FieldSource::Noise { seed },
+            1 => FieldSource::Spike {
+                row: self.below(self.size.rows),
+                col: self.below(self.size.cols),
+            },
+            _ => FieldSource::Jagged { seed },
+        }
+    }
+
+    fn upload(&mut self) -> Operation {
+        self.size = self.size();
+        let source = self.source();
+        Operation::Upload {
+            size: self.size,
+            source,
+        }
+    }
+
+    fn preview(&mut self) -> Operation {
+        let range_mode = match self.below(3) {
+            0 => RangeMode::MinMax,
+            1 => RangeMode::LAPLACIAN_DEFAULT,
+            _ => RangeMode::Fixed(ValueRange {
+                min: -0.05,
+                max: 0.5,
+            }),
+        };
+        Operation::Preview {
+            layer: self.pick(&[Layer::Field, Layer::Laplacian]),
+            colormap: self.pick(&Colormap::ALL),
+            range_mode,
+            max_size: (1 + self.below(300), 1 + self.below(300)),
+        }
+    }
+
+    /// One operation after the first (which is always an upload).
+    fn operation(&mut self) -> Operation {
+        match self.below(100) {
+            0..=34 => {
+                let calls = 1 + self.below(4);
+                Operation::Advance {
+                    chunks: (0..calls).map(|_| self.chunk()).collect(),
+                }
+            }
+            35..=46 => Operation::SetParams(self.params()),
+            47..=58 => Operation::SetMethod(self.method()),
+            59..=63 => Operation::SetGraphs(self.chance(60)),
+            64..=70 => Operation::Laplacian,
+            71..=78 => self.preview(),
+            79..=83 => Operation::Download,
+            84..=87 => Operation::Regenerate {
+                seed: self.rng.next_u64() % 1_000_000,
+            },
+            88..=91 => Operation::SwitchBackend {
+                steps_elsewhere: self.below(40) as u64,
+            },
+            _ => self.upload(),
+        }
+    }
+
+    /// A whole sequence of `operations` operations, starting with an upload.
+    pub fn sequence(&mut self, operations: usize) -> Vec<Operation> {
+        let mut ops = vec![self.upload(), Operation::SetParams(self.params())];
+        while ops.len() < operations.max(2) {
+            let op = self.operation();
+            ops.push(op);
+        }
+        ops
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequences_are_reproducible_and_varied() {
+        let a = SequenceGenerator::new(42, MethodFamily::Cuda, 100_000).sequence(40);
+        let b = SequenceGenerator::new(42, MethodFamily::Cuda, 100_000).sequence(40);
+        let c = SequenceGenerator::new(43, MethodFamily::Cuda, 100_000).sequence(40);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert!(matches!(a[0], Operation::Upload { .. }));
+        assert_eq!(a.len(), 40);
+    }
+
+    #[test]
+    fn sizes_respect_the_budget_and_kernels_fit_them() {
+        let mut generator = SequenceGenerator::new(7, MethodFamily::Cuda, 5_000);
+        for _ in 0..200 {
+            for op in generator.sequence(30) {
+                if let Operation::Upload { size, .. } = op {
+                    assert!(size.cells() <= 5_000 && size.rows >= 1 && size.cols >= 1);
+                }
+            }
+        }
+    }
+}
