@@ -533,3 +533,48 @@ impl eframe::Storage for MemoryStorage {
 
     fn flush(&mut self) {}
 }
+
+#[test]
+fn the_agreement_check_reports_bit_identical_while_playing_and_plots_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = harness(small_settings(dir.path()));
+    assert!(harness
+        .query_by_label_contains("bit-identical to the CPU")
+        .is_none());
+    harness.get_by_label("check against the CPU").click();
+    harness.get_by_label("Play").click();
+    let start = Instant::now();
+    loop {
+        harness.step();
+        let identical = harness
+            .query_by_label_contains("bit-identical to the CPU at step")
+            .is_some();
+        // At least two windows: the second starts where a check ended, while playing.
+        let several = ["(2 checks)", "(3 checks)", "(4 checks)"]
+            .iter()
+            .any(|count| harness.query_by_label_contains(count).is_some());
+        if identical && several {
+            break;
+        }
+        assert!(
+            harness
+                .query_by_label_contains("differs from the CPU")
+                .is_none(),
+            "the CPU backend disagreed with the CPU reference"
+        );
+        assert!(
+            start.elapsed() < DEADLINE,
+            "no agreement result; notices: {:?}",
+            harness.state().notices()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(harness.state().settings().agreement_check);
+    harness.get_by_label("max |difference| from the CPU over steps");
+    // Off again: the status line goes.
+    harness.get_by_label("check against the CPU").click();
+    harness.run_steps(3);
+    assert!(harness
+        .query_by_label_contains("bit-identical to the CPU")
+        .is_none());
+}

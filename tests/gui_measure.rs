@@ -2,12 +2,13 @@
 //! the per-frame split while animating. Ignored by default; run it on the machine to measure:
 //!
 //! ```text
-//! HEATLAB_MEASURE_SIZE=2000 HEATLAB_MEASURE_STEPS=100 [HEATLAB_MEASURE_AUTO=1] cargo test --release --test gui_measure -- --ignored --nocapture
+//! HEATLAB_MEASURE_SIZE=2000 HEATLAB_MEASURE_STEPS=100 [HEATLAB_MEASURE_AUTO=1] [HEATLAB_MEASURE_AGREEMENT=1] cargo test --release --test gui_measure -- --ignored --nocapture
 //! ```
 
 use std::time::{Duration, Instant};
 
 use eframe::egui::Vec2;
+use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::compute::BackendChoice;
 use heatlab::grid::GridSize;
@@ -28,10 +29,13 @@ fn measure_animation() {
     let seconds: f64 = env_or("HEATLAB_MEASURE_SECONDS", 10.0);
     let backend: BackendChoice = env_or("HEATLAB_MEASURE_BACKEND", BackendChoice::Auto);
     let auto_steps = std::env::var("HEATLAB_MEASURE_AUTO").is_ok_and(|v| v == "1");
+    // The live check against the CPU reference, to measure what it costs the stepping.
+    let agreement_check = std::env::var("HEATLAB_MEASURE_AGREEMENT").is_ok_and(|v| v == "1");
     let mut settings = Settings {
         backend,
         steps_per_frame: steps,
         auto_steps,
+        agreement_check,
         ..Settings::default()
     };
     settings.field.size = size;
@@ -64,4 +68,19 @@ fn measure_animation() {
         std::thread::sleep(Duration::from_millis(1));
     }
     println!("heatlab gui measure: {}", harness.state().timing_summary());
+    if agreement_check {
+        for checks in (1..=200).rev() {
+            let total = format!("({checks} checks)");
+            if harness.query_by_label_contains(&total).is_some() {
+                println!("heatlab gui measure: agreement {total} at the end");
+                break;
+            }
+        }
+        if harness
+            .query_by_label_contains("differs from the CPU")
+            .is_some()
+        {
+            println!("heatlab gui measure: agreement: DIFFERS");
+        }
+    }
 }

@@ -132,6 +132,8 @@ pub struct Window {
     pub start: Grid,
     /// Each advance: steps and the parameters they were taken with.
     pub advances: Vec<(u64, StepParams)>,
+    /// When recording began.
+    pub opened: Instant,
 }
 
 impl Window {
@@ -326,6 +328,7 @@ impl AgreementWatch {
                 from_step: step,
                 start: backend.download()?,
                 advances: Vec::new(),
+                opened: Instant::now(),
             });
         }
         Ok(())
@@ -343,7 +346,11 @@ impl AgreementWatch {
             return Ok(());
         };
         window.advances.push((steps, params));
-        if window.steps() < self.window_steps {
+        let complete = self
+            .recording
+            .as_ref()
+            .is_some_and(|window| self.window_is_complete(window));
+        if !complete {
             return Ok(());
         }
         let end = backend.download()?;
@@ -360,10 +367,25 @@ impl AgreementWatch {
                 from_step: to_step,
                 start: end.clone(),
                 advances: Vec::new(),
+                opened: Instant::now(),
             });
         }
         let threads = reference_threads(backend.kind(), self.policy);
         self.spawn(window, end, reference_method(backend), threads)
+    }
+
+    /// Whether a window has enough steps for the reference (or, in the app, has been
+    /// recorded for as long as the reference should work: a slowly stepped field still gets a
+    /// result every second or two).
+    fn window_is_complete(&self, window: &Window) -> bool {
+        let steps = window.steps();
+        match self.policy {
+            WindowPolicy::Every(every) => steps >= every,
+            WindowPolicy::Adaptive { target_seconds } => {
+                steps >= self.window_steps
+                    || (steps > 0 && window.opened.elapsed().as_secs_f64() >= target_seconds)
+            }
+        }
     }
 
     fn spawn(

@@ -174,6 +174,8 @@ pub struct Settings {
     pub record_every: u64,
     /// Whether the timing plots are shown.
     pub show_plots: bool,
+    /// Whether the running backend is checked against the CPU reference while it runs.
+    pub agreement_check: bool,
     /// The top-level tab: the diffusion simulation or a tutorial panel.
     #[serde(default)]
     pub tab: super::tutorial::Tab,
@@ -201,6 +203,7 @@ impl Default for Settings {
             export_colorbar: true,
             record_every: 100,
             show_plots: true,
+            agreement_check: false,
             tab: super::tutorial::Tab::Diffusion,
         }
     }
@@ -349,6 +352,7 @@ tolerant_settings!(
     export_colorbar,
     record_every,
     show_plots,
+    agreement_check,
     tab,
 );
 

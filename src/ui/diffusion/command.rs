@@ -37,6 +37,8 @@ pub enum DiffusionCommand {
     SetRecording(bool),
     /// The recording interval changed (while recording, recording restarts with it).
     RecordEveryChanged,
+    /// The live agreement check was turned on or off.
+    AgreementCheckChanged,
     /// Zoom both views in by two.
     ZoomIn,
     /// Zoom both views out by two.

@@ -76,6 +76,7 @@ impl Controls<'_> {
         if choice != self.settings.backend {
             self.commands.push(DiffusionCommand::SwitchBackend(choice));
         }
+        self.agreement_ui(ui);
         let Some(status) = &self.state.backend else {
             ui.horizontal(|ui| {
                 ui.spinner();
@@ -91,6 +92,19 @@ impl Controls<'_> {
                     .small()
                     .color(WARNING),
             );
+        }
+    }
+
+    /// The live agreement check's toggle.
+    fn agreement_ui(&mut self, ui: &mut egui::Ui) {
+        let toggle = ui
+            .checkbox(&mut self.settings.agreement_check, "check against the CPU")
+            .on_hover_text(
+                "While it runs, a background CPU thread catches up with the backend from a \
+                 snapshot and compares the fields bit for bit; the result shows beside the timings",
+            );
+        if toggle.changed() {
+            self.commands.push(DiffusionCommand::AgreementCheckChanged);
         }
     }
 

@@ -3,6 +3,7 @@
 //! the controls push [`DiffusionCommand`]s, which [`DiffusionPanel::apply`] turns into changes
 //! of the settings and commands to that thread.
 
+pub mod agreement;
 pub mod command;
 pub mod controls;
 pub mod sim;
@@ -68,6 +69,8 @@ pub struct DiffusionPanel {
     state: SimState,
     views: Views,
     timings: Timings,
+    /// The live agreement check's results.
+    agreement: agreement::AgreementLog,
     notices: Notices,
     coefficient: CoefficientInput,
     folder: FolderField,
@@ -98,6 +101,7 @@ impl DiffusionPanel {
             state: SimState::default(),
             views: Views::default(),
             timings: Timings::default(),
+            agreement: agreement::AgreementLog::default(),
             notices,
             coefficient: CoefficientInput {
                 typed: settings.step.coeff,
@@ -112,6 +116,8 @@ impl DiffusionPanel {
         panel.send(SimCommand::SetParams(settings.step));
         panel.send(SimCommand::SetStepsPerFrame(settings.steps_per_frame));
         panel.send(SimCommand::SetAutoSteps(settings.auto_steps));
+        panel.agreement.set_enabled(settings.agreement_check);
+        panel.send(SimCommand::SetAgreementCheck(settings.agreement_check));
         panel.regenerate(settings);
         panel
     }
@@ -136,6 +142,11 @@ impl DiffusionPanel {
     /// The live timings.
     pub fn timings(&self) -> &Timings {
         &self.timings
+    }
+
+    /// The live agreement check's results.
+    pub fn agreement(&self) -> &agreement::AgreementLog {
+        &self.agreement
     }
 
     /// The zoom of both views (1 shows the whole field).
@@ -292,6 +303,10 @@ impl DiffusionPanel {
             DiffusionCommand::ZoomIn => self.views.viewport.zoom_by(2.0),
             DiffusionCommand::ZoomOut => self.views.viewport.zoom_by(0.5),
             DiffusionCommand::Fit => self.views.viewport = Viewport::default(),
+            DiffusionCommand::AgreementCheckChanged => {
+                self.agreement.set_enabled(settings.agreement_check);
+                self.send(SimCommand::SetAgreementCheck(settings.agreement_check));
+            }
         }
     }
 
@@ -331,6 +346,7 @@ impl DiffusionPanel {
                     (fraction < 1.0 && !what.is_empty()).then_some((what, fraction));
             }
             SimEvent::FieldReady(size, took) => {
+                self.agreement.clear();
                 self.state.progress = None;
                 self.state.field_size = Some(size);
                 self.state.step = 0;
@@ -354,6 +370,7 @@ impl DiffusionPanel {
             SimEvent::Stopped => self.state.playing = false,
             SimEvent::Notice(level, text) => self.notify(level, text),
             SimEvent::RecordingStopped => self.state.recording = false,
+            SimEvent::Agreement(report) => self.agreement.record(report),
             SimEvent::Exported(paths) => {
                 self.state.exports_pending = self.state.exports_pending.saturating_sub(1);
                 if !paths.is_empty() {
@@ -473,7 +490,12 @@ impl DiffusionPanel {
         egui::Panel::bottom("timings")
             .exact_size(timings_height)
             .show(ui, |ui| {
-                timings_panel::timings_ui(ui, &self.timings, &mut settings.show_plots);
+                timings_panel::timings_ui(
+                    ui,
+                    &self.timings,
+                    &self.agreement,
+                    &mut settings.show_plots,
+                );
             });
         egui::CentralPanel::default().show(ui, |ui| {
             self.notices.ui(ui, NOTICES_SHOWN);

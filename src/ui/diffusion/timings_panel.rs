@@ -8,6 +8,7 @@ use egui_plot::{Legend, Line, Plot, PlotPoints};
 use crate::measure::format_seconds;
 use crate::sim::FieldStats;
 
+use super::agreement::AgreementLog;
 use super::sim::FramePart;
 use super::timings::{part_color, Sample, Timings};
 
@@ -22,11 +23,19 @@ pub enum TimingPlot {
     Heat,
     /// Minimum and maximum over the steps.
     MinMax,
+    /// The agreement check's largest difference over the steps (while the check is on).
+    Agreement,
 }
 
 impl TimingPlot {
     /// Every plot, in the order they are laid out.
-    pub const ALL: [Self; 4] = [Self::Speed, Self::Split, Self::Heat, Self::MinMax];
+    pub const ALL: [Self; 5] = [
+        Self::Speed,
+        Self::Split,
+        Self::Heat,
+        Self::MinMax,
+        Self::Agreement,
+    ];
 
     /// The caption above the plot.
     fn caption(self) -> &'static str {
@@ -35,23 +44,32 @@ impl TimingPlot {
             Self::Split => "per-frame split (ms) over time (s)",
             Self::Heat => "total heat over steps",
             Self::MinMax => "min and max over steps",
+            Self::Agreement => "max |difference| from the CPU over steps",
         }
     }
 }
 
 /// The whole timings area. `show_plots` is the toggle beside the figures.
-pub fn timings_ui(ui: &mut egui::Ui, timings: &Timings, show_plots: &mut bool) {
+pub fn timings_ui(
+    ui: &mut egui::Ui,
+    timings: &Timings,
+    agreement: &AgreementLog,
+    show_plots: &mut bool,
+) {
     ui.horizontal_wrapped(|ui| {
         header_ui(ui, timings);
         ui.separator();
         ui.checkbox(show_plots, "plots");
     });
+    if agreement.enabled() {
+        ui.horizontal_wrapped(|ui| agreement.status_ui(ui));
+    }
     if let Some(summary) = timings.timeit() {
         ui.label(RichText::new(summary.to_string()).monospace());
     }
     split_ui(ui, timings);
     if *show_plots {
-        plots_ui(ui, timings);
+        plots_ui(ui, timings, agreement);
     }
 }
 
@@ -105,12 +123,19 @@ fn split_ui(ui: &mut egui::Ui, timings: &Timings) {
 }
 
 /// The plots side by side, each in its own column.
-fn plots_ui(ui: &mut egui::Ui, timings: &Timings) {
+fn plots_ui(ui: &mut egui::Ui, timings: &Timings, agreement: &AgreementLog) {
     let height = (ui.available_height() - 24.0).max(60.0);
-    ui.columns(TimingPlot::ALL.len(), |columns| {
-        for (column, plot) in columns.iter_mut().zip(TimingPlot::ALL) {
+    let plots: Vec<TimingPlot> = TimingPlot::ALL
+        .into_iter()
+        .filter(|plot| *plot != TimingPlot::Agreement || agreement.enabled())
+        .collect();
+    ui.columns(plots.len(), |columns| {
+        for (column, plot) in columns.iter_mut().zip(plots) {
             column.label(plot.caption());
-            plot_ui(column, timings, plot, height);
+            match plot {
+                TimingPlot::Agreement => agreement.plot_ui(column, height),
+                _ => plot_ui(column, timings, plot, height),
+            }
         }
     });
 }
@@ -160,6 +185,7 @@ fn plot_ui(ui: &mut egui::Ui, timings: &Timings, plot: TimingPlot, height: f32) 
                 plot.line(Line::new("total heat", PlotPoints::from(points)));
             });
         }
+        TimingPlot::Agreement => {}
         TimingPlot::MinMax => {
             frame.legend(Legend::default()).show(ui, |plot| {
                 let max = over_steps(timings, |s| f64::from(s.max));

@@ -105,7 +105,10 @@ impl SimThread {
                 };
                 backend
                     .and_then(|backend| Simulation::new(backend, field, self.params))
-                    .map(|sim| self.sim = Some(sim))
+                    .map(|mut sim| {
+                        sim.set_agreement_check(self.agreement_policy());
+                        self.sim = Some(sim);
+                    })
             }
         };
         match result {

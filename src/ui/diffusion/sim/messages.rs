@@ -12,6 +12,7 @@ use crate::field::JaggedParams;
 use crate::grid::{GridSize, RangeMode};
 use crate::measure::TimingRecord;
 use crate::render::{Colormap, Preview};
+use crate::sim::agreement::Outcome;
 use crate::sim::FieldStats;
 
 use super::super::super::notice::Level;
@@ -143,6 +144,8 @@ pub enum SimCommand {
     Export(ExportJob),
     /// Start (`Some`) or stop (`None`) recording a PNG sequence.
     SetRecording(Option<Recording>),
+    /// Check the running backend against the CPU reference while it runs (or stop checking).
+    SetAgreementCheck(bool),
 }
 
 /// A named part of a frame's time.
@@ -259,4 +262,17 @@ pub enum SimEvent {
     Exported(Vec<PathBuf>),
     /// Recording could not start or had to stop (a notice says why).
     RecordingStopped,
+    /// The agreement check finished a window.
+    Agreement(AgreementReport),
+}
+
+/// One finished agreement check and the totals so far.
+#[derive(Debug, Clone)]
+pub struct AgreementReport {
+    /// The window just checked.
+    pub outcome: Outcome,
+    /// Checks done since the check was turned on (or the field replaced).
+    pub checks: u64,
+    /// How many of them found a difference.
+    pub mismatches: u64,
 }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use crate::compute::{Backend, BackendKind, StepParams};
 use crate::error::{CudaUnavailable, HeatlabError};
 use crate::measure::TimingRecord;
+use crate::sim::agreement::WindowPolicy;
 use crate::sim::{Simulation, Stability};
 
 use super::super::notice::Level;
@@ -25,10 +26,13 @@ pub use auto_steps::{auto_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING
 use export::ShownRanges;
 use frame::render_frame;
 pub use messages::{
-    BackendStatus, ExportJob, ExportKind, Frame, FramePart, Recording, SimCommand, SimEvent,
-    ViewRequest, ViewRequests,
+    AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, Recording, SimCommand,
+    SimEvent, ViewRequest, ViewRequests,
 };
 use schedule::{Schedule, StatsClock};
+
+/// Seconds of the CPU reference's work per agreement window.
+const AGREEMENT_WINDOW_SECONDS: f64 = 1.0;
 
 /// The panel's handle on the simulation thread.
 pub type SimWorker = Worker<SimCommand, SimEvent, Frame>;
@@ -54,6 +58,8 @@ struct SimThread {
     stats: StatsClock,
     /// Ranges of the last frame, so that exports match what is shown.
     shown: ShownRanges,
+    /// Whether the live agreement check is on.
+    agreement_check: bool,
 }
 
 impl SimThread {
@@ -70,6 +76,7 @@ impl SimThread {
             recording: None,
             stats: StatsClock::default(),
             shown: ShownRanges::default(),
+            agreement_check: false,
         }
     }
 
@@ -98,6 +105,7 @@ impl SimThread {
                 };
                 self.ctx.recv_timeout(wait)
             };
+            self.poll_agreement();
             match received {
                 Received::Shutdown => return,
                 Received::Command(command) => self.handle(command),
@@ -144,6 +152,47 @@ impl SimThread {
             }
             SimCommand::Export(job) => self.export(&job),
             SimCommand::SetRecording(recording) => self.set_recording(recording),
+            SimCommand::SetAgreementCheck(on) => {
+                self.agreement_check = on;
+                let policy = self.agreement_policy();
+                if let Some(sim) = self.sim.as_mut() {
+                    sim.set_agreement_check(policy);
+                }
+            }
+        }
+    }
+
+    /// How the live check cuts its windows: about a second of the reference's work each, so
+    /// that a result comes every second or two whatever the size.
+    fn agreement_policy(&self) -> Option<WindowPolicy> {
+        self.agreement_check.then_some(WindowPolicy::Adaptive {
+            target_seconds: AGREEMENT_WINDOW_SECONDS,
+        })
+    }
+
+    /// Passes a finished agreement check on to the panel.
+    fn poll_agreement(&mut self) {
+        let Some(sim) = self.sim.as_mut() else {
+            return;
+        };
+        match sim.poll_agreement() {
+            Ok(None) => {}
+            Ok(Some(outcome)) => {
+                let (checks, mismatches) = sim.agreement().map_or((0, 0), |w| w.counts());
+                self.emit(SimEvent::Agreement(AgreementReport {
+                    outcome,
+                    checks,
+                    mismatches,
+                }));
+            }
+            Err(error) => {
+                sim.set_agreement_check(None);
+                self.agreement_check = false;
+                self.notice(
+                    Level::Error,
+                    format!("the agreement check stopped: {error}"),
+                );
+            }
         }
     }
 
