@@ -133,7 +133,7 @@ impl Subject {
             (Self::Cuda(cuda), MethodChoice::Cuda(k)) => cuda.set_kernel(Some(k))?,
             (Self::Other(_), _) => {}
             (_, method) => {
-                return Err(HeatlabError::InvalidInput(format!(
+                return Err(HeatlabError::Internal(format!(
                     "method {method} does not belong to this backend"
                 )))
             }

@@ -101,7 +101,7 @@ fn buffer_of_at_least<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidA
         );
     }
     slot.as_mut()
-        .ok_or_else(|| HeatlabError::InvalidInput("no preview buffer".into()))
+        .ok_or_else(|| HeatlabError::Internal("no preview buffer".into()))
 }
 
 /// The device copy of `table` among `tables`, uploaded and kept on first use.
@@ -151,10 +151,10 @@ pub struct CudaBackend {
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
     let rows = i32::try_from(size.rows).map_err(|_| {
-        HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels"))
+        HeatlabError::Unsupported(format!("{size} is too large for the GPU kernels"))
     })?;
     let cols = i32::try_from(size.cols).map_err(|_| {
-        HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels"))
+        HeatlabError::Unsupported(format!("{size} is too large for the GPU kernels"))
     })?;
     Ok((rows, cols))
 }
@@ -222,9 +222,7 @@ impl CudaBackend {
     }
 
     fn buffers(&mut self) -> Result<&mut FieldBuffers> {
-        self.buffers
-            .as_mut()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))
+        self.buffers.as_mut().ok_or(HeatlabError::NoField)
     }
 
     /// Computes the Laplacian of the current field into the device's Laplacian buffer.
@@ -359,10 +357,7 @@ impl CudaBackend {
     /// the bandwidth a single-step kernel is measured against.
     pub fn time_field_copy(&mut self, repeats: u64) -> Result<Duration> {
         let stream = self.device.stream().clone();
-        let buffers = self
-            .buffers
-            .as_mut()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
+        let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;
         let FieldBuffers { current, next, .. } = buffers;
         let (current, next) = (&*current, next);
         self.timer.start()?;
@@ -446,7 +441,7 @@ impl Backend for CudaBackend {
         let buffers = self.buffers()?;
         let size = buffers.size;
         let Some(laplacian) = buffers.laplacian.as_ref() else {
-            return Err(HeatlabError::InvalidInput("no Laplacian buffer".into()));
+            return Err(HeatlabError::Internal("no Laplacian buffer".into()));
         };
         let data = stream
             .clone_dtoh(laplacian)
