@@ -2,7 +2,7 @@
 //! ([`Ending`]), what it did ([`RunRecord`]), the agreement checks ([`AgreementRecord`]) and
 //! `run.json` ([`RunSummary`]).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -195,7 +195,7 @@ impl RunRecord {
             self.files.push(csv_path);
         }
         let summary = RunSummary::new(plan, self, ending);
-        let json = write_json(&plan.out.join("run.json"), &summary);
+        let json = export::write_json(&plan.out.join("run.json"), &summary);
         csv.and(json)
     }
 
@@ -274,12 +274,4 @@ impl RunSummary {
             agreement: record.agreement.clone(),
         }
     }
-}
-
-fn write_json(path: &Path, value: &impl serde::Serialize) -> crate::Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| HeatlabError::Encode {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    export::write_atomically(path, |w| w.write_all(text.as_bytes()))
 }
