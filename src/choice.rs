@@ -25,7 +25,28 @@ pub fn parse_choice<T: Copy + Display>(all: &[T], text: &str, what: &str) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compute::Boundary;
+
+    /// A choice like the boundaries (the module sits below `grid`, so it does not import them).
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Boundary {
+        Dirichlet,
+        Neumann,
+        Periodic,
+    }
+
+    impl Boundary {
+        const ALL: [Self; 3] = [Self::Dirichlet, Self::Neumann, Self::Periodic];
+    }
+
+    impl std::fmt::Display for Boundary {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(match self {
+                Self::Dirichlet => "dirichlet",
+                Self::Neumann => "neumann",
+                Self::Periodic => "periodic",
+            })
+        }
+    }
 
     #[test]
     fn finds_names_and_lists_them_when_unknown() {

@@ -177,16 +177,38 @@ fn describe(kernel: CudaKernel) -> &'static str {
     }
 }
 
+impl BenchReport {
+    /// A report of `rows` measured now on `device`, without field generation rows.
+    fn measured(device: String, rows: Vec<BenchRow>, notes: Vec<String>) -> Self {
+        Self {
+            heatlab_version: env!("CARGO_PKG_VERSION"),
+            date_utc: utc_now(),
+            device,
+            rows,
+            field_generation: Vec::new(),
+            notes,
+        }
+    }
+}
+
+/// Steps after which a variant's field is compared with the reference's. Odd for the GPU, so
+/// that temporal kernels also run their single-step remainder.
+const CUDA_CHECK_STEPS: u64 = 27;
+/// The same for the CPU variants.
+const CPU_CHECK_STEPS: u64 = 9;
+
+/// The step the GPU kernels are timed with.
+const CUDA_PARAMS: StepParams = StepParams {
+    coeff: 0.25,
+    boundary: Boundary::Dirichlet,
+};
+
 /// Benchmarks the CUDA kernels at every size that fits on the GPU.
 pub fn bench_cuda(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<BenchReport> {
     let mut cuda = CudaBackend::new()?;
     let device = cuda.device_name();
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    let params = StepParams {
-        coeff: 0.25,
-        boundary: Boundary::Dirichlet,
-    };
     for &size in &config.sizes {
         let (free, _) = cuda.device().memory_info()?;
         if 3 * size.bytes() > free {
@@ -196,91 +218,105 @@ pub fn bench_cuda(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<Bench
             ));
             continue;
         }
-        progress(&format!("{size}: generating the field"));
-        let field = bench_field(size)?;
-        progress(&format!("{size}: choosing the kernel"));
-        cuda.upload(&field)?;
-        let selected = cuda.selected_kernel();
-
-        progress(&format!("{size}: device-to-device copy"));
-        let (steps, copy_us) = time_variant(config, 8, |n| cuda.time_field_copy(n))?;
-        let copy = row(
-            size,
-            "cuda",
-            "device copy".into(),
-            "cuMemcpyDtoD of the field: one read + one write",
-            steps,
-            copy_us,
-        );
-        let copy_gb_s = copy.t_eff_gb_s;
-        let mut size_rows = vec![copy];
-
-        // The reference for exactness: the plain kernel's field after an odd number of steps
-        // (so that temporal kernels also run their single-step remainder).
-        let check_steps = 27;
-        cuda.upload(&field)?;
-        cuda.advance_with(CudaKernel::JacobiRows, check_steps, &params)?;
-        let reference = cuda.download()?;
-
-        let mut kernels = vec![CudaKernel::SeedFaithful];
-        kernels.extend(CudaKernel::exact_candidates(size));
-        let mut seed_steps_per_s = None;
-        for kernel in kernels {
-            progress(&format!("{size}: {kernel}"));
-            let exact = if kernel.is_exact() {
-                cuda.upload(&field)?;
-                cuda.advance_with(kernel, check_steps, &params)?;
-                Some(cuda.download()? == reference)
-            } else {
-                None
-            };
-            cuda.upload(&field)?;
-            let granularity = match kernel {
-                CudaKernel::Temporal {
-                    steps_per_launch, ..
-                } => u64::from(steps_per_launch),
-                _ => 8,
-            };
-            let (steps, us) = time_variant(config, granularity, |n| {
-                cuda.advance_with(kernel, n, &params)
-            })?;
-            let mut measured = row(
-                size,
-                "cuda",
-                kernel.to_string(),
-                describe(kernel),
-                steps,
-                us,
-            );
-            measured.percent_of_copy = Some(100.0 * measured.t_eff_gb_s / copy_gb_s);
-            measured.exact = exact;
-            measured.selected = kernel == selected;
-            if kernel == CudaKernel::SeedFaithful {
-                seed_steps_per_s = Some(measured.steps_per_s);
-            }
-            if let Some(base) = seed_steps_per_s {
-                measured.speedup = Some(measured.steps_per_s / base);
-                measured.baseline = Some("seed-faithful".into());
-            }
-            size_rows.push(measured);
-        }
-        rows.extend(size_rows);
+        rows.extend(bench_cuda_size(&mut cuda, config, size, progress)?);
     }
-    Ok(BenchReport {
-        heatlab_version: env!("CARGO_PKG_VERSION"),
-        date_utc: utc_now(),
-        device,
-        rows,
-        field_generation: Vec::new(),
-        notes,
-    })
+    Ok(BenchReport::measured(device, rows, notes))
+}
+
+/// The rows of one size on the GPU: the device copy, then every kernel against it and
+/// against the tutorial's kernel.
+fn bench_cuda_size(
+    cuda: &mut CudaBackend,
+    config: &BenchConfig,
+    size: GridSize,
+    progress: &dyn Fn(&str),
+) -> Result<Vec<BenchRow>> {
+    progress(&format!("{size}: generating the field"));
+    let field = bench_field(size)?;
+    progress(&format!("{size}: choosing the kernel"));
+    cuda.upload(&field)?;
+    let selected = cuda.selected_kernel();
+
+    progress(&format!("{size}: device-to-device copy"));
+    let (steps, copy_us) = time_variant(config, 8, |n| cuda.time_field_copy(n))?;
+    let copy = row(
+        size,
+        "cuda",
+        "device copy".into(),
+        "cuMemcpyDtoD of the field: one read + one write",
+        steps,
+        copy_us,
+    );
+    let copy_gb_s = copy.t_eff_gb_s;
+    let mut size_rows = vec![copy];
+
+    // The reference for exactness: the plain kernel's field after CUDA_CHECK_STEPS steps.
+    cuda.upload(&field)?;
+    cuda.advance_with(CudaKernel::JacobiRows, CUDA_CHECK_STEPS, &CUDA_PARAMS)?;
+    let reference = cuda.download()?;
+
+    let mut kernels = vec![CudaKernel::SeedFaithful];
+    kernels.extend(CudaKernel::exact_candidates(size));
+    let mut seed_steps_per_s = None;
+    for kernel in kernels {
+        progress(&format!("{size}: {kernel}"));
+        let mut measured = bench_cuda_kernel(cuda, config, &field, kernel, &reference)?;
+        measured.percent_of_copy = Some(100.0 * measured.t_eff_gb_s / copy_gb_s);
+        measured.selected = kernel == selected;
+        if kernel == CudaKernel::SeedFaithful {
+            seed_steps_per_s = Some(measured.steps_per_s);
+        }
+        if let Some(base) = seed_steps_per_s {
+            measured.speedup = Some(measured.steps_per_s / base);
+            measured.baseline = Some("seed-faithful".into());
+        }
+        size_rows.push(measured);
+    }
+    Ok(size_rows)
+}
+
+/// One kernel's row: whether it gives `reference` after [`CUDA_CHECK_STEPS`] (exact kernels
+/// only), then its time per step from `field`.
+fn bench_cuda_kernel(
+    cuda: &mut CudaBackend,
+    config: &BenchConfig,
+    field: &Grid,
+    kernel: CudaKernel,
+    reference: &Grid,
+) -> Result<BenchRow> {
+    let exact = if kernel.is_exact() {
+        cuda.upload(field)?;
+        cuda.advance_with(kernel, CUDA_CHECK_STEPS, &CUDA_PARAMS)?;
+        Some(cuda.download()? == *reference)
+    } else {
+        None
+    };
+    cuda.upload(field)?;
+    let granularity = match kernel {
+        CudaKernel::Temporal {
+            steps_per_launch, ..
+        } => u64::from(steps_per_launch),
+        _ => 8,
+    };
+    let (steps, us) = time_variant(config, granularity, |n| {
+        cuda.advance_with(kernel, n, &CUDA_PARAMS)
+    })?;
+    let mut measured = row(
+        field.size(),
+        "cuda",
+        kernel.to_string(),
+        describe(kernel),
+        steps,
+        us,
+    );
+    measured.exact = exact;
+    Ok(measured)
 }
 
 /// Benchmarks the CPU variants, against a plain single-threaded loop and NumPy.
 pub fn bench_cpu(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<BenchReport> {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
-    let params = StepParams::default();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let device = format!("CPU ({threads} threads)");
     for &size in &config.sizes {
@@ -290,89 +326,114 @@ pub fn bench_cpu(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<BenchR
         }
         progress(&format!("{size}: generating the field"));
         let field = bench_field(size)?;
-        let mut size_rows = Vec::new();
-
         let numpy = if config.with_numpy {
             progress(&format!("{size}: NumPy"));
-            match numpy::time_numpy_step(size, config) {
-                Ok((steps, us, version)) => Some(row(
-                    size,
-                    "cpu",
-                    format!("numpy {version}"),
-                    "the reference's NumPy step (pad + array arithmetic), one thread",
-                    steps,
-                    us,
-                )),
-                Err(reason) => {
-                    notes.push(format!("{size}: NumPy not timed: {reason}"));
-                    None
-                }
-            }
+            numpy_row(size, config, &mut notes)
         } else {
             None
         };
-        let baseline_name = numpy.as_ref().map(|r| r.variant.clone());
-        let baseline_rate = numpy.as_ref().map(|r| r.steps_per_s);
-        size_rows.extend(numpy);
-
-        let mut reference: Option<Grid> = None;
-        let check_steps = 9;
-        let blocked = CpuMethod::Blocked {
-            steps_per_pass: 8,
-            band_rows: 64,
-        };
-        let mut variants: Vec<(String, &str, CpuBackend)> = vec![(
-            "cpu plain loop, 1 thread".into(),
-            "one pass per step, one thread",
-            CpuBackend::with_threads(1).with_method(CpuMethod::Rows),
-        )];
-        if threads > 1 {
-            variants.push((
-                format!("cpu rows, {threads} threads"),
-                "one pass per step, row bands on all cores",
-                CpuBackend::with_threads(threads).with_method(CpuMethod::Rows),
-            ));
-        }
-        variants.push((
-            format!("cpu {blocked}, {threads} thr"),
-            "8 steps per pass in bands of 64 rows, all cores",
-            CpuBackend::with_threads(threads).with_method(blocked),
-        ));
-        let used = CpuMethod::for_cells(size.cells());
-        for (name, description, mut cpu) in variants {
-            progress(&format!("{size}: {name}"));
-            let is_used = cpu.method() == used && cpu.threads() == threads;
-            cpu.upload(&field)?;
-            cpu.advance(check_steps, &params)?;
-            let result = cpu.download()?;
-            let exact = match &reference {
-                Some(expected) => result == *expected,
-                None => {
-                    reference = Some(result);
-                    true
-                }
-            };
-            cpu.upload(&field)?;
-            let (steps, us) = time_variant(config, 8, |n| cpu.advance(n, &params))?;
-            let mut measured = row(size, "cpu", name, description, steps, us);
-            measured.exact = Some(exact);
-            measured.selected = is_used;
-            if let (Some(rate), Some(base)) = (baseline_rate, &baseline_name) {
+        let baseline = numpy.as_ref().map(|r| (r.variant.clone(), r.steps_per_s));
+        let mut size_rows: Vec<BenchRow> = numpy.into_iter().collect();
+        let mut reference = None;
+        for variant in cpu_variants(threads) {
+            progress(&format!("{size}: {}", variant.name));
+            let mut measured = bench_cpu_variant(config, &field, variant, threads, &mut reference)?;
+            if let Some((name, rate)) = &baseline {
                 measured.speedup = Some(measured.steps_per_s / rate);
-                measured.baseline = Some(base.clone());
+                measured.baseline = Some(name.clone());
             }
             size_rows.push(measured);
         }
         rows.extend(size_rows);
     }
-    Ok(BenchReport {
-        heatlab_version: env!("CARGO_PKG_VERSION"),
-        date_utc: utc_now(),
-        device,
-        rows,
-        field_generation: Vec::new(),
-        notes,
-    })
+    Ok(BenchReport::measured(device, rows, notes))
+}
+
+/// NumPy's step at `size`, or `None` with a note saying why it was not timed.
+fn numpy_row(size: GridSize, config: &BenchConfig, notes: &mut Vec<String>) -> Option<BenchRow> {
+    match numpy::time_numpy_step(size, config) {
+        Ok((steps, us, version)) => Some(row(
+            size,
+            "cpu",
+            format!("numpy {version}"),
+            "the reference's NumPy step (pad + array arithmetic), one thread",
+            steps,
+            us,
+        )),
+        Err(reason) => {
+            notes.push(format!("{size}: NumPy not timed: {reason}"));
+            None
+        }
+    }
+}
+
+/// A CPU variant to time: its row's name and description and the backend that runs it.
+struct CpuVariant {
+    name: String,
+    description: &'static str,
+    backend: CpuBackend,
+}
+
+/// The plain single-threaded loop (the reference for exactness), rows on all cores (when
+/// there is more than one) and the blocked method.
+fn cpu_variants(threads: usize) -> Vec<CpuVariant> {
+    let blocked = CpuMethod::Blocked {
+        steps_per_pass: 8,
+        band_rows: 64,
+    };
+    let mut variants = vec![CpuVariant {
+        name: "cpu plain loop, 1 thread".into(),
+        description: "one pass per step, one thread",
+        backend: CpuBackend::with_threads(1).with_method(CpuMethod::Rows),
+    }];
+    if threads > 1 {
+        variants.push(CpuVariant {
+            name: format!("cpu rows, {threads} threads"),
+            description: "one pass per step, row bands on all cores",
+            backend: CpuBackend::with_threads(threads).with_method(CpuMethod::Rows),
+        });
+    }
+    variants.push(CpuVariant {
+        name: format!("cpu {blocked}, {threads} thr"),
+        description: "8 steps per pass in bands of 64 rows, all cores",
+        backend: CpuBackend::with_threads(threads).with_method(blocked),
+    });
+    variants
+}
+
+/// One CPU variant's row: whether its field after [`CPU_CHECK_STEPS`] equals the first
+/// variant's (`reference`, kept from the first call), then its time per step from `field`.
+fn bench_cpu_variant(
+    config: &BenchConfig,
+    field: &Grid,
+    variant: CpuVariant,
+    threads: usize,
+    reference: &mut Option<Grid>,
+) -> Result<BenchRow> {
+    let params = StepParams::default();
+    let CpuVariant {
+        name,
+        description,
+        backend: mut cpu,
+    } = variant;
+    let is_used =
+        cpu.method() == CpuMethod::for_cells(field.size().cells()) && cpu.threads() == threads;
+    cpu.upload(field)?;
+    cpu.advance(CPU_CHECK_STEPS, &params)?;
+    let result = cpu.download()?;
+    let exact = match reference {
+        Some(expected) => result == *expected,
+        None => {
+            *reference = Some(result);
+            true
+        }
+    };
+    cpu.upload(field)?;
+    let (steps, us) = time_variant(config, 8, |n| cpu.advance(n, &params))?;
+    let mut measured = row(field.size(), "cpu", name, description, steps, us);
+    measured.exact = Some(exact);
+    measured.selected = is_used;
+    Ok(measured)
 }
 
 /// Times the jagged field's generation at each size up to [`LARGEST_JAGGED_CELLS`], against

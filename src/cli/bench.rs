@@ -12,7 +12,7 @@ use crate::bench::{
 use crate::compute::{BackendChoice, CudaBackend};
 use crate::error::HeatlabError;
 use crate::export::atomic::{check_output, remove_live_temp_files};
-use crate::export::write_atomically;
+use crate::export::write_json;
 
 /// Arguments of `heatlab bench`.
 #[derive(Debug, Clone, clap::Args)]
@@ -102,8 +102,7 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     spinner.finish_and_clear();
     print(&format_table(&report))?;
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report)?;
-        write_atomically(path, |w| w.write_all(text.as_bytes()))?;
+        write_json(path, &report)?;
         note(&format!("wrote {}", path.display()));
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! The headless command line: `heatlab run`, `heatlab bench`, and the GUI's entry.
 
 pub mod bench;
+pub mod exit;
 pub mod gui;
 pub mod interrupt;
 pub mod kernel;
@@ -54,16 +55,16 @@ pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// Runs the command line that clap parsed (or explains why it could not) and reports how it
-/// ended: the process's exit status, after any message ([`output::exit_status`] lists the
+/// ended: the process's exit status, after any message ([`exit::exit_status`] lists the
 /// conventions). Help and version text go through the same checked printing as any output.
 pub fn exit_status(parsed: Result<Cli, clap::Error>) -> ExitCode {
     match parsed {
-        Ok(cli) => output::exit_status(run_cli(cli)),
+        Ok(cli) => exit::exit_status(run_cli(cli)),
         Err(error) if error.use_stderr() || std::io::stdout().is_terminal() => {
             let _ = error.print();
             ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
         }
-        Err(help) => output::exit_status(
+        Err(help) => exit::exit_status(
             output::print(&help.render().to_string()).map_err(anyhow::Error::from),
         ),
     }

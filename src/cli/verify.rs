@@ -118,9 +118,7 @@ pub fn run(args: &VerifyArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     })?;
     bar.finish_and_clear();
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report)?;
-        crate::export::write_atomically(path, |w| w.write_all(text.as_bytes()))
-            .with_context(|| "writing the verify report")?;
+        crate::export::write_json(path, &report).with_context(|| "writing the verify report")?;
     }
     output::print(&format!("{}\n", summary(&report)))?;
     if let Some(divergence) = &report.divergence {

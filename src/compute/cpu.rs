@@ -1,6 +1,6 @@
 //! The CPU backend: the reference implementation, multi-threaded with rayon.
 
-use std::sync::Arc;
+use std::sync::{Arc, Once};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -89,12 +89,21 @@ impl CpuBackend {
     pub fn with_threads(threads: usize) -> Self {
         let threads = threads.max(1);
         // Building a pool fails only when threads cannot be spawned; the work then runs on
-        // rayon's global pool instead.
+        // rayon's global pool instead, said once in the log (backends are made often).
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("heatlab-cpu-{i}"))
             .build()
             .map(Arc::new)
+            .inspect_err(|error| {
+                static WARNED: Once = Once::new();
+                WARNED.call_once(|| {
+                    log::warn!(
+                        "could not start a pool of {threads} CPU threads ({error}); \
+                         stepping on rayon's global pool instead"
+                    );
+                });
+            })
             .ok();
         Self {
             pool,
@@ -130,9 +139,7 @@ impl CpuBackend {
     }
 
     fn held(&self) -> Result<&Grid> {
-        self.current
-            .as_ref()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))
+        self.current.as_ref().ok_or(HeatlabError::NoField)
     }
 }
 
@@ -169,9 +176,7 @@ impl Backend for CpuBackend {
             method,
             ..
         } = self;
-        let current = current
-            .as_mut()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
+        let current = current.as_mut().ok_or(HeatlabError::NoField)?;
         let cols = current.cols();
         let coeff = params.coeff;
         let step = |center: f32, lapl: f32| center - coeff * lapl;

@@ -159,6 +159,15 @@ pub fn write_atomically(
     }
 }
 
+/// Writes `value` as pretty-printed JSON to `path`, through [`write_atomically`].
+pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| HeatlabError::Encode {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    write_atomically(path, |writer| writer.write_all(text.as_bytes()))
+}
+
 fn write_stream(
     path: &Path,
     stream: &mut dyn Write,

@@ -11,7 +11,7 @@ pub mod png;
 pub mod timing_log;
 
 pub use crate::measure::TimingRecord;
-pub use atomic::{ensure_writable_dir, write_atomically};
+pub use atomic::{ensure_writable_dir, write_atomically, write_json};
 pub use colorbar::with_colorbar;
 pub use frame::{write_frame, write_png, write_timing_log, FrameFiles, LayerFrame, PngStyle};
 pub use npy::{read_npy, write_npy};

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use super::atomic::write_atomically;
-use crate::error::{HeatlabError, Result};
+use super::atomic::{write_atomically, write_json};
+use crate::error::Result;
 use crate::measure::TimingRecord;
 
 /// The CSV header: [`TimingRecord`]'s fields in order (the csv crate writes it only before
@@ -38,11 +38,7 @@ pub fn write_timings_csv(path: &Path, records: &[TimingRecord]) -> Result<()> {
 
 /// Writes the records as a JSON array.
 pub fn write_timings_json(path: &Path, records: &[TimingRecord]) -> Result<()> {
-    let text = serde_json::to_string_pretty(records).map_err(|e| HeatlabError::Encode {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    write_atomically(path, |writer| writer.write_all(text.as_bytes()))
+    write_json(path, &records)
 }
 
 #[cfg(test)]

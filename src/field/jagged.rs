@@ -112,15 +112,41 @@ pub fn generate_jagged(params: &JaggedParams, progress: &(dyn Fn(f32) + Sync)) -
     params.validate()?;
     crate::memory::ensure_host_memory("jagged field generation", params.host_bytes_needed())?;
     let GridSize { rows, cols } = params.size;
-    let half = cols / 2 + 1;
-    let fft_error = |e: realfft::FftError| HeatlabError::Internal(format!("FFT failed: {e}"));
 
     let noise = NumpyGenerator::new(params.seed).random_f32(rows * cols);
     progress(0.1);
-
-    // Forward transform of every row, real to half-complex.
     let mut real_planner = RealFftPlanner::<f64>::new();
-    let row_forward = real_planner.plan_fft_forward(cols);
+    let mut spectrum = forward_rows(&mut real_planner, &noise, params.size)?;
+    drop(noise);
+    progress(0.3);
+    filter_columns(&mut spectrum, params.size, params.exponent)?;
+    progress(0.6);
+    let real = inverse_rows(&mut real_planner, spectrum, params)?;
+    progress(0.85);
+    let data = keep_above_percentile(&real, params.percentile)?;
+    drop(real);
+    progress(1.0);
+    Grid::from_vec(params.size, data)
+}
+
+fn fft_error(error: realfft::FftError) -> HeatlabError {
+    HeatlabError::Internal(format!("FFT failed: {error}"))
+}
+
+/// Columns of the half spectrum of a field with `cols` columns.
+fn half_cols(cols: usize) -> usize {
+    cols / 2 + 1
+}
+
+/// The forward transform of every row of `noise`, real to half-complex.
+fn forward_rows(
+    planner: &mut RealFftPlanner<f64>,
+    noise: &[f32],
+    size: GridSize,
+) -> Result<Vec<Complex64>> {
+    let GridSize { rows, cols } = size;
+    let half = half_cols(cols);
+    let row_forward = planner.plan_fft_forward(cols);
     let mut spectrum = try_filled_vec("field's spectrum", rows * half, Complex64::default())?;
     spectrum
         .par_chunks_mut(half)
@@ -135,16 +161,19 @@ pub fn generate_jagged(params: &JaggedParams, progress: &(dyn Fn(f32) + Sync)) -
             },
         )
         .map_err(fft_error)?;
-    drop(noise);
-    progress(0.3);
+    Ok(spectrum)
+}
 
-    // Column transforms, filter and inverse column transforms, on the transposed half spectrum.
+/// Column transforms, the filter `radius ** exponent` and inverse column transforms, on the
+/// transposed half spectrum (`spectrum` holds the rows' transforms before and after).
+fn filter_columns(spectrum: &mut [Complex64], size: GridSize, exponent: f64) -> Result<()> {
+    let GridSize { rows, cols } = size;
+    let half = half_cols(cols);
     let mut columns = try_filled_vec("field's columns", rows * half, Complex64::default())?;
-    transpose_into(&spectrum, rows, half, &mut columns);
+    transpose_into(spectrum, rows, half, &mut columns);
     let mut planner = FftPlanner::<f64>::new();
     let column_forward = planner.plan_fft_forward(rows);
     let column_inverse = planner.plan_fft_inverse(rows);
-    let exponent = params.exponent;
     columns.par_chunks_mut(rows).enumerate().for_each_init(
         || {
             vec![
@@ -163,12 +192,20 @@ pub fn generate_jagged(params: &JaggedParams, progress: &(dyn Fn(f32) + Sync)) -
             column_inverse.process_with_scratch(column, scratch);
         },
     );
-    progress(0.6);
-    transpose_into(&columns, half, rows, &mut spectrum);
-    drop(columns);
+    transpose_into(&columns, half, rows, spectrum);
+    Ok(())
+}
 
-    // Inverse transform of every row, half-complex to real, normalised as NumPy's ifft2 is.
-    let row_inverse = real_planner.plan_fft_inverse(cols);
+/// The inverse transform of every row, half-complex to real, normalised as NumPy's ifft2 is,
+/// with the cells farther than `cutoff * rows` from the centre set to zero.
+fn inverse_rows(
+    planner: &mut RealFftPlanner<f64>,
+    mut spectrum: Vec<Complex64>,
+    params: &JaggedParams,
+) -> Result<Vec<f64>> {
+    let GridSize { rows, cols } = params.size;
+    let half = half_cols(cols);
+    let row_inverse = planner.plan_fft_inverse(cols);
     let scale = 1.0 / (rows as f64 * cols as f64);
     let row_centre = (rows / 2) as i64;
     let col_centre = (cols / 2) as i64;
@@ -196,20 +233,21 @@ pub fn generate_jagged(params: &JaggedParams, progress: &(dyn Fn(f32) + Sync)) -
             },
         )
         .map_err(fft_error)?;
-    drop(spectrum);
-    progress(0.85);
+    Ok(real)
+}
 
+/// `real` in float32, with the values not above its `percentile` set to zero.
+fn keep_above_percentile(real: &[f64], percentile: f64) -> Result<Vec<f32>> {
     let mut sorted = try_vec_with_capacity("field's percentile copy", real.len())?;
-    sorted.extend_from_slice(&real);
-    let threshold = percentile_linear(&mut sorted, params.percentile).unwrap_or(0.0);
+    sorted.extend_from_slice(real);
+    let threshold = percentile_linear(&mut sorted, percentile).unwrap_or(0.0);
     drop(sorted);
     let mut data: Vec<f32> = try_vec_with_capacity("field", real.len())?;
     data.par_extend(
         real.par_iter()
             .map(|&value| if value > threshold { value as f32 } else { 0.0 }),
     );
-    progress(1.0);
-    Grid::from_vec(params.size, data)
+    Ok(data)
 }
 
 #[cfg(test)]

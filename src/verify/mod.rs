@@ -9,7 +9,7 @@
 pub mod compare;
 pub mod sequence;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -133,7 +133,7 @@ impl Subject {
             (Self::Cuda(cuda), MethodChoice::Cuda(k)) => cuda.set_kernel(Some(k))?,
             (Self::Other(_), _) => {}
             (_, method) => {
-                return Err(HeatlabError::InvalidInput(format!(
+                return Err(HeatlabError::Internal(format!(
                     "method {method} does not belong to this backend"
                 )))
             }
@@ -318,67 +318,11 @@ pub fn verify(
     progress: &dyn Fn(u64),
 ) -> Result<VerifyReport> {
     let started = Instant::now();
-    let family = subject.family();
-    let mut report = VerifyReport {
-        subject: match subject {
-            Subject::Cuda(_) => "cuda".into(),
-            Subject::Cpu(_) => "cpu methods (rows, blocked)".into(),
-            Subject::Other(backend) => backend.step_method(),
-        },
-        device: subject.backend().device_name(),
-        reference: subject.reference().step_method(),
-        seed: options.seed,
-        sequences: options.sequences,
-        sequences_passed: 0,
-        operations_run: 0,
-        steps_run: 0,
-        elapsed_s: 0.0,
-        coverage: Coverage::default(),
-        divergence: None,
-    };
-    let mut sizes = std::collections::HashSet::new();
+    let mut report = VerifyReport::before_any(subject, options);
+    let mut sizes = HashSet::new();
     for index in 0..options.sequences {
         let sequence_seed = options.seed.wrapping_add(index);
-        let operations = SequenceGenerator::new(sequence_seed, family, options.max_cells)
-            .sequence(options.operations);
-        subject.set_method(MethodChoice::Auto)?;
-        subject.set_graphs(true);
-        let mut pair = Pair {
-            reference: subject.reference(),
-            subject: &mut *subject,
-            params: StepParams::default(),
-            size: GridSize { rows: 1, cols: 1 },
-            coverage: &mut report.coverage,
-            steps: 0,
-        };
-        for (op_index, operation) in operations.iter().enumerate() {
-            let found = pair.apply(operation)?;
-            *pair
-                .coverage
-                .operations
-                .entry(operation_kind(operation).to_string())
-                .or_default() += 1;
-            sizes.insert(pair.size);
-            report.operations_run += 1;
-            if let Some((compared, cell)) = found {
-                report.divergence = Some(Divergence {
-                    sequence_seed,
-                    operation_index: op_index,
-                    operation: operation.to_string(),
-                    method: pair.subject.backend().step_method(),
-                    params: pair.params,
-                    size: pair.size,
-                    compared,
-                    cell,
-                    history: operations[..=op_index]
-                        .iter()
-                        .map(Operation::to_string)
-                        .collect(),
-                });
-                break;
-            }
-        }
-        report.steps_run += pair.steps;
+        run_sequence(subject, options, sequence_seed, &mut report, &mut sizes)?;
         if report.divergence.is_some() {
             break;
         }
@@ -391,4 +335,80 @@ pub fn verify(
     report.coverage.sizes = sizes.len() as u64;
     report.elapsed_s = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+impl VerifyReport {
+    /// The report of `subject` before any sequence ran.
+    fn before_any(subject: &mut Subject, options: &VerifyOptions) -> Self {
+        Self {
+            subject: match subject {
+                Subject::Cuda(_) => "cuda".into(),
+                Subject::Cpu(_) => "cpu methods (rows, blocked)".into(),
+                Subject::Other(backend) => backend.step_method(),
+            },
+            device: subject.backend().device_name(),
+            reference: subject.reference().step_method(),
+            seed: options.seed,
+            sequences: options.sequences,
+            sequences_passed: 0,
+            operations_run: 0,
+            steps_run: 0,
+            elapsed_s: 0.0,
+            coverage: Coverage::default(),
+            divergence: None,
+        }
+    }
+}
+
+/// Runs the sequence of `sequence_seed` on `subject` and a fresh reference, counting what it
+/// ran in `report` and the sizes it uploaded in `sizes`. The first difference ends the
+/// sequence and becomes `report.divergence`.
+fn run_sequence(
+    subject: &mut Subject,
+    options: &VerifyOptions,
+    sequence_seed: u64,
+    report: &mut VerifyReport,
+    sizes: &mut HashSet<GridSize>,
+) -> Result<()> {
+    let operations = SequenceGenerator::new(sequence_seed, subject.family(), options.max_cells)
+        .sequence(options.operations);
+    subject.set_method(MethodChoice::Auto)?;
+    subject.set_graphs(true);
+    let mut pair = Pair {
+        reference: subject.reference(),
+        subject: &mut *subject,
+        params: StepParams::default(),
+        size: GridSize { rows: 1, cols: 1 },
+        coverage: &mut report.coverage,
+        steps: 0,
+    };
+    for (op_index, operation) in operations.iter().enumerate() {
+        let found = pair.apply(operation)?;
+        *pair
+            .coverage
+            .operations
+            .entry(operation_kind(operation).to_string())
+            .or_default() += 1;
+        sizes.insert(pair.size);
+        report.operations_run += 1;
+        if let Some((compared, cell)) = found {
+            report.divergence = Some(Divergence {
+                sequence_seed,
+                operation_index: op_index,
+                operation: operation.to_string(),
+                method: pair.subject.backend().step_method(),
+                params: pair.params,
+                size: pair.size,
+                compared,
+                cell,
+                history: operations[..=op_index]
+                    .iter()
+                    .map(Operation::to_string)
+                    .collect(),
+            });
+            break;
+        }
+    }
+    report.steps_run += pair.steps;
+    Ok(())
 }

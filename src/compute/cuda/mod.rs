@@ -19,7 +19,7 @@ use super::preview::{
 };
 use super::{Backend, BackendKind, Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
-use crate::grid::{Grid, GridSize};
+use crate::grid::{Grid, GridSize, ValueRange};
 
 /// The diffusion kernels' source, embedded so that the binary needs no files beside it.
 pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu");
@@ -101,7 +101,26 @@ fn buffer_of_at_least<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidA
         );
     }
     slot.as_mut()
-        .ok_or_else(|| HeatlabError::InvalidInput("no preview buffer".into()))
+        .ok_or_else(|| HeatlabError::Internal("no preview buffer".into()))
+}
+
+/// The device copy of `table` among `tables`, uploaded and kept on first use.
+fn table_on_device<'a>(
+    tables: &'a mut Vec<(ColorTable, CudaSlice<u8>)>,
+    table: &ColorTable,
+    stream: &Arc<CudaStream>,
+) -> Result<&'a CudaSlice<u8>> {
+    if !tables.iter().any(|(known, _)| known == table) {
+        let lut: Vec<u8> = table.iter().flatten().copied().collect();
+        let lut_dev = stream
+            .clone_htod(&lut)
+            .map_err(driver_error("uploading the colormap"))?;
+        tables.push((*table, lut_dev));
+    }
+    let Some((_, lut_dev)) = tables.iter().find(|(known, _)| known == table) else {
+        return Err(HeatlabError::Internal("colormap table missing".into()));
+    };
+    Ok(lut_dev)
 }
 
 /// Steps the field on an NVIDIA GPU.
@@ -132,10 +151,10 @@ pub struct CudaBackend {
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
     let rows = i32::try_from(size.rows).map_err(|_| {
-        HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels"))
+        HeatlabError::Unsupported(format!("{size} is too large for the GPU kernels"))
     })?;
     let cols = i32::try_from(size.cols).map_err(|_| {
-        HeatlabError::InvalidInput(format!("{size} is too large for the GPU kernels"))
+        HeatlabError::Unsupported(format!("{size} is too large for the GPU kernels"))
     })?;
     Ok((rows, cols))
 }
@@ -203,9 +222,7 @@ impl CudaBackend {
     }
 
     fn buffers(&mut self) -> Result<&mut FieldBuffers> {
-        self.buffers
-            .as_mut()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))
+        self.buffers.as_mut().ok_or(HeatlabError::NoField)
     }
 
     /// Computes the Laplacian of the current field into the device's Laplacian buffer.
@@ -233,14 +250,114 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// The means of `layer` over blocks of `factor` x `factor` cells, computed into the
+    /// preview's values buffer and downloaded as a grid of the `reduced` size.
+    fn block_means_on_device(
+        &mut self,
+        layer: Layer,
+        factor: usize,
+        reduced: GridSize,
+    ) -> Result<Grid> {
+        let stream = self.device.stream().clone();
+        let block_mean = self.kernels.block_mean.clone();
+        let Some(buffers) = self.buffers.as_ref() else {
+            return Err(HeatlabError::NoField);
+        };
+        let size = buffers.size;
+        let source = match layer {
+            Layer::Field => &buffers.current,
+            Layer::Laplacian => buffers
+                .laplacian
+                .as_ref()
+                .ok_or_else(|| HeatlabError::Internal("no Laplacian buffer".into()))?,
+        };
+        let (rows, cols) = dims(size)?;
+        let (out_rows, out_cols) = dims(reduced)?;
+        let factor_arg = i32::try_from(factor)
+            .map_err(|_| HeatlabError::Unsupported("reduction factor too large".into()))?;
+        let pixels = reduced.cells();
+        let values_dev = buffer_of_at_least(&mut self.preview.values, pixels, &stream)?;
+        let config = LaunchConfig {
+            grid_dim: (
+                (out_cols as u32).div_ceil(32),
+                (out_rows as u32).div_ceil(8),
+                1,
+            ),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&block_mean);
+        launch
+            .arg(source)
+            .arg(&mut *values_dev)
+            .arg(&rows)
+            .arg(&cols)
+            .arg(&factor_arg)
+            .arg(&out_rows)
+            .arg(&out_cols);
+        // SAFETY: block_mean(const float* field, float* out, int rows, int cols, int factor,
+        // int out_rows, int out_cols): `source` holds rows*cols floats, `values_dev` holds
+        // at least out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor); threads outside return.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching block_mean"))?;
+        let values = stream
+            .clone_dtoh(&values_dev.slice(..pixels))
+            .map_err(driver_error("downloading the preview"))?;
+        stream
+            .synchronize()
+            .map_err(driver_error("downloading the preview"))?;
+        Grid::from_vec(reduced, values)
+    }
+
+    /// RGBA bytes of the first `pixels` values of the preview's values buffer (written by
+    /// [`Self::block_means_on_device`]), mapped through `table` over `range` on the device.
+    fn colormap_on_device(
+        &mut self,
+        table: &ColorTable,
+        pixels: usize,
+        range: ValueRange,
+    ) -> Result<Vec<u8>> {
+        let stream = self.device.stream().clone();
+        let colormap_rgba = self.kernels.colormap_rgba.clone();
+        let PreviewBuffers {
+            values: values_slot,
+            rgba: rgba_slot,
+            tables,
+        } = &mut self.preview;
+        let values_dev = values_slot
+            .as_ref()
+            .filter(|buffer| buffer.len() >= pixels)
+            .ok_or_else(|| HeatlabError::Internal("the preview's values are missing".into()))?;
+        let lut_dev = table_on_device(tables, table, &stream)?;
+        let rgba_dev = buffer_of_at_least(rgba_slot, pixels * 4, &stream)?;
+        let n = i32::try_from(pixels)
+            .map_err(|_| HeatlabError::Unsupported("preview too large".into()))?;
+        let config = LaunchConfig::for_num_elems(pixels as u32);
+        let mut launch = stream.launch_builder(&colormap_rgba);
+        launch
+            .arg(values_dev)
+            .arg(lut_dev)
+            .arg(&mut *rgba_dev)
+            .arg(&n)
+            .arg(&range.min)
+            .arg(&range.max);
+        // SAFETY: colormap_rgba(const float* values, const uchar* lut, uchar* rgba, int n,
+        // float lo, float hi): values holds at least n floats, lut 768 bytes, rgba at least 4*n
+        // bytes; threads with i >= n return.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching colormap_rgba"))?;
+        let rgba = stream
+            .clone_dtoh(&rgba_dev.slice(..pixels * 4))
+            .map_err(driver_error("downloading the preview"))?;
+        stream
+            .synchronize()
+            .map_err(driver_error("downloading the preview"))?;
+        Ok(rgba)
+    }
+
     /// Times `repeats` device-to-device copies of the field (a read and a write of every cell),
     /// the bandwidth a single-step kernel is measured against.
     pub fn time_field_copy(&mut self, repeats: u64) -> Result<Duration> {
         let stream = self.device.stream().clone();
-        let buffers = self
-            .buffers
-            .as_mut()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
+        let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;
         let FieldBuffers { current, next, .. } = buffers;
         let (current, next) = (&*current, next);
         self.timer.start()?;
@@ -324,7 +441,7 @@ impl Backend for CudaBackend {
         let buffers = self.buffers()?;
         let size = buffers.size;
         let Some(laplacian) = buffers.laplacian.as_ref() else {
-            return Err(HeatlabError::InvalidInput("no Laplacian buffer".into()));
+            return Err(HeatlabError::Internal("no Laplacian buffer".into()));
         };
         let data = stream
             .clone_dtoh(laplacian)
@@ -339,95 +456,12 @@ impl Backend for CudaBackend {
         if spec.layer == Layer::Laplacian {
             self.compute_laplacian_on_device(spec.boundary)?;
         }
-        let stream = self.device.stream().clone();
-        let block_mean = self.kernels.block_mean.clone();
-        let colormap_rgba = self.kernels.colormap_rgba.clone();
-        let Some(buffers) = self.buffers.as_ref() else {
-            return Err(HeatlabError::NoField);
-        };
-        let size = buffers.size;
-        let source = match spec.layer {
-            Layer::Field => &buffers.current,
-            Layer::Laplacian => buffers
-                .laplacian
-                .as_ref()
-                .ok_or_else(|| HeatlabError::Internal("no Laplacian buffer".into()))?,
-        };
+        let size = self.buffers.as_ref().ok_or(HeatlabError::NoField)?.size;
         let factor = reduction_factor(size, spec.max_size);
         let reduced = reduced_size(size, factor);
-        let (rows, cols) = dims(size)?;
-        let (out_rows, out_cols) = dims(reduced)?;
-        let factor_arg = i32::try_from(factor)
-            .map_err(|_| HeatlabError::Unsupported("reduction factor too large".into()))?;
-        let pixels = reduced.cells();
-        let PreviewBuffers {
-            values: values_slot,
-            rgba: rgba_slot,
-            tables,
-        } = &mut self.preview;
-        let values_dev = buffer_of_at_least(values_slot, pixels, &stream)?;
-        let config = LaunchConfig {
-            grid_dim: (
-                (out_cols as u32).div_ceil(32),
-                (out_rows as u32).div_ceil(8),
-                1,
-            ),
-            block_dim: (32, 8, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut launch = stream.launch_builder(&block_mean);
-        launch
-            .arg(source)
-            .arg(&mut *values_dev)
-            .arg(&rows)
-            .arg(&cols)
-            .arg(&factor_arg)
-            .arg(&out_rows)
-            .arg(&out_cols);
-        // SAFETY: block_mean(const float* field, float* out, int rows, int cols, int factor,
-        // int out_rows, int out_cols): `source` holds rows*cols floats, `values_dev` holds
-        // at least out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor); threads outside return.
-        unsafe { launch.launch(config) }.map_err(driver_error("launching block_mean"))?;
-        let values = stream
-            .clone_dtoh(&values_dev.slice(..pixels))
-            .map_err(driver_error("downloading the preview"))?;
-        stream
-            .synchronize()
-            .map_err(driver_error("downloading the preview"))?;
-        let values = Grid::from_vec(reduced, values)?;
+        let values = self.block_means_on_device(spec.layer, factor, reduced)?;
         let range = spec.range.resolve(&values);
-        if !tables.iter().any(|(table, _)| table == spec.table) {
-            let lut: Vec<u8> = spec.table.iter().flatten().copied().collect();
-            let lut_dev = stream
-                .clone_htod(&lut)
-                .map_err(driver_error("uploading the colormap"))?;
-            tables.push((*spec.table, lut_dev));
-        }
-        let Some((_, lut_dev)) = tables.iter().find(|(table, _)| table == spec.table) else {
-            return Err(HeatlabError::Internal("colormap table missing".into()));
-        };
-        let rgba_dev = buffer_of_at_least(rgba_slot, pixels * 4, &stream)?;
-        let n = i32::try_from(pixels)
-            .map_err(|_| HeatlabError::Unsupported("preview too large".into()))?;
-        let config = LaunchConfig::for_num_elems(pixels as u32);
-        let mut launch = stream.launch_builder(&colormap_rgba);
-        launch
-            .arg(&*values_dev)
-            .arg(lut_dev)
-            .arg(&mut *rgba_dev)
-            .arg(&n)
-            .arg(&range.min)
-            .arg(&range.max);
-        // SAFETY: colormap_rgba(const float* values, const uchar* lut, uchar* rgba, int n,
-        // float lo, float hi): values holds at least n floats, lut 768 bytes, rgba at least 4*n
-        // bytes; threads with i >= n return.
-        unsafe { launch.launch(config) }.map_err(driver_error("launching colormap_rgba"))?;
-        let rgba = stream
-            .clone_dtoh(&rgba_dev.slice(..pixels * 4))
-            .map_err(driver_error("downloading the preview"))?;
-        stream
-            .synchronize()
-            .map_err(driver_error("downloading the preview"))?;
+        let rgba = self.colormap_on_device(spec.table, reduced.cells(), range)?;
         Ok(PreviewPixels {
             factor,
             values,

@@ -55,19 +55,15 @@ impl CudaBackend {
     ) -> Result<Duration> {
         if kernel == CudaKernel::SeedFaithful {
             if params.boundary != Boundary::Dirichlet {
-                return Err(HeatlabError::InvalidInput(
+                return Err(HeatlabError::Unsupported(
                     "the tutorial's kernel only knows the Dirichlet boundary".into(),
                 ));
             }
             return self.advance_seed_faithful(steps, params.coeff);
         }
-        let size = self
-            .buffers
-            .as_ref()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?
-            .size;
+        let size = self.buffers.as_ref().ok_or(HeatlabError::NoField)?.size;
         if !kernel.supports(size) {
-            return Err(HeatlabError::InvalidInput(format!(
+            return Err(HeatlabError::Unsupported(format!(
                 "kernel {kernel} cannot step a {size} field"
             )));
         }
@@ -223,10 +219,7 @@ impl CudaBackend {
         params: &StepParams,
     ) -> Result<()> {
         let stream = self.device.stream().clone();
-        let buffers = self
-            .buffers
-            .as_mut()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
+        let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;
         let (rows, cols) = dims(buffers.size)?;
         let coeff = params.coeff;
         let bad_kernel = || HeatlabError::Cuda {
@@ -345,10 +338,7 @@ impl CudaBackend {
     pub fn advance_seed_faithful(&mut self, steps: u64, coeff: f32) -> Result<Duration> {
         let stream = self.device.stream().clone();
         let function = self.kernels.seed_inplace.clone();
-        let buffers = self
-            .buffers
-            .as_mut()
-            .ok_or_else(|| HeatlabError::InvalidInput("no field has been uploaded".into()))?;
+        let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;
         let (rows, cols) = dims(buffers.size)?;
         let (current, laplacian) = buffers.field_and_laplacian(&stream)?;
         let config = LaunchConfig {

@@ -1,0 +1,277 @@
+//! What `heatlab run` keeps of a run and writes at its end, however it ended: how it ended
+//! ([`Ending`]), what it did ([`RunRecord`]), the agreement checks ([`AgreementRecord`]) and
+//! `run.json` ([`RunSummary`]).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use super::folder::display_name;
+use super::RunPlan;
+use crate::cli::interrupt::{Interrupted, StopSignal};
+use crate::cli::output::note;
+use crate::compute::Backend;
+use crate::error::HeatlabError;
+use crate::export::{self, TimingRecord};
+use crate::sim::agreement::{AgreementWatch, Outcome, WindowPolicy};
+
+/// How a run ended.
+#[derive(Debug)]
+pub(super) enum Ending {
+    /// Every step was taken.
+    Completed,
+    /// A signal stopped it.
+    Interrupted(StopSignal),
+    /// The field went NaN or infinite ([`HeatlabError::NonFinite`]).
+    NonFinite(HeatlabError),
+    /// Anything else: a failed export, out of memory, a backend error, a panic.
+    Failed(anyhow::Error),
+}
+
+impl Ending {
+    /// The one word `run.json` gives as `status`.
+    fn status(&self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Interrupted(_) => "interrupted",
+            Self::NonFinite(_) => "non-finite",
+            Self::Failed(_) => "failed",
+        }
+    }
+
+    /// What `run.json` gives as `reason`.
+    fn reason(&self) -> Option<String> {
+        match self {
+            Self::Completed => None,
+            Self::Interrupted(signal) => Some(format!("interrupted by {signal}")),
+            Self::NonFinite(error) => Some(error.to_string()),
+            Self::Failed(error) => Some(format!("{error:#}")),
+        }
+    }
+}
+
+/// What a run did so far: everything that `run.json` and `timings.csv` record.
+#[derive(Debug)]
+pub(super) struct RunRecord {
+    started: Instant,
+    pub(super) backend: String,
+    pub(super) device: String,
+    pub(super) method: String,
+    fallback_note: Option<String>,
+    pub(super) generation_seconds: f64,
+    pub(super) steps_completed: u64,
+    pub(super) timings: Vec<TimingRecord>,
+    pub(super) files: Vec<PathBuf>,
+    pub(super) agreement: Option<AgreementRecord>,
+}
+
+/// The agreement checks of a run (`--check-every`), as run.json gives them.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(super) struct AgreementRecord {
+    /// Steps per window.
+    check_every: u64,
+    /// Windows checked.
+    checks: u64,
+    /// Windows whose field differed from the reference's.
+    mismatches: u64,
+    /// The first window that differed.
+    first_mismatch: Option<Outcome>,
+    /// Every window, in order (the last 600 of a longer run).
+    windows: Vec<Outcome>,
+}
+
+impl AgreementRecord {
+    pub(super) fn of(watch: &AgreementWatch) -> Self {
+        let (checks, mismatches) = watch.counts();
+        Self {
+            check_every: match watch.policy() {
+                WindowPolicy::Every(steps) => steps,
+                WindowPolicy::Adaptive { .. } => 0,
+            },
+            checks,
+            mismatches,
+            first_mismatch: watch.first_mismatch().cloned(),
+            windows: watch.history().cloned().collect(),
+        }
+    }
+
+    /// One line for the terminal.
+    fn summary(&self) -> String {
+        let reference = self
+            .windows
+            .first()
+            .map_or("the CPU", |o| o.reference.as_str());
+        match &self.first_mismatch {
+            None => format!(
+                "agreement: {} windows of up to {} steps checked against {reference}: all bit-identical",
+                self.checks, self.check_every
+            ),
+            Some(outcome) => {
+                let cell = outcome.difference.as_ref();
+                format!(
+                    "agreement: {} of {} windows differ from {reference}; the first, steps {}-{}, at \
+                     row {}, column {}: {:e} vs {:e} (max |difference| {:e})",
+                    self.mismatches,
+                    self.checks,
+                    outcome.from_step,
+                    outcome.to_step,
+                    cell.map_or(0, |c| c.row),
+                    cell.map_or(0, |c| c.col),
+                    cell.map_or(0.0, |c| c.subject),
+                    cell.map_or(0.0, |c| c.reference),
+                    cell.map_or(0.0, |c| c.max_abs_difference),
+                )
+            }
+        }
+    }
+}
+
+impl RunRecord {
+    pub(super) fn new(backend: &dyn Backend, fallback_note: Option<String>) -> Self {
+        Self {
+            started: Instant::now(),
+            backend: backend.kind().to_string(),
+            device: backend.device_name(),
+            method: backend.step_method(),
+            fallback_note,
+            generation_seconds: 0.0,
+            steps_completed: 0,
+            timings: Vec::new(),
+            files: Vec::new(),
+            agreement: None,
+        }
+    }
+
+    /// Writes `timings.csv` and `run.json`, whatever the ending, then reports the ending:
+    /// `Ok` only for a completed run whose record was written.
+    pub(super) fn finish(mut self, plan: &RunPlan, ending: Ending) -> anyhow::Result<()> {
+        let record_error = self.write(plan, &ending).err();
+        let step = self.steps_completed;
+        let out = plan.out.display();
+        let record = match &record_error {
+            None => format!("run.json and timings.csv are in {out}"),
+            Some(error) => format!("its record could not be written ({error})"),
+        };
+        if let Some(agreement) = &self.agreement {
+            note(&agreement.summary());
+        }
+        match ending {
+            Ending::Completed => {
+                if let Some(error) = record_error {
+                    return Err(error).context("the run completed but its record was not saved");
+                }
+                self.report_completion(plan);
+                match self.agreement.as_ref().filter(|a| a.mismatches > 0) {
+                    Some(_) => Err(anyhow::anyhow!(
+                        "the run's field differed from the CPU reference (run.json lists every window)"
+                    )),
+                    None => Ok(()),
+                }
+            }
+            Ending::Interrupted(signal) => Err(anyhow::Error::new(Interrupted(signal)).context(
+                format!("stopped at step {step} of {}; {record}", plan.steps),
+            )),
+            Ending::NonFinite(error) => {
+                let kept = match &record_error {
+                    None => format!(
+                        "the last good frame (step {step}), run.json and timings.csv are in {out}"
+                    ),
+                    Some(_) => format!("the last good frame (step {step}) is in {out}; {record}"),
+                };
+                Err(anyhow::Error::new(error).context(format!("stopped; {kept}")))
+            }
+            Ending::Failed(error) => {
+                Err(error.context(format!("the run stopped at step {step}; {record}")))
+            }
+        }
+    }
+
+    /// Writes `timings.csv`, then `run.json` (also when the first failed, with the failure).
+    fn write(&mut self, plan: &RunPlan, ending: &Ending) -> crate::Result<()> {
+        let csv_path = plan.out.join("timings.csv");
+        let csv = export::write_timings_csv(&csv_path, &self.timings);
+        if csv.is_ok() {
+            self.files.push(csv_path);
+        }
+        let summary = RunSummary::new(plan, self, ending);
+        let json = export::write_json(&plan.out.join("run.json"), &summary);
+        csv.and(json)
+    }
+
+    fn report_completion(&self, plan: &RunPlan) {
+        let total = total_timing(plan, &self.backend, &self.method, &self.timings);
+        note(&format!(
+            "{} steps in {:.3} s stepping ({:.2} us/step, {:.1} GB/s effective); wrote {} files to {}",
+            self.steps_completed,
+            total.seconds,
+            total.us_per_step,
+            total.effective_gb_s,
+            self.files.len() + 1,
+            plan.out.display()
+        ));
+    }
+}
+
+/// All the timed chunks as one.
+fn total_timing(
+    plan: &RunPlan,
+    backend: &str,
+    method: &str,
+    timings: &[TimingRecord],
+) -> TimingRecord {
+    // A fold from +0.0: the sum of no chunks is "0.000 s", not "-0.000 s".
+    let seconds = timings.iter().fold(0.0, |sum, t| sum + t.seconds);
+    let steps = timings.iter().map(|t| t.steps).sum();
+    TimingRecord::diffusion(0, steps, backend, method, plan.field.size, seconds)
+}
+
+/// What `run.json` holds.
+#[derive(Debug, serde::Serialize)]
+struct RunSummary {
+    heatlab_version: &'static str,
+    /// "completed", "interrupted", "non-finite" or "failed".
+    status: &'static str,
+    /// Why a run that did not complete stopped.
+    reason: Option<String>,
+    parameters: RunPlan,
+    backend: String,
+    device: String,
+    method: String,
+    fallback_note: Option<String>,
+    steps_completed: u64,
+    field_generation_seconds: f64,
+    stepping_seconds: f64,
+    us_per_step: f64,
+    steps_per_s: f64,
+    effective_gb_s: f64,
+    wall_seconds: f64,
+    files: Vec<String>,
+    /// The `--check-every` windows, when asked for.
+    agreement: Option<AgreementRecord>,
+}
+
+impl RunSummary {
+    fn new(plan: &RunPlan, record: &RunRecord, ending: &Ending) -> Self {
+        let total = total_timing(plan, &record.backend, &record.method, &record.timings);
+        Self {
+            heatlab_version: env!("CARGO_PKG_VERSION"),
+            status: ending.status(),
+            reason: ending.reason(),
+            parameters: plan.clone(),
+            backend: record.backend.clone(),
+            device: record.device.clone(),
+            method: record.method.clone(),
+            fallback_note: record.fallback_note.clone(),
+            steps_completed: record.steps_completed,
+            field_generation_seconds: record.generation_seconds,
+            stepping_seconds: total.seconds,
+            us_per_step: total.us_per_step,
+            steps_per_s: total.steps_per_s,
+            effective_gb_s: total.effective_gb_s,
+            wall_seconds: record.started.elapsed().as_secs_f64(),
+            files: record.files.iter().map(|p| display_name(p)).collect(),
+            agreement: record.agreement.clone(),
+        }
+    }
+}
