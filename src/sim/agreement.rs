@@ -461,15 +461,23 @@ impl AgreementWatch {
     }
 }
 
-impl Drop for AgreementWatch {
-    fn drop(&mut self) {
+impl AgreementWatch {
+    /// Stops the check in flight (its outcome is not wanted) and forgets the window being
+    /// recorded. The reference's thread returns within one short advance.
+    pub fn cancel(&mut self) {
+        self.recording = None;
         if let Some(job) = self.job.take() {
             job.cancel.store(true, Ordering::Relaxed);
-            // The thread returns within one short advance; its outcome is no longer wanted.
             if job.handle.join().is_err() {
                 log::warn!("the agreement check's thread panicked");
             }
         }
+    }
+}
+
+impl Drop for AgreementWatch {
+    fn drop(&mut self) {
+        self.cancel();
     }
 }
 

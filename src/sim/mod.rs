@@ -166,11 +166,11 @@ impl Simulation {
         }
     }
 
-    /// Waits for the check in flight but drops the window being recorded (a run stopped early).
-    pub fn settle_agreement(&mut self) -> Result<()> {
-        match self.agreement.as_mut() {
-            Some(watch) => watch.wait().map(drop),
-            None => Ok(()),
+    /// Cancels the check in flight and drops the window being recorded (a run stopped early:
+    /// it must not wait for the CPU to catch up).
+    pub fn cancel_agreement(&mut self) {
+        if let Some(watch) = self.agreement.as_mut() {
+            watch.cancel();
         }
     }
 

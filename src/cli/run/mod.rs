@@ -308,7 +308,10 @@ fn settle_agreement(
     }
     let settled = match &ending {
         Ok(Ending::Completed) => simulation.finish_agreement(),
-        _ => simulation.settle_agreement(),
+        _ => {
+            simulation.cancel_agreement();
+            Ok(())
+        }
     };
     if let Some(watch) = simulation.agreement() {
         record.agreement = Some(AgreementRecord::of(watch));
