@@ -3,25 +3,13 @@
 
 mod common;
 
-use std::io::Write;
-
 use common::{golden_cases, load, max_abs_diff};
 use heatlab::compute::{Backend, Boundary, CpuBackend, CudaBackend, StepParams};
 use heatlab::field::{generate_jagged, JaggedParams};
 use heatlab::GridSize;
 
 fn cuda_or_skip(test: &str) -> Option<CudaBackend> {
-    match CudaBackend::new() {
-        Ok(cuda) => Some(cuda),
-        Err(reason) => {
-            if std::env::var("HEATLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
-                panic!("HEATLAB_REQUIRE_CUDA=1 but CUDA is unusable: {reason}");
-            }
-            // Straight to stderr, past cargo test's output capture, so the skip is seen.
-            let _ = writeln!(std::io::stderr(), "{test}: skipped (no GPU: {reason})");
-            None
-        }
-    }
+    common::gpu_or_skip(test, CudaBackend::new())
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! there (skipped and said so without it; a failure under HEATLAB_REQUIRE_CUDA=1), and the
 //! `heatlab kernel` command.
 
+mod common;
+
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -19,20 +21,7 @@ fn unattended() -> RunControl<'static> {
 }
 
 fn gpu_or_skip(test: &str) -> Option<TutorialGpu> {
-    match TutorialGpu::open() {
-        Ok(gpu) => Some(gpu),
-        Err(reason) => {
-            if std::env::var("HEATLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
-                panic!("HEATLAB_REQUIRE_CUDA=1 but CUDA is unusable: {reason}");
-            }
-            // Straight to stderr, past cargo test's output capture, so the skip is seen.
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!("{test}: skipped (no GPU: {reason})\n"),
-            );
-            None
-        }
-    }
+    common::gpu_or_skip(test, TutorialGpu::open())
 }
 
 /// |a - b| within `ulps` units of float32 precision of the larger, or `floor` absolutely.

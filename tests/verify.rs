@@ -2,7 +2,8 @@
 //! CUDA against the CPU where a GPU works (required with HEATLAB_REQUIRE_CUDA=1), a planted
 //! fault found, and chunked long runs on the GPU equal to one uninterrupted CPU run.
 
-use std::io::Write;
+mod common;
+
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -12,19 +13,8 @@ use heatlab::field::{generate_jagged, JaggedParams};
 use heatlab::verify::{verify, Compared, Subject, VerifyOptions};
 use heatlab::{Grid, GridSize};
 
-/// Says "skipped" where cargo test shows it (straight to stderr, past the output capture),
-/// unless HEATLAB_REQUIRE_CUDA=1, where a missing GPU fails the test.
 fn cuda_or_skip(test: &str) -> Option<CudaBackend> {
-    match CudaBackend::new() {
-        Ok(cuda) => Some(cuda),
-        Err(reason) => {
-            if std::env::var("HEATLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1") {
-                panic!("HEATLAB_REQUIRE_CUDA=1 but CUDA is unusable: {reason}");
-            }
-            let _ = writeln!(std::io::stderr(), "{test}: skipped (no GPU: {reason})");
-            None
-        }
-    }
+    common::gpu_or_skip(test, CudaBackend::new())
 }
 
 fn heatlab_bin() -> String {

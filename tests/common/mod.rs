@@ -137,3 +137,23 @@ pub fn max_abs_diff(a: &Grid, b: &Grid) -> f32 {
         .map(|(x, y)| (x - y).abs())
         .fold(0.0, f32::max)
 }
+
+/// What opening the GPU gave, or `None` after saying "skipped" where cargo test shows it
+/// (straight to stderr, past the output capture). Under `HEATLAB_REQUIRE_CUDA=1` a GPU that
+/// cannot be opened fails the test instead.
+pub fn gpu_or_skip<T, E: std::fmt::Display>(test: &str, opened: Result<T, E>) -> Option<T> {
+    match opened {
+        Ok(gpu) => Some(gpu),
+        Err(reason) => {
+            assert!(
+                !std::env::var("HEATLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1"),
+                "HEATLAB_REQUIRE_CUDA=1 but CUDA is unusable: {reason}"
+            );
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("{test}: skipped (no GPU: {reason})\n"),
+            );
+            None
+        }
+    }
+}
