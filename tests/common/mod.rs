@@ -149,10 +149,9 @@ pub fn gpu_or_skip<T, E: std::fmt::Display>(test: &str, opened: Result<T, E>) ->
                 !std::env::var("HEATLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1"),
                 "HEATLAB_REQUIRE_CUDA=1 but CUDA is unusable: {reason}"
             );
-            let _ = std::io::Write::write_fmt(
-                &mut std::io::stderr(),
-                format_args!("{test}: skipped (no GPU: {reason})\n"),
-            );
+            // One write of the whole line, so that tests skipping at once do not interleave.
+            let line = format!("{test}: skipped (no GPU: {reason})\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             None
         }
     }
