@@ -277,6 +277,25 @@ impl HeatlabApp {
         text
     }
 
+    /// A one-line summary of what a tutorial tab shows, as the screenshot mode prints it.
+    pub fn tutorial_summary(&self, kernel: TutorialKernel) -> String {
+        let panel = self.tutorial.panel(kernel);
+        let mut text = format!("{} tab", kernel.title());
+        if let Some(outcome) = &panel.outcome {
+            text += &format!(", n = {}", super::tutorial::format_count(outcome.run.n));
+            if let Some(path) = &outcome.recorded {
+                text += &format!(" recorded in {}", path.display());
+            }
+        }
+        if !panel.sweep.is_empty() {
+            text += &format!(", a sweep of {} sizes", panel.sweep.len());
+        }
+        if let Some(notice) = &panel.notice {
+            text += &format!("; {}", notice.text);
+        }
+        text
+    }
+
     /// The message shown when the field went non-finite.
     pub fn non_finite(&self) -> Option<&str> {
         self.diffusion.state().non_finite.as_deref()
@@ -398,7 +417,10 @@ impl HeatlabApp {
                 ready,
                 timed_work,
                 waiting_for,
-                summary: self.timing_summary(),
+                summary: match self.settings.tab.kernel() {
+                    None => self.timing_summary(),
+                    Some(kernel) => self.tutorial_summary(kernel),
+                },
             }
         });
         self.screenshot = Some(screenshot);

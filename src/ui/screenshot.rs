@@ -126,8 +126,8 @@ impl Screenshot {
     fn timed_out(&self, waiting_for: &str) -> Option<String> {
         (Instant::now() >= self.deadline).then(|| {
             format!(
-                "no screenshot after {} s: still waiting for {waiting_for} \
-                 (give --timeout SECONDS to wait longer)",
+                "no screenshot after {} s: still waiting for {waiting_for}; \
+                 give --timeout SECONDS to wait longer",
                 self.timeout.as_secs_f64()
             )
         })
