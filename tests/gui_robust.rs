@@ -117,16 +117,12 @@ fn a_recorded_run_of_another_kernel_is_named_in_the_tab_asked_for_and_the_shot_i
     });
     // The screenshot is asked for once the tab is ready (kittest has no renderer to deliver
     // it): before the fix the Gaussian tab waited for a run that never came.
-    step_until(
-        &mut harness,
-        "the screenshot is requested",
-        |_, commands| {
-            commands
-                .iter()
-                .any(|c| matches!(c, egui::ViewportCommand::Screenshot(_)))
-        },
-    );
+    step_until(&mut harness, "the screenshot is requested", |app, _| {
+        app.screenshot_past_waiting()
+    });
     let app = harness.state();
+    assert!(app.tutorial().demo_done(TutorialKernel::Gaussian));
+    assert_eq!(screenshot_error(app), None, "nothing failed");
     assert_eq!(app.settings().tab, Tab::Gaussian);
     let notice = app
         .tutorial()
@@ -269,7 +265,7 @@ fn a_stop_request_closes_the_window_and_the_settings_are_saved() {
     let dir = tempfile::tempdir().unwrap();
     let stop = StopRequest::new();
     let mut settings = small_settings(dir.path());
-    settings.steps_per_frame = 7;
+    settings.step_n = 555;
     let mut harness = harness(AppOptions {
         settings: Some(settings),
         persist: true,
@@ -294,7 +290,7 @@ fn a_stop_request_closes_the_window_and_the_settings_are_saved() {
     let mut storage = MemoryStorage::default();
     harness.state_mut().save(&mut storage);
     let saved: Settings = eframe::get_value(&storage, heatlab::ui::settings::STORAGE_KEY).unwrap();
-    assert_eq!(saved.steps_per_frame, 7);
+    assert_eq!(saved.step_n, 555);
     let dropping = Instant::now();
     drop(harness);
     assert!(
@@ -377,7 +373,7 @@ fn a_time_limit_must_be_a_positive_number_of_seconds_with_a_screenshot() {
     let dir = tempfile::tempdir().unwrap();
     for args in [
         &["gui", "--screenshot", "x.png", "--timeout", "0"][..],
-        &["gui", "--screenshot", "x.png", "--timeout", "-3"],
+        &["gui", "--screenshot", "x.png", "--timeout=-3"],
         &["gui", "--screenshot", "x.png", "--timeout", "soon"],
         &["gui", "--timeout", "10"],
     ] {
@@ -408,7 +404,8 @@ impl VirtualDisplay {
     fn start() -> Result<Self, String> {
         let first = 100 + std::process::id() % 400;
         for number in first..first + 40 {
-            if Path::new(&format!("/tmp/.X{number}-lock")).exists() {
+            let socket = PathBuf::from(format!("/tmp/.X11-unix/X{number}"));
+            if Path::new(&format!("/tmp/.X{number}-lock")).exists() || socket.exists() {
                 continue;
             }
             let mut server = match Command::new("Xvfb")
@@ -428,7 +425,6 @@ impl VirtualDisplay {
                 Ok(server) => server,
                 Err(error) => return Err(format!("Xvfb cannot be started here ({error})")),
             };
-            let socket = PathBuf::from(format!("/tmp/.X11-unix/X{number}"));
             let start = Instant::now();
             while start.elapsed() < Duration::from_secs(10) {
                 if socket.exists() {
@@ -442,8 +438,11 @@ impl VirtualDisplay {
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
-            let _ = server.kill();
-            let _ = server.wait();
+            if server.try_wait().unwrap().is_none() {
+                let _ = server.kill();
+                let _ = server.wait();
+                return Err("Xvfb did not open its display within 10 s".into());
+            }
         }
         Err("no free display for Xvfb".into())
     }

@@ -306,6 +306,14 @@ impl HeatlabApp {
         Arc::clone(&self.screenshot_result)
     }
 
+    /// Whether the screenshot mode stopped waiting for the tab (the picture was asked for, or
+    /// the mode gave up); `false` without a screenshot.
+    pub fn screenshot_past_waiting(&self) -> bool {
+        self.screenshot
+            .as_ref()
+            .is_some_and(Screenshot::is_past_waiting)
+    }
+
     /// Whether the app asked its window to close because of a [`StopRequest`].
     pub fn is_closing(&self) -> bool {
         self.closing

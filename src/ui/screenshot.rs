@@ -85,6 +85,11 @@ impl Screenshot {
         Arc::clone(&self.result)
     }
 
+    /// Whether the tab was ready and the window's pixels were asked for (or the mode ended).
+    pub fn is_past_waiting(&self) -> bool {
+        !matches!(self.stage, Stage::Waiting(_))
+    }
+
     /// Whether the screenshot mode has ended (written, failed or given up).
     pub fn is_done(&self) -> bool {
         matches!(self.stage, Stage::Done)
