@@ -61,7 +61,7 @@ pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Re
     let _window_closed = options
         .screenshot
         .as_ref()
-        .map(|plan| screenshot_watchdog(plan.timeout + SCREENSHOT_GRACE))
+        .map(|plan| screenshot_watchdog(plan.timeout))
         .transpose()?;
     let scratch_storage =
         std::env::temp_dir().join(format!("heatlab-screenshot-{}.ron", std::process::id()));
@@ -117,18 +117,21 @@ pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Re
 }
 
 /// Starts a thread that ends the process (status 1, no screenshot) unless the returned sender
-/// is dropped within `limit`: the last resort when the window cannot close itself.
-fn screenshot_watchdog(limit: Duration) -> anyhow::Result<mpsc::Sender<()>> {
+/// is dropped within `timeout` and [`SCREENSHOT_GRACE`]: the last resort when the window cannot
+/// close itself (its frames stopped coming).
+fn screenshot_watchdog(timeout: Duration) -> anyhow::Result<mpsc::Sender<()>> {
     let (closed, watch) = mpsc::channel::<()>();
     std::thread::Builder::new()
         .name("heatlab-screenshot-watchdog".into())
         .spawn(move || {
+            let limit = timeout + SCREENSHOT_GRACE;
             if let Err(mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(limit) {
                 let removed = crate::export::atomic::remove_live_temp_files();
                 note(&format!(
-                    "error: no screenshot after {} s and the window does not close; \
-                     stopping ({removed} temporary files removed)",
-                    limit.as_secs_f64()
+                    "error: no screenshot after {} s, and the window did not close in the {} s \
+                     after that; stopping ({removed} temporary files removed)",
+                    timeout.as_secs_f64(),
+                    SCREENSHOT_GRACE.as_secs()
                 ));
                 std::process::exit(1);
             }
