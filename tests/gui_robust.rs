@@ -386,7 +386,9 @@ fn a_time_limit_must_be_a_positive_number_of_seconds_with_a_screenshot() {
     let help = heatlab(dir.path(), &["gui", "--help"]);
     let text = String::from_utf8_lossy(&help.stdout);
     assert!(
-        text.contains("--timeout <SECONDS>") && text.contains("[default: 120]"),
+        text.contains("--timeout <SECONDS>")
+            && text.contains("[default: 120]")
+            && text.contains("exits with status 143 (SIGTERM)"),
         "{text}"
     );
 }

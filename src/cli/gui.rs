@@ -23,6 +23,11 @@ use super::output;
 
 /// Arguments of `heatlab gui`.
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(
+    after_help = "SIGTERM, and Ctrl-C (SIGINT) when started from a terminal, close the \
+window as its close button does: the settings are saved, the worker threads stop, and heatlab \
+exits with status 143 (SIGTERM) or 130 (SIGINT). A second signal stops at once."
+)]
 pub struct GuiArgs {
     /// Open, run the given number of frames, save a screenshot of the window to FILE and exit.
     #[arg(long, value_name = "FILE")]
