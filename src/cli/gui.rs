@@ -1,15 +1,33 @@
 //! `heatlab gui`: the desktop app, and its screenshot mode.
+//!
+//! SIGTERM, and SIGINT when started from a terminal, close the window as its close button
+//! does (settings saved, worker threads stopped and joined); the command then exits with the
+//! signal's status, 143 or 130, as the headless commands do. A second signal exits at once.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::time::Duration;
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
 use crate::compute::BackendChoice;
 use crate::grid::GridSize;
 use crate::render::Colormap;
+use crate::ui::screenshot::DEFAULT_TIMEOUT;
 use crate::ui::settings::Overrides;
-use crate::ui::{AppOptions, ScreenshotPlan, Settings};
+use crate::ui::{AppOptions, ScreenshotPlan, Settings, StopRequest};
+
+use super::interrupt::{Interrupted, StopSignal};
+use super::output;
 
 /// Arguments of `heatlab gui`.
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(
+    after_help = "SIGTERM, and Ctrl-C (SIGINT) when started from a terminal, close the \
+window as its close button does: the settings are saved, the worker threads stop, and heatlab \
+exits with status 143 (SIGTERM) or 130 (SIGINT). A second signal stops at once."
+)]
 pub struct GuiArgs {
     /// Open, run the given number of frames, save a screenshot of the window to FILE and exit.
     #[arg(long, value_name = "FILE")]
@@ -17,6 +35,11 @@ pub struct GuiArgs {
     /// Simulation frames to show before the screenshot.
     #[arg(long, default_value_t = 60)]
     pub frames: u64,
+    /// With --screenshot: the longest it may take, in seconds, from the start to the saved
+    /// file. When time runs out, heatlab says what it was still waiting for, writes no file
+    /// and exits with status 1. [default: 120]
+    #[arg(long, value_name = "SECONDS", requires = "screenshot", value_parser = parse_timeout)]
+    pub timeout: Option<Duration>,
     /// Field size to start with: N or ROWSxCOLS (default: the remembered one).
     #[arg(long)]
     pub size: Option<GridSize>,
@@ -37,8 +60,10 @@ pub struct GuiArgs {
     #[arg(long)]
     pub tab: Option<crate::ui::tutorial::Tab>,
     /// A tutorial run recorded with `heatlab kernel ... --json` (e.g. on a GPU machine) to show
-    /// in its panel; may be given several times. With --screenshot, the shot shows it instead of
-    /// a run on this machine.
+    /// in its panel; may be given several times. Without --tab the app opens on the first one's
+    /// tab; a tab given whose kernel has no recorded run says where the runs are. With
+    /// --screenshot, the shot shows it instead of a run on this machine, and a file that cannot
+    /// be read is refused (status 1).
     #[arg(long, value_name = "FILE")]
     pub tutorial_run: Vec<PathBuf>,
     /// Window size in points, WIDTHxHEIGHT.
@@ -51,7 +76,14 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
     let screenshot = args.screenshot.clone().map(|path| ScreenshotPlan {
         path,
         frames: args.frames,
+        timeout: args.timeout.unwrap_or(DEFAULT_TIMEOUT),
     });
+    if screenshot.is_some() {
+        // A screenshot of something else than what was asked for is worse than none.
+        for path in &args.tutorial_run {
+            crate::ui::tutorial::read_recorded_run(path).map_err(anyhow::Error::msg)?;
+        }
+    }
     let overrides = Overrides {
         size: args.size,
         backend: args.backend,
@@ -61,6 +93,8 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
     };
     // A screenshot is reproducible: it starts from the defaults, never from remembered settings.
     let settings = screenshot.is_some().then(Settings::default);
+    let stop = StopRequest::new();
+    watch_signals(&stop)?;
     let options = AppOptions {
         settings,
         overrides,
@@ -69,8 +103,87 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         screenshot,
         recorded_runs: args.tutorial_run.clone(),
         tab: args.tab,
+        stop: stop.clone(),
     };
     // WIDTHxHEIGHT parses like ROWSxCOLS: the first number is the width.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);
-    crate::ui::run_gui(options, window)
+    let result = crate::ui::run_gui(options, window);
+    // The window closed because of a signal: say so with its status, whatever else happened.
+    match stop.requested().and_then(stop_signal) {
+        Some(signal) => Err(Interrupted(signal).into()),
+        None => result,
+    }
+}
+
+/// `--timeout SECONDS`: a positive, finite number of seconds.
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Err(format!(
+            "the time limit must be above 0 seconds, not {text}"
+        ));
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("{text} seconds is too long"))
+}
+
+fn stop_signal(number: i32) -> Option<StopSignal> {
+    match number {
+        SIGINT => Some(StopSignal::Interrupt),
+        SIGTERM => Some(StopSignal::Terminate),
+        _ => None,
+    }
+}
+
+/// Turns SIGTERM (and SIGINT when started from a terminal, where Ctrl-C sends it) into a
+/// request to close the app; a second signal ends the process at once, with its status, after
+/// removing the temporary files of writes in progress. Elsewhere SIGINT keeps its disposition
+/// (a background job started by a script ignores it, and should go on doing so).
+fn watch_signals(stop: &StopRequest) -> anyhow::Result<()> {
+    let from_terminal = std::io::stdin().is_terminal() || std::io::stderr().is_terminal();
+    let watched: &[i32] = if from_terminal {
+        &[SIGTERM, SIGINT]
+    } else {
+        &[SIGTERM]
+    };
+    let mut signals = Signals::new(watched)?;
+    let stop = stop.clone();
+    std::thread::Builder::new()
+        .name("heatlab-gui-signals".into())
+        .spawn(move || {
+            for number in signals.forever() {
+                let Some(signal) = stop_signal(number) else {
+                    continue;
+                };
+                if stop.requested().is_some() {
+                    let removed = crate::export::atomic::remove_live_temp_files();
+                    output::note(&format!(
+                        "{signal} again: stopping now ({removed} temporary files removed)"
+                    ));
+                    std::process::exit(i32::from(signal.exit_status()));
+                }
+                output::note(&format!(
+                    "{signal}: closing the window, saving the settings (send it again to \
+                     stop at once)"
+                ));
+                stop.request(number);
+            }
+        })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_time_limit_is_a_positive_number_of_seconds() {
+        assert_eq!(parse_timeout("2.5"), Ok(Duration::from_millis(2500)));
+        assert_eq!(parse_timeout(" 120 "), Ok(Duration::from_secs(120)));
+        for bad in ["0", "-1", "nan", "inf", "soon", "1e400"] {
+            assert!(parse_timeout(bad).is_err(), "{bad} was accepted");
+        }
+    }
 }

@@ -15,7 +15,8 @@ use super::notice::{Level, Notice};
 pub use super::screenshot::ScreenshotPlan;
 use super::screenshot::{Readiness, Screenshot, ScreenshotResult};
 use super::settings::{Overrides, Settings, STORAGE_KEY};
-use super::tutorial::{Action, Tab, TutorialPanels};
+use super::shutdown::StopRequest;
+use super::tutorial::{recorded_elsewhere, Action, Tab, TutorialPanels};
 use super::worker::Notify;
 
 /// How the app starts.
@@ -33,8 +34,11 @@ pub struct AppOptions {
     pub screenshot: Option<ScreenshotPlan>,
     /// Tutorial runs recorded with `heatlab kernel --json` to show in their panels.
     pub recorded_runs: Vec<PathBuf>,
-    /// The tab to open on instead of the remembered one.
+    /// The tab to open on instead of the remembered one (without it, recorded runs open on
+    /// the tab of the first one).
     pub tab: Option<Tab>,
+    /// Set from outside (a signal) to close the app as its close button would.
+    pub stop: StopRequest,
 }
 
 /// What a panel asks the app to do; the app applies it after drawing the frame.
@@ -57,6 +61,8 @@ pub struct HeatlabApp {
     screenshot: Option<Screenshot>,
     screenshot_result: ScreenshotResult,
     tutorial_demo_started: bool,
+    stop: StopRequest,
+    closing: bool,
 }
 
 impl HeatlabApp {
@@ -83,6 +89,7 @@ impl HeatlabApp {
         let screenshot_result = screenshot
             .as_ref()
             .map_or_else(ScreenshotResult::default, Screenshot::result);
+        options.stop.attach(&cc.egui_ctx);
         let mut app = Self {
             settings,
             persist: options.persist,
@@ -91,18 +98,72 @@ impl HeatlabApp {
             screenshot,
             screenshot_result,
             tutorial_demo_started: false,
+            stop: options.stop,
+            closing: false,
         };
-        for path in &options.recorded_runs {
-            match app.tutorial.load_recorded(&cc.egui_ctx, path) {
-                // A screenshot shows the recorded run rather than one on this machine.
-                Ok(_) => app.tutorial_demo_started = true,
+        app.load_recorded_runs(&cc.egui_ctx, &options.recorded_runs, options.tab.is_none());
+        app
+    }
+
+    /// Shows runs recorded with `heatlab kernel --json` in their panels. The tab shown says
+    /// what became of them: a file that cannot be shown is an error there (and ends a
+    /// screenshot), and runs of other kernels than its own are named with the tab they are in.
+    /// With `pick_tab`, the app opens on the tab of the first run shown.
+    fn load_recorded_runs(&mut self, ctx: &egui::Context, paths: &[PathBuf], pick_tab: bool) {
+        let mut shown = Vec::new();
+        let mut errors = Vec::new();
+        for path in paths {
+            match self.tutorial.load_recorded(ctx, path) {
+                Ok(kernel) => shown.push((path.as_path(), kernel)),
                 Err(error) => {
-                    eprintln!("heatlab: error: {error}");
-                    app.diffusion.notify(Level::Error, error);
+                    // A screenshot reports it when the command ends.
+                    if self.screenshot.is_none() {
+                        super::note(&format!("error: {error}"));
+                    }
+                    errors.push(error);
                 }
             }
         }
-        app
+        // A screenshot shows the recorded runs rather than one on this machine.
+        self.tutorial_demo_started |= !shown.is_empty();
+        if pick_tab {
+            if let Some(&(_, kernel)) = shown.first() {
+                self.settings.tab = Tab::of(kernel);
+            }
+        }
+        if let (Some(screenshot), Some(error)) = (&mut self.screenshot, errors.first()) {
+            screenshot.fail(ctx, format!("cannot show the recorded run: {error}"));
+        }
+        let tab = self.settings.tab;
+        let elsewhere: Vec<String> = if shown.iter().any(|&(_, k)| tab.kernel() == Some(k)) {
+            Vec::new()
+        } else {
+            shown
+                .iter()
+                .map(|&(path, kernel)| recorded_elsewhere(path, kernel))
+                .collect()
+        };
+        match tab.kernel() {
+            Some(kernel) => {
+                let level = if errors.is_empty() {
+                    Level::Warning
+                } else {
+                    Level::Error
+                };
+                let text = [errors, elsewhere].concat().join("; ");
+                if !text.is_empty() {
+                    self.tutorial.panel_state_mut(kernel).notify(level, text);
+                }
+            }
+            None => {
+                for error in errors {
+                    self.diffusion.notify(Level::Error, error);
+                }
+                for text in elsewhere {
+                    self.diffusion.notify(Level::Info, text);
+                }
+            }
+        }
     }
 
     // ----- What tests and the screenshot mode read. -----
@@ -216,6 +277,25 @@ impl HeatlabApp {
         text
     }
 
+    /// A one-line summary of what a tutorial tab shows, as the screenshot mode prints it.
+    pub fn tutorial_summary(&self, kernel: TutorialKernel) -> String {
+        let panel = self.tutorial.panel(kernel);
+        let mut text = format!("{} tab", kernel.title());
+        if let Some(outcome) = &panel.outcome {
+            text += &format!(", n = {}", super::tutorial::format_count(outcome.run.n));
+            if let Some(path) = &outcome.recorded {
+                text += &format!(" recorded in {}", path.display());
+            }
+        }
+        if !panel.sweep.is_empty() {
+            text += &format!(", a sweep of {} sizes", panel.sweep.len());
+        }
+        if let Some(notice) = &panel.notice {
+            text += &format!("; {}", notice.text);
+        }
+        text
+    }
+
     /// The message shown when the field went non-finite.
     pub fn non_finite(&self) -> Option<&str> {
         self.diffusion.state().non_finite.as_deref()
@@ -224,6 +304,41 @@ impl HeatlabApp {
     /// Whether the screenshot was written (for the command's exit status).
     pub fn screenshot_result(&self) -> ScreenshotResult {
         Arc::clone(&self.screenshot_result)
+    }
+
+    /// Whether the screenshot mode stopped waiting for the tab (the picture was asked for, or
+    /// the mode gave up); `false` without a screenshot.
+    pub fn screenshot_past_waiting(&self) -> bool {
+        self.screenshot
+            .as_ref()
+            .is_some_and(Screenshot::is_past_waiting)
+    }
+
+    /// Whether the app asked its window to close because of a [`StopRequest`].
+    pub fn is_closing(&self) -> bool {
+        self.closing
+    }
+
+    /// Closes the window once a stop was requested (a signal): eframe then saves the settings,
+    /// and dropping the app stops the worker threads. A screenshot not yet taken is abandoned.
+    fn close_if_stopped(&mut self, ctx: &egui::Context) {
+        let Some(signal) = self.stop.requested() else {
+            return;
+        };
+        if self.closing {
+            return;
+        }
+        self.closing = true;
+        log::info!("signal {signal}: closing the window");
+        // The tutorial thread stops between chunks instead of finishing a long run.
+        self.tutorial.cancel();
+        if let Some(screenshot) = &mut self.screenshot {
+            screenshot.fail(
+                ctx,
+                format!("stopped by signal {signal} before the screenshot was taken"),
+            );
+        }
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
     }
 
     // ----- Commands. -----
@@ -286,17 +401,34 @@ impl HeatlabApp {
             return;
         };
         screenshot.step(ctx, |frames| {
-            let (ready, timed_work) = match self.settings.tab.kernel() {
+            let (ready, timed_work, waiting_for) = match self.settings.tab.kernel() {
                 None => (
                     self.frames_shown() >= frames && self.diffusion.has_picture(),
                     false,
+                    format!(
+                        "{frames} simulation frames ({} shown{})",
+                        self.frames_shown(),
+                        if self.diffusion.has_picture() {
+                            ""
+                        } else {
+                            ", the field not yet"
+                        }
+                    ),
                 ),
-                Some(kernel) => (self.tutorial.demo_done(kernel), true),
+                Some(kernel) => (
+                    self.tutorial.demo_done(kernel),
+                    true,
+                    format!("the {} runs to finish", kernel.title()),
+                ),
             };
             Readiness {
                 ready,
                 timed_work,
-                summary: self.timing_summary(),
+                waiting_for,
+                summary: match self.settings.tab.kernel() {
+                    None => self.timing_summary(),
+                    Some(kernel) => self.tutorial_summary(kernel),
+                },
             }
         });
         self.screenshot = Some(screenshot);
@@ -306,6 +438,7 @@ impl HeatlabApp {
 impl eframe::App for HeatlabApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
+        self.close_if_stopped(&ctx);
         self.diffusion.poll(&ctx, &mut self.settings);
         let mut commands = self.shortcuts(&ctx);
         self.tabs_ui(ui);

@@ -8,14 +8,17 @@ pub mod folder;
 pub mod notice;
 pub mod screenshot;
 pub mod settings;
+pub mod shutdown;
 pub mod tutorial;
 pub mod worker;
 
 pub use app::{AppOptions, Command, HeatlabApp, ScreenshotPlan};
 pub use notice::{Level, Notice};
 pub use settings::Settings;
+pub use shutdown::StopRequest;
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use eframe::egui;
 
@@ -33,8 +36,20 @@ pub fn missing_display() -> Option<&'static str> {
     None
 }
 
+/// Writes `heatlab: <text>` and a newline to standard error, for the terminal the app was
+/// started from; errors are ignored (there is no other place to report them).
+fn note(text: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "heatlab: {text}");
+}
+
+/// How long after a screenshot's time limit the window may take to close before the process
+/// stops without it (a window whose frames stopped coming cannot close itself).
+const SCREENSHOT_GRACE: Duration = Duration::from_secs(15);
+
 /// Opens the app and returns when its window closes. With a screenshot plan, the result says
-/// whether the screenshot was written.
+/// whether the screenshot was written; the process never outlives the plan's time limit by
+/// more than [`SCREENSHOT_GRACE`].
 pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Result<()> {
     if let Some(reason) = missing_display() {
         anyhow::bail!(
@@ -42,6 +57,12 @@ pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Re
         );
     }
     let screenshot = options.screenshot.is_some();
+    // Dropped when this function returns, which ends the watchdog.
+    let _window_closed = options
+        .screenshot
+        .as_ref()
+        .map(|plan| screenshot_watchdog(plan.timeout))
+        .transpose()?;
     let scratch_storage =
         std::env::temp_dir().join(format!("heatlab-screenshot-{}.ron", std::process::id()));
     let viewport = egui::ViewportBuilder::default()
@@ -88,9 +109,32 @@ pub fn run_gui(options: AppOptions, window_size: Option<[f32; 2]>) -> anyhow::Re
             .and_then(|inner| inner.lock().unwrap_or_else(PoisonError::into_inner).clone());
         match written {
             Some(Ok(())) => {}
-            Some(Err(error)) => anyhow::bail!("could not save the screenshot: {error}"),
+            Some(Err(error)) => anyhow::bail!("{error}"),
             None => anyhow::bail!("the window closed before the screenshot was taken"),
         }
     }
     Ok(())
+}
+
+/// Starts a thread that ends the process (status 1, no screenshot) unless the returned sender
+/// is dropped within `timeout` and [`SCREENSHOT_GRACE`]: the last resort when the window cannot
+/// close itself (its frames stopped coming).
+fn screenshot_watchdog(timeout: Duration) -> anyhow::Result<mpsc::Sender<()>> {
+    let (closed, watch) = mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("heatlab-screenshot-watchdog".into())
+        .spawn(move || {
+            let limit = timeout + SCREENSHOT_GRACE;
+            if let Err(mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(limit) {
+                let removed = crate::export::atomic::remove_live_temp_files();
+                note(&format!(
+                    "error: no screenshot after {} s, and the window did not close in the {} s \
+                     after that; stopping ({removed} temporary files removed)",
+                    timeout.as_secs_f64(),
+                    SCREENSHOT_GRACE.as_secs()
+                ));
+                std::process::exit(1);
+            }
+        })?;
+    Ok(closed)
 }

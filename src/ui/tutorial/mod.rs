@@ -68,6 +68,15 @@ impl Tab {
         }
     }
 
+    /// The tab of a tutorial kernel.
+    pub fn of(kernel: TutorialKernel) -> Self {
+        match kernel {
+            TutorialKernel::HiddenLayer => Self::HiddenLayer,
+            TutorialKernel::Gaussian => Self::Gaussian,
+            TutorialKernel::MonteCarloPi => Self::MonteCarloPi,
+        }
+    }
+
     /// The name on the command line (`diffusion`, `hidden-layer`, `gaussian`, `mc-pi`).
     pub fn cli_name(self) -> String {
         match self.kernel() {
@@ -99,6 +108,28 @@ impl std::str::FromStr for Tab {
                 ))
             })
     }
+}
+
+/// Reads a run recorded with `heatlab kernel --json`; the error says, in one sentence, why the
+/// file cannot be shown.
+pub fn read_recorded_run(path: &Path) -> std::result::Result<KernelRun, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{} is not a run of `heatlab kernel --json`: {e}",
+            path.display()
+        )
+    })
+}
+
+/// What a tab says of a recorded run that is shown in another tab, its kernel's.
+pub fn recorded_elsewhere(path: &Path, kernel: TutorialKernel) -> String {
+    format!(
+        "the recorded run {} is of {}, shown in its tab",
+        path.display(),
+        kernel.title()
+    )
 }
 
 /// The three tutorial panels and the thread that runs their kernels (started the first time a
@@ -211,14 +242,7 @@ impl TutorialPanels {
         ctx: &egui::Context,
         path: &Path,
     ) -> std::result::Result<TutorialKernel, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let run: KernelRun = serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "{} is not a run of `heatlab kernel --json`: {e}",
-                path.display()
-            )
-        })?;
+        let run = read_recorded_run(path)?;
         let kernel = run.kernel;
         let panel = self.panel_state_mut(kernel);
         panel.n = run.n;
@@ -354,10 +378,9 @@ impl TutorialPanels {
             Action::LoadRecorded => {
                 let path = PathBuf::from(self.panel(kernel).recorded_path.trim());
                 match self.load_recorded(ctx, &path) {
-                    Ok(loaded) if loaded != kernel => self.panel_state_mut(kernel).notify(
-                        Level::Warning,
-                        format!("that run is of the {} kernel: see its tab", loaded.title()),
-                    ),
+                    Ok(loaded) if loaded != kernel => self
+                        .panel_state_mut(kernel)
+                        .notify(Level::Warning, recorded_elsewhere(&path, loaded)),
                     Ok(_) => {}
                     Err(error) => self.panel_state_mut(kernel).notify(Level::Error, error),
                 }
@@ -425,6 +448,9 @@ mod tests {
     fn tabs_parse_from_their_command_line_names() {
         for tab in Tab::ALL {
             assert_eq!(tab.cli_name().parse::<Tab>().unwrap(), tab);
+            if let Some(kernel) = tab.kernel() {
+                assert_eq!(Tab::of(kernel), tab);
+            }
         }
         assert_eq!("mc-pi".parse::<Tab>().unwrap(), Tab::MonteCarloPi);
         assert!("pi".parse::<Tab>().is_err());
