@@ -69,6 +69,9 @@ pub struct GuiArgs {
     /// Window size in points, WIDTHxHEIGHT.
     #[arg(long, value_name = "WxH")]
     pub window: Option<GridSize>,
+    /// Start with the live check against the CPU reference on (the toggle under the backend).
+    #[arg(long)]
+    pub check_against_cpu: bool,
 }
 
 /// Runs `heatlab gui` (also what `heatlab` with no subcommand does).
@@ -90,6 +93,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         colormap: args.colormap,
         laplacian_colormap: args.laplacian_colormap,
         steps_per_frame: args.steps_per_frame,
+        agreement_check: args.check_against_cpu.then_some(true),
     };
     // A screenshot is reproducible: it starts from the defaults, never from remembered settings.
     let settings = screenshot.is_some().then(Settings::default);

@@ -245,6 +245,8 @@ pub struct Overrides {
     pub laplacian_colormap: Option<Colormap>,
     /// Steps per frame.
     pub steps_per_frame: Option<u64>,
+    /// The live agreement check.
+    pub agreement_check: Option<bool>,
 }
 
 impl Overrides {
@@ -261,6 +263,9 @@ impl Overrides {
         }
         if let Some(map) = self.laplacian_colormap {
             settings.laplacian_view.colormap = map;
+        }
+        if let Some(check) = self.agreement_check {
+            settings.agreement_check = check;
         }
         if let Some(steps) = self.steps_per_frame {
             settings.steps_per_frame = steps;

@@ -126,11 +126,15 @@ impl AgreementLog {
                 [r.outcome.to_step as f64, difference]
             })
             .collect();
-        let differs = points.iter().any(|p| p[1] != 0.0);
+        let largest = points.iter().map(|p| p[1]).fold(0.0, f64::max);
+        let differs = largest != 0.0;
+        // Zeros only would leave the axis to guess a range; a small positive top keeps 0 at
+        // the bottom and a difference, however small, visible.
         Plot::new("agreement_plot")
             .height(height)
             .y_axis_min_width(44.0)
             .include_y(0.0)
+            .include_y(if differs { largest * 1.1 } else { 1e-6 })
             .show(ui, |plot| {
                 let colour = if differs { WARNING } else { AGREES };
                 plot.line(
