@@ -387,15 +387,17 @@ fn a_closed_pipe_ends_quietly_with_status_141() {
         ][..],
         &["--help"][..],
     ] {
+        // The only reader is gone before heatlab starts: with a reader dropped after the spawn,
+        // a fast machine prints the help into the pipe's buffer first and exits 0.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
         let mut child = Command::new(binary())
             .current_dir(dir.path())
             .args(args)
-            .stdout(Stdio::piped())
+            .stdout(writer)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // The only reader goes away before heatlab prints.
-        drop(child.stdout.take());
         let status = wait_with_limit(&mut child, Duration::from_secs(60));
         let stderr = child_stderr(&mut child);
         assert_no_panic(&stderr);
