@@ -111,15 +111,16 @@ pub fn reference_method(backend: &dyn Backend) -> CpuMethod {
     }
 }
 
-/// Threads the reference may use. In the app: half the cores beside a GPU (the thread that
-/// drives the GPU, the one that draws and the previews' own parallel work need the rest: with
-/// all but two, on 16 cores, frames came a third less often), one beside a CPU backend (which
-/// uses the others). In a headless run, which waits for every window, all of them.
+/// Threads the reference may use. In the app: a quarter of the cores beside a GPU (the thread
+/// that drives the GPU, the one that draws and the previews' own parallel work need the rest:
+/// at 2000² on 16 cores, frames came 32% less often with all but two or with half of them, 15%
+/// less often with a quarter; steps per second were not lower with any), one beside a CPU
+/// backend (which uses the others). In a headless run, which waits for every window, all.
 pub fn reference_threads(kind: BackendKind, policy: WindowPolicy) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     match (policy, kind) {
         (WindowPolicy::Every(_), _) => cores,
-        (WindowPolicy::Adaptive { .. }, BackendKind::Cuda) => (cores / 2).max(1),
+        (WindowPolicy::Adaptive { .. }, BackendKind::Cuda) => (cores / 4).max(1),
         (WindowPolicy::Adaptive { .. }, BackendKind::Cpu) => 1,
     }
 }
