@@ -9,17 +9,14 @@
     reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
 )]
 
+mod common;
+
+use common::heatlab_binary as binary;
 use std::fs;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn binary() -> PathBuf {
-    std::env::var_os("HEATLAB_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_heatlab")))
-}
 
 fn heatlab(dir: &Path, args: &[&str]) -> Output {
     Command::new(binary())

@@ -1,17 +1,12 @@
 //! `heatlab run` as a user runs it: the files it writes, and every bad input refused up front.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::heatlab_binary as binary;
+use std::path::Path;
 use std::process::Command;
 
 use heatlab::export::read_npy;
-
-/// The binary under test: `HEATLAB_BIN` when set (a release build, or one on another machine),
-/// else the one Cargo built for this test.
-fn binary() -> PathBuf {
-    std::env::var_os("HEATLAB_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_heatlab")))
-}
 
 #[expect(
     clippy::expect_used,

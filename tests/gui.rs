@@ -5,6 +5,9 @@
 //! The simulation runs on a worker thread, so every check waits (with a deadline) for the app
 //! to report the expected state instead of assuming it after a fixed number of frames.
 
+mod common;
+
+use common::MemoryStorage;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -513,25 +516,6 @@ fn the_app_saves_what_the_controls_hold() {
     let saved: Settings = eframe::get_value(&storage, heatlab::ui::settings::STORAGE_KEY).unwrap();
     assert_eq!(saved.field_view.colormap, Colormap::Magma);
     assert_eq!(saved.field.size, GridSize::new(48, 64).unwrap());
-}
-
-#[derive(Default)]
-struct MemoryStorage(std::collections::HashMap<String, String>);
-
-impl eframe::Storage for MemoryStorage {
-    fn get_string(&self, key: &str) -> Option<String> {
-        self.0.get(key).cloned()
-    }
-
-    fn set_string(&mut self, key: &str, value: String) {
-        self.0.insert(key.to_string(), value);
-    }
-
-    fn remove_string(&mut self, key: &str) {
-        self.0.remove(key);
-    }
-
-    fn flush(&mut self) {}
 }
 
 #[test]

@@ -13,6 +13,10 @@
     reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
 )]
 
+mod common;
+
+use common::heatlab_binary as binary;
+use common::MemoryStorage;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -35,12 +39,6 @@ const RECORDED_PI_1M: &str = include_str!("../benches/results/tutorial-h100-2026
 const DEADLINE: Duration = Duration::from_secs(120);
 
 const SIGTERM: i32 = 15;
-
-fn binary() -> PathBuf {
-    std::env::var_os("HEATLAB_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_heatlab")))
-}
 
 fn skipped(why: &str) {
     // Straight to standard error: cargo's capture would hide a println!.
@@ -297,25 +295,6 @@ fn a_stop_request_closes_the_window_and_the_settings_are_saved() {
         dropping.elapsed() < Duration::from_secs(30),
         "the worker threads stop when the app is dropped"
     );
-}
-
-#[derive(Default)]
-struct MemoryStorage(std::collections::HashMap<String, String>);
-
-impl eframe::Storage for MemoryStorage {
-    fn get_string(&self, key: &str) -> Option<String> {
-        self.0.get(key).cloned()
-    }
-
-    fn set_string(&mut self, key: &str, value: String) {
-        self.0.insert(key.to_string(), value);
-    }
-
-    fn remove_string(&mut self, key: &str) {
-        self.0.remove(key);
-    }
-
-    fn flush(&mut self) {}
 }
 
 // ----- The real binary, no window needed. -----

@@ -379,16 +379,13 @@ fn gpu_pi_count_equals_cpu_count_exactly() {
 // ---------------------------------------------------------------------------------------------
 // The command
 
-/// The binary Cargo built, or `HEATLAB_BIN` where the test executable was copied to another
-/// machine (the GPU machine) without the build tree.
+/// Runs the binary under test ([`common::heatlab_binary`]).
 #[expect(
     clippy::expect_used,
     reason = "a test helper: its failure is the test's failure, with this message"
 )]
 fn heatlab(args: &[&str]) -> std::process::Output {
-    let binary =
-        std::env::var("HEATLAB_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_heatlab").into());
-    Command::new(binary)
+    Command::new(common::heatlab_binary())
         .args(args)
         .output()
         .expect("the heatlab binary runs")

@@ -17,10 +17,6 @@ fn cuda_or_skip(test: &str) -> Option<CudaBackend> {
     common::gpu_or_skip(test, CudaBackend::new())
 }
 
-fn heatlab_bin() -> String {
-    std::env::var("HEATLAB_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_heatlab").into())
-}
-
 #[test]
 fn cpu_methods_agree_with_the_plain_loop_over_random_sequences() {
     let mut subject = Subject::Cpu(CpuBackend::new());
@@ -206,7 +202,7 @@ fn chunked_long_runs_on_cuda_equal_one_cpu_run() {
 fn the_command_checks_the_cpu_methods_and_writes_its_report() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("verify.json");
-    let output = Command::new(heatlab_bin())
+    let output = Command::new(common::heatlab_binary())
         .args([
             "verify",
             "--backend",
@@ -237,7 +233,7 @@ fn the_command_checks_the_cpu_methods_and_writes_its_report() {
 
 #[test]
 fn the_command_refuses_bad_input_in_one_line() {
-    let output = Command::new(heatlab_bin())
+    let output = Command::new(common::heatlab_binary())
         .args(["verify", "--sequences", "0"])
         .output()
         .unwrap();

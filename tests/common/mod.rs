@@ -156,3 +156,31 @@ pub fn gpu_or_skip<T, E: std::fmt::Display>(test: &str, opened: Result<T, E>) ->
         }
     }
 }
+
+/// The binary under test: `HEATLAB_BIN` when set (a release build, or a copy on another machine
+/// such as the GPU machine, without the build tree), else the one Cargo built for these tests.
+pub fn heatlab_binary() -> std::path::PathBuf {
+    std::env::var_os("HEATLAB_BIN")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_heatlab")))
+}
+
+/// Settings storage in memory, standing in for eframe's file (the settings round trips).
+#[derive(Default)]
+pub struct MemoryStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemoryStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_string(), value);
+    }
+
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+
+    fn flush(&mut self) {}
+}
