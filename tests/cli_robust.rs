@@ -11,20 +11,12 @@
 
 mod common;
 
-use common::heatlab_binary as binary;
+use common::{heatlab_binary as binary, heatlab_in as heatlab};
 use std::fs;
 use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn heatlab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(binary())
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the heatlab binary runs")
-}
 
 fn spawn(dir: &Path, args: &[&str]) -> Child {
     Command::new(binary())

@@ -9,14 +9,13 @@
 // Its helpers unwrap like its tests: a failure there is the test's failure, with its message.
 #![expect(
     clippy::unwrap_used,
-    clippy::expect_used,
     reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
 )]
 
 mod common;
 
-use common::heatlab_binary as binary;
 use common::MemoryStorage;
+use common::{heatlab_binary as binary, heatlab_in as heatlab};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -298,14 +297,6 @@ fn a_stop_request_closes_the_window_and_the_settings_are_saved() {
 }
 
 // ----- The real binary, no window needed. -----
-
-fn heatlab(dir: &Path, args: &[&str]) -> Output {
-    Command::new(binary())
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the heatlab binary runs")
-}
 
 fn stderr_of(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

@@ -184,3 +184,16 @@ impl eframe::Storage for MemoryStorage {
 
     fn flush(&mut self) {}
 }
+
+/// Runs the binary under test in `dir` with `args` and waits for it.
+#[expect(
+    clippy::expect_used,
+    reason = "a test helper: its failure is the test's failure, with this message"
+)]
+pub fn heatlab_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(heatlab_binary())
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("the heatlab binary runs")
+}
