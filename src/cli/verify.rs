@@ -78,10 +78,18 @@ fn summary(report: &VerifyReport) -> String {
         .iter()
         .map(|(method, steps)| format!("{method} {steps}"))
         .collect();
+    let graphs = if report.subject == "cuda" {
+        format!(
+            "; CUDA graph replays {}; steps with graphs off {}",
+            coverage.graph_replays, coverage.steps_without_graphs
+        )
+    } else {
+        String::new()
+    };
     format!(
         "{} sequences, {} operations, {} steps on {} ({}) against {} in {:.1} s: {}\n\
          steps by method: {}\n\
-         steps by boundary: {:?}; CUDA graph replays {}; steps with graphs off {}; {} sizes",
+         steps by boundary: {:?}{graphs}; {} sizes",
         report.sequences_passed,
         report.operations_run,
         report.steps_run,
@@ -96,8 +104,6 @@ fn summary(report: &VerifyReport) -> String {
         },
         methods.join(", "),
         coverage.steps_by_boundary,
-        coverage.graph_replays,
-        coverage.steps_without_graphs,
         coverage.sizes,
     )
 }

@@ -165,7 +165,12 @@ pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
         path: path.to_path_buf(),
         message: e.to_string(),
     })?;
-    write_atomically(path, |writer| writer.write_all(text.as_bytes()))
+    // A text file ends with a newline (and output written to a terminal or a pipe does not
+    // run into what follows).
+    write_atomically(path, |writer| {
+        writer.write_all(text.as_bytes())?;
+        writer.write_all(b"\n")
+    })
 }
 
 fn write_stream(
