@@ -6,10 +6,11 @@ use indicatif::ProgressBar;
 
 use super::interrupt::Interrupt;
 use super::output::{note, print};
+use crate::bench::display::{bench_display, format_display};
 use crate::bench::{
     bench_cpu, bench_cuda, bench_field_generation, parse_sizes, BenchConfig, BenchReport,
 };
-use crate::compute::{BackendChoice, CudaBackend};
+use crate::compute::{Backend, BackendChoice, CudaBackend};
 use crate::error::HeatlabError;
 use crate::export::atomic::{check_output, remove_live_temp_files};
 use crate::export::write_json;
@@ -38,6 +39,10 @@ pub struct BenchArgs {
     /// Do not time the jagged field's generation.
     #[arg(long)]
     pub no_field: bool,
+    /// Time the app's display path on the GPU instead, call by call (previews of at most
+    /// PIXELS x PIXELS, the field's statistics, whole frames).
+    #[arg(long, value_name = "PIXELS")]
+    pub display: Option<usize>,
 }
 
 /// Runs `heatlab bench`. A signal stops it before the next measurement, with nothing written
@@ -78,6 +83,9 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         seconds_per_repeat: args.seconds.unwrap_or(if use_cuda { 0.05 } else { 0.3 }),
         with_numpy: !args.no_numpy,
     };
+    if let Some(pixels) = args.display {
+        return bench_display_path(args, &config, pixels);
+    }
     let spinner = ProgressBar::new_spinner();
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
     let progress = |message: &str| {
@@ -103,6 +111,36 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     print(&format_table(&report))?;
     if let Some(path) = &args.json {
         write_json(path, &report)?;
+        note(&format!("wrote {}", path.display()));
+    }
+    Ok(())
+}
+
+/// `heatlab bench --display PIXELS`: the display path, call by call, on the GPU.
+fn bench_display_path(args: &BenchArgs, config: &BenchConfig, pixels: usize) -> anyhow::Result<()> {
+    if !(1..=16384).contains(&pixels) {
+        return Err(HeatlabError::InvalidInput(format!(
+            "--display takes a preview size of 1 to 16384 pixels, got {pixels}"
+        ))
+        .into());
+    }
+    let mut backend = CudaBackend::new()?;
+    let mut rows = Vec::new();
+    for &size in &config.sizes {
+        rows.extend(bench_display(
+            &mut backend,
+            size,
+            (pixels, pixels),
+            config.repeats.max(20),
+        )?);
+    }
+    print(&format!(
+        "heatlab bench --display on {}\n{}",
+        backend.device_name(),
+        format_display(&rows)
+    ))?;
+    if let Some(path) = &args.json {
+        write_json(path, &rows)?;
         note(&format!("wrote {}", path.display()));
     }
     Ok(())

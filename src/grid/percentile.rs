@@ -64,6 +64,115 @@ pub fn percentile_pair_linear(values: &mut [f64], low: f64, high: f64) -> Option
     Some((low_result, high_result))
 }
 
+/// Two percentiles `low <= high` (0..=100) of the finite values among `values`, equal bit for
+/// bit to [`percentile_pair_linear`] on those values widened to f64, without copying or
+/// reordering them: the four order statistics it needs are found by a two-level radix select
+/// on the values' total-order keys (a histogram of the upper 16 bits, then one of the lower 16
+/// bits among the few buckets that hold a wanted rank). Two passes over the data instead of
+/// a copy and two selections: about 10x faster on a display-sized Laplacian. Returns `None`
+/// when no value is finite.
+pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option<(f64, f64)> {
+    let (low, high) = (low.min(high), low.max(high));
+    let finite_keys = || {
+        values
+            .iter()
+            .filter(|v| v.is_finite())
+            .map(|&v| order_key(v))
+    };
+    let mut upper = vec![0u32; 1 << 16];
+    let mut n = 0usize;
+    for key in finite_keys() {
+        upper[(key >> 16) as usize] += 1;
+        n += 1;
+    }
+    if n == 0 {
+        return None;
+    }
+    let index = |q: f64| {
+        let virtual_index = (q / 100.0) * (n - 1) as f64;
+        let previous = (virtual_index.floor() as usize).min(n - 1);
+        (virtual_index, previous)
+    };
+    let (low_virtual, low_previous) = index(low);
+    let (high_virtual, high_previous) = index(high);
+    let ranks = [
+        low_previous,
+        (low_previous + 1).min(n - 1),
+        high_previous,
+        (high_previous + 1).min(n - 1),
+    ];
+    // Level one: the bucket of each rank and the rank within it.
+    let mut located = [(0u32, 0usize); 4];
+    for (slot, &rank) in located.iter_mut().zip(&ranks) {
+        let mut before = 0usize;
+        for (bucket, &count) in upper.iter().enumerate() {
+            let count = count as usize;
+            if rank < before + count {
+                *slot = (bucket as u32, rank - before);
+                break;
+            }
+            before += count;
+        }
+    }
+    // Level two: the lower 16 bits within each distinct wanted bucket.
+    let mut keys = [0u32; 4];
+    let mut lower = vec![0u32; 1 << 16];
+    for (i, &(bucket, _)) in located.iter().enumerate() {
+        if located[..i].iter().any(|&(earlier, _)| earlier == bucket) {
+            continue;
+        }
+        lower.fill(0);
+        for key in finite_keys().filter(|key| key >> 16 == bucket) {
+            lower[(key & 0xFFFF) as usize] += 1;
+        }
+        for (slot, &(wanted, within)) in keys.iter_mut().zip(&located) {
+            if wanted != bucket {
+                continue;
+            }
+            let mut before = 0usize;
+            for (low_bits, &count) in lower.iter().enumerate() {
+                let count = count as usize;
+                if within < before + count {
+                    *slot = (bucket << 16) | low_bits as u32;
+                    break;
+                }
+                before += count;
+            }
+        }
+    }
+    let value = |slot: usize| f64::from(from_order_key(keys[slot]));
+    let low_result = if low_previous + 1 >= n {
+        value(0)
+    } else {
+        lerp(value(0), value(1), low_virtual - low_previous as f64)
+    };
+    let high_result = if high_previous + 1 >= n {
+        value(2)
+    } else {
+        lerp(value(2), value(3), high_virtual - high_previous as f64)
+    };
+    Some((low_result, high_result))
+}
+
+/// A key whose unsigned order is `f32::total_cmp`'s order.
+fn order_key(value: f32) -> u32 {
+    let bits = value.to_bits();
+    if bits >> 31 == 1 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
+/// The value of an [`order_key`].
+fn from_order_key(key: u32) -> f32 {
+    if key >> 31 == 1 {
+        f32::from_bits(key & 0x7FFF_FFFF)
+    } else {
+        f32::from_bits(!key)
+    }
+}
+
 /// NumPy's `_lerp`: computed from the nearer end so that it is monotonic and exact at the ends.
 fn lerp(a: f64, b: f64, t: f64) -> f64 {
     let diff = b - a;
@@ -117,6 +226,63 @@ mod tests {
             }
         }
         assert_eq!(percentile_pair_linear(&mut [], 5.0, 95.0), None);
+    }
+
+    #[test]
+    fn the_radix_select_equals_the_f64_selection_bit_for_bit() {
+        let mut state = 0x2545_F491_4F6C_DD1D_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let specials = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            f32::MIN_POSITIVE,
+            -f32::MAX,
+        ];
+        for n in [1usize, 2, 3, 7, 100, 1000, 65_537, 262_144] {
+            for kind in 0..4 {
+                let values: Vec<f32> = (0..n)
+                    .map(|i| {
+                        let r = next();
+                        match kind {
+                            // Spread over many exponents.
+                            0 => f32::from_bits((r >> 32) as u32 & 0xBF7F_FFFF),
+                            // Clustered: one bucket of the first level holds most of them.
+                            1 => 0.5 + (r >> 40) as f32 / (1u64 << 26) as f32,
+                            // Few distinct values.
+                            2 => (r % 5) as f32 - 2.0,
+                            // Specials mixed in.
+                            _ if i % 9 == 0 => specials[(r % 7) as usize],
+                            _ => (r >> 40) as f32 / (1u64 << 20) as f32 - 4.0,
+                        }
+                    })
+                    .collect();
+                let mut widened: Vec<f64> = values
+                    .iter()
+                    .filter(|v| v.is_finite())
+                    .map(|&v| f64::from(v))
+                    .collect();
+                for (low, high) in [(5.0, 95.0), (0.0, 100.0), (30.0, 30.0), (99.9, 100.0)] {
+                    let expected = percentile_pair_linear(&mut widened, low, high);
+                    let fast = percentile_pair_finite_f32(&values, low, high);
+                    let bits =
+                        |pair: Option<(f64, f64)>| pair.map(|(a, b)| (a.to_bits(), b.to_bits()));
+                    assert_eq!(
+                        bits(fast),
+                        bits(expected),
+                        "n={n} kind={kind} q=({low},{high})"
+                    );
+                }
+            }
+        }
+        assert_eq!(percentile_pair_finite_f32(&[f32::NAN], 5.0, 95.0), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::fmt;
 
 use rayon::prelude::*;
 
-use super::percentile::percentile_pair_linear;
+use super::percentile::percentile_pair_finite_f32;
 use super::Grid;
 
 /// The values mapped to the first and last colour.
@@ -45,14 +45,8 @@ impl RangeMode {
             Self::MinMax => min_max(field),
             Self::Fixed(range) => range,
             Self::Percentile { low, high } => {
-                let mut values: Vec<f64> = field
-                    .as_slice()
-                    .par_iter()
-                    .filter(|v| v.is_finite())
-                    .map(|&v| f64::from(v))
-                    .collect();
-                let (lo, hi) = percentile_pair_linear(
-                    &mut values,
+                let (lo, hi) = percentile_pair_finite_f32(
+                    field.as_slice(),
                     low.clamp(0.0, 100.0),
                     high.clamp(0.0, 100.0),
                 )
@@ -78,18 +72,27 @@ impl fmt::Display for RangeMode {
 
 /// The smallest and largest finite values (0..0 for a field with none).
 pub fn min_max(field: &Grid) -> ValueRange {
-    let (min, max) = field
-        .as_slice()
-        .par_iter()
-        .filter(|v| v.is_finite())
-        .fold(
-            || (f32::INFINITY, f32::NEG_INFINITY),
-            |(lo, hi), &v| (lo.min(v), hi.max(v)),
-        )
-        .reduce(
-            || (f32::INFINITY, f32::NEG_INFINITY),
-            |(a, b), (c, d)| (a.min(c), b.max(d)),
-        );
+    let finite_min_max = |values: &[f32]| {
+        values
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            })
+    };
+    // A display-sized grid is quicker on one thread than handed out to rayon's.
+    let (min, max) = if field.size().cells() <= 1 << 20 {
+        finite_min_max(field.as_slice())
+    } else {
+        field
+            .as_slice()
+            .par_chunks(1 << 16)
+            .map(finite_min_max)
+            .reduce(
+                || (f32::INFINITY, f32::NEG_INFINITY),
+                |(a, b), (c, d)| (a.min(c), b.max(d)),
+            )
+    };
     if min > max {
         ValueRange { min: 0.0, max: 0.0 }
     } else {

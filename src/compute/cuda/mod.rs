@@ -4,7 +4,7 @@ pub mod device;
 mod kernel;
 mod stepping;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
@@ -147,6 +147,21 @@ pub struct CudaBackend {
     graph_replays: u64,
     /// The display path's buffers.
     preview: PreviewBuffers,
+    /// When timing the display path stage by stage: the timer and the stages timed.
+    stage_profile: Option<(GpuTimer, Vec<StageTiming>)>,
+}
+
+/// One call of the display path, timed on its own (`heatlab bench --display`).
+#[derive(Debug, Clone)]
+pub struct StageTiming {
+    /// The layer being drawn.
+    pub layer: Layer,
+    /// What the call does.
+    pub stage: &'static str,
+    /// Host time of the call, from its start until the GPU finished it.
+    pub host: Duration,
+    /// GPU time between events around it.
+    pub device: Duration,
 }
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
@@ -203,6 +218,7 @@ impl CudaBackend {
             forced: None,
             graph_replays: 0,
             preview: PreviewBuffers::default(),
+            stage_profile: None,
         })
     }
 
@@ -250,14 +266,9 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// The means of `layer` over blocks of `factor` x `factor` cells, computed into the
-    /// preview's values buffer and downloaded as a grid of the `reduced` size.
-    fn block_means_on_device(
-        &mut self,
-        layer: Layer,
-        factor: usize,
-        reduced: GridSize,
-    ) -> Result<Grid> {
+    /// Launches the means of `layer` over blocks of `factor` x `factor` cells into the
+    /// preview's values buffer (`reduced` of them).
+    fn launch_block_mean(&mut self, layer: Layer, factor: usize, reduced: GridSize) -> Result<()> {
         let stream = self.device.stream().clone();
         let block_mean = self.kernels.block_mean.clone();
         let Some(buffers) = self.buffers.as_ref() else {
@@ -275,8 +286,7 @@ impl CudaBackend {
         let (out_rows, out_cols) = dims(reduced)?;
         let factor_arg = i32::try_from(factor)
             .map_err(|_| HeatlabError::Unsupported("reduction factor too large".into()))?;
-        let pixels = reduced.cells();
-        let values_dev = buffer_of_at_least(&mut self.preview.values, pixels, &stream)?;
+        let values_dev = buffer_of_at_least(&mut self.preview.values, reduced.cells(), &stream)?;
         let config = LaunchConfig {
             grid_dim: (
                 (out_cols as u32).div_ceil(32),
@@ -299,6 +309,19 @@ impl CudaBackend {
         // int out_rows, int out_cols): `source` holds rows*cols floats, `values_dev` holds
         // at least out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor); threads outside return.
         unsafe { launch.launch(config) }.map_err(driver_error("launching block_mean"))?;
+        Ok(())
+    }
+
+    /// Downloads the first `reduced.cells()` values of the preview's values buffer.
+    fn download_block_means(&mut self, reduced: GridSize) -> Result<Grid> {
+        let stream = self.device.stream().clone();
+        let pixels = reduced.cells();
+        let values_dev = self
+            .preview
+            .values
+            .as_ref()
+            .filter(|buffer| buffer.len() >= pixels)
+            .ok_or_else(|| HeatlabError::Internal("the preview's values are missing".into()))?;
         let values = stream
             .clone_dtoh(&values_dev.slice(..pixels))
             .map_err(driver_error("downloading the preview"))?;
@@ -308,14 +331,14 @@ impl CudaBackend {
         Grid::from_vec(reduced, values)
     }
 
-    /// RGBA bytes of the first `pixels` values of the preview's values buffer (written by
-    /// [`Self::block_means_on_device`]), mapped through `table` over `range` on the device.
-    fn colormap_on_device(
+    /// Launches the colouring of the first `pixels` values of the preview's values buffer
+    /// through `table` over `range` into its RGBA buffer.
+    fn launch_colormap(
         &mut self,
         table: &ColorTable,
         pixels: usize,
         range: ValueRange,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<()> {
         let stream = self.device.stream().clone();
         let colormap_rgba = self.kernels.colormap_rgba.clone();
         let PreviewBuffers {
@@ -344,6 +367,18 @@ impl CudaBackend {
         // float lo, float hi): values holds at least n floats, lut 768 bytes, rgba at least 4*n
         // bytes; threads with i >= n return.
         unsafe { launch.launch(config) }.map_err(driver_error("launching colormap_rgba"))?;
+        Ok(())
+    }
+
+    /// Downloads the first `pixels` RGBA pixels of the preview's RGBA buffer.
+    fn download_rgba(&mut self, pixels: usize) -> Result<Vec<u8>> {
+        let stream = self.device.stream().clone();
+        let rgba_dev = self
+            .preview
+            .rgba
+            .as_ref()
+            .filter(|buffer| buffer.len() >= pixels * 4)
+            .ok_or_else(|| HeatlabError::Internal("the preview's pixels are missing".into()))?;
         let rgba = stream
             .clone_dtoh(&rgba_dev.slice(..pixels * 4))
             .map_err(driver_error("downloading the preview"))?;
@@ -351,6 +386,57 @@ impl CudaBackend {
             .synchronize()
             .map_err(driver_error("downloading the preview"))?;
         Ok(rgba)
+    }
+
+    /// Starts (or stops) timing each call of the display path on its own (`heatlab bench
+    /// --display`): every stage then waits for the GPU before and after, so the figures are
+    /// the stages' own, not a frame's.
+    pub fn profile_display(&mut self, on: bool) -> Result<()> {
+        self.stage_profile = if on {
+            Some((self.device.timer()?, Vec::new()))
+        } else {
+            None
+        };
+        Ok(())
+    }
+
+    /// The stages timed since the last call (see [`Self::profile_display`]).
+    pub fn take_display_profile(&mut self) -> Vec<StageTiming> {
+        self.stage_profile
+            .as_mut()
+            .map(|(_, log)| std::mem::take(log))
+            .unwrap_or_default()
+    }
+
+    /// Runs `work` as the display stage `stage` of `layer`, timed when profiling.
+    fn stage<T>(
+        &mut self,
+        layer: Layer,
+        stage: &'static str,
+        work: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Result<T> {
+        let Some((timer, mut log)) = self.stage_profile.take() else {
+            return work(self);
+        };
+        let timed = (|| {
+            self.device.synchronize()?;
+            let host = Instant::now();
+            timer.start()?;
+            let value = work(self)?;
+            let device = timer.stop()?;
+            Ok((value, host.elapsed(), device))
+        })();
+        let result = timed.map(|(value, host, device)| {
+            log.push(StageTiming {
+                layer,
+                stage,
+                host,
+                device,
+            });
+            value
+        });
+        self.stage_profile = Some((timer, log));
+        result
     }
 
     /// Times `repeats` device-to-device copies of the field (a read and a write of every cell),
@@ -453,15 +539,26 @@ impl Backend for CudaBackend {
     }
 
     fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {
-        if spec.layer == Layer::Laplacian {
-            self.compute_laplacian_on_device(spec.boundary)?;
+        let layer = spec.layer;
+        if layer == Layer::Laplacian {
+            self.stage(layer, "Laplacian kernel", |s| {
+                s.compute_laplacian_on_device(spec.boundary)
+            })?;
         }
         let size = self.buffers.as_ref().ok_or(HeatlabError::NoField)?.size;
         let factor = reduction_factor(size, spec.max_size);
         let reduced = reduced_size(size, factor);
-        let values = self.block_means_on_device(spec.layer, factor, reduced)?;
-        let range = spec.range.resolve(&values);
-        let rgba = self.colormap_on_device(spec.table, reduced.cells(), range)?;
+        self.stage(layer, "block-mean kernel", |s| {
+            s.launch_block_mean(layer, factor, reduced)
+        })?;
+        let values = self.stage(layer, "download means", |s| s.download_block_means(reduced))?;
+        let range = self.stage(layer, "range (host)", |_| Ok(spec.range.resolve(&values)))?;
+        self.stage(layer, "colormap kernel", |s| {
+            s.launch_colormap(spec.table, reduced.cells(), range)
+        })?;
+        let rgba = self.stage(layer, "download pixels", |s| {
+            s.download_rgba(reduced.cells())
+        })?;
         Ok(PreviewPixels {
             factor,
             values,

@@ -1,0 +1,155 @@
+//! `heatlab bench --display`: the app's display path on the GPU, call by call. A frame of the
+//! diffusion view draws two previews (the field, min-max; its Laplacian, 5-95 percentile) and,
+//! a few times a second, the field's statistics. Each call is timed on its own (the GPU is idle
+//! before it; host timer from its start until the GPU finished it, and events around it), and
+//! whole frames are timed the way the app draws them, one after another with no waits between.
+
+use std::time::Instant;
+
+use crate::compute::{Backend, CudaBackend, Layer, PreviewSpec, StepParams};
+use crate::error::Result;
+use crate::grid::{GridSize, RangeMode};
+use crate::measure::MeanStd;
+use crate::render::Colormap;
+use crate::sim::FieldStats;
+
+/// One call of the display path, over the repeats.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DisplayRow {
+    /// Field size.
+    pub size: String,
+    /// Preview size in pixels.
+    pub preview: String,
+    /// `field`, `laplacian` or `frame`.
+    pub layer: String,
+    /// What the call does.
+    pub stage: String,
+    /// Host microseconds, from the call's start until the GPU finished it.
+    pub host_us: MeanStd,
+    /// GPU microseconds between events around the call (None for host-only work).
+    pub device_us: Option<MeanStd>,
+}
+
+/// The previews the app asks for by default at `max_size`.
+fn specs(max_size: (usize, usize)) -> [PreviewSpec<'static>; 2] {
+    let boundary = StepParams::default().boundary;
+    [
+        PreviewSpec {
+            layer: Layer::Field,
+            boundary,
+            max_size,
+            table: Colormap::Viridis.table(),
+            range: RangeMode::MinMax,
+        },
+        PreviewSpec {
+            layer: Layer::Laplacian,
+            boundary,
+            max_size,
+            table: Colormap::Viridis.table(),
+            range: RangeMode::LAPLACIAN_DEFAULT,
+        },
+    ]
+}
+
+/// Times the display path on `backend` for a field of `size`, previews of at most `max_size`.
+pub fn bench_display(
+    backend: &mut CudaBackend,
+    size: GridSize,
+    max_size: (usize, usize),
+    repeats: usize,
+) -> Result<Vec<DisplayRow>> {
+    let field = super::bench_field(size)?;
+    backend.upload(&field)?;
+    let params = StepParams {
+        coeff: 0.2,
+        ..StepParams::default()
+    };
+    backend.advance(100, &params)?;
+    let specs = specs(max_size);
+    let preview = format!("{}x{}", max_size.0, max_size.1);
+    let mut rows = Vec::new();
+    let mut push = |layer: &str, stage: &str, host: &[f64], device: Option<&[f64]>| {
+        rows.push(DisplayRow {
+            size: size.to_string(),
+            preview: preview.clone(),
+            layer: layer.to_string(),
+            stage: stage.to_string(),
+            host_us: MeanStd::of(host),
+            device_us: device.map(MeanStd::of),
+        });
+    };
+
+    // Call by call.
+    backend.profile_display(true)?;
+    let mut stages: Vec<(Layer, &'static str, Vec<f64>, Vec<f64>)> = Vec::new();
+    for _ in 0..repeats {
+        for spec in &specs {
+            backend.render_preview(spec)?;
+        }
+        for timing in backend.take_display_profile() {
+            let host = timing.host.as_secs_f64() * 1e6;
+            let device = timing.device.as_secs_f64() * 1e6;
+            match stages
+                .iter_mut()
+                .find(|(layer, stage, _, _)| *layer == timing.layer && *stage == timing.stage)
+            {
+                Some((_, _, hosts, devices)) => {
+                    hosts.push(host);
+                    devices.push(device);
+                }
+                None => stages.push((timing.layer, timing.stage, vec![host], vec![device])),
+            }
+        }
+    }
+    backend.profile_display(false)?;
+    for (layer, stage, hosts, devices) in &stages {
+        let device = (!stage.ends_with("(host)")).then_some(devices.as_slice());
+        push(layer.file_stem(), stage, hosts, device);
+    }
+    let mut download = Vec::new();
+    let mut statistics = Vec::new();
+    for _ in 0..repeats {
+        let start = Instant::now();
+        let grid = backend.download()?;
+        download.push(start.elapsed().as_secs_f64() * 1e6);
+        let start = Instant::now();
+        std::hint::black_box(FieldStats::of(&grid));
+        statistics.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    push("statistics", "download field", &download, None);
+    push("statistics", "total, min, max (host)", &statistics, None);
+
+    // Whole frames, as the app draws them (two previews, no statistics).
+    let mut frames = Vec::new();
+    for _ in 0..repeats {
+        let start = Instant::now();
+        for spec in &specs {
+            backend.render_preview(spec)?;
+        }
+        frames.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    push("frame", "both previews", &frames, None);
+    Ok(rows)
+}
+
+/// The rows as a fixed-width table.
+pub fn format_display(rows: &[DisplayRow]) -> String {
+    let mut out = format!(
+        "{:<12} {:<9} {:<11} {:<26} {:>18} {:>18}\n",
+        "size", "preview", "layer", "call", "host us", "GPU us"
+    );
+    for row in rows {
+        out.push_str(&format!(
+            "{:<12} {:<9} {:<11} {:<26} {:>18} {:>18}\n",
+            row.size,
+            row.preview,
+            row.layer,
+            row.stage,
+            row.host_us.to_string(),
+            row.device_us
+                .as_ref()
+                .map_or_else(|| "-".to_string(), ToString::to_string),
+        ));
+    }
+    out
+}
