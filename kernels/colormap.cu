@@ -40,3 +40,41 @@ extern "C" __global__ void colormap_rgba(const float* __restrict__ values, const
     rgba[4 * (size_t)i + 2] = lut[3 * index + 2];
     rgba[4 * (size_t)i + 3] = 255;
 }
+
+// Total, minimum and maximum of a field, as partial results per block: the host adds the
+// STATS_BLOCKS partials in order. Sums in double (like the CPU's statistics); fminf/fmaxf skip
+// NaN as Rust's f32::min/max do. The launch is fixed (STATS_BLOCKS x STATS_THREADS), so a given
+// field always gives the same total.
+#define STATS_THREADS 256
+extern "C" __global__ void __launch_bounds__(STATS_THREADS)
+field_stats(const float* __restrict__ field, long long n, double* __restrict__ partial) {
+    __shared__ double sums[STATS_THREADS];
+    __shared__ float lows[STATS_THREADS];
+    __shared__ float highs[STATS_THREADS];
+    double sum = 0.0;
+    float low = INFINITY, high = -INFINITY;
+    const long long stride = (long long)gridDim.x * STATS_THREADS;
+    for (long long i = (long long)blockIdx.x * STATS_THREADS + threadIdx.x; i < n; i += stride) {
+        const float v = field[i];
+        sum += (double)v;
+        low = fminf(low, v);
+        high = fmaxf(high, v);
+    }
+    sums[threadIdx.x] = sum;
+    lows[threadIdx.x] = low;
+    highs[threadIdx.x] = high;
+    __syncthreads();
+    for (int half = STATS_THREADS / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half) {
+            sums[threadIdx.x] += sums[threadIdx.x + half];
+            lows[threadIdx.x] = fminf(lows[threadIdx.x], lows[threadIdx.x + half]);
+            highs[threadIdx.x] = fmaxf(highs[threadIdx.x], highs[threadIdx.x + half]);
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        partial[3 * blockIdx.x + 0] = sums[0];
+        partial[3 * blockIdx.x + 1] = (double)lows[0];
+        partial[3 * blockIdx.x + 2] = (double)highs[0];
+    }
+}

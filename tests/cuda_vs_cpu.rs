@@ -251,3 +251,115 @@ fn long_runs_replayed_as_cuda_graphs_match_cpu() {
         }
     }
 }
+
+/// The app's overlapped frames: previews and statistics of the state the last queued steps
+/// left, then the next steps queued, many times, with the steps per frame changing and the
+/// previews reading the pinned buffers while steps are in flight. The field, every preview and
+/// every statistic must equal the CPU's stepped the same way, and the timings must be real.
+#[test]
+fn overlapped_stepping_with_previews_matches_cpu() {
+    use heatlab::render::{Colormap, Layer, Preview, PreviewRequest, RangeMode};
+    use heatlab::sim::Simulation;
+    let Some(cuda) = cuda_or_skip("overlapped_stepping_with_previews_matches_cpu") else {
+        return;
+    };
+    let params = JaggedParams {
+        size: GridSize::new(777, 1003).unwrap(),
+        ..JaggedParams::default()
+    };
+    let initial = generate_jagged(&params, &|_| {}).unwrap();
+    let step = StepParams {
+        coeff: 0.2,
+        boundary: Boundary::Periodic,
+    };
+    let mut gpu = Simulation::new(Box::new(cuda), initial.clone(), step).unwrap();
+    let mut cpu = Simulation::new(Box::new(CpuBackend::new()), initial, step).unwrap();
+    let requests = [
+        PreviewRequest {
+            layer: Layer::Field,
+            boundary: step.boundary,
+            colormap: Colormap::Viridis,
+            range_mode: RangeMode::MinMax,
+            max_size: (300, 300),
+        },
+        PreviewRequest {
+            layer: Layer::Laplacian,
+            boundary: step.boundary,
+            colormap: Colormap::Viridis,
+            range_mode: RangeMode::LAPLACIAN_DEFAULT,
+            max_size: (512, 512),
+        },
+    ];
+    let mut queued_steps = 0u64;
+    for frame in 0..40u64 {
+        let record = gpu.finish_advance().unwrap();
+        if frame > 0 {
+            let record = record.expect("the previous frame queued steps");
+            assert_eq!(record.steps, queued_steps);
+            assert!(record.seconds > 0.0, "frame {frame}: no GPU time measured");
+        }
+        assert_eq!(gpu.step_count(), cpu.step_count());
+        for request in &requests {
+            let on_gpu = Preview::from(gpu.render_preview(&request.spec()).unwrap());
+            let on_cpu = Preview::from(cpu.render_preview(&request.spec()).unwrap());
+            assert_eq!(
+                on_gpu.values, on_cpu.values,
+                "frame {frame} {:?}",
+                request.layer
+            );
+            assert_eq!(
+                on_gpu.range, on_cpu.range,
+                "frame {frame} {:?}",
+                request.layer
+            );
+            assert!(on_gpu.rgba == on_cpu.rgba, "frame {frame} pixels");
+        }
+        let (gpu_stats, cpu_stats) = (gpu.statistics().unwrap(), cpu.statistics().unwrap());
+        assert_eq!(
+            (gpu_stats.min, gpu_stats.max),
+            (cpu_stats.min, cpu_stats.max)
+        );
+        assert!(
+            (gpu_stats.total - cpu_stats.total).abs() <= 1e-9 * cpu_stats.total.abs().max(1.0),
+            "frame {frame}: total {} vs {}",
+            gpu_stats.total,
+            cpu_stats.total
+        );
+        // Odd and even counts, and counts that are not whole graphs or temporal launches.
+        queued_steps = 1 + (frame * 37) % 300;
+        assert!(
+            gpu.start_advance(queued_steps).unwrap().is_none(),
+            "CUDA queues"
+        );
+        cpu.advance(queued_steps).unwrap();
+    }
+    // Anything else asked while steps are queued sees them done.
+    assert_eq!(gpu.field().unwrap(), cpu.field().unwrap());
+    assert!(gpu.finish_advance().unwrap().is_some());
+    assert!(gpu.finish_advance().unwrap().is_none());
+}
+
+#[test]
+fn gpu_statistics_equal_the_cpu_statistics() {
+    let Some(mut cuda) = cuda_or_skip("gpu_statistics_equal_the_cpu_statistics") else {
+        return;
+    };
+    for (rows, cols) in [(1, 1), (3, 5), (1000, 1000), (517, 1283), (2048, 2048)] {
+        let size = GridSize::new(rows, cols).unwrap();
+        let values: Vec<f32> = (0..size.cells())
+            .map(|i| ((i * 2_654_435_761) % 1000) as f32 / 7.0 - 60.0)
+            .collect();
+        let grid = heatlab::Grid::from_vec(size, values).unwrap();
+        cuda.upload(&grid).unwrap();
+        let mut cpu = CpuBackend::new();
+        cpu.upload(&grid).unwrap();
+        let (on_gpu, on_cpu) = (cuda.statistics().unwrap(), cpu.statistics().unwrap());
+        assert_eq!((on_gpu.min, on_gpu.max), (on_cpu.min, on_cpu.max), "{size}");
+        assert!(
+            (on_gpu.total - on_cpu.total).abs() <= 1e-9 * on_cpu.total.abs().max(1.0),
+            "{size}: {} vs {}",
+            on_gpu.total,
+            on_cpu.total
+        );
+    }
+}

@@ -3,6 +3,8 @@
 //! a few times a second, the field's statistics. Each call is timed on its own (the GPU is idle
 //! before it; host timer from its start until the GPU finished it, and events around it), and
 //! whole frames are timed the way the app draws them, one after another with no waits between.
+//! The statistics are timed both ways, the field downloaded and reduced on the host (the
+//! baseline) and reduced on the GPU (what the app does).
 
 use std::time::Instant;
 
@@ -118,17 +120,33 @@ pub fn bench_display(
     }
     push("statistics", "download field", &download, None);
     push("statistics", "total, min, max (host)", &statistics, None);
+    let mut on_device = Vec::new();
+    for _ in 0..repeats {
+        let start = Instant::now();
+        std::hint::black_box(backend.statistics()?);
+        on_device.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    push("statistics", "total, min, max (GPU)", &on_device, None);
 
-    // Whole frames, as the app draws them (two previews, no statistics).
+    // Whole frames, as the app draws them: two previews, and the statistics when due.
     let mut frames = Vec::new();
+    let mut frames_with_statistics = Vec::new();
     for _ in 0..repeats {
         let start = Instant::now();
         for spec in &specs {
             backend.render_preview(spec)?;
         }
         frames.push(start.elapsed().as_secs_f64() * 1e6);
+        backend.statistics()?;
+        frames_with_statistics.push(start.elapsed().as_secs_f64() * 1e6);
     }
     push("frame", "both previews", &frames, None);
+    push(
+        "frame",
+        "both previews + statistics",
+        &frames_with_statistics,
+        None,
+    );
     Ok(rows)
 }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::preview::{preview_on_cpu, Layer, PreviewPixels, PreviewSpec};
-use super::{Backend, BackendKind, Boundary, StepParams};
+use super::{Backend, BackendKind, Boundary, FieldStats, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
 
@@ -232,6 +232,12 @@ impl Backend for CpuBackend {
             Layer::Field => Ok(preview_on_cpu(self.held()?, spec)),
             Layer::Laplacian => Ok(preview_on_cpu(&self.laplacian(spec.boundary)?, spec)),
         }
+    }
+
+    fn statistics(&mut self) -> Result<FieldStats> {
+        // On the held field: no copy.
+        let field = self.held()?;
+        Ok(install(&self.pool, || FieldStats::of(field)))
     }
 
     fn laplacian(&mut self, boundary: Boundary) -> Result<Grid> {

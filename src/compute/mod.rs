@@ -7,6 +7,7 @@
 pub mod cpu;
 pub mod cuda;
 pub mod preview;
+mod stats;
 
 use std::fmt;
 use std::time::Duration;
@@ -15,6 +16,7 @@ pub use crate::grid::Boundary;
 pub use cpu::{CpuBackend, CpuMethod};
 pub use cuda::{CudaBackend, CudaKernel};
 pub use preview::{Layer, PreviewPixels, PreviewSpec};
+pub use stats::FieldStats;
 
 use crate::error::{CudaUnavailable, HeatlabError, Result};
 use crate::grid::Grid;
@@ -146,6 +148,35 @@ pub trait Backend: Send {
         };
         Ok(preview::preview_on_cpu(&grid, spec))
     }
+
+    /// Total heat, minimum and maximum of the held field. The default downloads it; a GPU
+    /// backend reduces on the device.
+    fn statistics(&mut self) -> Result<FieldStats> {
+        Ok(FieldStats::of(&self.download()?))
+    }
+
+    /// Starts advancing the held field by `steps` steps. A device that runs them on its own
+    /// returns [`Advance::Queued`] at once: the host may draw and prepare the next frame
+    /// meanwhile, and must collect the time with [`Backend::finish_advance`] before the next
+    /// advance (anything else it asks of the backend waits for the steps). The default steps
+    /// now and returns [`Advance::Done`].
+    fn start_advance(&mut self, steps: u64, params: &StepParams) -> Result<Advance> {
+        self.advance(steps, params).map(Advance::Done)
+    }
+
+    /// Waits for the advance queued by [`Backend::start_advance`] and returns its device time.
+    fn finish_advance(&mut self) -> Result<Duration> {
+        Err(HeatlabError::Internal("no advance is queued".into()))
+    }
+}
+
+/// What [`Backend::start_advance`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Advance {
+    /// The steps are done; they took this long.
+    Done(Duration),
+    /// The steps are queued on the device; [`Backend::finish_advance`] waits for them.
+    Queued,
 }
 
 /// Why `create_backend(Auto)` runs on the CPU: CUDA cannot be used here, and why.

@@ -4,9 +4,10 @@
 pub mod agreement;
 mod preview;
 
-use rayon::prelude::*;
+pub use crate::compute::FieldStats;
+use std::time::Duration;
 
-use crate::compute::{Backend, Boundary, StepParams, STABLE_COEFF_LIMIT};
+use crate::compute::{Advance, Backend, Boundary, StepParams, STABLE_COEFF_LIMIT};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
 use crate::measure::TimingRecord;
@@ -49,37 +50,6 @@ impl Stability {
     }
 }
 
-/// Total heat, minimum and maximum of a field.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct FieldStats {
-    /// Sum of all cells (in f64).
-    pub total: f64,
-    /// Smallest value.
-    pub min: f32,
-    /// Largest value.
-    pub max: f32,
-}
-
-impl FieldStats {
-    /// Statistics of `field`.
-    pub fn of(field: &Grid) -> Self {
-        let (total, min, max) = field
-            .as_slice()
-            .par_chunks(1 << 14)
-            .map(|chunk| {
-                chunk.iter().fold(
-                    (0.0f64, f32::INFINITY, f32::NEG_INFINITY),
-                    |(s, lo, hi), &v| (s + f64::from(v), lo.min(v), hi.max(v)),
-                )
-            })
-            .reduce(
-                || (0.0, f32::INFINITY, f32::NEG_INFINITY),
-                |(s1, lo1, hi1), (s2, lo2, hi2)| (s1 + s2, lo1.min(lo2), hi1.max(hi2)),
-            );
-        Self { total, min, max }
-    }
-}
-
 /// The state of one diffusion run.
 pub struct Simulation {
     backend: Box<dyn Backend>,
@@ -91,6 +61,9 @@ pub struct Simulation {
     last_good: Option<(u64, Grid)>,
     /// The live check against the CPU reference, when it is on.
     agreement: Option<AgreementWatch>,
+    /// An advance queued on the device by [`Simulation::start_advance`]: its first step and
+    /// its step count, until [`Simulation::finish_advance`] collects its time.
+    queued: Option<(u64, u64)>,
 }
 
 impl Simulation {
@@ -105,6 +78,7 @@ impl Simulation {
             timings: Vec::new(),
             last_good: None,
             agreement: None,
+            queued: None,
         })
     }
 
@@ -176,6 +150,7 @@ impl Simulation {
 
     /// Advances `steps` steps and records their timing.
     pub fn advance(&mut self, steps: u64) -> Result<TimingRecord> {
+        self.settle()?;
         if let Some(watch) = self.agreement.as_mut() {
             watch.before_advance(self.step, self.backend.as_mut())?;
         }
@@ -183,17 +158,74 @@ impl Simulation {
         if let Some(watch) = self.agreement.as_mut() {
             watch.after_advance(steps, self.params, self.backend.as_mut())?;
         }
+        let record = self.record(self.step, steps, elapsed);
+        self.step += steps;
+        Ok(record)
+    }
+
+    /// Starts advancing `steps` steps. On a device that runs them on its own (CUDA) this
+    /// returns `None` at once and the steps are counted already: the caller draws or does host
+    /// work meanwhile and collects their time with [`Simulation::finish_advance`] (anything else
+    /// asked of the simulation waits for them on the device). Otherwise it steps now and
+    /// returns the timing.
+    pub fn start_advance(&mut self, steps: u64) -> Result<Option<TimingRecord>> {
+        self.settle()?;
+        if let Some(watch) = self.agreement.as_mut() {
+            watch.before_advance(self.step, self.backend.as_mut())?;
+        }
+        let started = self.backend.start_advance(steps, &self.params)?;
+        if let Some(watch) = self.agreement.as_mut() {
+            watch.after_advance(steps, self.params, self.backend.as_mut())?;
+        }
+        let from = self.step;
+        self.step += steps;
+        match started {
+            Advance::Done(elapsed) => Ok(Some(self.record(from, steps, elapsed))),
+            Advance::Queued => {
+                self.queued = Some((from, steps));
+                Ok(None)
+            }
+        }
+    }
+
+    /// Waits for the advance queued by [`Simulation::start_advance`] and returns its timing;
+    /// `None` when none is queued.
+    pub fn finish_advance(&mut self) -> Result<Option<TimingRecord>> {
+        let Some((from, steps)) = self.queued.take() else {
+            return Ok(None);
+        };
+        let elapsed = self.backend.finish_advance()?;
+        Ok(Some(self.record(from, steps, elapsed)))
+    }
+
+    /// Whether an advance is queued on the device.
+    pub fn has_queued_advance(&self) -> bool {
+        self.queued.is_some()
+    }
+
+    /// Collects a queued advance (its timing is kept with the others) before the backend is
+    /// used in a way that needs its timer or replaces it.
+    fn settle(&mut self) -> Result<()> {
+        self.finish_advance().map(|_| ())
+    }
+
+    /// Keeps the timing of `steps` steps from step `from`.
+    fn record(&mut self, from: u64, steps: u64, elapsed: Duration) -> TimingRecord {
         let record = TimingRecord::diffusion(
-            self.step,
+            from,
             steps,
             &self.backend.kind().to_string(),
             &self.backend.step_method(),
             self.initial.size(),
             elapsed.as_secs_f64(),
         );
-        self.step += steps;
         self.timings.push(record.clone());
-        Ok(record)
+        record
+    }
+
+    /// Total heat, minimum and maximum of the current field (on the device where it can).
+    pub fn statistics(&mut self) -> Result<FieldStats> {
+        self.backend.statistics()
     }
 
     /// Advances `steps` steps, then checks the field. If any value went non-finite, finds the
@@ -253,6 +285,7 @@ impl Simulation {
 
     /// Back to the initial field and step 0 (timings are kept).
     pub fn reset(&mut self) -> Result<()> {
+        self.settle()?;
         self.interrupt_agreement();
         self.backend.upload(&self.initial)?;
         self.step = 0;
@@ -261,6 +294,7 @@ impl Simulation {
 
     /// Moves the current field to another backend, keeping the step count.
     pub fn switch_backend(&mut self, mut backend: Box<dyn Backend>) -> Result<()> {
+        self.settle()?;
         let current = self.backend.download()?;
         backend.upload(&current)?;
         self.backend = backend;
@@ -269,6 +303,7 @@ impl Simulation {
 
     /// Starts over from a new initial field (step 0).
     pub fn replace_initial(&mut self, initial: Grid) -> Result<()> {
+        self.settle()?;
         self.interrupt_agreement();
         self.backend.upload(&initial)?;
         self.initial = initial;

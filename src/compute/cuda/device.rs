@@ -208,9 +208,19 @@ impl GpuTimer {
 
     /// Marks the end, waits for it and returns the time between the marks.
     pub fn stop(&self) -> Result<Duration> {
+        self.mark_end()?;
+        self.elapsed()
+    }
+
+    /// Marks the end on the stream without waiting for it.
+    pub fn mark_end(&self) -> Result<()> {
         self.end
             .record(&self.stream)
-            .map_err(driver_error("recording a timing event"))?;
+            .map_err(driver_error("recording a timing event"))
+    }
+
+    /// Waits for the end mark and returns the time between the marks.
+    pub fn elapsed(&self) -> Result<Duration> {
         self.end
             .synchronize()
             .map_err(driver_error("waiting for the GPU"))?;

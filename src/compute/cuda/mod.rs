@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
 
 pub use device::{driver_error, CudaDevice, GpuTimer};
 pub use kernel::CudaKernel;
@@ -17,7 +19,7 @@ use stepping::CachedGraph;
 use super::preview::{
     reduced_size, reduction_factor, ColorTable, Layer, PreviewPixels, PreviewSpec,
 };
-use super::{Backend, BackendKind, Boundary, StepParams};
+use super::{Advance, Backend, BackendKind, Boundary, FieldStats, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize, ValueRange};
 
@@ -37,7 +39,13 @@ struct DiffusionKernels {
     seed_inplace: CudaFunction,
     block_mean: CudaFunction,
     colormap_rgba: CudaFunction,
+    field_stats: CudaFunction,
 }
+
+/// Blocks and threads per block of `field_stats` (kernels/colormap.cu): fixed, so that a field
+/// always gives the same total.
+const STATS_BLOCKS: usize = 528;
+const STATS_THREADS: u32 = 256;
 
 struct FieldBuffers {
     size: GridSize,
@@ -83,6 +91,32 @@ struct PreviewBuffers {
     rgba: Option<CudaSlice<u8>>,
     /// Each colour table asked for, uploaded on first use.
     tables: Vec<(ColorTable, CudaSlice<u8>)>,
+    /// Page-locked host copies of `values` and `rgba`: a copy from the device into them runs
+    /// at the bus's speed, where one into pageable memory is staged by the driver.
+    values_host: Option<PinnedHostSlice<f32>>,
+    rgba_host: Option<PinnedHostSlice<u8>>,
+    /// Partial sums, minima and maxima of the statistics kernel, on the device and pinned.
+    stats: Option<CudaSlice<f64>>,
+    stats_host: Option<PinnedHostSlice<f64>>,
+}
+
+/// `slot` holding at least `len` page-locked elements, reallocated only when it is too small.
+fn pinned_of_at_least<'a, T: cudarc::driver::DeviceRepr>(
+    slot: &'a mut Option<PinnedHostSlice<T>>,
+    len: usize,
+    context: &Arc<CudaContext>,
+) -> Result<&'a mut PinnedHostSlice<T>> {
+    if slot.as_ref().is_none_or(|buffer| buffer.len() < len) {
+        *slot = None;
+        // SAFETY: the memory is uninitialised until a copy from the device fills it; it is
+        // read only after such a copy (of at least the part read). No write-combining flag:
+        // the host reads these buffers, and reads of write-combined memory are uncached.
+        let buffer = unsafe { context.alloc_pinned_with_flags::<T>(len, 0) }
+            .map_err(driver_error("allocating page-locked memory"))?;
+        *slot = Some(buffer);
+    }
+    slot.as_mut()
+        .ok_or_else(|| HeatlabError::Internal("no page-locked buffer".into()))
 }
 
 /// `slot` holding at least `len` elements, reallocated only when it is too small.
@@ -149,6 +183,11 @@ pub struct CudaBackend {
     preview: PreviewBuffers,
     /// When timing the display path stage by stage: the timer and the stages timed.
     stage_profile: Option<(GpuTimer, Vec<StageTiming>)>,
+    /// Set while `start_advance` queues: stepping marks the end of its timing without waiting.
+    defer_timing: bool,
+    /// An advance queued by `start_advance`: `None`, queued (`Some(None)`), or already waited
+    /// for by another call (`Some(Some(time))`), until `finish_advance` collects it.
+    in_flight: Option<Option<Duration>>,
 }
 
 /// One call of the display path, timed on its own (`heatlab bench --display`).
@@ -203,6 +242,7 @@ impl CudaBackend {
             seed_inplace: load("seed_diffusion_inplace")?,
             block_mean: device.function(&display, "block_mean")?,
             colormap_rgba: device.function(&display, "colormap_rgba")?,
+            field_stats: device.function(&display, "field_stats")?,
         };
         let timer = device.timer()?;
         Ok(Self {
@@ -219,6 +259,8 @@ impl CudaBackend {
             graph_replays: 0,
             preview: PreviewBuffers::default(),
             stage_profile: None,
+            defer_timing: false,
+            in_flight: None,
         })
     }
 
@@ -312,23 +354,28 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Downloads the first `reduced.cells()` values of the preview's values buffer.
+    /// Downloads the first `reduced.cells()` values of the preview's values buffer (through
+    /// page-locked memory).
     fn download_block_means(&mut self, reduced: GridSize) -> Result<Grid> {
         let stream = self.device.stream().clone();
         let pixels = reduced.cells();
-        let values_dev = self
-            .preview
-            .values
+        let PreviewBuffers {
+            values,
+            values_host,
+            ..
+        } = &mut self.preview;
+        let values_dev = values
             .as_ref()
             .filter(|buffer| buffer.len() >= pixels)
             .ok_or_else(|| HeatlabError::Internal("the preview's values are missing".into()))?;
-        let values = stream
-            .clone_dtoh(&values_dev.slice(..pixels))
-            .map_err(driver_error("downloading the preview"))?;
+        let host = pinned_of_at_least(values_host, pixels, self.device.context())?;
         stream
-            .synchronize()
+            .memcpy_dtoh(&values_dev.slice(..pixels), host)
             .map_err(driver_error("downloading the preview"))?;
-        Grid::from_vec(reduced, values)
+        let copied = host
+            .as_slice()
+            .map_err(driver_error("downloading the preview"))?;
+        Grid::from_vec(reduced, copied[..pixels].to_vec())
     }
 
     /// Launches the colouring of the first `pixels` values of the preview's values buffer
@@ -345,6 +392,7 @@ impl CudaBackend {
             values: values_slot,
             rgba: rgba_slot,
             tables,
+            ..
         } = &mut self.preview;
         let values_dev = values_slot
             .as_ref()
@@ -370,22 +418,45 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Downloads the first `pixels` RGBA pixels of the preview's RGBA buffer.
+    /// Downloads the first `pixels` RGBA pixels of the preview's RGBA buffer (through
+    /// page-locked memory).
     fn download_rgba(&mut self, pixels: usize) -> Result<Vec<u8>> {
         let stream = self.device.stream().clone();
-        let rgba_dev = self
-            .preview
-            .rgba
+        let PreviewBuffers {
+            rgba, rgba_host, ..
+        } = &mut self.preview;
+        let rgba_dev = rgba
             .as_ref()
             .filter(|buffer| buffer.len() >= pixels * 4)
             .ok_or_else(|| HeatlabError::Internal("the preview's pixels are missing".into()))?;
-        let rgba = stream
-            .clone_dtoh(&rgba_dev.slice(..pixels * 4))
-            .map_err(driver_error("downloading the preview"))?;
+        let host = pinned_of_at_least(rgba_host, pixels * 4, self.device.context())?;
         stream
-            .synchronize()
+            .memcpy_dtoh(&rgba_dev.slice(..pixels * 4), host)
             .map_err(driver_error("downloading the preview"))?;
-        Ok(rgba)
+        let copied = host
+            .as_slice()
+            .map_err(driver_error("downloading the preview"))?;
+        Ok(copied[..pixels * 4].to_vec())
+    }
+
+    /// Ends the timing of an advance: waits and returns its time, or, while `start_advance`
+    /// queues, only marks the end.
+    pub(super) fn stop_timing(&mut self) -> Result<Duration> {
+        if self.defer_timing {
+            self.timer.mark_end()?;
+            Ok(Duration::ZERO)
+        } else {
+            self.timer.stop()
+        }
+    }
+
+    /// Waits for an advance queued by `start_advance`, keeping its time for `finish_advance`:
+    /// the timer is about to be used again, or the buffers replaced.
+    fn settle(&mut self) -> Result<()> {
+        if let Some(None) = self.in_flight {
+            self.in_flight = Some(Some(self.timer.elapsed()?));
+        }
+        Ok(())
     }
 
     /// Starts (or stops) timing each call of the display path on its own (`heatlab bench
@@ -470,6 +541,7 @@ impl Backend for CudaBackend {
     }
 
     fn upload(&mut self, field: &Grid) -> Result<()> {
+        self.settle()?;
         let size = field.size();
         dims(size)?;
         // Release the old field (and the graphs that point into it) first so that its memory
@@ -505,7 +577,74 @@ impl Backend for CudaBackend {
     }
 
     fn advance(&mut self, steps: u64, params: &StepParams) -> Result<Duration> {
+        self.settle()?;
         self.advance_with(self.stepping_kernel(), steps, params)
+    }
+
+    fn start_advance(&mut self, steps: u64, params: &StepParams) -> Result<Advance> {
+        if self.in_flight.is_some() {
+            return Err(HeatlabError::Internal(
+                "an advance is already queued on the GPU".into(),
+            ));
+        }
+        self.defer_timing = true;
+        let queued = self.advance_with(self.stepping_kernel(), steps, params);
+        self.defer_timing = false;
+        queued?;
+        self.in_flight = Some(None);
+        Ok(Advance::Queued)
+    }
+
+    fn finish_advance(&mut self) -> Result<Duration> {
+        match self.in_flight.take() {
+            None => Err(HeatlabError::Internal("no advance is queued".into())),
+            Some(Some(elapsed)) => Ok(elapsed),
+            Some(None) => self.timer.elapsed(),
+        }
+    }
+
+    fn statistics(&mut self) -> Result<FieldStats> {
+        let stream = self.device.stream().clone();
+        let function = self.kernels.field_stats.clone();
+        let buffers = self.buffers.as_ref().ok_or(HeatlabError::NoField)?;
+        let cells = i64::try_from(buffers.size.cells())
+            .map_err(|_| HeatlabError::Unsupported("field too large".into()))?;
+        let PreviewBuffers {
+            stats, stats_host, ..
+        } = &mut self.preview;
+        let partial_dev = buffer_of_at_least(stats, 3 * STATS_BLOCKS, &stream)?;
+        let config = LaunchConfig {
+            grid_dim: (STATS_BLOCKS as u32, 1, 1),
+            block_dim: (STATS_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&function);
+        launch
+            .arg(&buffers.current)
+            .arg(&cells)
+            .arg(&mut *partial_dev);
+        // SAFETY: field_stats(const float* field, long long n, double* partial): the field
+        // holds n floats, partial at least 3 * STATS_BLOCKS doubles; the grid is STATS_BLOCKS
+        // blocks of STATS_THREADS threads, as the kernel's shared arrays assume.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching field_stats"))?;
+        let host = pinned_of_at_least(stats_host, 3 * STATS_BLOCKS, self.device.context())?;
+        stream
+            .memcpy_dtoh(&partial_dev.slice(..3 * STATS_BLOCKS), host)
+            .map_err(driver_error("downloading the statistics"))?;
+        let partial = host
+            .as_slice()
+            .map_err(driver_error("downloading the statistics"))?;
+        let mut combined = FieldStats {
+            total: 0.0,
+            min: f32::INFINITY,
+            max: f32::NEG_INFINITY,
+        };
+        for block in partial[..3 * STATS_BLOCKS].chunks_exact(3) {
+            combined.total += block[0];
+            combined.min = combined.min.min(block[1] as f32);
+            combined.max = combined.max.max(block[2] as f32);
+        }
+        Ok(combined)
     }
 
     fn download(&mut self) -> Result<Grid> {

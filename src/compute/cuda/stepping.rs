@@ -88,7 +88,7 @@ impl CudaBackend {
             }
             _ => self.launch_steps(kernel, steps, params)?,
         }
-        self.timer.stop()
+        self.stop_timing()
     }
 
     /// Queues `launches` launches of an exact kernel (each `steps_per_launch` steps), flipping
@@ -364,7 +364,7 @@ impl CudaBackend {
             unsafe { launch.launch(config) }
                 .map_err(driver_error("launching seed_diffusion_inplace"))?;
         }
-        self.timer.stop()
+        self.stop_timing()
     }
 }
 

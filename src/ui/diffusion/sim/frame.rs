@@ -1,12 +1,11 @@
 //! Drawing one frame on the simulation thread: both previews (and the statistics when due),
 //! with where the time went. On the CPU the field is downloaded once and every part is timed on
 //! its own; on CUDA the backend reduces and colours on the device, so only the small pictures
-//! cross to the host.
+//! (and a few hundred partial sums for the statistics) cross to the host.
 
 use std::time::{Duration, Instant};
 
 use crate::compute::{BackendKind, Layer};
-use crate::grid::Grid;
 use crate::render::preview::{centre_diverging, render_preview};
 use crate::render::{Preview, PreviewRequest};
 use crate::sim::{FieldStats, Simulation};
@@ -64,10 +63,7 @@ pub fn render_frame(
             crate::Result::Ok((Preview::from(field), Preview::from(laplacian)))
         })?;
         let stats = if stats_due {
-            let grid: Grid = timed(split, FramePart::Download, || sim.field())?;
-            Some(timed(split, FramePart::Statistics, || {
-                FieldStats::of(&grid)
-            }))
+            Some(timed(split, FramePart::Statistics, || sim.statistics())?)
         } else {
             None
         };

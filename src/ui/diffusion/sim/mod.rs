@@ -22,7 +22,10 @@ use crate::sim::{Simulation, Stability};
 use super::super::notice::Level;
 use super::super::settings::MAX_STEPS_PER_FRAME;
 use super::super::worker::{Notify, Received, Worker, WorkerContext};
-pub use auto_steps::{auto_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING_SHARE};
+pub use auto_steps::{
+    auto_steps_per_frame, overlapped_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING_SHARE,
+    OVERLAPPED_FRAME_RATE,
+};
 use export::ShownRanges;
 use frame::render_frame;
 pub use messages::{
@@ -60,6 +63,8 @@ struct SimThread {
     shown: ShownRanges,
     /// Whether the live agreement check is on.
     agreement_check: bool,
+    /// When the last overlapped steps were queued: a frame's host cycle runs from there.
+    queued_at: Option<Instant>,
 }
 
 impl SimThread {
@@ -77,6 +82,7 @@ impl SimThread {
             stats: StatsClock::default(),
             shown: ShownRanges::default(),
             agreement_check: false,
+            queued_at: None,
         }
     }
 
@@ -89,7 +95,9 @@ impl SimThread {
     }
 
     fn has_work(&self) -> bool {
-        self.sim.is_some() && self.schedule.has_work()
+        self.sim
+            .as_ref()
+            .is_some_and(|sim| self.schedule.has_work() || sim.has_queued_advance())
     }
 
     fn run(mut self) {
@@ -216,15 +224,37 @@ impl SimThread {
         self.recording = recording;
     }
 
+    /// Whether this frame overlaps stepping with drawing: the steps of the next frame are
+    /// queued on the GPU right after this frame's pictures are taken, so the GPU steps while
+    /// the host colours, hands the frame over and waits for the display. Only while playing
+    /// steadily: a recording or the unstable coefficient's checks need each state on the host.
+    fn overlaps_stepping(&self) -> bool {
+        self.schedule.playing
+            && self.schedule.pending_steps == 0
+            && self.recording.is_none()
+            && self.sim.as_ref().is_some_and(|sim| {
+                sim.backend().kind() == BackendKind::Cuda
+                    && Stability::of(sim.params().coeff) != Stability::Unstable
+            })
+    }
+
     fn frame(&mut self) {
         let started = Instant::now();
+        let overlapped = self.overlaps_stepping();
+        let mut split = Vec::new();
+        // The steps queued by the previous frame: waiting for them is time the host was ahead.
+        let queued = self.finish_queued_steps(&mut split);
+        let waited_for_gpu = started.elapsed();
         let Some(step) = self.sim.as_ref().map(Simulation::step_count) else {
             return;
         };
         let every = self.recording.as_ref().map(|r| r.every);
         let steps = self.schedule.steps_for_frame(step, every);
-        let mut split = Vec::new();
-        let record = self.step_for_frame(steps, &mut split);
+        let record = if overlapped {
+            queued
+        } else {
+            self.step_for_frame(steps, &mut split).or(queued)
+        };
         self.schedule.dirty = false;
         let Some(sim) = self.sim.as_mut() else {
             return;
@@ -240,8 +270,7 @@ impl SimThread {
             }
         };
         if pictures.stats.is_some() {
-            let on_gpu = sim.backend().kind() != BackendKind::Cpu;
-            self.stats.computed(statistics_cost(&split, on_gpu));
+            self.stats.computed(statistics_cost(&split));
         }
         self.shown = ShownRanges {
             field: Some(pictures.field.range),
@@ -256,8 +285,17 @@ impl SimThread {
                 split.push((FramePart::Recording, recorded.elapsed()));
             }
         }
+        if overlapped {
+            let cycle = self.queued_at.map(|at| at.elapsed());
+            if let (Some(record), Some(cycle)) = (record.as_ref(), cycle) {
+                self.adjust_overlapped_steps(record, cycle.saturating_sub(waited_for_gpu));
+            }
+            self.queue_steps(steps);
+        } else {
+            self.queued_at = None;
+            self.adjust_steps_per_frame(record.as_ref(), started.elapsed());
+        }
         let wall = started.elapsed();
-        self.adjust_steps_per_frame(record.as_ref(), wall);
         self.ctx.put_frame(Frame {
             step,
             size,
@@ -271,6 +309,65 @@ impl SimThread {
             playing: self.schedule.is_running(),
             steps_per_frame: self.schedule.steps_per_frame,
         });
+    }
+
+    /// Collects the steps queued by the previous frame (adding their time to `split`).
+    fn finish_queued_steps(
+        &mut self,
+        split: &mut Vec<(FramePart, Duration)>,
+    ) -> Option<TimingRecord> {
+        let sim = self.sim.as_mut()?;
+        match sim.finish_advance() {
+            Ok(record) => {
+                let record = record?;
+                split.push((FramePart::Stepping, Duration::from_secs_f64(record.seconds)));
+                Some(record)
+            }
+            Err(error) => {
+                self.schedule.stop();
+                self.notice(Level::Error, format!("stepping failed: {error}"));
+                self.emit(SimEvent::Stopped);
+                None
+            }
+        }
+    }
+
+    /// Queues the next frame's steps on the device.
+    fn queue_steps(&mut self, steps: u64) {
+        let Some(sim) = self.sim.as_mut() else {
+            return;
+        };
+        if steps == 0 {
+            return;
+        }
+        match sim.start_advance(steps) {
+            // `Some` only from a backend that stepped at once (never CUDA); the simulation keeps
+            // that timing among its records either way.
+            Ok(_) => {
+                self.queued_at = Some(Instant::now());
+                if self.schedule.took(steps) {
+                    self.emit(SimEvent::Stopped);
+                }
+            }
+            Err(error) => {
+                self.schedule.stop();
+                self.notice(Level::Error, format!("stepping failed: {error}"));
+                self.emit(SimEvent::Stopped);
+            }
+        }
+    }
+
+    /// In the automatic mode while stepping overlaps drawing: enough steps per frame that the
+    /// GPU never waits for the host (the host's own time per frame, `host`, covered with a
+    /// margin) and the frames still come at least [`OVERLAPPED_FRAME_RATE`] times a second when
+    /// the GPU is the slower one.
+    fn adjust_overlapped_steps(&mut self, record: &TimingRecord, host: Duration) {
+        let schedule = &mut self.schedule;
+        if !schedule.auto_steps {
+            return;
+        }
+        schedule.steps_per_frame =
+            overlapped_steps_per_frame(schedule.steps_per_frame, record, host, MAX_STEPS_PER_FRAME);
     }
 
     /// Takes the frame's steps (if any), adding their time to `split`; returns their timing.
@@ -371,13 +468,11 @@ impl SimThread {
     }
 }
 
-/// What the statistics cost this frame: their own time, and on a GPU the download they need.
-fn statistics_cost(split: &[(FramePart, Duration)], on_gpu: bool) -> Duration {
+/// What the statistics cost this frame.
+fn statistics_cost(split: &[(FramePart, Duration)]) -> Duration {
     split
         .iter()
-        .filter(|(part, _)| {
-            *part == FramePart::Statistics || (on_gpu && *part == FramePart::Download)
-        })
+        .filter(|(part, _)| *part == FramePart::Statistics)
         .map(|(_, time)| *time)
         .sum()
 }
