@@ -8,6 +8,7 @@
 
 use std::time::Instant;
 
+use crate::compute::preview::map_through_table;
 use crate::compute::{Backend, CudaBackend, Layer, PreviewSpec, StepParams};
 use crate::error::Result;
 use crate::grid::{GridSize, RangeMode};
@@ -30,6 +31,10 @@ pub struct DisplayRow {
     pub host_us: MeanStd,
     /// GPU microseconds between events around the call (None for host-only work).
     pub device_us: Option<MeanStd>,
+}
+
+fn elapsed_us(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e6
 }
 
 /// The previews the app asks for by default at `max_size`.
@@ -84,9 +89,21 @@ pub fn bench_display(
     // Call by call.
     backend.profile_display(true)?;
     let mut stages: Vec<(Layer, &'static str, Vec<f64>, Vec<f64>)> = Vec::new();
+    let mut host_stages: Vec<(Layer, &'static str, f64)> = Vec::new();
     for _ in 0..repeats {
         for spec in &specs {
-            backend.render_preview(spec)?;
+            let reduced = backend.reduce_preview(spec)?;
+            let start = Instant::now();
+            let range = spec.range.resolve(&reduced.values);
+            host_stages.push((spec.layer, "range (host)", elapsed_us(start)));
+            let start = Instant::now();
+            std::hint::black_box(map_through_table(
+                reduced.values.as_slice(),
+                spec.table,
+                range,
+                4,
+            ));
+            host_stages.push((spec.layer, "colours (host)", elapsed_us(start)));
         }
         for timing in backend.take_display_profile() {
             let host = timing.host.as_secs_f64() * 1e6;
@@ -105,8 +122,17 @@ pub fn bench_display(
     }
     backend.profile_display(false)?;
     for (layer, stage, hosts, devices) in &stages {
-        let device = (!stage.ends_with("(host)")).then_some(devices.as_slice());
-        push(layer.file_stem(), stage, hosts, device);
+        push(layer.file_stem(), stage, hosts, Some(devices.as_slice()));
+    }
+    for layer in Layer::ALL {
+        for stage in ["range (host)", "colours (host)"] {
+            let times: Vec<f64> = host_stages
+                .iter()
+                .filter(|(l, s, _)| *l == layer && *s == stage)
+                .map(|(_, _, t)| *t)
+                .collect();
+            push(layer.file_stem(), stage, &times, None);
+        }
     }
     let mut download = Vec::new();
     let mut statistics = Vec::new();
@@ -128,7 +154,8 @@ pub fn bench_display(
     }
     push("statistics", "total, min, max (GPU)", &on_device, None);
 
-    // Whole frames, as the app draws them: two previews, and the statistics when due.
+    // Whole frames, as the app draws them: two previews (reduced on the GPU, coloured on the
+    // host), and the statistics when due.
     let mut frames = Vec::new();
     let mut frames_with_statistics = Vec::new();
     for _ in 0..repeats {

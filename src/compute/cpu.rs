@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::preview::{preview_on_cpu, Layer, PreviewPixels, PreviewSpec};
+use super::preview::{Layer, PreviewSpec, ReducedPreview};
 use super::{Backend, BackendKind, Boundary, FieldStats, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
@@ -226,11 +226,14 @@ impl Backend for CpuBackend {
         self.held().cloned()
     }
 
-    fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {
-        // The held field is rendered in place: no full-resolution copy per frame.
+    fn reduce_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<ReducedPreview> {
+        // The held field is reduced in place: no full-resolution copy per frame.
         match spec.layer {
-            Layer::Field => Ok(preview_on_cpu(self.held()?, spec)),
-            Layer::Laplacian => Ok(preview_on_cpu(&self.laplacian(spec.boundary)?, spec)),
+            Layer::Field => Ok(ReducedPreview::of(self.held()?, spec.max_size)),
+            Layer::Laplacian => Ok(ReducedPreview::of(
+                &self.laplacian(spec.boundary)?,
+                spec.max_size,
+            )),
         }
     }
 

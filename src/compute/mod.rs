@@ -15,7 +15,7 @@ use std::time::Duration;
 pub use crate::grid::Boundary;
 pub use cpu::{CpuBackend, CpuMethod};
 pub use cuda::{CudaBackend, CudaKernel};
-pub use preview::{Layer, PreviewPixels, PreviewSpec};
+pub use preview::{Layer, PreviewPixels, PreviewSpec, ReducedPreview};
 pub use stats::FieldStats;
 
 use crate::error::{CudaUnavailable, HeatlabError, Result};
@@ -138,15 +138,21 @@ pub trait Backend: Send {
     /// The Laplacian of the held field under `boundary` (it is not kept while stepping).
     fn laplacian(&mut self, boundary: Boundary) -> Result<Grid>;
 
-    /// The field or its Laplacian reduced to fit `spec.max_size` and coloured through
-    /// `spec.table`. The default downloads at full resolution and reduces on the CPU; a GPU
-    /// backend reduces and colours on the device so that only the picture crosses to the host.
-    fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {
+    /// The field or its Laplacian (under `spec.boundary`) reduced to fit `spec.max_size`, not
+    /// yet coloured. The default downloads at full resolution and reduces on the CPU; a GPU
+    /// backend reduces on the device so that only the reduced values cross to the host.
+    fn reduce_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<ReducedPreview> {
         let grid = match spec.layer {
             Layer::Field => self.download()?,
             Layer::Laplacian => self.laplacian(spec.boundary)?,
         };
-        Ok(preview::preview_on_cpu(&grid, spec))
+        Ok(ReducedPreview::of(&grid, spec.max_size))
+    }
+
+    /// The field or its Laplacian reduced to fit `spec.max_size` and coloured through
+    /// `spec.table` (on the host: the reduced values are small).
+    fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {
+        Ok(self.reduce_preview(spec)?.colour(spec))
     }
 
     /// Total heat, minimum and maximum of the held field. The default downloads it; a GPU

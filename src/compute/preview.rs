@@ -96,7 +96,7 @@ pub fn block_mean(field: &Grid, factor: usize) -> Grid {
             for (bc, slot) in out_row.iter_mut().enumerate() {
                 let c0 = bc * factor;
                 let c1 = (c0 + factor).min(cols);
-                // Accumulated cell by cell in row-major order, as kernels/colormap.cu does, so
+                // Accumulated cell by cell in row-major order, as kernels/display.cu does, so
                 // that GPU and CPU previews are identical.
                 let mut sum = 0.0f64;
                 for r in r0..r1 {
@@ -145,18 +145,43 @@ pub fn map_through_table(
     pixels
 }
 
+/// A layer reduced to the size it is shown at (block means), not yet coloured: what a
+/// backend hands over to the host, which picks the range and colours.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReducedPreview {
+    /// Cells of the full field per pixel along each axis.
+    pub factor: usize,
+    /// The block means.
+    pub values: Grid,
+}
+
+impl ReducedPreview {
+    /// `grid` (already the requested layer) reduced to fit `max_size`.
+    pub fn of(grid: &Grid, max_size: (usize, usize)) -> Self {
+        let factor = reduction_factor(grid.size(), max_size);
+        Self {
+            factor,
+            values: block_mean(grid, factor),
+        }
+    }
+
+    /// The picture: the range chosen from the reduced values as `spec.range` says, each value
+    /// coloured through `spec.table`.
+    pub fn colour(self, spec: &PreviewSpec<'_>) -> PreviewPixels {
+        let range = spec.range.resolve(&self.values);
+        let rgba = map_through_table(self.values.as_slice(), spec.table, range, 4);
+        PreviewPixels {
+            factor: self.factor,
+            values: self.values,
+            rgba,
+            range,
+        }
+    }
+}
+
 /// A preview of `grid` (already the requested layer) on the CPU: the reference.
 pub fn preview_on_cpu(grid: &Grid, spec: &PreviewSpec<'_>) -> PreviewPixels {
-    let factor = reduction_factor(grid.size(), spec.max_size);
-    let values = block_mean(grid, factor);
-    let range = spec.range.resolve(&values);
-    let rgba = map_through_table(values.as_slice(), spec.table, range, 4);
-    PreviewPixels {
-        factor,
-        values,
-        rgba,
-        range,
-    }
+    ReducedPreview::of(grid, spec.max_size).colour(spec)
 }
 
 #[cfg(test)]

@@ -1,10 +1,10 @@
-//! Display previews of a running simulation, so that a GPU backend can reduce and colormap on
-//! the device and only the picture crosses to the host. Kept in its own file: the GUI needs it,
+//! Display previews of a running simulation, so that a GPU backend can reduce on the device
+//! and only the reduced values cross to the host. Kept in its own file: the GUI needs it,
 //! the rest of `Simulation` does not. The request holds plain values (`compute::PreviewSpec`);
 //! `render` turns it into what the screen shows.
 
 use super::Simulation;
-use crate::compute::{PreviewPixels, PreviewSpec};
+use crate::compute::{PreviewPixels, PreviewSpec, ReducedPreview};
 use crate::error::Result;
 
 impl Simulation {
@@ -12,5 +12,11 @@ impl Simulation {
     /// `spec.max_size` and coloured through `spec.table`, by the backend.
     pub fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {
         self.backend.render_preview(spec)
+    }
+
+    /// The current field or its Laplacian reduced to fit `spec.max_size` by the backend, not
+    /// yet coloured (the app colours on its own time while the GPU steps on).
+    pub fn reduce_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<ReducedPreview> {
+        self.backend.reduce_preview(spec)
     }
 }

@@ -16,17 +16,15 @@ pub use device::{driver_error, CudaDevice, GpuTimer};
 pub use kernel::CudaKernel;
 use stepping::CachedGraph;
 
-use super::preview::{
-    reduced_size, reduction_factor, ColorTable, Layer, PreviewPixels, PreviewSpec,
-};
+use super::preview::{reduced_size, reduction_factor, Layer, PreviewSpec, ReducedPreview};
 use super::{Advance, Backend, BackendKind, Boundary, FieldStats, StepParams};
 use crate::error::{HeatlabError, Result};
-use crate::grid::{Grid, GridSize, ValueRange};
+use crate::grid::{Grid, GridSize};
 
 /// The diffusion kernels' source, embedded so that the binary needs no files beside it.
 pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu");
-/// The display kernels' source (reduce to the shown size, colormap).
-pub const COLORMAP_SOURCE: &str = include_str!("../../../kernels/colormap.cu");
+/// The display kernels' source (reduce to the shown size, statistics).
+pub const DISPLAY_SOURCE: &str = include_str!("../../../kernels/display.cu");
 
 struct DiffusionKernels {
     shared: [CudaFunction; 3],
@@ -38,11 +36,10 @@ struct DiffusionKernels {
     laplacian: [CudaFunction; 3],
     seed_inplace: CudaFunction,
     block_mean: CudaFunction,
-    colormap_rgba: CudaFunction,
     field_stats: CudaFunction,
 }
 
-/// Blocks and threads per block of `field_stats` (kernels/colormap.cu): fixed, so that a field
+/// Blocks and threads per block of `field_stats` (kernels/display.cu): fixed, so that a field
 /// always gives the same total.
 const STATS_BLOCKS: usize = 528;
 const STATS_THREADS: u32 = 256;
@@ -88,13 +85,9 @@ impl FieldBuffers {
 #[derive(Default)]
 struct PreviewBuffers {
     values: Option<CudaSlice<f32>>,
-    rgba: Option<CudaSlice<u8>>,
-    /// Each colour table asked for, uploaded on first use.
-    tables: Vec<(ColorTable, CudaSlice<u8>)>,
-    /// Page-locked host copies of `values` and `rgba`: a copy from the device into them runs
-    /// at the bus's speed, where one into pageable memory is staged by the driver.
+    /// Page-locked host copy of `values`: a copy from the device into it runs at the bus's
+    /// speed, where one into pageable memory is staged by the driver.
     values_host: Option<PinnedHostSlice<f32>>,
-    rgba_host: Option<PinnedHostSlice<u8>>,
     /// Partial sums, minima and maxima of the statistics kernel, on the device and pinned.
     stats: Option<CudaSlice<f64>>,
     stats_host: Option<PinnedHostSlice<f64>>,
@@ -136,25 +129,6 @@ fn buffer_of_at_least<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidA
     }
     slot.as_mut()
         .ok_or_else(|| HeatlabError::Internal("no preview buffer".into()))
-}
-
-/// The device copy of `table` among `tables`, uploaded and kept on first use.
-fn table_on_device<'a>(
-    tables: &'a mut Vec<(ColorTable, CudaSlice<u8>)>,
-    table: &ColorTable,
-    stream: &Arc<CudaStream>,
-) -> Result<&'a CudaSlice<u8>> {
-    if !tables.iter().any(|(known, _)| known == table) {
-        let lut: Vec<u8> = table.iter().flatten().copied().collect();
-        let lut_dev = stream
-            .clone_htod(&lut)
-            .map_err(driver_error("uploading the colormap"))?;
-        tables.push((*table, lut_dev));
-    }
-    let Some((_, lut_dev)) = tables.iter().find(|(known, _)| known == table) else {
-        return Err(HeatlabError::Internal("colormap table missing".into()));
-    };
-    Ok(lut_dev)
 }
 
 /// Steps the field on an NVIDIA GPU.
@@ -218,7 +192,7 @@ impl CudaBackend {
     pub fn new() -> Result<Self> {
         let device = CudaDevice::open()?;
         let module = device.load_kernels("diffusion.cu", DIFFUSION_SOURCE)?;
-        let display = device.load_kernels("colormap.cu", COLORMAP_SOURCE)?;
+        let display = device.load_kernels("display.cu", DISPLAY_SOURCE)?;
         let load = |name: &str| device.function(&module, name);
         let per_boundary = |prefix: &str| -> Result<[CudaFunction; 3]> {
             Ok([
@@ -241,7 +215,6 @@ impl CudaBackend {
             ],
             seed_inplace: load("seed_diffusion_inplace")?,
             block_mean: device.function(&display, "block_mean")?,
-            colormap_rgba: device.function(&display, "colormap_rgba")?,
             field_stats: device.function(&display, "field_stats")?,
         };
         let timer = device.timer()?;
@@ -372,71 +345,15 @@ impl CudaBackend {
         stream
             .memcpy_dtoh(&values_dev.slice(..pixels), host)
             .map_err(driver_error("downloading the preview"))?;
+        // Event tracking is off in this context (see `CudaDevice::open`), so the pinned
+        // slice's own event is never recorded: wait for the stream before reading it.
+        stream
+            .synchronize()
+            .map_err(driver_error("downloading the preview"))?;
         let copied = host
             .as_slice()
             .map_err(driver_error("downloading the preview"))?;
         Grid::from_vec(reduced, copied[..pixels].to_vec())
-    }
-
-    /// Launches the colouring of the first `pixels` values of the preview's values buffer
-    /// through `table` over `range` into its RGBA buffer.
-    fn launch_colormap(
-        &mut self,
-        table: &ColorTable,
-        pixels: usize,
-        range: ValueRange,
-    ) -> Result<()> {
-        let stream = self.device.stream().clone();
-        let colormap_rgba = self.kernels.colormap_rgba.clone();
-        let PreviewBuffers {
-            values: values_slot,
-            rgba: rgba_slot,
-            tables,
-            ..
-        } = &mut self.preview;
-        let values_dev = values_slot
-            .as_ref()
-            .filter(|buffer| buffer.len() >= pixels)
-            .ok_or_else(|| HeatlabError::Internal("the preview's values are missing".into()))?;
-        let lut_dev = table_on_device(tables, table, &stream)?;
-        let rgba_dev = buffer_of_at_least(rgba_slot, pixels * 4, &stream)?;
-        let n = i32::try_from(pixels)
-            .map_err(|_| HeatlabError::Unsupported("preview too large".into()))?;
-        let config = LaunchConfig::for_num_elems(pixels as u32);
-        let mut launch = stream.launch_builder(&colormap_rgba);
-        launch
-            .arg(values_dev)
-            .arg(lut_dev)
-            .arg(&mut *rgba_dev)
-            .arg(&n)
-            .arg(&range.min)
-            .arg(&range.max);
-        // SAFETY: colormap_rgba(const float* values, const uchar* lut, uchar* rgba, int n,
-        // float lo, float hi): values holds at least n floats, lut 768 bytes, rgba at least 4*n
-        // bytes; threads with i >= n return.
-        unsafe { launch.launch(config) }.map_err(driver_error("launching colormap_rgba"))?;
-        Ok(())
-    }
-
-    /// Downloads the first `pixels` RGBA pixels of the preview's RGBA buffer (through
-    /// page-locked memory).
-    fn download_rgba(&mut self, pixels: usize) -> Result<Vec<u8>> {
-        let stream = self.device.stream().clone();
-        let PreviewBuffers {
-            rgba, rgba_host, ..
-        } = &mut self.preview;
-        let rgba_dev = rgba
-            .as_ref()
-            .filter(|buffer| buffer.len() >= pixels * 4)
-            .ok_or_else(|| HeatlabError::Internal("the preview's pixels are missing".into()))?;
-        let host = pinned_of_at_least(rgba_host, pixels * 4, self.device.context())?;
-        stream
-            .memcpy_dtoh(&rgba_dev.slice(..pixels * 4), host)
-            .map_err(driver_error("downloading the preview"))?;
-        let copied = host
-            .as_slice()
-            .map_err(driver_error("downloading the preview"))?;
-        Ok(copied[..pixels * 4].to_vec())
     }
 
     /// Ends the timing of an advance: waits and returns its time, or, while `start_advance`
@@ -631,6 +548,10 @@ impl Backend for CudaBackend {
         stream
             .memcpy_dtoh(&partial_dev.slice(..3 * STATS_BLOCKS), host)
             .map_err(driver_error("downloading the statistics"))?;
+        // As in `download_block_means`: the pinned slice's event is not recorded here.
+        stream
+            .synchronize()
+            .map_err(driver_error("downloading the statistics"))?;
         let partial = host
             .as_slice()
             .map_err(driver_error("downloading the statistics"))?;
@@ -677,7 +598,7 @@ impl Backend for CudaBackend {
         Grid::from_vec(size, data)
     }
 
-    fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {
+    fn reduce_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<ReducedPreview> {
         let layer = spec.layer;
         if layer == Layer::Laplacian {
             self.stage(layer, "Laplacian kernel", |s| {
@@ -691,18 +612,6 @@ impl Backend for CudaBackend {
             s.launch_block_mean(layer, factor, reduced)
         })?;
         let values = self.stage(layer, "download means", |s| s.download_block_means(reduced))?;
-        let range = self.stage(layer, "range (host)", |_| Ok(spec.range.resolve(&values)))?;
-        self.stage(layer, "colormap kernel", |s| {
-            s.launch_colormap(spec.table, reduced.cells(), range)
-        })?;
-        let rgba = self.stage(layer, "download pixels", |s| {
-            s.download_rgba(reduced.cells())
-        })?;
-        Ok(PreviewPixels {
-            factor,
-            values,
-            rgba,
-            range,
-        })
+        Ok(ReducedPreview { factor, values })
     }
 }

@@ -227,9 +227,9 @@ pub fn part_color(part: FramePart) -> egui::Color32 {
     match part {
         FramePart::Stepping => egui::Color32::from_rgb(230, 85, 70),
         FramePart::Laplacian => egui::Color32::from_rgb(90, 160, 240),
-        FramePart::Colormap => egui::Color32::from_rgb(170, 210, 80),
-        FramePart::Download => egui::Color32::from_rgb(200, 120, 230),
+        FramePart::Reduce => egui::Color32::from_rgb(200, 120, 230),
         FramePart::DevicePreview => egui::Color32::from_rgb(240, 170, 60),
+        FramePart::Colour => egui::Color32::from_rgb(170, 210, 80),
         FramePart::Statistics => egui::Color32::from_rgb(80, 200, 190),
         FramePart::Recording => egui::Color32::from_rgb(160, 160, 160),
         FramePart::TextureUpload => egui::Color32::from_rgb(230, 200, 120),

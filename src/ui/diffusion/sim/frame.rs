@@ -1,16 +1,26 @@
-//! Drawing one frame on the simulation thread: both previews (and the statistics when due),
-//! with where the time went. On the CPU the field is downloaded once and every part is timed on
-//! its own; on CUDA the backend reduces and colours on the device, so only the small pictures
-//! (and a few hundred partial sums for the statistics) cross to the host.
+//! Drawing one frame on the simulation thread, in two halves. [`reduce_frame`] asks the backend
+//! for both layers reduced to the size they are shown at (on CUDA: kernels and a copy of the
+//! reduced values, through page-locked memory) and, when due, the statistics (reduced on the
+//! device too). [`colour_frame`] then picks each view's range and colours it on the host. The
+//! GPU is needed only for the first half, so while stepping overlaps drawing the next frame's
+//! steps are queued between the two. Each part's time goes into the frame's split.
 
 use std::time::{Duration, Instant};
 
-use crate::compute::{BackendKind, Layer};
-use crate::render::preview::{centre_diverging, render_preview};
+use crate::compute::{BackendKind, Layer, ReducedPreview};
+use crate::render::preview::centre_diverging;
 use crate::render::{Preview, PreviewRequest};
 use crate::sim::{FieldStats, Simulation};
 
 use super::messages::{FramePart, ViewRequest, ViewRequests};
+
+/// Both layers reduced to their views' sizes and, when due, the statistics.
+pub struct ReducedFrame {
+    field: ReducedPreview,
+    laplacian: ReducedPreview,
+    stats: Option<FieldStats>,
+    requests: [PreviewRequest; 2],
+}
 
 /// The two previews and, when due, the statistics.
 pub struct FramePictures {
@@ -22,14 +32,14 @@ pub struct FramePictures {
     pub stats: Option<FieldStats>,
 }
 
-/// Renders both previews (and the statistics when `stats_due`), adding each part's time to
-/// `split`. Diverging colormaps come back centred on zero.
-pub fn render_frame(
+/// The backend's half of a frame: both layers reduced (and the statistics when `stats_due`),
+/// adding each part's time to `split`.
+pub fn reduce_frame(
     sim: &mut Simulation,
     views: ViewRequests,
     stats_due: bool,
     split: &mut Vec<(FramePart, Duration)>,
-) -> crate::Result<FramePictures> {
+) -> crate::Result<ReducedFrame> {
     let boundary = sim.params().boundary;
     let request = |layer: Layer, view: ViewRequest| PreviewRequest {
         layer,
@@ -38,52 +48,69 @@ pub fn render_frame(
         range_mode: view.range_mode,
         max_size: view.max_size,
     };
-    let field_request = request(Layer::Field, views.field);
-    let laplacian_request = request(Layer::Laplacian, views.laplacian);
-    let mut pictures = if sim.backend().kind() == BackendKind::Cpu {
-        let field = timed(split, FramePart::Download, || sim.field())?;
-        let laplacian = timed(split, FramePart::Laplacian, || sim.laplacian())?;
-        let (field_preview, laplacian_preview) = timed(split, FramePart::Colormap, || {
-            (
-                render_preview(&field, &field_request),
-                render_preview(&laplacian, &laplacian_request),
-            )
-        });
-        let stats =
-            stats_due.then(|| timed(split, FramePart::Statistics, || FieldStats::of(&field)));
-        FramePictures {
-            field: field_preview,
-            laplacian: laplacian_preview,
-            stats,
-        }
-    } else {
-        let (field, laplacian) = timed(split, FramePart::DevicePreview, || {
-            let field = sim.render_preview(&field_request.spec())?;
-            let laplacian = sim.render_preview(&laplacian_request.spec())?;
-            crate::Result::Ok((Preview::from(field), Preview::from(laplacian)))
+    let requests = [
+        request(Layer::Field, views.field),
+        request(Layer::Laplacian, views.laplacian),
+    ];
+    let (field, laplacian) = if sim.backend().kind() == BackendKind::Cpu {
+        // On the CPU the Laplacian is computed at full resolution: its own part.
+        let field = timed(split, FramePart::Reduce, || {
+            sim.reduce_preview(&requests[0].spec())
         })?;
-        let stats = if stats_due {
-            Some(timed(split, FramePart::Statistics, || sim.statistics())?)
-        } else {
-            None
-        };
+        let laplacian = timed(split, FramePart::Laplacian, || {
+            sim.reduce_preview(&requests[1].spec())
+        })?;
+        (field, laplacian)
+    } else {
+        timed(split, FramePart::DevicePreview, || {
+            let field = sim.reduce_preview(&requests[0].spec())?;
+            let laplacian = sim.reduce_preview(&requests[1].spec())?;
+            crate::Result::Ok((field, laplacian))
+        })?
+    };
+    let stats = if stats_due {
+        Some(timed(split, FramePart::Statistics, || sim.statistics())?)
+    } else {
+        None
+    };
+    Ok(ReducedFrame {
+        field,
+        laplacian,
+        stats,
+        requests,
+    })
+}
+
+/// The host's half of a frame: each view's range picked and its values coloured (diverging
+/// colormaps centred on zero), timed as colormapping.
+pub fn colour_frame(
+    reduced: ReducedFrame,
+    views: ViewRequests,
+    split: &mut Vec<(FramePart, Duration)>,
+) -> FramePictures {
+    let ReducedFrame {
+        field,
+        laplacian,
+        stats,
+        requests: [field_request, laplacian_request],
+    } = reduced;
+    timed(split, FramePart::Colour, || {
+        let (mut field, mut laplacian) = rayon::join(
+            || Preview::from(field.colour(&field_request.spec())),
+            || Preview::from(laplacian.colour(&laplacian_request.spec())),
+        );
+        centre_diverging(&mut field, views.field.colormap, views.field.range_mode);
+        centre_diverging(
+            &mut laplacian,
+            views.laplacian.colormap,
+            views.laplacian.range_mode,
+        );
         FramePictures {
             field,
             laplacian,
             stats,
         }
-    };
-    centre_diverging(
-        &mut pictures.field,
-        views.field.colormap,
-        views.field.range_mode,
-    );
-    centre_diverging(
-        &mut pictures.laplacian,
-        views.laplacian.colormap,
-        views.laplacian.range_mode,
-    );
-    Ok(pictures)
+    })
 }
 
 /// Runs `work`, adding its time to `split` as `part`.

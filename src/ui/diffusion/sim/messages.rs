@@ -153,14 +153,15 @@ pub enum SimCommand {
 pub enum FramePart {
     /// Advancing the field (device time on CUDA).
     Stepping,
-    /// Computing the Laplacian.
+    /// Computing the Laplacian and reducing it to the display size (CPU).
     Laplacian,
-    /// Reducing to the display size and colormapping.
-    Colormap,
-    /// Copying the field to the host.
-    Download,
-    /// Previews rendered by the backend itself (on CUDA: Laplacian, reduction, colormap, copy).
+    /// Reducing the field to the display size (CPU).
+    Reduce,
+    /// Both layers reduced on the device and the reduced values copied to the host (CUDA:
+    /// Laplacian and block-mean kernels, copy through page-locked memory).
     DevicePreview,
+    /// Picking each view's range and colouring the reduced values (host).
+    Colour,
     /// Total heat, minimum and maximum.
     Statistics,
     /// Writing recorded frames.
@@ -174,9 +175,9 @@ impl FramePart {
     pub const ALL: [Self; 8] = [
         Self::Stepping,
         Self::Laplacian,
-        Self::Colormap,
-        Self::Download,
+        Self::Reduce,
         Self::DevicePreview,
+        Self::Colour,
         Self::Statistics,
         Self::Recording,
         Self::TextureUpload,
@@ -188,9 +189,9 @@ impl fmt::Display for FramePart {
         f.write_str(match self {
             Self::Stepping => "stepping",
             Self::Laplacian => "Laplacian",
-            Self::Colormap => "reduce + colormap",
-            Self::Download => "download",
-            Self::DevicePreview => "GPU preview + copy",
+            Self::Reduce => "reduce",
+            Self::DevicePreview => "GPU reduce + copy",
+            Self::Colour => "range + colours",
             Self::Statistics => "statistics",
             Self::Recording => "recording",
             Self::TextureUpload => "texture upload",

@@ -27,7 +27,7 @@ pub use auto_steps::{
     OVERLAPPED_FRAME_RATE,
 };
 use export::ShownRanges;
-use frame::render_frame;
+use frame::{colour_frame, reduce_frame};
 pub use messages::{
     AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, Recording, SimCommand,
     SimEvent, ViewRequest, ViewRequests,
@@ -260,8 +260,8 @@ impl SimThread {
             return;
         };
         let stats_due = self.stats.due(self.schedule.playing);
-        let pictures = match render_frame(sim, self.views, stats_due, &mut split) {
-            Ok(pictures) => pictures,
+        let reduced = match reduce_frame(sim, self.views, stats_due, &mut split) {
+            Ok(reduced) => reduced,
             Err(error) => {
                 self.schedule.stop();
                 self.notice(Level::Error, format!("cannot draw the field: {error}"));
@@ -269,6 +269,17 @@ impl SimThread {
                 return;
             }
         };
+        let step = sim.step_count();
+        let size = sim.initial().size();
+        if overlapped {
+            // The GPU is done with this frame: give it the next frame's steps before colouring.
+            let cycle = self.queued_at.map(|at| at.elapsed());
+            if let (Some(record), Some(cycle)) = (record.as_ref(), cycle) {
+                self.adjust_overlapped_steps(record, cycle.saturating_sub(waited_for_gpu));
+            }
+            self.queue_steps(steps);
+        }
+        let pictures = colour_frame(reduced, self.views, &mut split);
         if pictures.stats.is_some() {
             self.stats.computed(statistics_cost(&split));
         }
@@ -276,8 +287,6 @@ impl SimThread {
             field: Some(pictures.field.range),
             laplacian: Some(pictures.laplacian.range),
         };
-        let step = sim.step_count();
-        let size = sim.initial().size();
         if let Some(recording) = self.recording.clone() {
             if steps > 0 && step % recording.every.max(1) == 0 {
                 let recorded = Instant::now();
@@ -285,13 +294,7 @@ impl SimThread {
                 split.push((FramePart::Recording, recorded.elapsed()));
             }
         }
-        if overlapped {
-            let cycle = self.queued_at.map(|at| at.elapsed());
-            if let (Some(record), Some(cycle)) = (record.as_ref(), cycle) {
-                self.adjust_overlapped_steps(record, cycle.saturating_sub(waited_for_gpu));
-            }
-            self.queue_steps(steps);
-        } else {
+        if !overlapped {
             self.queued_at = None;
             self.adjust_steps_per_frame(record.as_ref(), started.elapsed());
         }

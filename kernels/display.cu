@@ -1,6 +1,7 @@
-// heatlab display kernels: reduce a field to the size it is shown at, then colormap it, so that
-// only the picture crosses to the host. Compiled by NVRTC with --fmad=false; the arithmetic
-// mirrors src/render (block_mean, lut_index) so GPU and CPU pixels are identical.
+// heatlab display kernels: reduce a field to the size it is shown at (the host picks the range
+// and colours the few reduced values), and its statistics, so that only small arrays cross to
+// the host. Compiled by NVRTC with --fmad=false; block_mean mirrors src/compute/preview.rs so
+// that GPU and CPU previews are identical.
 
 // Mean of each factor x factor block (partial blocks at the edges average what they hold),
 // accumulated in double in row-major order, like the CPU.
@@ -22,25 +23,6 @@ extern "C" __global__ void block_mean(const float* __restrict__ field, float* __
     out[(size_t)br * out_cols + bc] = (float)(sum / (double)((r1 - r0) * (c1 - c0)));
 }
 
-// RGBA pixels from a 256-entry RGB table (lut: 768 bytes): index = floor((v - lo) / (hi - lo) * 256)
-// clipped to 0..255, as matplotlib does; NaN maps to entry 0.
-extern "C" __global__ void colormap_rgba(const float* __restrict__ values, const unsigned char* __restrict__ lut,
-                                         unsigned char* __restrict__ rgba, int n, float lo, float hi) {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const float span = hi - lo;
-    const float x = span > 0.0f ? (values[i] - lo) / span : 0.0f;
-    int index = 0;
-    if (x == x) {  // not NaN
-        const float scaled = floorf(x * 256.0f);
-        index = scaled < 0.0f ? 0 : (scaled > 255.0f ? 255 : (int)scaled);
-    }
-    rgba[4 * (size_t)i + 0] = lut[3 * index + 0];
-    rgba[4 * (size_t)i + 1] = lut[3 * index + 1];
-    rgba[4 * (size_t)i + 2] = lut[3 * index + 2];
-    rgba[4 * (size_t)i + 3] = 255;
-}
-
 // Total, minimum and maximum of a field, as partial results per block: the host adds the
 // STATS_BLOCKS partials in order. Sums in double (like the CPU's statistics); fminf/fmaxf skip
 // NaN as Rust's f32::min/max do. The launch is fixed (STATS_BLOCKS x STATS_THREADS), so a given
@@ -52,7 +34,7 @@ field_stats(const float* __restrict__ field, long long n, double* __restrict__ p
     __shared__ float lows[STATS_THREADS];
     __shared__ float highs[STATS_THREADS];
     double sum = 0.0;
-    float low = INFINITY, high = -INFINITY;
+    float low = __int_as_float(0x7f800000), high = __int_as_float(0xff800000);  // +inf, -inf
     const long long stride = (long long)gridDim.x * STATS_THREADS;
     for (long long i = (long long)blockIdx.x * STATS_THREADS + threadIdx.x; i < n; i += stride) {
         const float v = field[i];
