@@ -1,6 +1,7 @@
 //! The CUDA backend: `kernels/diffusion.cu`, compiled by NVRTC, on the device's own stream.
 
 pub mod device;
+mod edit;
 mod kernel;
 mod stepping;
 
@@ -147,6 +148,8 @@ pub struct CudaBackend {
     graph_replays: u64,
     /// The display path's buffers.
     preview: PreviewBuffers,
+    /// Brush, gather and scatter (`kernels/brush.cu`).
+    edit_kernels: edit::EditKernels,
 }
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
@@ -190,6 +193,7 @@ impl CudaBackend {
             colormap_rgba: device.function(&display, "colormap_rgba")?,
         };
         let timer = device.timer()?;
+        let edit_kernels = edit::EditKernels::load(&device)?;
         Ok(Self {
             device,
             kernels,
@@ -203,6 +207,7 @@ impl CudaBackend {
             forced: None,
             graph_replays: 0,
             preview: PreviewBuffers::default(),
+            edit_kernels,
         })
     }
 
@@ -450,6 +455,18 @@ impl Backend for CudaBackend {
             .synchronize()
             .map_err(driver_error("downloading the Laplacian"))?;
         Grid::from_vec(size, data)
+    }
+
+    fn apply_brush(&mut self, stamp: &super::BrushStamp) -> Result<()> {
+        self.stamp_on_device(stamp)
+    }
+
+    fn gather(&mut self, cells: &[u32]) -> Result<Vec<f32>> {
+        self.gather_on_device(cells)
+    }
+
+    fn scatter(&mut self, cells: &[u32], values: &[f32]) -> Result<()> {
+        self.scatter_on_device(cells, values)
     }
 
     fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {
