@@ -2,6 +2,7 @@
 //! timings and statistics. The GUI and the CLI both drive this; it knows nothing of either.
 
 pub mod agreement;
+pub mod paint;
 mod preview;
 
 use rayon::prelude::*;
@@ -91,6 +92,8 @@ pub struct Simulation {
     last_good: Option<(u64, Grid)>,
     /// The live check against the CPU reference, when it is on.
     agreement: Option<AgreementWatch>,
+    /// Painted strokes, for undo and redo.
+    paint: paint::PaintHistory,
 }
 
 impl Simulation {
@@ -105,6 +108,7 @@ impl Simulation {
             timings: Vec::new(),
             last_good: None,
             agreement: None,
+            paint: paint::PaintHistory::default(),
         })
     }
 
@@ -254,6 +258,7 @@ impl Simulation {
     /// Back to the initial field and step 0 (timings are kept).
     pub fn reset(&mut self) -> Result<()> {
         self.interrupt_agreement();
+        self.paint.clear();
         self.backend.upload(&self.initial)?;
         self.step = 0;
         Ok(())
@@ -270,6 +275,7 @@ impl Simulation {
     /// Starts over from a new initial field (step 0).
     pub fn replace_initial(&mut self, initial: Grid) -> Result<()> {
         self.interrupt_agreement();
+        self.paint.clear();
         self.backend.upload(&initial)?;
         self.initial = initial;
         self.step = 0;
