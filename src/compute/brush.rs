@@ -332,7 +332,10 @@ mod tests {
         corner.apply(&mut field);
         // (0,0) is sqrt(2) away, (0,1) and (1,0) sqrt(5) > 2, (1,1) sqrt(8).
         assert_eq!(field.as_slice().iter().filter(|&&v| v > 0.0).count(), 1);
-        assert_eq!(stamp(-9.0, 2.0, 3.0, 1.0, BrushEdge::Hard).bounds(size), None);
+        assert_eq!(
+            stamp(-9.0, 2.0, 3.0, 1.0, BrushEdge::Hard).bounds(size),
+            None
+        );
         assert!(stamp(f32::NAN, 0.0, 1.0, 1.0, BrushEdge::Soft)
             .check()
             .is_err());

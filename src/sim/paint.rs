@@ -130,9 +130,7 @@ impl PaintHistory {
         self.undo.push_back(record);
         let mut bytes: usize = self.undo.iter().map(StrokeRecord::bytes).sum();
         // The newest stroke is always kept, however large.
-        while self.undo.len() > 1
-            && (bytes > HISTORY_BYTES || self.undo.len() > HISTORY_STROKES)
-        {
+        while self.undo.len() > 1 && (bytes > HISTORY_BYTES || self.undo.len() > HISTORY_STROKES) {
             if let Some(dropped) = self.undo.pop_front() {
                 bytes -= dropped.bytes();
             }
@@ -278,7 +276,10 @@ mod tests {
     #[test]
     fn dabs_are_evenly_spaced_and_carry_the_rest_over() {
         let dabs = dabs_towards((0.0, 0.0), (0.0, 10.0), 2.0);
-        assert_eq!(dabs, [(0.0, 2.0), (0.0, 4.0), (0.0, 6.0), (0.0, 8.0), (0.0, 10.0)]);
+        assert_eq!(
+            dabs,
+            [(0.0, 2.0), (0.0, 4.0), (0.0, 6.0), (0.0, 8.0), (0.0, 10.0)]
+        );
         assert!(dabs_towards((0.0, 0.0), (0.0, 1.5), 2.0).is_empty());
         assert!(dabs_towards((0.0, 0.0), (f32::NAN, 1.0), 2.0).is_empty());
     }
@@ -294,9 +295,16 @@ mod tests {
         let painted = sim.field().unwrap();
         let initial = sim.initial().clone();
         for col in 5..=190 {
-            assert!(painted.get(10, col) > initial.get(10, col), "gap at column {col}");
+            assert!(
+                painted.get(10, col) > initial.get(10, col),
+                "gap at column {col}"
+            );
         }
-        assert_eq!(painted.get(2, 100), initial.get(2, 100), "outside the radius");
+        assert_eq!(
+            painted.get(2, 100),
+            initial.get(2, 100),
+            "outside the radius"
+        );
     }
 
     #[test]
@@ -316,7 +324,10 @@ mod tests {
         sim.paint_to(12.0, 25.0, remove).unwrap();
         let second = sim.field().unwrap();
         assert_ne!(first, second);
-        assert!(sim.undo_stroke().unwrap(), "ends the open stroke and undoes it");
+        assert!(
+            sim.undo_stroke().unwrap(),
+            "ends the open stroke and undoes it"
+        );
         assert_eq!(sim.field().unwrap(), first);
         assert!(sim.undo_stroke().unwrap());
         assert_eq!(sim.field().unwrap(), before);
