@@ -16,6 +16,10 @@ fn cuda_or_skip(test: &str) -> Option<CudaBackend> {
     common::gpu_or_skip(test, CudaBackend::new())
 }
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
 fn jagged(rows: usize, cols: usize, seed: u64) -> Grid {
     let params = JaggedParams {
         size: GridSize::new(rows, cols).unwrap(),
@@ -110,6 +114,10 @@ fn cuda_stamps_equal_cpu_stamps_bit_for_bit() {
 }
 
 /// The same strokes, undos and steps on two simulations.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
 fn paint_and_run(sim: &mut Simulation) {
     let add = Brush {
         radius: 9.0,

@@ -9,6 +9,7 @@ mod backend;
 pub mod export;
 mod frame;
 pub mod messages;
+mod paint;
 mod schedule;
 
 use std::time::{Duration, Instant};
@@ -26,8 +27,8 @@ pub use auto_steps::{auto_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING
 use export::ShownRanges;
 use frame::render_frame;
 pub use messages::{
-    AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, Recording, SimCommand,
-    SimEvent, ViewRequest, ViewRequests,
+    AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, PaintCommand,
+    Recording, Samples, SimCommand, SimEvent, ViewRequest, ViewRequests,
 };
 use schedule::{Schedule, StatsClock};
 
@@ -60,6 +61,10 @@ struct SimThread {
     shown: ShownRanges,
     /// Whether the live agreement check is on.
     agreement_check: bool,
+    /// Cells each frame samples (probes, line profile).
+    sampling: Vec<u32>,
+    /// Undo and redo counts last told to the panel.
+    paint_counts: (usize, usize),
 }
 
 impl SimThread {
@@ -77,6 +82,8 @@ impl SimThread {
             stats: StatsClock::default(),
             shown: ShownRanges::default(),
             agreement_check: false,
+            sampling: Vec::new(),
+            paint_counts: (0, 0),
         }
     }
 
@@ -108,7 +115,10 @@ impl SimThread {
             self.poll_agreement();
             match received {
                 Received::Shutdown => return,
-                Received::Command(command) => self.handle(command),
+                Received::Command(command) => {
+                    self.handle(command);
+                    self.sync_paint_history();
+                }
                 Received::Nothing => {
                     if self.has_work() && !self.ctx.slot_is_full() {
                         self.frame();
@@ -159,6 +169,8 @@ impl SimThread {
                     sim.set_agreement_check(policy);
                 }
             }
+            SimCommand::Paint(paint) => self.paint(paint),
+            SimCommand::SetSampling(cells) => self.set_sampling(cells),
         }
     }
 
@@ -249,6 +261,7 @@ impl SimThread {
         };
         let step = sim.step_count();
         let size = sim.initial().size();
+        let samples = self.sample(&mut split);
         if let Some(recording) = self.recording.clone() {
             if steps > 0 && step % recording.every.max(1) == 0 {
                 let recorded = Instant::now();
@@ -270,6 +283,7 @@ impl SimThread {
             wall,
             playing: self.schedule.is_running(),
             steps_per_frame: self.schedule.steps_per_frame,
+            samples,
         });
     }
 
