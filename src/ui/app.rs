@@ -233,6 +233,16 @@ impl HeatlabApp {
         self.diffusion.zoom()
     }
 
+    /// The diffusion tab (its brush, probes and views; tests and the screenshot mode).
+    pub fn diffusion(&self) -> &DiffusionPanel {
+        &self.diffusion
+    }
+
+    /// The diffusion tab, to change.
+    pub fn diffusion_mut(&mut self) -> &mut DiffusionPanel {
+        &mut self.diffusion
+    }
+
     /// The live timings.
     pub fn timings(&self) -> &Timings {
         self.diffusion.timings()

@@ -458,22 +458,42 @@ impl PaintTools {
         }
     }
 
-    /// The side-panel section: tool, brush, undo and redo.
-    pub fn controls_ui(&mut self, ui: &mut egui::Ui) {
-        ui.heading("Paint and probe");
-        ui.horizontal_wrapped(|ui| {
-            for tool in Tool::ALL {
-                let selected = self.tool == tool;
-                if ui
-                    .selectable_label(selected, tool.to_string())
-                    .on_hover_text(tool.hint())
-                    .clicked()
-                    && !selected
-                {
-                    self.set_tool(tool);
-                }
+    /// The tool buttons and undo and redo, in the row under the pictures.
+    pub fn toolbar_ui(&mut self, ui: &mut egui::Ui) {
+        for tool in Tool::ALL {
+            let selected = self.tool == tool;
+            if ui
+                .selectable_label(selected, tool.to_string())
+                .on_hover_text(tool.hint())
+                .clicked()
+                && !selected
+            {
+                self.set_tool(tool);
             }
-        });
+        }
+        let (undo, redo) = self.history;
+        if ui
+            .add_enabled(undo > 0, egui::Button::new("Undo").small())
+            .on_hover_text(format!("take back the latest stroke (Ctrl+Z); {undo} kept"))
+            .clicked()
+        {
+            self.undo();
+        }
+        if ui
+            .add_enabled(redo > 0, egui::Button::new("Redo").small())
+            .on_hover_text(format!(
+                "paint the undone stroke again (Ctrl+Shift+Z); {redo} kept"
+            ))
+            .clicked()
+        {
+            self.redo();
+        }
+        ui.separator();
+    }
+
+    /// The side-panel section: the brush.
+    pub fn controls_ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Brush");
         ui.weak(self.tool.hint());
         let label = ui.label("brush radius (cells)");
         ui.add(
@@ -497,25 +517,6 @@ impl PaintTools {
             ui.label("edge");
             for edge in BrushEdge::ALL {
                 ui.radio_value(&mut self.brush.edge, edge, edge.to_string());
-            }
-        });
-        let (undo, redo) = self.history;
-        ui.horizontal(|ui| {
-            if ui
-                .add_enabled(undo > 0, egui::Button::new("Undo"))
-                .on_hover_text(format!("take back the latest stroke (Ctrl+Z); {undo} kept"))
-                .clicked()
-            {
-                self.undo();
-            }
-            if ui
-                .add_enabled(redo > 0, egui::Button::new("Redo"))
-                .on_hover_text(format!(
-                    "paint the undone stroke again (Ctrl+Shift+Z); {redo} kept"
-                ))
-                .clicked()
-            {
-                self.redo();
             }
         });
     }

@@ -544,7 +544,9 @@ impl DiffusionPanel {
                     &mut settings.show_plots,
                 );
             });
-        if self.paint.has_plots() {
+        if self.paint.has_plots()
+            || matches!(self.paint.tool, brush::Tool::Probe | brush::Tool::Line)
+        {
             let export = egui::Panel::bottom("probes")
                 .exact_size(220.0)
                 .show(ui, |ui| self.paint.plots_ui(ui))

@@ -87,6 +87,8 @@ impl Views {
         self.hovered = hovered;
         ui.horizontal(|ui| {
             zoom_buttons_ui(ui, commands);
+            ui.separator();
+            tools.toolbar_ui(ui);
             self.readout_ui(ui);
         });
     }
