@@ -39,6 +39,8 @@ pub struct AppOptions {
     pub tab: Option<Tab>,
     /// Set from outside (a signal) to close the app as its close button would.
     pub stop: StopRequest,
+    /// Paint demo strokes, probes and a line profile once the field is ready (screenshots).
+    pub paint_demo: bool,
 }
 
 /// What a panel asks the app to do; the app applies it after drawing the frame.
@@ -84,6 +86,9 @@ impl HeatlabApp {
         let mut diffusion = DiffusionPanel::new(&settings, notify, options.autoplay);
         if let Some(problem) = settings_problem {
             diffusion.notify(Level::Warning, problem.to_string());
+        }
+        if options.paint_demo {
+            diffusion.set_paint_demo();
         }
         let screenshot = options.screenshot.map(Screenshot::new);
         let screenshot_result = screenshot

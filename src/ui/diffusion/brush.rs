@@ -625,6 +625,65 @@ impl PaintTools {
         commands
     }
 
+    /// The screenshot mode's `--paint-demo`: the commands that dragging the pointer would send
+    /// for two strokes (a soft wave and a hard ring), three probes and a vertical line, on a field
+    /// of `size`. Nothing here is drawn differently from what a person's pointer does.
+    pub fn paint_demo(&mut self, size: GridSize) {
+        let (rows, cols) = (size.rows as f32, size.cols as f32);
+        self.brush = BrushSettings {
+            radius: (rows.max(cols) / 25.0).max(1.0),
+            amount: 0.15,
+            edge: BrushEdge::Soft,
+        };
+        let mut stroke = |points: Vec<(f32, f32)>, brush: Brush| {
+            for (row, col) in points {
+                self.outgoing.push(SimCommand::Paint(PaintCommand::StrokeTo {
+                    row,
+                    col,
+                    brush,
+                }));
+            }
+            self.outgoing.push(SimCommand::Paint(PaintCommand::EndStroke));
+        };
+        let wave: Vec<(f32, f32)> = (0..=60)
+            .map(|i| {
+                let t = i as f32 / 60.0;
+                let row = rows * (0.3 + 0.08 * (t * std::f32::consts::TAU).sin());
+                (row, cols * (0.15 + 0.7 * t))
+            })
+            .collect();
+        stroke(wave, self.brush.brush(false));
+        let ring: Vec<(f32, f32)> = (0..=48)
+            .map(|i| {
+                let angle = i as f32 / 48.0 * std::f32::consts::TAU;
+                (
+                    rows * (0.7 + 0.1 * angle.sin()),
+                    cols * (0.3 + 0.1 * angle.cos()),
+                )
+            })
+            .collect();
+        let hard = Brush {
+            radius: self.brush.radius * 0.5,
+            amount: 0.3,
+            edge: BrushEdge::Hard,
+        };
+        stroke(ring, hard);
+        let cell = |fr: f32, fc: f32| {
+            (
+                ((rows * fr) as usize).min(size.rows - 1),
+                ((cols * fc) as usize).min(size.cols - 1),
+            )
+        };
+        self.probes.clear();
+        for (fr, fc) in [(0.3, 0.5), (0.7, 0.3), (0.7, 0.4), (0.8, 0.8)] {
+            let (row, col) = cell(fr, fc);
+            self.probes.add(row, col);
+        }
+        self.profile
+            .set((rows * 0.05, cols * 0.5), (rows * 0.95, cols * 0.5), size);
+        self.tool = Tool::Paint;
+    }
+
     /// Messages for the notice area.
     pub fn take_messages(&mut self) -> Vec<String> {
         std::mem::take(&mut self.messages)

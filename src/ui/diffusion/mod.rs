@@ -83,6 +83,8 @@ pub struct DiffusionPanel {
     generated_with: Option<JaggedParams>,
     /// Brush, probes and line profile.
     paint: brush::PaintTools,
+    /// Paint the screenshot mode's demo strokes once the field is ready.
+    paint_demo: bool,
 }
 
 impl DiffusionPanel {
@@ -117,6 +119,7 @@ impl DiffusionPanel {
             autoplay,
             generated_with: None,
             paint: brush::PaintTools::default(),
+            paint_demo: false,
         };
         panel.send(SimCommand::SwitchBackend(settings.backend));
         panel.send(SimCommand::SetParams(settings.step));
@@ -165,6 +168,12 @@ impl DiffusionPanel {
         self.state.field_size.is_some()
             && self.views.field.has_picture()
             && self.state.progress.is_none()
+    }
+
+    /// Paints the demo strokes, probes and line of `heatlab gui --paint-demo` once the field is
+    /// ready.
+    pub fn set_paint_demo(&mut self) {
+        self.paint_demo = true;
     }
 
     /// The brush, the probes and the line profile.
@@ -391,6 +400,9 @@ impl DiffusionPanel {
                 self.state.step = 0;
                 self.timings.clear();
                 self.paint.restart(Some(size));
+                if std::mem::take(&mut self.paint_demo) {
+                    self.paint.paint_demo(size);
+                }
                 let seconds = took.as_secs_f64();
                 self.notify(
                     Level::Info,
