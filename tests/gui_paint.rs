@@ -408,3 +408,61 @@ fn the_line_tool_plots_the_values_along_the_segment() {
     harness.step();
     assert!(!profile(harness.state()).is_set());
 }
+
+#[test]
+fn painting_under_the_live_agreement_check_never_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = harness(dir.path());
+    harness.get_by_label("check against the CPU").click();
+    harness.get_by_label("Play").click();
+    harness.key_press(Key::B);
+    harness.step();
+    let checks = |app: &HeatlabApp| {
+        app.diffusion()
+            .agreement()
+            .latest()
+            .map_or((0, 0), |r| (r.checks, r.mismatches))
+    };
+    let start = Instant::now();
+    let mut strokes = 0;
+    // Paint, undo and redo while the checks go on, until several checks came after painting.
+    while checks(harness.state()).0 < 4 || strokes < 6 {
+        let rect = picture_rect(&harness);
+        let row = 4 + (strokes * 7) % 40;
+        drag(
+            &mut harness,
+            cell_pos(rect, row, 5),
+            cell_pos(rect, 47 - row, 60),
+            if strokes % 3 == 2 {
+                PointerButton::Secondary
+            } else {
+                PointerButton::Primary
+            },
+        );
+        strokes += 1;
+        if strokes % 4 == 0 {
+            harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+            harness.step();
+        }
+        if strokes % 5 == 0 {
+            harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+            harness.step();
+        }
+        assert_eq!(
+            checks(harness.state()).1,
+            0,
+            "a paint made the check differ"
+        );
+        assert!(
+            start.elapsed() < DEADLINE,
+            "too few checks: {:?}; notices: {:?}",
+            checks(harness.state()),
+            harness.state().notices()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(harness.state().diffusion().paint_tools().history().0 >= 4);
+    assert!(harness
+        .query_by_label_contains("differs from the CPU")
+        .is_none());
+}

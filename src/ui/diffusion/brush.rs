@@ -637,13 +637,15 @@ impl PaintTools {
         };
         let mut stroke = |points: Vec<(f32, f32)>, brush: Brush| {
             for (row, col) in points {
-                self.outgoing.push(SimCommand::Paint(PaintCommand::StrokeTo {
-                    row,
-                    col,
-                    brush,
-                }));
+                self.outgoing
+                    .push(SimCommand::Paint(PaintCommand::StrokeTo {
+                        row,
+                        col,
+                        brush,
+                    }));
             }
-            self.outgoing.push(SimCommand::Paint(PaintCommand::EndStroke));
+            self.outgoing
+                .push(SimCommand::Paint(PaintCommand::EndStroke));
         };
         let wave: Vec<(f32, f32)> = (0..=60)
             .map(|i| {
