@@ -52,6 +52,9 @@ fn cpu_methods_agree_with_the_plain_loop_over_random_sequences() {
         "regenerate",
         "switch-backend",
         "upload",
+        "brush",
+        "set-cells",
+        "gather",
     ] {
         assert!(report.coverage.operations.contains_key(kind), "no {kind}");
     }

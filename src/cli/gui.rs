@@ -72,6 +72,11 @@ pub struct GuiArgs {
     /// Start with the live check against the CPU reference on (the toggle under the backend).
     #[arg(long)]
     pub check_against_cpu: bool,
+    /// Once the field is ready, paint two strokes, place four probes and draw a line profile,
+    /// sending the same commands that dragging and clicking send (for screenshots of the brush
+    /// and the probes).
+    #[arg(long)]
+    pub paint_demo: bool,
 }
 
 /// Runs `heatlab gui` (also what `heatlab` with no subcommand does).
@@ -108,6 +113,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         recorded_runs: args.tutorial_run.clone(),
         tab: args.tab,
         stop: stop.clone(),
+        paint_demo: args.paint_demo,
     };
     // WIDTHxHEIGHT parses like ROWSxCOLS: the first number is the width.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::brush::{check_cells, BrushStamp};
 use super::preview::{Layer, PreviewSpec, ReducedPreview};
 use super::{Backend, BackendKind, Boundary, FieldStats, StepParams};
 use crate::error::{HeatlabError, Result};
@@ -224,6 +225,30 @@ impl Backend for CpuBackend {
 
     fn download(&mut self) -> Result<Grid> {
         self.held().cloned()
+    }
+
+    fn apply_brush(&mut self, stamp: &BrushStamp) -> Result<()> {
+        stamp.check()?;
+        let field = self.current.as_mut().ok_or(HeatlabError::NoField)?;
+        stamp.apply(field);
+        Ok(())
+    }
+
+    fn gather(&mut self, cells: &[u32]) -> Result<Vec<f32>> {
+        let field = self.held()?;
+        check_cells(field.size(), cells, None)?;
+        let values = field.as_slice();
+        Ok(cells.iter().map(|&cell| values[cell as usize]).collect())
+    }
+
+    fn scatter(&mut self, cells: &[u32], values: &[f32]) -> Result<()> {
+        let field = self.current.as_mut().ok_or(HeatlabError::NoField)?;
+        check_cells(field.size(), cells, Some(values))?;
+        let held = field.as_mut_slice();
+        for (&cell, &value) in cells.iter().zip(values) {
+            held[cell as usize] = value;
+        }
+        Ok(())
     }
 
     fn reduce_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<ReducedPreview> {

@@ -4,6 +4,7 @@
 //! `lapl = 4*f - up - down - left - right` and `f_next = f - coeff*lapl`, evaluated in that order
 //! in `f32` by both backends so that they agree to the last bit.
 
+pub mod brush;
 pub mod cpu;
 pub mod cuda;
 pub mod preview;
@@ -13,6 +14,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use crate::grid::Boundary;
+pub use brush::{BrushEdge, BrushStamp, CellValues, FieldEdit};
 pub use cpu::{CpuBackend, CpuMethod};
 pub use cuda::{CudaBackend, CudaKernel};
 pub use preview::{Layer, PreviewPixels, PreviewSpec, ReducedPreview};
@@ -173,6 +175,37 @@ pub trait Backend: Send {
     /// Waits for the advance queued by [`Backend::start_advance`] and returns its device time.
     fn finish_advance(&mut self) -> Result<Duration> {
         Err(HeatlabError::Internal("no advance is queued".into()))
+    }
+
+    /// Adds one dab of the brush to the held field (see [`BrushStamp`]). The default downloads,
+    /// stamps on the host and uploads; a GPU backend touches only the stamp's cells on the device.
+    fn apply_brush(&mut self, stamp: &BrushStamp) -> Result<()> {
+        stamp.check()?;
+        let mut field = self.download()?;
+        stamp.apply(&mut field);
+        self.upload(&field)
+    }
+
+    /// The values of a few cells of the held field (row-major indices), for probes, profiles
+    /// and undo. The default downloads the field; a GPU backend copies only those cells.
+    fn gather(&mut self, cells: &[u32]) -> Result<Vec<f32>> {
+        let field = self.download()?;
+        brush::check_cells(field.size(), cells, None)?;
+        Ok(cells
+            .iter()
+            .map(|&cell| field.as_slice()[cell as usize])
+            .collect())
+    }
+
+    /// Sets a few cells of the held field (undo and redo). The default downloads, sets and
+    /// uploads; a GPU backend writes only those cells.
+    fn scatter(&mut self, cells: &[u32], values: &[f32]) -> Result<()> {
+        let mut field = self.download()?;
+        brush::check_cells(field.size(), cells, Some(values))?;
+        for (&cell, &value) in cells.iter().zip(values) {
+            field.as_mut_slice()[cell as usize] = value;
+        }
+        self.upload(&field)
     }
 }
 

@@ -8,6 +8,7 @@ pub mod colorbar;
 pub mod frame;
 pub mod npy;
 pub mod png;
+pub mod probes;
 pub mod timing_log;
 
 pub use crate::measure::TimingRecord;
@@ -16,6 +17,7 @@ pub use colorbar::with_colorbar;
 pub use frame::{write_frame, write_png, write_timing_log, FrameFiles, LayerFrame, PngStyle};
 pub use npy::{read_npy, write_npy};
 pub use png::write_png_rgb;
+pub use probes::{write_probe_csv, ProbeSeries};
 pub use timing_log::{write_timings_csv, write_timings_json};
 
 use std::path::{Path, PathBuf};

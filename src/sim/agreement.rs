@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::compute::{Backend, BackendKind, CpuBackend, CpuMethod, StepParams};
+use crate::compute::{Backend, BackendKind, CpuBackend, CpuMethod, FieldEdit, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
 
@@ -125,15 +125,24 @@ pub fn reference_threads(kind: BackendKind, policy: WindowPolicy) -> usize {
     }
 }
 
-/// A stretch of a run: the field at its start and every advance made in it.
+/// One thing done to the field within a window.
+#[derive(Debug, Clone)]
+pub enum WindowEntry {
+    /// Steps and the parameters they were taken with.
+    Advance(u64, StepParams),
+    /// A brush dab or cells set (undo, redo), which the reference repeats in its place.
+    Edit(FieldEdit),
+}
+
+/// A stretch of a run: the field at its start and every advance (and edit) made in it.
 #[derive(Debug, Clone)]
 pub struct Window {
     /// Step of `start`.
     pub from_step: u64,
     /// The field at `from_step`.
     pub start: Grid,
-    /// Each advance: steps and the parameters they were taken with.
-    pub advances: Vec<(u64, StepParams)>,
+    /// Each advance and edit, in order.
+    pub advances: Vec<WindowEntry>,
     /// When recording began.
     pub opened: Instant,
 }
@@ -141,7 +150,13 @@ pub struct Window {
 impl Window {
     /// Steps recorded so far.
     pub fn steps(&self) -> u64 {
-        self.advances.iter().map(|(steps, _)| steps).sum()
+        self.advances
+            .iter()
+            .map(|entry| match entry {
+                WindowEntry::Advance(steps, _) => *steps,
+                WindowEntry::Edit(_) => 0,
+            })
+            .sum()
     }
 }
 
@@ -181,7 +196,14 @@ fn check_window(
     let started = Instant::now();
     let mut reference = CpuBackend::with_threads(threads).with_method(method);
     reference.upload(&window.start)?;
-    for &(steps, params) in &window.advances {
+    for entry in &window.advances {
+        let (steps, params) = match entry {
+            WindowEntry::Advance(steps, params) => (*steps, *params),
+            WindowEntry::Edit(edit) => {
+                edit.apply(&mut reference)?;
+                continue;
+            }
+        };
         let mut left = steps;
         while left > 0 {
             if cancel.load(Ordering::Relaxed) {
@@ -311,6 +333,15 @@ impl AgreementWatch {
         self.recording = None;
     }
 
+    /// Called by the simulation after it edited the field: the window being recorded repeats
+    /// the edit in its place, so that the reference ends where the backend does. Without a
+    /// window, the next one starts from a snapshot taken after the edit.
+    pub fn record_edit(&mut self, edit: &FieldEdit) {
+        if let Some(window) = self.recording.as_mut() {
+            window.advances.push(WindowEntry::Edit(edit.clone()));
+        }
+    }
+
     /// Called by the simulation before an advance from `step`: starts a window if none is being
     /// recorded and the reference is free (or the policy checks every window).
     pub fn before_advance(&mut self, step: u64, backend: &mut dyn Backend) -> Result<()> {
@@ -347,7 +378,7 @@ impl AgreementWatch {
         let Some(window) = self.recording.as_mut() else {
             return Ok(());
         };
-        window.advances.push((steps, params));
+        window.advances.push(WindowEntry::Advance(steps, params));
         let complete = self
             .recording
             .as_ref()

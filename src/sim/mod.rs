@@ -2,6 +2,7 @@
 //! timings and statistics. The GUI and the CLI both drive this; it knows nothing of either.
 
 pub mod agreement;
+pub mod paint;
 mod preview;
 
 pub use crate::compute::FieldStats;
@@ -64,6 +65,8 @@ pub struct Simulation {
     /// An advance queued on the device by [`Simulation::start_advance`]: its first step and
     /// its step count, until [`Simulation::finish_advance`] collects its time.
     queued: Option<(u64, u64)>,
+    /// Painted strokes, for undo and redo.
+    paint: paint::PaintHistory,
 }
 
 impl Simulation {
@@ -79,6 +82,7 @@ impl Simulation {
             last_good: None,
             agreement: None,
             queued: None,
+            paint: paint::PaintHistory::default(),
         })
     }
 
@@ -287,6 +291,7 @@ impl Simulation {
     pub fn reset(&mut self) -> Result<()> {
         self.settle()?;
         self.interrupt_agreement();
+        self.paint.clear();
         self.backend.upload(&self.initial)?;
         self.step = 0;
         Ok(())
@@ -305,6 +310,7 @@ impl Simulation {
     pub fn replace_initial(&mut self, initial: Grid) -> Result<()> {
         self.settle()?;
         self.interrupt_agreement();
+        self.paint.clear();
         self.backend.upload(&initial)?;
         self.initial = initial;
         self.step = 0;

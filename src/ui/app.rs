@@ -39,6 +39,8 @@ pub struct AppOptions {
     pub tab: Option<Tab>,
     /// Set from outside (a signal) to close the app as its close button would.
     pub stop: StopRequest,
+    /// Paint demo strokes, probes and a line profile once the field is ready (screenshots).
+    pub paint_demo: bool,
 }
 
 /// What a panel asks the app to do; the app applies it after drawing the frame.
@@ -84,6 +86,9 @@ impl HeatlabApp {
         let mut diffusion = DiffusionPanel::new(&settings, notify, options.autoplay);
         if let Some(problem) = settings_problem {
             diffusion.notify(Level::Warning, problem.to_string());
+        }
+        if options.paint_demo {
+            diffusion.set_paint_demo();
         }
         let screenshot = options.screenshot.map(Screenshot::new);
         let screenshot_result = screenshot
@@ -231,6 +236,16 @@ impl HeatlabApp {
     /// The zoom of both views (1 shows the whole field).
     pub fn zoom(&self) -> f32 {
         self.diffusion.zoom()
+    }
+
+    /// The diffusion tab (its brush, probes and views; tests and the screenshot mode).
+    pub fn diffusion(&self) -> &DiffusionPanel {
+        &self.diffusion
+    }
+
+    /// The diffusion tab, to change.
+    pub fn diffusion_mut(&mut self) -> &mut DiffusionPanel {
+        &mut self.diffusion
     }
 
     /// The live timings.

@@ -21,6 +21,8 @@ pub enum Compared {
     PreviewRange,
     /// The RGBA bytes of a preview (the cell is the pixel).
     PreviewPixels,
+    /// Cells read by index (the column is the position in the list).
+    Gathered,
 }
 
 impl fmt::Display for Compared {
@@ -31,6 +33,7 @@ impl fmt::Display for Compared {
             Self::PreviewValues => "preview values",
             Self::PreviewRange => "preview colour range",
             Self::PreviewPixels => "preview pixels",
+            Self::Gathered => "gathered cells",
         })
     }
 }

@@ -19,6 +19,7 @@ use crate::field::{generate_jagged, JaggedParams};
 use crate::grid::{Grid, GridSize};
 use crate::render::preview::render_on;
 use crate::render::PreviewRequest;
+use crate::sim::agreement::first_difference;
 
 pub use compare::{CellDifference, Compared, Divergence};
 pub use sequence::{FieldSource, MethodChoice, MethodFamily, Operation, SequenceGenerator};
@@ -285,6 +286,30 @@ impl Pair<'_> {
                 self.subject.backend().upload(&elsewhere.download()?)?;
                 self.reference.advance(*steps_elsewhere, &self.params)?;
             }
+            Operation::Brush { stamps } => {
+                for stamp in stamps {
+                    self.subject.backend().apply_brush(stamp)?;
+                    self.reference.apply_brush(stamp)?;
+                }
+            }
+            Operation::SetCells { cells, values } => {
+                self.subject.backend().scatter(cells, values)?;
+                self.reference.scatter(cells, values)?;
+            }
+            Operation::Gather { cells } => {
+                let subject = self.subject.backend().gather(cells)?;
+                let reference = self.reference.gather(cells)?;
+                let found = first_difference(
+                    &subject,
+                    &reference,
+                    subject.len().max(1),
+                    |a: f32, b: f32| a.to_bits() == b.to_bits(),
+                    f64::from,
+                );
+                if let Some(difference) = found {
+                    return Ok(Some((Compared::Gathered, difference)));
+                }
+            }
         }
         let subject = self.subject.backend().download()?;
         let reference = self.reference.download()?;
@@ -305,6 +330,9 @@ fn operation_kind(operation: &Operation) -> &'static str {
         Operation::Download => "download",
         Operation::Regenerate { .. } => "regenerate",
         Operation::SwitchBackend { .. } => "switch-backend",
+        Operation::Brush { .. } => "brush",
+        Operation::SetCells { .. } => "set-cells",
+        Operation::Gather { .. } => "gather",
     }
 }
 

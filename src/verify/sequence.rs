@@ -10,7 +10,9 @@ use std::fmt;
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-use crate::compute::{Boundary, CpuMethod, CudaKernel, StepParams, STABLE_COEFF_LIMIT};
+use crate::compute::{
+    Boundary, BrushEdge, BrushStamp, CpuMethod, CudaKernel, StepParams, STABLE_COEFF_LIMIT,
+};
 use crate::grid::GridSize;
 use crate::render::{Colormap, Layer, RangeMode, ValueRange};
 
@@ -114,6 +116,23 @@ pub enum Operation {
         /// Steps taken on the other backend.
         steps_elsewhere: u64,
     },
+    /// Dabs of the brush, as a stroke lays them between steps.
+    Brush {
+        /// The dabs, in order.
+        stamps: Vec<BrushStamp>,
+    },
+    /// Set distinct cells to values (undo and redo of a stroke).
+    SetCells {
+        /// Row-major indices, distinct.
+        cells: Vec<u32>,
+        /// A value per cell.
+        values: Vec<f32>,
+    },
+    /// Read a few cells (probes, a line profile) and compare them.
+    Gather {
+        /// Row-major indices (repeats allowed).
+        cells: Vec<u32>,
+    },
 }
 
 impl fmt::Display for Operation {
@@ -155,6 +174,20 @@ impl fmt::Display for Operation {
                 f,
                 "switch to a CPU backend, step {steps_elsewhere} there, switch back"
             ),
+            Self::Brush { stamps } => {
+                let parts: Vec<String> = stamps
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "({}, {}) r {} amount {} {}",
+                            s.row, s.col, s.radius, s.amount, s.edge
+                        )
+                    })
+                    .collect();
+                write!(f, "brush dabs {}", parts.join(", "))
+            }
+            Self::SetCells { cells, .. } => write!(f, "set {} cells", cells.len()),
+            Self::Gather { cells } => write!(f, "gather {} cells", cells.len()),
         }
     }
 }
@@ -312,6 +345,54 @@ impl SequenceGenerator {
         }
     }
 
+    /// A cell of the current field.
+    fn cell(&mut self) -> u32 {
+        self.below(self.size.cells()) as u32
+    }
+
+    /// A value of either sign, tiny to large, or zero of either sign.
+    fn value(&mut self) -> f32 {
+        match self.below(8) {
+            0 => 0.0,
+            1 => -0.0,
+            2 => (self.below(1000) as f32 - 500.0) * 1e-7,
+            _ => (self.below(20_000) as f32 - 10_000.0) / 977.0,
+        }
+    }
+
+    /// A stroke's dabs: centres in and around the field (the disc clipped at its edges),
+    /// radii from half a cell to wider than small fields, adding or removing, either edge.
+    fn brush(&mut self) -> Operation {
+        let (rows, cols) = (self.size.rows as f32, self.size.cols as f32);
+        let radius = match self.below(4) {
+            0 => 0.5,
+            1 => 0.5 + self.below(40) as f32 / 8.0,
+            2 => 1.0 + self.below(30) as f32,
+            _ => 0.25 + self.below(4000) as f32 / 100.0,
+        };
+        let amount = self.value();
+        let edge = self.pick(&BrushEdge::ALL);
+        let stamps = (0..1 + self.below(6))
+            .map(|_| BrushStamp {
+                row: (self.below(1000) as f32 / 1000.0) * (rows + 8.0) - 4.0,
+                col: (self.below(1000) as f32 / 1000.0) * (cols + 8.0) - 4.0,
+                radius,
+                amount,
+                edge,
+            })
+            .collect();
+        Operation::Brush { stamps }
+    }
+
+    /// Distinct cells and values for them.
+    fn set_cells(&mut self) -> Operation {
+        let mut cells: Vec<u32> = (0..1 + self.below(64)).map(|_| self.cell()).collect();
+        cells.sort_unstable();
+        cells.dedup();
+        let values = cells.iter().map(|_| self.value()).collect();
+        Operation::SetCells { cells, values }
+    }
+
     /// One operation after the first (which is always an upload).
     fn operation(&mut self) -> Operation {
         match self.below(100) {
@@ -332,6 +413,11 @@ impl SequenceGenerator {
             },
             88..=91 => Operation::SwitchBackend {
                 steps_elsewhere: self.below(40) as u64,
+            },
+            92..=94 => self.brush(),
+            95 => self.set_cells(),
+            96 => Operation::Gather {
+                cells: (0..1 + self.below(20)).map(|_| self.cell()).collect(),
             },
             _ => self.upload(),
         }

@@ -1,6 +1,7 @@
 //! The CUDA backend: `kernels/diffusion.cu`, compiled by NVRTC, on the device's own stream.
 
 pub mod device;
+mod edit;
 mod kernel;
 mod stepping;
 
@@ -162,6 +163,8 @@ pub struct CudaBackend {
     /// An advance queued by `start_advance`: `None`, queued (`Some(None)`), or already waited
     /// for by another call (`Some(Some(time))`), until `finish_advance` collects it.
     in_flight: Option<Option<Duration>>,
+    /// Brush, gather and scatter (`kernels/brush.cu`).
+    edit_kernels: edit::EditKernels,
 }
 
 /// One call of the display path, timed on its own (`heatlab bench --display`).
@@ -218,6 +221,7 @@ impl CudaBackend {
             field_stats: device.function(&display, "field_stats")?,
         };
         let timer = device.timer()?;
+        let edit_kernels = edit::EditKernels::load(&device)?;
         Ok(Self {
             device,
             kernels,
@@ -234,6 +238,7 @@ impl CudaBackend {
             stage_profile: None,
             defer_timing: false,
             in_flight: None,
+            edit_kernels,
         })
     }
 
@@ -596,6 +601,18 @@ impl Backend for CudaBackend {
             .synchronize()
             .map_err(driver_error("downloading the Laplacian"))?;
         Grid::from_vec(size, data)
+    }
+
+    fn apply_brush(&mut self, stamp: &super::BrushStamp) -> Result<()> {
+        self.stamp_on_device(stamp)
+    }
+
+    fn gather(&mut self, cells: &[u32]) -> Result<Vec<f32>> {
+        self.gather_on_device(cells)
+    }
+
+    fn scatter(&mut self, cells: &[u32], values: &[f32]) -> Result<()> {
+        self.scatter_on_device(cells, values)
     }
 
     fn reduce_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<ReducedPreview> {

@@ -4,8 +4,11 @@
 //! of the settings and commands to that thread.
 
 pub mod agreement;
+pub mod brush;
 pub mod command;
 pub mod controls;
+pub mod probes;
+pub mod profile;
 pub mod sim;
 pub mod timings;
 pub mod timings_panel;
@@ -78,6 +81,10 @@ pub struct DiffusionPanel {
     /// Start playing once the first field is ready.
     autoplay: bool,
     generated_with: Option<JaggedParams>,
+    /// Brush, probes and line profile.
+    paint: brush::PaintTools,
+    /// Paint the screenshot mode's demo strokes once the field is ready.
+    paint_demo: bool,
 }
 
 impl DiffusionPanel {
@@ -111,6 +118,8 @@ impl DiffusionPanel {
             sent_views: None,
             autoplay,
             generated_with: None,
+            paint: brush::PaintTools::default(),
+            paint_demo: false,
         };
         panel.send(SimCommand::SwitchBackend(settings.backend));
         panel.send(SimCommand::SetParams(settings.step));
@@ -159,6 +168,27 @@ impl DiffusionPanel {
         self.state.field_size.is_some()
             && self.views.field.has_picture()
             && self.state.progress.is_none()
+    }
+
+    /// Paints the demo strokes, probes and line of `heatlab gui --paint-demo` once the field is
+    /// ready.
+    pub fn set_paint_demo(&mut self) {
+        self.paint_demo = true;
+    }
+
+    /// The brush, the probes and the line profile.
+    pub fn paint_tools(&self) -> &brush::PaintTools {
+        &self.paint
+    }
+
+    /// The brush, the probes and the line profile, to change (tests, the screenshot mode).
+    pub fn paint_tools_mut(&mut self) -> &mut brush::PaintTools {
+        &mut self.paint
+    }
+
+    /// The field view's shown value at a cell (exact when the view is not reduced).
+    pub fn field_value_at(&self, row: usize, col: usize) -> Option<(f32, usize)> {
+        self.views.field.value_at(row, col)
     }
 
     /// Whether the field view shows a picture.
@@ -251,6 +281,23 @@ impl DiffusionPanel {
         }));
     }
 
+    /// Writes the probe series as CSV into the export folder.
+    fn export_probes(&mut self, settings: &mut Settings) {
+        let dir = self.folder.path();
+        if dir.as_os_str().is_empty() {
+            self.notify(Level::Error, "choose a folder to export into first");
+            return;
+        }
+        settings.export_dir = dir.clone();
+        match self.paint.export_csv(&dir, self.state.step) {
+            Ok(path) => {
+                self.notify(Level::Info, format!("wrote {}", path.display()));
+                self.state.last_exported = vec![path];
+            }
+            Err(error) => self.notify(Level::Error, format!("probe export failed: {error}")),
+        }
+    }
+
     /// Applies what a control asked for.
     pub fn apply(&mut self, command: DiffusionCommand, settings: &mut Settings) {
         match command {
@@ -271,6 +318,7 @@ impl DiffusionPanel {
                 self.state.non_finite = None;
                 self.send(SimCommand::Reset);
                 self.timings.clear();
+                self.paint.restart(None);
             }
             DiffusionCommand::Regenerate => self.regenerate(settings),
             DiffusionCommand::SwitchBackend(choice) => {
@@ -351,6 +399,10 @@ impl DiffusionPanel {
                 self.state.field_size = Some(size);
                 self.state.step = 0;
                 self.timings.clear();
+                self.paint.restart(Some(size));
+                if std::mem::take(&mut self.paint_demo) {
+                    self.paint.paint_demo(size);
+                }
                 let seconds = took.as_secs_f64();
                 self.notify(
                     Level::Info,
@@ -371,6 +423,7 @@ impl DiffusionPanel {
             SimEvent::Notice(level, text) => self.notify(level, text),
             SimEvent::RecordingStopped => self.state.recording = false,
             SimEvent::Agreement(report) => self.agreement.record(report),
+            SimEvent::PaintHistory(undo, redo) => self.paint.set_history(undo, redo),
             SimEvent::Exported(paths) => {
                 self.state.exports_pending = self.state.exports_pending.saturating_sub(1);
                 if !paths.is_empty() {
@@ -403,6 +456,7 @@ impl DiffusionPanel {
             settings.steps_per_frame = frame.steps_per_frame;
         }
         self.timings.record(&frame, upload);
+        self.paint.record(frame.step, size, frame.samples.as_ref());
         self.state.frames_shown += 1;
     }
 
@@ -460,6 +514,9 @@ impl DiffusionPanel {
     /// The whole tab; returns what its controls asked for, for the app to apply.
     pub fn ui(&mut self, ui: &mut egui::Ui, settings: &mut Settings) -> Vec<DiffusionCommand> {
         let mut commands = Vec::new();
+        if self.state.field_size.is_some() {
+            self.paint.shortcuts(ui.ctx());
+        }
         egui::Panel::top("status").show(ui, |ui| views::status_ui(ui, settings, &self.state));
         egui::Panel::left("controls")
             .resizable(true)
@@ -475,6 +532,8 @@ impl DiffusionPanel {
                         commands: &mut commands,
                     }
                     .ui(ui);
+                    ui.separator();
+                    self.paint.controls_ui(ui);
                 });
             });
         // The views are as tall as their width allows; the timings take the rest of the height.
@@ -497,10 +556,29 @@ impl DiffusionPanel {
                     &mut settings.show_plots,
                 );
             });
+        if self.paint.has_plots()
+            || matches!(self.paint.tool, brush::Tool::Probe | brush::Tool::Line)
+        {
+            let export = egui::Panel::bottom("probes")
+                .exact_size(220.0)
+                .show(ui, |ui| self.paint.plots_ui(ui))
+                .inner;
+            if export {
+                self.export_probes(settings);
+            }
+        }
         egui::CentralPanel::default().show(ui, |ui| {
             self.notices.ui(ui, NOTICES_SHOWN);
-            self.views.ui(ui, settings, &mut commands);
+            let size = self.state.field_size;
+            self.views
+                .ui(ui, settings, &mut commands, &mut self.paint, size);
         });
+        for command in self.paint.take_commands(self.state.field_size) {
+            self.send(command);
+        }
+        for message in self.paint.take_messages() {
+            self.notify(Level::Warning, message);
+        }
         if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
             settings.export_dir = dir;
         }

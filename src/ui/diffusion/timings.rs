@@ -232,6 +232,7 @@ pub fn part_color(part: FramePart) -> egui::Color32 {
         FramePart::Colour => egui::Color32::from_rgb(170, 210, 80),
         FramePart::Statistics => egui::Color32::from_rgb(80, 200, 190),
         FramePart::Recording => egui::Color32::from_rgb(160, 160, 160),
+        FramePart::Sampling => egui::Color32::from_rgb(250, 120, 170),
         FramePart::TextureUpload => egui::Color32::from_rgb(230, 200, 120),
     }
 }

@@ -225,16 +225,28 @@ fn range_bounds_ui(ui: &mut egui::Ui, settings: &mut ViewSettings, shown: Option
 /// Where the pointer is over a view, in cells of the full field.
 pub type Hover = Option<(usize, usize)>;
 
+/// A drawn picture: where it is and how the pointer acted on it, for the paint and probe tools.
+pub struct Picture {
+    /// The cell under the pointer.
+    pub hovered: Hover,
+    /// The picture's rectangle on screen.
+    pub rect: Rect,
+    /// The picture's response (clicks and drags).
+    pub response: egui::Response,
+}
+
 /// Draws the picture (fitted into `ui`'s available space, keeping the field's aspect) and its
-/// colorbar. Scrolling zooms about the pointer, dragging pans, a double click resets. Returns the
-/// hovered cell.
+/// colorbar. Scrolling zooms about the pointer, dragging with the middle button pans, and so do
+/// dragging with the primary button and a double click (fit) when `primary_pans` (no tool is
+/// active).
 pub fn picture_ui(
     ui: &mut egui::Ui,
     state: &mut ViewState,
     colormap: Colormap,
     viewport: &mut Viewport,
     id: &str,
-) -> Hover {
+    primary_pans: bool,
+) -> Picture {
     let available = ui.available_size();
     let (rows, cols) = state.field_size.map_or((1, 1), |s| (s.rows, s.cols));
     let aspect = cols as f32 / rows as f32;
@@ -251,65 +263,83 @@ pub fn picture_ui(
         (size.y * ppp * viewport.zoom).round().max(1.0) as usize,
     );
     let mut hovered = None;
-    ui.horizontal(|ui| {
-        let (rect, response) = ui.allocate_exact_size(size, Sense::click_and_drag());
-        let response = response.on_hover_cursor(egui::CursorIcon::Crosshair);
-        let painter = ui.painter_at(rect);
-        painter.rect_filled(rect, 0.0, Color32::from_gray(20));
-        match &state.texture {
-            Some(texture) => {
-                painter.image(texture.id(), rect, viewport.uv_rect(), Color32::WHITE);
-            }
-            None => {
-                painter.text(
-                    rect.center(),
-                    egui::Align2::CENTER_CENTER,
-                    "waiting for the field…",
-                    egui::FontId::proportional(14.0),
-                    Color32::GRAY,
-                );
-            }
-        }
-        // Zoom about the pointer, pan by dragging.
-        if response.hovered() {
-            let scroll = ui.input(|i| i.smooth_scroll_delta.y);
-            if scroll != 0.0 {
-                if let Some(pointer) = response.hover_pos() {
-                    let before = to_field(rect, viewport, pointer);
-                    viewport.zoom *= (scroll / 200.0).exp();
-                    viewport.clamp();
-                    let after = to_field(rect, viewport, pointer);
-                    viewport.center += before - after;
-                    viewport.clamp();
+    let (rect, response) = ui
+        .horizontal(|ui| {
+            let (rect, response) = ui.allocate_exact_size(size, Sense::click_and_drag());
+            let response = response.on_hover_cursor(egui::CursorIcon::Crosshair);
+            let painter = ui.painter_at(rect);
+            painter.rect_filled(rect, 0.0, Color32::from_gray(20));
+            match &state.texture {
+                Some(texture) => {
+                    painter.image(texture.id(), rect, viewport.uv_rect(), Color32::WHITE);
+                }
+                None => {
+                    painter.text(
+                        rect.center(),
+                        egui::Align2::CENTER_CENTER,
+                        "waiting for the field…",
+                        egui::FontId::proportional(14.0),
+                        Color32::GRAY,
+                    );
                 }
             }
-        }
-        if response.dragged() {
-            let delta = response.drag_delta();
-            viewport.center -=
-                Vec2::new(delta.x / rect.width(), delta.y / rect.height()) / viewport.zoom;
-            viewport.clamp();
-        }
-        if response.double_clicked() {
-            *viewport = Viewport::default();
-        }
-        if let Some(pointer) = response.hover_pos() {
-            let p = to_field(rect, viewport, pointer);
-            if (0.0..1.0).contains(&p.x) && (0.0..1.0).contains(&p.y) {
-                hovered = Some(((p.y * rows as f32) as usize, (p.x * cols as f32) as usize));
+            // Zoom about the pointer, pan by dragging.
+            if response.hovered() {
+                let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+                if scroll != 0.0 {
+                    if let Some(pointer) = response.hover_pos() {
+                        let before = to_field(rect, viewport, pointer);
+                        viewport.zoom *= (scroll / 200.0).exp();
+                        viewport.clamp();
+                        let after = to_field(rect, viewport, pointer);
+                        viewport.center += before - after;
+                        viewport.clamp();
+                    }
+                }
             }
-        }
-        // The picture is the widget; its name lets screen readers and tests find it.
-        response.widget_info(|| {
-            egui::WidgetInfo::labeled(egui::Role::Image, true, format!("{id} picture"))
-        });
-        colorbar_ui(ui, colormap, state.range(), size.y);
-    });
-    hovered
+            if response.dragged_by(egui::PointerButton::Middle)
+                || (primary_pans && response.dragged_by(egui::PointerButton::Primary))
+            {
+                let delta = response.drag_delta();
+                viewport.center -=
+                    Vec2::new(delta.x / rect.width(), delta.y / rect.height()) / viewport.zoom;
+                viewport.clamp();
+            }
+            if primary_pans && response.double_clicked() {
+                *viewport = Viewport::default();
+            }
+            if let Some(pointer) = response.hover_pos() {
+                let p = to_field(rect, viewport, pointer);
+                if (0.0..1.0).contains(&p.x) && (0.0..1.0).contains(&p.y) {
+                    hovered = Some(((p.y * rows as f32) as usize, (p.x * cols as f32) as usize));
+                }
+            }
+            // The picture is the widget; its name lets screen readers and tests find it.
+            response.widget_info(|| {
+                egui::WidgetInfo::labeled(egui::Role::Image, true, format!("{id} picture"))
+            });
+            colorbar_ui(ui, colormap, state.range(), size.y);
+            (rect, response)
+        })
+        .inner;
+    Picture {
+        hovered,
+        rect,
+        response,
+    }
+}
+
+/// The screen position of a field point (0..1 along columns and rows).
+pub fn from_field(rect: Rect, viewport: &Viewport, point: Vec2) -> Pos2 {
+    let uv = viewport.uv_rect();
+    Pos2::new(
+        rect.left() + (point.x - uv.left()) / uv.width() * rect.width(),
+        rect.top() + (point.y - uv.top()) / uv.height() * rect.height(),
+    )
 }
 
 /// The field point (0..1 along columns and rows) under a screen position.
-fn to_field(rect: Rect, viewport: &Viewport, pos: Pos2) -> Vec2 {
+pub fn to_field(rect: Rect, viewport: &Viewport, pos: Pos2) -> Vec2 {
     let uv = viewport.uv_rect();
     let t = Vec2::new(
         (pos.x - rect.left()) / rect.width(),

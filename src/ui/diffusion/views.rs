@@ -8,9 +8,11 @@ use crate::render::format_value;
 use crate::render::label::readout_value;
 
 use super::super::settings::Settings;
+use super::brush::PaintTools;
 use super::command::DiffusionCommand;
 use super::view::{self, Hover, ViewState, Viewport};
 use super::SimState;
+use crate::grid::GridSize;
 
 /// Height of the readout line under the pictures, in points.
 const READOUT_HEIGHT: f32 = 22.0;
@@ -29,12 +31,15 @@ pub struct Views {
 }
 
 impl Views {
-    /// Both views with their controls, then the zoom buttons and the readout.
+    /// Both views with their controls, then the zoom buttons and the readout. `tools` act on
+    /// the pictures and draw over them.
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
         settings: &mut Settings,
         commands: &mut Vec<DiffusionCommand>,
+        tools: &mut PaintTools,
+        field_size: Option<GridSize>,
     ) {
         let mut hovered = None;
         let ranges = (self.field.range(), self.laplacian.range());
@@ -62,10 +67,19 @@ impl Views {
                     "Laplacian",
                 ),
             ];
-            for (column, state, colormap, name) in sides {
+            for (index, (column, state, colormap, name)) in sides.into_iter().enumerate() {
                 column.allocate_ui(egui::vec2(column.available_width(), height), |ui| {
-                    let cell = view::picture_ui(ui, state, colormap, &mut viewport, name);
-                    hovered = hovered.or(cell);
+                    let picture = view::picture_ui(
+                        ui,
+                        state,
+                        colormap,
+                        &mut viewport,
+                        name,
+                        tools.primary_pans(),
+                    );
+                    hovered = hovered.or(picture.hovered);
+                    tools.interact(ui, index, &picture, &viewport, field_size);
+                    tools.overlay(ui, index, &picture, &viewport, field_size);
                 });
             }
         });
@@ -73,6 +87,8 @@ impl Views {
         self.hovered = hovered;
         ui.horizontal(|ui| {
             zoom_buttons_ui(ui, commands);
+            ui.separator();
+            tools.toolbar_ui(ui);
             self.readout_ui(ui);
         });
     }

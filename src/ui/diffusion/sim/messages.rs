@@ -13,6 +13,7 @@ use crate::grid::{GridSize, RangeMode};
 use crate::measure::TimingRecord;
 use crate::render::{Colormap, Preview};
 use crate::sim::agreement::Outcome;
+use crate::sim::paint::Brush;
 use crate::sim::FieldStats;
 
 use super::super::super::notice::Level;
@@ -146,6 +147,39 @@ pub enum SimCommand {
     SetRecording(Option<Recording>),
     /// Check the running backend against the CPU reference while it runs (or stop checking).
     SetAgreementCheck(bool),
+    /// Paint, end a stroke, undo or redo.
+    Paint(PaintCommand),
+    /// Cells whose values every frame carries (probes, then a line profile).
+    SetSampling(Vec<u32>),
+}
+
+/// The brush's part of [`SimCommand`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PaintCommand {
+    /// Extend the stroke being painted (or start one) to this point, in cells.
+    StrokeTo {
+        /// Row, fractions allowed.
+        row: f32,
+        /// Column, fractions allowed.
+        col: f32,
+        /// The dabs' radius, amount and edge.
+        brush: Brush,
+    },
+    /// The button was released: the stroke is kept for undo.
+    EndStroke,
+    /// Take back the latest stroke.
+    Undo,
+    /// Paint the latest undone stroke again.
+    Redo,
+}
+
+/// The values of the sampled cells at a frame's step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Samples {
+    /// The cells asked for with [`SimCommand::SetSampling`].
+    pub cells: Vec<u32>,
+    /// Their values, in the same order.
+    pub values: Vec<f32>,
 }
 
 /// A named part of a frame's time.
@@ -166,13 +200,15 @@ pub enum FramePart {
     Statistics,
     /// Writing recorded frames.
     Recording,
+    /// Reading the probes' and the line profile's cells.
+    Sampling,
     /// Handing the pictures to the GPU of the display (measured on the UI thread).
     TextureUpload,
 }
 
 impl FramePart {
     /// Every part, in the order the timings panel lists them.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Stepping,
         Self::Laplacian,
         Self::Reduce,
@@ -180,6 +216,7 @@ impl FramePart {
         Self::Colour,
         Self::Statistics,
         Self::Recording,
+        Self::Sampling,
         Self::TextureUpload,
     ];
 }
@@ -194,6 +231,7 @@ impl fmt::Display for FramePart {
             Self::Colour => "range + colours",
             Self::Statistics => "statistics",
             Self::Recording => "recording",
+            Self::Sampling => "probes",
             Self::TextureUpload => "texture upload",
         })
     }
@@ -224,6 +262,8 @@ pub struct Frame {
     pub playing: bool,
     /// Steps per frame now in use (it changes by itself in the automatic mode).
     pub steps_per_frame: u64,
+    /// The sampled cells' values, when cells are sampled.
+    pub samples: Option<Samples>,
 }
 
 /// The backend in use, for the panel.
@@ -265,6 +305,8 @@ pub enum SimEvent {
     RecordingStopped,
     /// The agreement check finished a window.
     Agreement(AgreementReport),
+    /// Strokes that undo and redo can take back or repeat now.
+    PaintHistory(usize, usize),
 }
 
 /// One finished agreement check and the totals so far.

@@ -9,6 +9,7 @@ mod backend;
 pub mod export;
 mod frame;
 pub mod messages;
+mod paint;
 mod schedule;
 
 use std::time::{Duration, Instant};
@@ -29,8 +30,8 @@ pub use auto_steps::{
 use export::ShownRanges;
 use frame::{colour_frame, reduce_frame};
 pub use messages::{
-    AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, Recording, SimCommand,
-    SimEvent, ViewRequest, ViewRequests,
+    AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, PaintCommand,
+    Recording, Samples, SimCommand, SimEvent, ViewRequest, ViewRequests,
 };
 use schedule::{Schedule, StatsClock};
 
@@ -65,6 +66,10 @@ struct SimThread {
     agreement_check: bool,
     /// When the last overlapped steps were queued: a frame's host cycle runs from there.
     queued_at: Option<Instant>,
+    /// Cells each frame samples (probes, line profile).
+    sampling: Vec<u32>,
+    /// Undo and redo counts last told to the panel.
+    paint_counts: (usize, usize),
 }
 
 impl SimThread {
@@ -83,6 +88,8 @@ impl SimThread {
             shown: ShownRanges::default(),
             agreement_check: false,
             queued_at: None,
+            sampling: Vec::new(),
+            paint_counts: (0, 0),
         }
     }
 
@@ -116,7 +123,10 @@ impl SimThread {
             self.poll_agreement();
             match received {
                 Received::Shutdown => return,
-                Received::Command(command) => self.handle(command),
+                Received::Command(command) => {
+                    self.handle(command);
+                    self.sync_paint_history();
+                }
                 Received::Nothing => {
                     if self.has_work() && !self.ctx.slot_is_full() {
                         self.frame();
@@ -167,6 +177,8 @@ impl SimThread {
                     sim.set_agreement_check(policy);
                 }
             }
+            SimCommand::Paint(paint) => self.paint(paint),
+            SimCommand::SetSampling(cells) => self.set_sampling(cells),
         }
     }
 
@@ -271,6 +283,8 @@ impl SimThread {
         };
         let step = sim.step_count();
         let size = sim.initial().size();
+        // Probes and the line profile read the device too: before the next steps are queued.
+        let samples = self.sample(&mut split);
         if overlapped {
             // The GPU is done with this frame: give it the next frame's steps before colouring.
             let cycle = self.queued_at.map(|at| at.elapsed());
@@ -311,6 +325,7 @@ impl SimThread {
             wall,
             playing: self.schedule.is_running(),
             steps_per_frame: self.schedule.steps_per_frame,
+            samples,
         });
     }
 

@@ -1,0 +1,693 @@
+//! The tools of the views: paint heat with a brush (undo and redo of strokes), place probes, draw
+//! a line profile. [`PaintTools`] holds their state, handles the pointer on the pictures, draws
+//! their marks over the pictures, the side-panel section and the plots under the views, and
+//! queues what the simulation thread must do ([`SimCommand::Paint`], [`SimCommand::SetSampling`]).
+
+use std::fmt;
+use std::path::Path;
+
+use eframe::egui::{self, Color32, Key, KeyboardShortcut, Modifiers, Pos2, Stroke, Vec2};
+
+use crate::compute::BrushEdge;
+use crate::grid::GridSize;
+use crate::render::label::readout_value;
+use crate::sim::paint::Brush;
+
+use super::probes::{probe_color, Probes, MAX_PROBES};
+use super::profile::LineProfile;
+use super::sim::{PaintCommand, Samples, SimCommand};
+use super::view::{from_field, to_field, Picture, Viewport};
+
+/// Screen distance within which a click picks a probe, in points.
+const PICK_DISTANCE: f32 = 10.0;
+
+/// What the primary button does on the pictures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tool {
+    /// Pan and zoom.
+    #[default]
+    Navigate,
+    /// Drag to add heat; right-drag or Shift-drag to remove it.
+    Paint,
+    /// Click to place a probe, drag one to move it, right-click one to remove it.
+    Probe,
+    /// Drag to draw the segment of a line profile.
+    Line,
+}
+
+impl Tool {
+    /// Every tool, in the order the selector lists them.
+    pub const ALL: [Self; 4] = [Self::Navigate, Self::Paint, Self::Probe, Self::Line];
+
+    /// The key that switches to the tool (pressed again: back to navigating).
+    pub fn key(self) -> Key {
+        match self {
+            Self::Navigate => Key::Escape,
+            Self::Paint => Key::B,
+            Self::Probe => Key::P,
+            Self::Line => Key::L,
+        }
+    }
+
+    fn hint(self) -> &'static str {
+        match self {
+            Self::Navigate => "drag to pan, scroll to zoom, double-click to fit (Esc)",
+            Self::Paint => {
+                "drag to add heat; right-drag or Shift-drag to remove it; \
+                 middle-drag pans (B)"
+            }
+            Self::Probe => {
+                "click to place a probe (8 at most), drag one to move it, \
+                 right-click one to remove it (P)"
+            }
+            Self::Line => {
+                "drag to draw a line; its profile is plotted live; right-click clears (L)"
+            }
+        }
+    }
+}
+
+impl fmt::Display for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Navigate => "Navigate",
+            Self::Paint => "Paint",
+            Self::Probe => "Probe",
+            Self::Line => "Line",
+        })
+    }
+}
+
+/// The brush as set in the side panel.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BrushSettings {
+    /// Radius in cells.
+    pub radius: f32,
+    /// Heat added (or removed) per dab at full weight.
+    pub amount: f32,
+    /// Soft or hard edge.
+    pub edge: BrushEdge,
+}
+
+impl Default for BrushSettings {
+    fn default() -> Self {
+        Self {
+            radius: 12.0,
+            amount: 0.05,
+            edge: BrushEdge::Soft,
+        }
+    }
+}
+
+impl BrushSettings {
+    /// The brush of a stroke that adds heat, or removes it.
+    pub fn brush(&self, removing: bool) -> Brush {
+        Brush {
+            radius: self.radius,
+            amount: if removing {
+                -self.amount.abs()
+            } else {
+                self.amount.abs()
+            },
+            edge: self.edge,
+        }
+    }
+}
+
+/// A stroke under way: on which picture, and whether it removes heat.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct ActiveStroke {
+    picture: usize,
+    removing: bool,
+}
+
+/// The tools' state.
+#[derive(Debug, Default)]
+pub struct PaintTools {
+    /// The tool in use.
+    pub tool: Tool,
+    /// The brush.
+    pub brush: BrushSettings,
+    /// The probes and their series.
+    pub probes: Probes,
+    /// The line profile.
+    pub profile: LineProfile,
+    /// Strokes undo and redo can take back or repeat, as the simulation last said.
+    history: (usize, usize),
+    stroke: Option<ActiveStroke>,
+    /// The probe being dragged.
+    held_probe: Option<usize>,
+    /// Where the line being drawn started.
+    line_start: Option<(f32, f32)>,
+    /// The pointer over a picture in paint mode (for the brush outline).
+    brush_hover: Option<(usize, Pos2)>,
+    outgoing: Vec<SimCommand>,
+    sent_sampling: Option<Vec<u32>>,
+    /// Messages for the notice area.
+    messages: Vec<String>,
+}
+
+/// The field point under `pos` in cells: (row, col), cell `r`'s centre at `r`.
+fn cell_point(picture: &Picture, viewport: &Viewport, size: GridSize, pos: Pos2) -> (f32, f32) {
+    let p = to_field(picture.rect, viewport, pos);
+    (p.y * size.rows as f32 - 0.5, p.x * size.cols as f32 - 0.5)
+}
+
+/// The cell under `pos`, clamped onto the field.
+fn nearest_cell(
+    picture: &Picture,
+    viewport: &Viewport,
+    size: GridSize,
+    pos: Pos2,
+) -> (usize, usize) {
+    let (row, col) = cell_point(picture, viewport, size, pos);
+    (
+        (row.round().max(0.0) as usize).min(size.rows - 1),
+        (col.round().max(0.0) as usize).min(size.cols - 1),
+    )
+}
+
+/// The screen position of a point in cells.
+fn screen_point(
+    picture: &Picture,
+    viewport: &Viewport,
+    size: GridSize,
+    (row, col): (f32, f32),
+) -> Pos2 {
+    from_field(
+        picture.rect,
+        viewport,
+        Vec2::new(
+            (col + 0.5) / size.cols as f32,
+            (row + 0.5) / size.rows as f32,
+        ),
+    )
+}
+
+impl PaintTools {
+    /// Whether the primary button pans (no tool active).
+    pub fn primary_pans(&self) -> bool {
+        self.tool == Tool::Navigate
+    }
+
+    /// Strokes that undo and redo can take back or repeat.
+    pub fn history(&self) -> (usize, usize) {
+        self.history
+    }
+
+    /// The simulation's new undo and redo counts.
+    pub fn set_history(&mut self, undo: usize, redo: usize) {
+        self.history = (undo, redo);
+    }
+
+    /// Switches to `tool`, ending what the previous one was doing.
+    pub fn set_tool(&mut self, tool: Tool) {
+        if self.stroke.take().is_some() {
+            self.outgoing
+                .push(SimCommand::Paint(PaintCommand::EndStroke));
+        }
+        self.held_probe = None;
+        self.line_start = None;
+        self.tool = tool;
+    }
+
+    /// Takes back the latest stroke.
+    pub fn undo(&mut self) {
+        self.outgoing.push(SimCommand::Paint(PaintCommand::Undo));
+    }
+
+    /// Paints the latest undone stroke again.
+    pub fn redo(&mut self) {
+        self.outgoing.push(SimCommand::Paint(PaintCommand::Redo));
+    }
+
+    /// The keys: B, P, L switch tools (again: back to navigating), Esc navigates, Ctrl+Z undoes,
+    /// Ctrl+Shift+Z (or Ctrl+Y) redoes.
+    pub fn shortcuts(&mut self, ctx: &egui::Context) {
+        if ctx.egui_wants_keyboard_input() {
+            return;
+        }
+        let redo = ctx.input_mut(|i| {
+            i.consume_shortcut(&KeyboardShortcut::new(
+                Modifiers::COMMAND | Modifiers::SHIFT,
+                Key::Z,
+            )) || i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::Y))
+        });
+        let undo = ctx
+            .input_mut(|i| i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::Z)));
+        if redo {
+            self.redo();
+        } else if undo {
+            self.undo();
+        }
+        let plain = ctx.input(|i| i.modifiers.is_none());
+        for tool in Tool::ALL {
+            if plain && ctx.input(|i| i.key_pressed(tool.key())) {
+                let next = if self.tool == tool {
+                    Tool::Navigate
+                } else {
+                    tool
+                };
+                self.set_tool(next);
+            }
+        }
+    }
+
+    /// Handles the pointer on picture number `index` (0: field, 1: Laplacian).
+    pub fn interact(
+        &mut self,
+        ui: &egui::Ui,
+        index: usize,
+        picture: &Picture,
+        viewport: &Viewport,
+        size: Option<GridSize>,
+    ) {
+        let Some(size) = size else {
+            return;
+        };
+        if self.brush_hover.is_some_and(|(i, _)| i == index) {
+            self.brush_hover = None;
+        }
+        match self.tool {
+            Tool::Navigate => {}
+            Tool::Paint => self.paint_interact(ui, index, picture, viewport, size),
+            Tool::Probe => self.probe_interact(picture, viewport, size),
+            Tool::Line => self.line_interact(picture, viewport, size),
+        }
+    }
+
+    fn paint_interact(
+        &mut self,
+        ui: &egui::Ui,
+        index: usize,
+        picture: &Picture,
+        viewport: &Viewport,
+        size: GridSize,
+    ) {
+        let response = &picture.response;
+        if let Some(pos) = response.hover_pos() {
+            self.brush_hover = Some((index, pos));
+        }
+        let pointer = response.interact_pointer_pos().or(response.hover_pos());
+        let removing_input = ui.input(|i| i.pointer.secondary_down() || i.modifiers.shift);
+        let ours = self.stroke.is_some_and(|s| s.picture == index);
+        if response.is_pointer_button_down_on() && !ui.input(|i| i.pointer.middle_down()) {
+            let Some(pos) = pointer else {
+                return;
+            };
+            let stroke = *self.stroke.get_or_insert(ActiveStroke {
+                picture: index,
+                removing: removing_input,
+            });
+            if stroke.picture != index {
+                return;
+            }
+            let (row, col) = cell_point(picture, viewport, size, pos);
+            self.outgoing
+                .push(SimCommand::Paint(PaintCommand::StrokeTo {
+                    row,
+                    col,
+                    brush: self.brush.brush(stroke.removing),
+                }));
+        } else if ours {
+            self.stroke = None;
+            self.outgoing
+                .push(SimCommand::Paint(PaintCommand::EndStroke));
+        } else if response.clicked() || response.secondary_clicked() {
+            // Pressed and released within one frame: a single dab.
+            let Some(pos) = pointer else {
+                return;
+            };
+            let removing = response.secondary_clicked() || removing_input;
+            let (row, col) = cell_point(picture, viewport, size, pos);
+            self.outgoing
+                .push(SimCommand::Paint(PaintCommand::StrokeTo {
+                    row,
+                    col,
+                    brush: self.brush.brush(removing),
+                }));
+            self.outgoing
+                .push(SimCommand::Paint(PaintCommand::EndStroke));
+        }
+    }
+
+    /// The probe within [`PICK_DISTANCE`] of `pos`, nearest first.
+    fn probe_at(
+        &self,
+        picture: &Picture,
+        viewport: &Viewport,
+        size: GridSize,
+        pos: Pos2,
+    ) -> Option<usize> {
+        self.probes
+            .all()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let at = screen_point(picture, viewport, size, (p.row as f32, p.col as f32));
+                (i, at.distance(pos))
+            })
+            .filter(|(_, d)| *d <= PICK_DISTANCE)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(i, _)| i)
+    }
+
+    fn probe_interact(&mut self, picture: &Picture, viewport: &Viewport, size: GridSize) {
+        let response = &picture.response;
+        let pointer = response.interact_pointer_pos().or(response.hover_pos());
+        let Some(pos) = pointer else {
+            return;
+        };
+        if response.drag_started_by(egui::PointerButton::Primary) {
+            let press = response
+                .ctx
+                .input(|i| i.pointer.press_origin())
+                .unwrap_or(pos);
+            self.held_probe = self.probe_at(picture, viewport, size, press);
+        }
+        if let Some(index) = self.held_probe {
+            if response.dragged_by(egui::PointerButton::Primary) {
+                let (row, col) = nearest_cell(picture, viewport, size, pos);
+                self.probes.move_to(index, row, col);
+            }
+            if response.drag_stopped() {
+                self.held_probe = None;
+            }
+            return;
+        }
+        if response.secondary_clicked() {
+            if let Some(index) = self.probe_at(picture, viewport, size, pos) {
+                self.probes.remove(index);
+            }
+        } else if response.clicked() && self.probe_at(picture, viewport, size, pos).is_none() {
+            let (row, col) = nearest_cell(picture, viewport, size, pos);
+            if self.probes.add(row, col).is_none() {
+                self.messages.push(format!(
+                    "{MAX_PROBES} probes are placed already: right-click one to remove it"
+                ));
+            }
+        }
+    }
+
+    fn line_interact(&mut self, picture: &Picture, viewport: &Viewport, size: GridSize) {
+        let response = &picture.response;
+        if response.secondary_clicked() {
+            self.profile.clear();
+            return;
+        }
+        if response.drag_started_by(egui::PointerButton::Primary) {
+            let press = response.ctx.input(|i| i.pointer.press_origin());
+            self.line_start = press
+                .or(response.interact_pointer_pos())
+                .map(|pos| cell_point(picture, viewport, size, pos));
+        }
+        if let (Some(start), Some(pos)) = (self.line_start, response.interact_pointer_pos()) {
+            if response.dragged_by(egui::PointerButton::Primary) || response.drag_stopped() {
+                let end = cell_point(picture, viewport, size, pos);
+                self.profile.set(start, end, size);
+            }
+        }
+        if response.drag_stopped() {
+            self.line_start = None;
+        }
+    }
+
+    /// Draws the probes, the line and the brush outline over picture `index`.
+    pub fn overlay(
+        &self,
+        ui: &egui::Ui,
+        index: usize,
+        picture: &Picture,
+        viewport: &Viewport,
+        size: Option<GridSize>,
+    ) {
+        let Some(size) = size else {
+            return;
+        };
+        let painter = ui.painter_at(picture.rect);
+        if let Some((start, end)) = self.profile.segment() {
+            let a = screen_point(picture, viewport, size, start);
+            let b = screen_point(picture, viewport, size, end);
+            painter.line_segment([a, b], Stroke::new(3.0, Color32::BLACK));
+            painter.line_segment([a, b], Stroke::new(1.5, Color32::WHITE));
+            painter.circle_filled(a, 3.5, Color32::WHITE);
+            painter.circle_stroke(b, 3.5, Stroke::new(1.5, Color32::WHITE));
+        }
+        for probe in self.probes.all() {
+            let at = screen_point(
+                picture,
+                viewport,
+                size,
+                (probe.row as f32, probe.col as f32),
+            );
+            let color = probe_color(probe.number);
+            painter.circle_stroke(at, 5.0, Stroke::new(3.0, Color32::BLACK));
+            painter.circle_stroke(at, 5.0, Stroke::new(1.5, color));
+            painter.text(
+                at + Vec2::new(7.0, -7.0),
+                egui::Align2::LEFT_BOTTOM,
+                probe.name(),
+                egui::FontId::proportional(13.0),
+                color,
+            );
+        }
+        if let Some((_, pos)) = self.brush_hover.filter(|(i, _)| *i == index) {
+            let cell_width = picture.rect.width() * viewport.zoom / size.cols as f32;
+            let radius = (self.brush.radius.max(0.5) * cell_width).max(2.0);
+            painter.circle_stroke(pos, radius, Stroke::new(1.0, Color32::WHITE));
+        }
+    }
+
+    /// The tool buttons and undo and redo, in the row under the pictures.
+    pub fn toolbar_ui(&mut self, ui: &mut egui::Ui) {
+        for tool in Tool::ALL {
+            let selected = self.tool == tool;
+            if ui
+                .selectable_label(selected, tool.to_string())
+                .on_hover_text(tool.hint())
+                .clicked()
+                && !selected
+            {
+                self.set_tool(tool);
+            }
+        }
+        let (undo, redo) = self.history;
+        if ui
+            .add_enabled(undo > 0, egui::Button::new("Undo").small())
+            .on_hover_text(format!("take back the latest stroke (Ctrl+Z); {undo} kept"))
+            .clicked()
+        {
+            self.undo();
+        }
+        if ui
+            .add_enabled(redo > 0, egui::Button::new("Redo").small())
+            .on_hover_text(format!(
+                "paint the undone stroke again (Ctrl+Shift+Z); {redo} kept"
+            ))
+            .clicked()
+        {
+            self.redo();
+        }
+        ui.separator();
+    }
+
+    /// The side-panel section: the brush.
+    pub fn controls_ui(&mut self, ui: &mut egui::Ui) {
+        ui.heading("Brush");
+        ui.weak(self.tool.hint());
+        let label = ui.label("brush radius (cells)");
+        ui.add(
+            egui::Slider::new(&mut self.brush.radius, 0.5..=256.0)
+                .logarithmic(true)
+                .max_decimals(1),
+        )
+        .labelled_by(label.id);
+        let label = ui.label("heat per dab");
+        ui.add(
+            egui::Slider::new(&mut self.brush.amount, 0.0001..=100.0)
+                .logarithmic(true)
+                .max_decimals(4),
+        )
+        .labelled_by(label.id)
+        .on_hover_text(
+            "added at the brush's centre by each dab; dabs are a quarter of the radius apart \
+             along a stroke",
+        );
+        ui.horizontal(|ui| {
+            ui.label("edge");
+            for edge in BrushEdge::ALL {
+                ui.radio_value(&mut self.brush.edge, edge, edge.to_string());
+            }
+        });
+    }
+
+    /// Whether the probe and profile plots have something to show.
+    pub fn has_plots(&self) -> bool {
+        !self.probes.is_empty() || self.profile.is_set()
+    }
+
+    /// The plots under the views: probes over steps and the line profile, with their values and
+    /// buttons. Returns whether the CSV export was asked for.
+    pub fn plots_ui(&mut self, ui: &mut egui::Ui) -> bool {
+        let mut export = false;
+        ui.horizontal_wrapped(|ui| {
+            ui.strong("Probes");
+            let mut remove = None;
+            for (i, probe) in self.probes.all().iter().enumerate() {
+                let value = probe
+                    .latest()
+                    .map_or_else(|| "…".to_string(), |(_, v)| readout_value(v));
+                ui.colored_label(
+                    probe_color(probe.number),
+                    format!("{} ({}, {}) = {value}", probe.name(), probe.row, probe.col),
+                );
+                if ui
+                    .small_button("×")
+                    .on_hover_text(format!("remove {}", probe.name()))
+                    .clicked()
+                {
+                    remove = Some(i);
+                }
+            }
+            if let Some(i) = remove {
+                self.probes.remove(i);
+            }
+            if !self.probes.is_empty() {
+                if ui.button("Clear probes").clicked() {
+                    self.probes.clear();
+                }
+                export = ui
+                    .button("Export probes CSV")
+                    .on_hover_text("probe,row,col,step,value: one row per sample")
+                    .clicked();
+            }
+            if self.profile.is_set() && ui.button("Clear line").clicked() {
+                self.profile.clear();
+            }
+        });
+        let height = (ui.available_height() - 20.0).max(60.0);
+        ui.columns(2, |columns| {
+            columns[0].label("probe values over steps");
+            self.probes.plot_ui(&mut columns[0], height);
+            let caption = match self.profile.segment() {
+                Some(((r0, c0), (r1, c1))) => {
+                    format!("line profile from ({r0:.0}, {c0:.0}) to ({r1:.0}, {c1:.0})")
+                }
+                None => "line profile: draw a line with the Line tool (L)".to_string(),
+            };
+            columns[1].label(caption);
+            self.profile.plot_ui(&mut columns[1], height);
+        });
+        export
+    }
+
+    /// Writes the probe series to `dir/probes_step<step>.csv`; returns the path.
+    pub fn export_csv(&self, dir: &Path, step: u64) -> crate::Result<std::path::PathBuf> {
+        crate::export::ensure_writable_dir(dir)?;
+        let path = dir.join(format!("probes_step{step:06}.csv"));
+        crate::export::write_probe_csv(&path, &self.probes.export_series())?;
+        Ok(path)
+    }
+
+    /// Takes a frame's samples.
+    pub fn record(&mut self, step: u64, size: GridSize, samples: Option<&Samples>) {
+        let Some(samples) = samples else {
+            return;
+        };
+        let probes = self.probes.all().len().min(samples.cells.len());
+        self.probes
+            .record(step, size, &samples.cells, &samples.values);
+        self.profile.record(
+            step,
+            &samples.cells[probes..],
+            samples.values.get(probes..).unwrap_or(&[]),
+        );
+    }
+
+    /// Forgets the series (reset or a new field of `size`).
+    pub fn restart(&mut self, size: Option<GridSize>) {
+        self.probes.restart(size);
+        self.profile.restart(size);
+    }
+
+    /// The commands for the simulation thread: paint commands, and the sampled cells when they
+    /// changed.
+    pub fn take_commands(&mut self, size: Option<GridSize>) -> Vec<SimCommand> {
+        let mut commands = std::mem::take(&mut self.outgoing);
+        if let Some(size) = size {
+            let mut cells = self.probes.cells(size);
+            cells.extend_from_slice(self.profile.cells());
+            if self.sent_sampling.as_ref() != Some(&cells) {
+                self.sent_sampling = Some(cells.clone());
+                commands.push(SimCommand::SetSampling(cells));
+            }
+        }
+        commands
+    }
+
+    /// The screenshot mode's `--paint-demo`: the commands that dragging the pointer would send
+    /// for two strokes (a soft wave and a hard ring), three probes and a vertical line, on a field
+    /// of `size`. Nothing here is drawn differently from what a person's pointer does.
+    pub fn paint_demo(&mut self, size: GridSize) {
+        let (rows, cols) = (size.rows as f32, size.cols as f32);
+        self.brush = BrushSettings {
+            radius: (rows.max(cols) / 25.0).max(1.0),
+            amount: 0.15,
+            edge: BrushEdge::Soft,
+        };
+        let mut stroke = |points: Vec<(f32, f32)>, brush: Brush| {
+            for (row, col) in points {
+                self.outgoing
+                    .push(SimCommand::Paint(PaintCommand::StrokeTo {
+                        row,
+                        col,
+                        brush,
+                    }));
+            }
+            self.outgoing
+                .push(SimCommand::Paint(PaintCommand::EndStroke));
+        };
+        let wave: Vec<(f32, f32)> = (0..=60)
+            .map(|i| {
+                let t = i as f32 / 60.0;
+                let row = rows * (0.3 + 0.08 * (t * std::f32::consts::TAU).sin());
+                (row, cols * (0.15 + 0.7 * t))
+            })
+            .collect();
+        stroke(wave, self.brush.brush(false));
+        let ring: Vec<(f32, f32)> = (0..=48)
+            .map(|i| {
+                let angle = i as f32 / 48.0 * std::f32::consts::TAU;
+                (
+                    rows * (0.7 + 0.1 * angle.sin()),
+                    cols * (0.3 + 0.1 * angle.cos()),
+                )
+            })
+            .collect();
+        let hard = Brush {
+            radius: self.brush.radius * 0.5,
+            amount: 0.3,
+            edge: BrushEdge::Hard,
+        };
+        stroke(ring, hard);
+        let cell = |fr: f32, fc: f32| {
+            (
+                ((rows * fr) as usize).min(size.rows - 1),
+                ((cols * fc) as usize).min(size.cols - 1),
+            )
+        };
+        self.probes.clear();
+        for (fr, fc) in [(0.3, 0.5), (0.7, 0.3), (0.7, 0.4), (0.8, 0.8)] {
+            let (row, col) = cell(fr, fc);
+            self.probes.add(row, col);
+        }
+        self.profile
+            .set((rows * 0.05, cols * 0.5), (rows * 0.95, cols * 0.5), size);
+        self.tool = Tool::Paint;
+    }
+
+    /// Messages for the notice area.
+    pub fn take_messages(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.messages)
+    }
+}

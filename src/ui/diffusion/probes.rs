@@ -1,0 +1,227 @@
+//! Probes: up to eight named cells (P1..P8) whose values are sampled every frame, plotted over
+//! the steps and exported as CSV. The simulation thread reads only these cells (a gather on the
+//! device), never the whole field.
+
+use std::collections::VecDeque;
+
+use eframe::egui::{self, Color32};
+use egui_plot::{Legend, Line, Plot, PlotPoints};
+
+use crate::export::ProbeSeries;
+use crate::grid::GridSize;
+
+/// Probes at most.
+pub const MAX_PROBES: usize = 8;
+/// Samples kept per probe (the oldest go first).
+pub const SERIES_POINTS: usize = 100_000;
+
+/// The colour of probe `number` (1..8), on the views and in the plot.
+pub fn probe_color(number: usize) -> Color32 {
+    const COLORS: [Color32; MAX_PROBES] = [
+        Color32::from_rgb(255, 99, 71),
+        Color32::from_rgb(30, 144, 255),
+        Color32::from_rgb(50, 205, 50),
+        Color32::from_rgb(255, 215, 0),
+        Color32::from_rgb(238, 130, 238),
+        Color32::from_rgb(0, 206, 209),
+        Color32::from_rgb(255, 140, 0),
+        Color32::from_rgb(240, 240, 240),
+    ];
+    COLORS[(number.max(1) - 1) % MAX_PROBES]
+}
+
+/// One probe.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// 1..8: the probe is named P`number`.
+    pub number: usize,
+    /// Row of the cell.
+    pub row: usize,
+    /// Column of the cell.
+    pub col: usize,
+    series: VecDeque<(u64, f32)>,
+}
+
+impl Probe {
+    /// P1..P8.
+    pub fn name(&self) -> String {
+        format!("P{}", self.number)
+    }
+
+    /// The latest sample.
+    pub fn latest(&self) -> Option<(u64, f32)> {
+        self.series.back().copied()
+    }
+
+    /// The samples, oldest first.
+    pub fn series(&self) -> impl Iterator<Item = &(u64, f32)> {
+        self.series.iter()
+    }
+}
+
+/// The probes placed.
+#[derive(Debug, Clone, Default)]
+pub struct Probes {
+    probes: Vec<Probe>,
+}
+
+impl Probes {
+    /// The probes, in the order placed.
+    pub fn all(&self) -> &[Probe] {
+        &self.probes
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.probes.is_empty()
+    }
+
+    /// Places a probe with the lowest free number; `None` when all eight are placed.
+    pub fn add(&mut self, row: usize, col: usize) -> Option<usize> {
+        let number = (1..=MAX_PROBES).find(|n| self.probes.iter().all(|p| p.number != *n))?;
+        self.probes.push(Probe {
+            number,
+            row,
+            col,
+            series: VecDeque::new(),
+        });
+        Some(number)
+    }
+
+    /// Removes the probe at `index`.
+    pub fn remove(&mut self, index: usize) {
+        if index < self.probes.len() {
+            self.probes.remove(index);
+        }
+    }
+
+    /// Removes every probe.
+    pub fn clear(&mut self) {
+        self.probes.clear();
+    }
+
+    /// Moves the probe at `index`; a probe at a new cell starts a new series.
+    pub fn move_to(&mut self, index: usize, row: usize, col: usize) {
+        if let Some(probe) = self.probes.get_mut(index) {
+            if (probe.row, probe.col) != (row, col) {
+                probe.row = row;
+                probe.col = col;
+                probe.series.clear();
+            }
+        }
+    }
+
+    /// Row-major indices of the probes' cells.
+    pub fn cells(&self, size: GridSize) -> Vec<u32> {
+        self.probes
+            .iter()
+            .map(|p| (p.row * size.cols + p.col) as u32)
+            .collect()
+    }
+
+    /// Takes the probes' values at `step` (the first of `cells`/`values`, when they are the
+    /// probes' cells: a frame sampled before a probe moved is not taken). A repeated sample (the
+    /// same step and value, a frame that only redrew) is not kept twice.
+    pub fn record(&mut self, step: u64, size: GridSize, cells: &[u32], values: &[f32]) {
+        let expected = self.cells(size);
+        if cells.len() < expected.len() || cells[..expected.len()] != expected[..] {
+            return;
+        }
+        for (probe, &value) in self.probes.iter_mut().zip(values) {
+            let last = probe.series.back().copied();
+            if last.is_some_and(|(s, v)| s == step && v.to_bits() == value.to_bits()) {
+                continue;
+            }
+            // Steps went back (a reset or a new field): start over.
+            if last.is_some_and(|(s, _)| s > step) {
+                probe.series.clear();
+            }
+            if probe.series.len() == SERIES_POINTS {
+                probe.series.pop_front();
+            }
+            probe.series.push_back((step, value));
+        }
+    }
+
+    /// Forgets every series (the field was reset or replaced); drops probes outside `size`.
+    pub fn restart(&mut self, size: Option<GridSize>) {
+        if let Some(size) = size {
+            self.probes
+                .retain(|p| p.row < size.rows && p.col < size.cols);
+        }
+        for probe in &mut self.probes {
+            probe.series.clear();
+        }
+    }
+
+    /// The series for the CSV export.
+    pub fn export_series(&self) -> Vec<ProbeSeries> {
+        self.probes
+            .iter()
+            .map(|p| ProbeSeries {
+                name: p.name(),
+                row: p.row,
+                col: p.col,
+                points: p.series.iter().copied().collect(),
+            })
+            .collect()
+    }
+
+    /// Each probe's value over the steps.
+    pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
+        Plot::new("probe_plot")
+            .height(height)
+            .y_axis_min_width(44.0)
+            .legend(Legend::default())
+            .x_axis_label("step")
+            .show(ui, |plot| {
+                for probe in &self.probes {
+                    let points: Vec<[f64; 2]> = probe
+                        .series
+                        .iter()
+                        .map(|&(step, value)| [step as f64, f64::from(value)])
+                        .collect();
+                    plot.line(
+                        Line::new(probe.name(), PlotPoints::from(points))
+                            .color(probe_color(probe.number)),
+                    );
+                }
+            });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probes_are_numbered_capped_and_sampled() {
+        let size = GridSize { rows: 10, cols: 10 };
+        let mut probes = Probes::default();
+        for i in 0..MAX_PROBES {
+            assert_eq!(probes.add(i, i), Some(i + 1));
+        }
+        assert_eq!(probes.add(9, 9), None, "eight at most");
+        probes.remove(2);
+        assert_eq!(probes.add(9, 9), Some(3), "the freed name is reused");
+        let cells = probes.cells(size);
+        let values: Vec<f32> = (0..cells.len()).map(|i| i as f32).collect();
+        probes.record(5, size, &cells, &values);
+        probes.record(5, size, &cells, &values);
+        assert_eq!(
+            probes.all()[0].series().count(),
+            1,
+            "a redraw is not a sample"
+        );
+        probes.move_to(0, 4, 4);
+        assert_eq!(probes.all()[0].series().count(), 0);
+        probes.record(6, size, &cells, &values);
+        assert_eq!(
+            probes.all()[1].series().count(),
+            1,
+            "stale cells are not taken"
+        );
+        probes.restart(Some(GridSize { rows: 5, cols: 5 }));
+        assert!(probes.all().iter().all(|p| p.row < 5 && p.col < 5));
+    }
+}

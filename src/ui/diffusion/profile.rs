@@ -1,0 +1,144 @@
+//! The line tool: a segment drawn on a view, and the values of the cells along it, sampled every
+//! frame (a gather of those cells only) and plotted against the distance along the segment.
+
+use eframe::egui;
+use egui_plot::{Line, Plot, PlotPoints};
+
+use crate::grid::GridSize;
+
+/// Points along a segment at most (one per cell up to this).
+pub const MAX_PROFILE_POINTS: usize = 4096;
+
+/// A segment and the values along it.
+#[derive(Debug, Clone, Default)]
+pub struct LineProfile {
+    /// Start and end, in cells (row, col).
+    segment: Option<((f32, f32), (f32, f32))>,
+    /// The cells sampled along the segment and their distance from the start, in cells.
+    cells: Vec<u32>,
+    distances: Vec<f64>,
+    /// The latest values along the segment and their step.
+    values: Option<(u64, Vec<f32>)>,
+}
+
+impl LineProfile {
+    /// The segment, if one is drawn.
+    pub fn segment(&self) -> Option<((f32, f32), (f32, f32))> {
+        self.segment
+    }
+
+    /// Whether a segment is drawn.
+    pub fn is_set(&self) -> bool {
+        self.segment.is_some()
+    }
+
+    /// Draws the segment from `start` to `end` (cells) on a field of `size`: one sample per
+    /// cell along its longer side, the nearest cell to each point.
+    pub fn set(&mut self, start: (f32, f32), end: (f32, f32), size: GridSize) {
+        let clamp = |(row, col): (f32, f32)| {
+            (
+                row.clamp(0.0, size.rows as f32 - 1.0),
+                col.clamp(0.0, size.cols as f32 - 1.0),
+            )
+        };
+        let (start, end) = (clamp(start), clamp(end));
+        if self.segment == Some((start, end)) {
+            return;
+        }
+        let (dr, dc) = (end.0 - start.0, end.1 - start.1);
+        let length = f64::from(dr * dr + dc * dc).sqrt();
+        let points = ((dr.abs().max(dc.abs()).ceil() as usize) + 1).min(MAX_PROFILE_POINTS);
+        self.cells.clear();
+        self.distances.clear();
+        for i in 0..points {
+            let t = if points == 1 {
+                0.0
+            } else {
+                i as f32 / (points - 1) as f32
+            };
+            let row = (start.0 + dr * t).round() as usize;
+            let col = (start.1 + dc * t).round() as usize;
+            self.cells.push((row * size.cols + col) as u32);
+            self.distances.push(f64::from(t) * length);
+        }
+        self.segment = Some((start, end));
+        self.values = None;
+    }
+
+    /// Removes the segment.
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    /// The cells sampled along the segment.
+    pub fn cells(&self) -> &[u32] {
+        &self.cells
+    }
+
+    /// Takes the values along the segment when `cells` are its cells.
+    pub fn record(&mut self, step: u64, cells: &[u32], values: &[f32]) {
+        if cells == self.cells.as_slice() && !cells.is_empty() {
+            self.values = Some((step, values.to_vec()));
+        }
+    }
+
+    /// The latest values along the segment: (step, values).
+    pub fn values(&self) -> Option<(u64, &[f32])> {
+        self.values.as_ref().map(|(step, v)| (*step, v.as_slice()))
+    }
+
+    /// Drops values and a segment that no longer fits (the field was replaced).
+    pub fn restart(&mut self, size: Option<GridSize>) {
+        self.values = None;
+        if let (Some(((r0, c0), (r1, c1))), Some(size)) = (self.segment, size) {
+            let fits = |r: f32, c: f32| r < size.rows as f32 && c < size.cols as f32;
+            if !(fits(r0, c0) && fits(r1, c1)) {
+                self.clear();
+            }
+        }
+    }
+
+    /// The values against the distance along the segment.
+    pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
+        Plot::new("profile_plot")
+            .height(height)
+            .y_axis_min_width(44.0)
+            .x_axis_label("distance along the line (cells)")
+            .show(ui, |plot| {
+                if let Some((step, values)) = self.values() {
+                    let points: Vec<[f64; 2]> = self
+                        .distances
+                        .iter()
+                        .zip(values)
+                        .map(|(&d, &v)| [d, f64::from(v)])
+                        .collect();
+                    plot.line(Line::new(format!("step {step}"), PlotPoints::from(points)));
+                }
+            });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_segment_samples_one_cell_per_step_along_its_longer_side() {
+        let size = GridSize { rows: 10, cols: 20 };
+        let mut profile = LineProfile::default();
+        profile.set((2.0, 1.0), (2.0, 11.0), size);
+        let expected: Vec<u32> = (1..=11).map(|c| 2 * 20 + c).collect();
+        assert_eq!(profile.cells(), expected.as_slice());
+        profile.set((0.0, 0.0), (9.0, 19.0), size);
+        assert_eq!(profile.cells().len(), 20);
+        assert_eq!(*profile.cells().last().unwrap(), 199);
+        // Ends beyond the field are pulled onto it.
+        profile.set((-5.0, -5.0), (50.0, 3.0), size);
+        assert!(profile.cells().iter().all(|&c| c < 200));
+        let cells = profile.cells().to_vec();
+        profile.record(3, &cells, &vec![1.0; cells.len()]);
+        assert_eq!(profile.values().unwrap().0, 3);
+        profile.record(4, &cells[1..], &vec![2.0; cells.len() - 1]);
+        assert_eq!(profile.values().unwrap().0, 3, "stale cells are not taken");
+    }
+}

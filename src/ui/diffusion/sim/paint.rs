@@ -1,0 +1,83 @@
+//! The brush and the probes on the simulation thread: strokes, undo and redo applied between
+//! steps, and the few cells read for the probes and the line profile each frame.
+
+use std::time::{Duration, Instant};
+
+use super::super::super::notice::Level;
+use super::messages::{FramePart, PaintCommand, Samples, SimEvent};
+use super::SimThread;
+
+impl SimThread {
+    /// Applies a paint command. The next frame is drawn even while paused, with fresh
+    /// statistics, so that the total-heat plot shows the jump.
+    pub(super) fn paint(&mut self, command: PaintCommand) {
+        let Some(sim) = self.sim.as_mut() else {
+            return;
+        };
+        let result = match command {
+            PaintCommand::StrokeTo { row, col, brush } => {
+                sim.paint_to(row, col, brush).map(|dabs| dabs > 0)
+            }
+            PaintCommand::EndStroke => sim.end_stroke().map(|_| false),
+            PaintCommand::Undo => sim.undo_stroke(),
+            PaintCommand::Redo => sim.redo_stroke(),
+        };
+        match result {
+            Ok(false) => {}
+            Ok(true) => {
+                self.schedule.dirty = true;
+                self.stats.reset();
+            }
+            Err(error) => {
+                // A stroke that failed half-way is ended, so that undo can take back what it did.
+                if let Err(end) = sim.end_stroke() {
+                    log::warn!("ending a failed stroke: {end}");
+                }
+                self.notice(Level::Error, format!("painting failed: {error}"));
+            }
+        }
+    }
+
+    /// Tells the panel how many strokes undo and redo can take back when that changed.
+    pub(super) fn sync_paint_history(&mut self) {
+        let counts = self
+            .sim
+            .as_ref()
+            .map_or((0, 0), |sim| sim.paint_history().counts());
+        if self.paint_counts != counts {
+            self.paint_counts = counts;
+            self.emit(SimEvent::PaintHistory(counts.0, counts.1));
+        }
+    }
+
+    /// Sets the cells every frame samples; the next frame carries them even while paused.
+    pub(super) fn set_sampling(&mut self, cells: Vec<u32>) {
+        if cells != self.sampling {
+            self.sampling = cells;
+            self.schedule.dirty = true;
+        }
+    }
+
+    /// The sampled cells' values now (only those cells cross to the host), adding the time to
+    /// `split`. A failure stops sampling with a notice instead of stopping the simulation.
+    pub(super) fn sample(&mut self, split: &mut Vec<(FramePart, Duration)>) -> Option<Samples> {
+        if self.sampling.is_empty() {
+            return None;
+        }
+        let sim = self.sim.as_mut()?;
+        let started = Instant::now();
+        let sampled = sim.sample(&self.sampling);
+        split.push((FramePart::Sampling, started.elapsed()));
+        match sampled {
+            Ok(values) => Some(Samples {
+                cells: self.sampling.clone(),
+                values,
+            }),
+            Err(error) => {
+                self.sampling.clear();
+                self.notice(Level::Warning, format!("probes stopped: {error}"));
+                None
+            }
+        }
+    }
+}
