@@ -1,22 +1,26 @@
 //! Monte Carlo pi (seed `001_...`): the fraction of random points of the unit square that fall
 //! inside the quarter circle, times 4, over billions of samples and no sample array.
 //!
-//! The generator is Philox4x32-10 (Random123), counter-based: sample `j` uses the output block
-//! of counter `(j / 2, 0, 0)` under key `(seed low word, seed high word)`, words 0-1 for even
-//! `j` and 2-3 for odd `j`. A coordinate is the top 24 bits of its word, `X / 2^24`, and a
+//! The generator is Philox4x32-7 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as
+//! easy as 1, 2, 3", SC'11; Random123's constants), counter-based: sample `j` uses the output
+//! block of counter `(j / 2, 0, 0)` under key `(seed low word, seed high word)`, words 0-1 for
+//! even `j` and 2-3 for odd `j`. Seven rounds is the smallest count with which Philox4x32
+//! passed all of TestU01's BigCrush in the paper's tests (its Table 2, "Crush-resistant");
+//! Random123 defaults to ten rounds as a safety margin. heatlab used ten until the GPU had to
+//! draw 1e12 samples a second: seven are 30% less work, and the known-answer vectors of
+//! Random123 (`kat_vectors`, `philox4x32 7 ...`) check this implementation. A coordinate is the top 24 bits of its word, `X / 2^24`, and a
 //! point is inside when `X^2 + Y^2 < 2^48`, which is exactly `x^2 + y^2 < 1` for those float32
 //! coordinates. Every sample is a pure function of (seed, j), so any split of the work over
 //! threads (CPU or GPU) gives the same count: the CPU and the GPU agree exactly.
 
 use std::time::Duration;
 
-use cudarc::driver::PushKernelArg;
 use rayon::prelude::*;
 
-use super::gpu::{time_device_resident, time_host_arrays, TimedPart};
+use super::gpu::{launches_per_timing, time_device_resident, time_host_arrays, TimedPart};
 use super::{
-    time_cpu_versions, CpuThreads, GpuHostArraysTimings, KernelRun, KernelSummary, KernelTimings,
-    PhaseProgress, RunControl, RunOptions, RunPhase, TimingStats, TutorialGpu, TutorialKernel,
+    time_cpu_versions, CpuThreads, KernelRun, KernelSummary, KernelTimings, PhaseProgress,
+    RunControl, RunOptions, RunPhase, TutorialGpu, TutorialKernel,
 };
 use crate::compute::cuda::driver_error;
 use crate::error::{HeatlabError, Result};
@@ -25,28 +29,36 @@ const PHILOX_M0: u32 = 0xD251_1F53;
 const PHILOX_M1: u32 = 0xCD9E_8D57;
 const PHILOX_W0: u32 = 0x9E37_79B9;
 const PHILOX_W1: u32 = 0xBB67_AE85;
+/// Rounds of Philox per block of four words (`PHILOX_ROUNDS` in `kernels/tutorial.cu`).
+pub const PHILOX_ROUNDS: u32 = 7;
 
 /// Samples per chunk of CPU work (even, so that chunks start on a Philox block).
 const CPU_PI_CHUNK: u64 = 1 << 16;
 /// Samples per GPU launch: long runs are split so that they can be cancelled and report
-/// progress; about a tenth of a second on an H100.
+/// progress; a few hundredths of a second on an H100. The kernel needs at most 2^35.
 const GPU_PI_CHUNK: u64 = 1 << 35;
-/// Threads per block of `monte_carlo_pi`; must match `PI_BLOCK` in `kernels/tutorial.cu`.
-const PI_BLOCK: u32 = 256;
-/// Blocks per multiprocessor of `monte_carlo_pi` (8 x 256 = 2048 threads, a full H100 SM).
-const PI_BLOCKS_PER_SM: u32 = 8;
 /// Points kept for the scatter plot.
 pub const SCATTER_POINTS: usize = 4000;
 
 /// Philox4x32-10: ten rounds of the Random123 bijection of `counter` under `key`.
 pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
+    philox4x32(counter, key, 10)
+}
+
+/// Philox4x32-7: seven rounds, the generator of the Monte Carlo samples.
+pub fn philox4x32_7(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
+    philox4x32(counter, key, 7)
+}
+
+/// `rounds` rounds of the Random123 Philox4x32 bijection of `counter` under `key`.
+pub fn philox4x32(counter: [u32; 4], key: [u32; 2], rounds: u32) -> [u32; 4] {
     let mulhilo = |a: u32, b: u32| {
         let product = u64::from(a) * u64::from(b);
         ((product >> 32) as u32, product as u32)
     };
     let mut ctr = counter;
     let mut key = key;
-    for _ in 0..10 {
+    for _ in 0..rounds {
         let (hi0, lo0) = mulhilo(PHILOX_M0, ctr[0]);
         let (hi1, lo1) = mulhilo(PHILOX_M1, ctr[2]);
         ctr = [hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0];
@@ -59,9 +71,10 @@ pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
 }
 
 fn philox_block(seed: u64, block: u64) -> [u32; 4] {
-    philox4x32_10(
+    philox4x32(
         [block as u32, (block >> 32) as u32, 0, 0],
         [seed as u32, (seed >> 32) as u32],
+        PHILOX_ROUNDS,
     )
 }
 
@@ -185,8 +198,9 @@ pub struct PiOutput {
     pub run: KernelRun,
 }
 
-/// Launches `monte_carlo_pi` over samples `[0, n)` in chunks, adding to `inside`. Between
-/// chunks of a long run it waits for the GPU, checks for cancellation and reports progress.
+/// Launches the Monte Carlo kernel over samples `[0, n)` in chunks, adding to `inside`.
+/// Between chunks of a long run it waits for the GPU, checks for cancellation and reports
+/// progress.
 fn launch_pi_chunks(
     gpu: &TutorialGpu,
     seed: u64,
@@ -199,18 +213,7 @@ fn launch_pi_chunks(
     for index in 0..chunks {
         let first_sample = index * GPU_PI_CHUNK;
         let sample_count = GPU_PI_CHUNK.min(n - first_sample);
-        let config = gpu.grid_stride_config(sample_count.div_ceil(2), PI_BLOCK, PI_BLOCKS_PER_SM);
-        let mut launch = stream.launch_builder(&gpu.monte_carlo_pi);
-        launch
-            .arg(&seed)
-            .arg(&first_sample)
-            .arg(&sample_count)
-            .arg(&mut *inside);
-        // SAFETY: monte_carlo_pi(unsigned long long seed, unsigned long long first_sample,
-        // unsigned long long sample_count, unsigned long long* inside): `inside` is a live
-        // device buffer of one u64, the block size is PI_BLOCK (the kernel's shared array and
-        // __launch_bounds__ assume it), and first_sample is even as the kernel requires.
-        unsafe { launch.launch(config) }.map_err(driver_error("launching monte_carlo_pi"))?;
+        gpu.launch_pi(&stream, seed, first_sample, sample_count, inside)?;
         if chunks > 1 {
             if let Some(progress) = progress {
                 gpu.device().synchronize()?;
@@ -223,20 +226,20 @@ fn launch_pi_chunks(
 }
 
 /// Counts on the GPU: `repeats` runs with the count's reset uploaded and the count downloaded
-/// (the "host arrays" of pi are 8 bytes each way), then `repeats` kernel-only runs.
+/// (the "host arrays" of pi are 8 bytes each way) from pageable memory, the same from
+/// page-locked memory, then `repeats` kernel-only runs. Returns the count.
 fn run_gpu(
     gpu: &TutorialGpu,
     options: &RunOptions,
     control: RunControl<'_>,
-) -> Result<(u64, GpuHostArraysTimings, TimingStats, TimingStats)> {
+    timings: &mut KernelTimings,
+) -> Result<u64> {
     let device = gpu.device();
     let stream = device.stream().clone();
     let mut inside = stream
         .alloc_zeros::<u64>(1)
         .map_err(driver_error("allocating the GPU count"))?;
     let timer = device.timer()?;
-    let zero = [0u64];
-    let mut count = [0u64];
     // Warm-up on a small count: the first launch pays for loading the module.
     launch_pi_chunks(gpu, options.seed, options.n.min(1 << 20), &mut inside, None)?;
     device.synchronize()?;
@@ -244,34 +247,68 @@ fn run_gpu(
     let total = options.n.saturating_mul(u64::from(options.repeats));
     // Long runs report progress chunk by chunk inside the launches; short ones once per run.
     let small = options.n <= GPU_PI_CHUNK;
-    let progress = PhaseProgress::new(control, RunPhase::GpuHostArrays, total);
-    let host_arrays = time_host_arrays(
-        &timer,
-        options.repeats,
-        &progress,
-        &mut |part| match part {
-            TimedPart::Upload => stream
-                .memcpy_htod(&zero, &mut inside)
-                .map_err(driver_error("resetting the GPU count")),
-            TimedPart::Kernel => {
-                launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))
-            }
-            TimedPart::Download => stream
-                .memcpy_dtoh(&inside, &mut count)
-                .map_err(driver_error("downloading the GPU count")),
-        },
-        &mut || {
-            if small {
-                progress.advance(options.n);
-            }
-        },
-    )?;
-    device.synchronize()?;
+    let mut counts = Vec::new();
+    let mut pageable = [0u64; 2];
+    for phase in [RunPhase::GpuHostArrays, RunPhase::GpuPinnedArrays] {
+        // The pinned run's count and its reset live in one page-locked buffer of two words.
+        // SAFETY: both words are written below before any is read.
+        let mut pinned = unsafe { device.context().alloc_pinned_with_flags::<u64>(2, 0) }
+            .map_err(driver_error("allocating page-locked host memory"))?;
+        let words = if phase == RunPhase::GpuPinnedArrays {
+            pinned
+                .as_mut_slice()
+                .map_err(driver_error("waiting for page-locked memory"))?
+        } else {
+            &mut pageable[..]
+        };
+        words.fill(0);
+        let (zero, count) = words.split_at_mut(1);
+        let zero = &*zero;
+        let progress = PhaseProgress::new(control, phase, total);
+        let measured = time_host_arrays(
+            &timer,
+            options.repeats,
+            &progress,
+            &mut |part| match part {
+                TimedPart::Upload => stream
+                    .memcpy_htod(zero, &mut inside)
+                    .map_err(driver_error("resetting the GPU count")),
+                TimedPart::Kernel => {
+                    launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))
+                }
+                TimedPart::Download => stream
+                    .memcpy_dtoh(&inside, &mut *count)
+                    .map_err(driver_error("downloading the GPU count")),
+            },
+            &mut || {
+                if small {
+                    progress.advance(options.n);
+                }
+            },
+        )?;
+        device.synchronize()?;
+        counts.push(count[0]);
+        if phase == RunPhase::GpuPinnedArrays {
+            timings.gpu_pinned_arrays = Some(measured);
+        } else {
+            timings.gpu_host_arrays = Some(measured);
+        }
+    }
+    let count = counts.first().copied().unwrap_or(0);
+    timings.pinned_equals_pageable = Some(counts.iter().all(|&c| c == count));
 
     let progress = PhaseProgress::new(control, RunPhase::GpuDeviceResident, total);
-    let (resident, resident_walls) = time_device_resident(
+    let launches = if small {
+        launches_per_timing(&timer, &mut || {
+            launch_pi_chunks(gpu, options.seed, options.n, &mut inside, None)
+        })?
+    } else {
+        1
+    };
+    let resident = time_device_resident(
         &timer,
         options.repeats,
+        launches,
         &progress,
         &mut |part| match part {
             // The count is reset on the device, outside the timing.
@@ -289,7 +326,8 @@ fn run_gpu(
             }
         },
     )?;
-    Ok((count[0], host_arrays, resident, resident_walls))
+    resident.record(timings);
+    Ok(count)
 }
 
 /// Runs the CPU versions that `options.cpu` asks for and, with a GPU, the GPU counts,
@@ -314,11 +352,7 @@ pub fn run(
     let mut gpu_count = None;
     let mut gpu_name = None;
     if let Some(gpu) = gpu {
-        let (count, host_arrays, resident, resident_wall) = run_gpu(gpu, options, control)?;
-        gpu_count = Some(count);
-        timings.gpu_host_arrays = Some(host_arrays);
-        timings.gpu_device_resident = Some(resident);
-        timings.gpu_device_resident_wall = Some(resident_wall);
+        gpu_count = Some(run_gpu(gpu, options, control, &mut timings)?);
         gpu_name = Some(gpu.name().to_string());
     }
     let difference = match (gpu_count, cpu_count) {

@@ -24,7 +24,8 @@ pub(crate) use control::PhaseProgress;
 pub use control::{RunControl, RunPhase, RunProgress};
 pub use gpu::{open_gpu, TutorialGpu};
 pub use report::{
-    ArrayStats, GpuHostArraysTimings, KernelRun, KernelSummary, KernelTimings, TimingStats,
+    ArrayStats, GpuHostArraysTimings, GpuOverlappedTimings, KernelRun, KernelSummary,
+    KernelTimings, TimingStats,
 };
 
 use crate::error::{HeatlabError, Result};
