@@ -75,6 +75,7 @@ impl<I> ElementwiseRun<I> {
             timings: self.timings,
             max_abs_difference_gpu_cpu: self.difference,
             transfer_bytes,
+            gpu_kernel: None,
         };
         (self.inputs, self.outputs, run)
     }

@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use cudarc::driver::{
-    sys, CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig,
-    PinnedHostSlice,
+    sys, CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig, PinnedHostSlice,
 };
 
 use super::{
@@ -108,8 +107,11 @@ impl TutorialGpu {
                 gpu.monte_carlo_pi_name,
                 gpu.pi_blocks_per_wave,
             );
-            (gpu.monte_carlo_pi, gpu.monte_carlo_pi_name, gpu.pi_blocks_per_wave) =
-                (function, name, wave);
+            (
+                gpu.monte_carlo_pi,
+                gpu.monte_carlo_pi_name,
+                gpu.pi_blocks_per_wave,
+            ) = (function, name, wave);
             let (seconds, count) = gpu.time_pi_kernel()?;
             log::info!("{name}: {PI_TUNING_SAMPLES} samples in {seconds:e} s");
             if count != first_count {
@@ -121,7 +123,11 @@ impl TutorialGpu {
             if seconds < best {
                 best = seconds;
             } else {
-                (gpu.monte_carlo_pi, gpu.monte_carlo_pi_name, gpu.pi_blocks_per_wave) = kept;
+                (
+                    gpu.monte_carlo_pi,
+                    gpu.monte_carlo_pi_name,
+                    gpu.pi_blocks_per_wave,
+                ) = kept;
             }
         }
         Ok(gpu)
@@ -217,7 +223,11 @@ impl TutorialGpu {
     /// The launch of an element-wise kernel over `n` elements whose threads each take
     /// `groups_per_thread` float4 groups: one grid that covers every whole group, at least one
     /// block (block 0 also takes the n % 4 tail).
-    pub(crate) fn elementwise_config(&self, n: u64, groups_per_thread: u64) -> Result<LaunchConfig> {
+    pub(crate) fn elementwise_config(
+        &self,
+        n: u64,
+        groups_per_thread: u64,
+    ) -> Result<LaunchConfig> {
         let per_block = u64::from(ELEMENTWISE_BLOCK) * groups_per_thread;
         let blocks = (n / GROUP).div_ceil(per_block).max(1);
         let blocks = u32::try_from(blocks)
@@ -253,8 +263,9 @@ impl TutorialGpu {
             for _ in 0..count {
                 // SAFETY: the memory is uninitialised; every caller writes a buffer's first
                 // `len` floats (inputs) or copies into them (outputs) before reading them.
-                let buffer = unsafe { self.device.context().alloc_pinned_with_flags::<f32>(len, 0) }
-                    .map_err(driver_error("allocating page-locked host memory"))?;
+                let buffer =
+                    unsafe { self.device.context().alloc_pinned_with_flags::<f32>(len, 0) }
+                        .map_err(driver_error("allocating page-locked host memory"))?;
                 pool.push(buffer);
             }
         }
@@ -360,7 +371,12 @@ impl DeviceArrays {
     }
 
     /// Copies `range` of each host input to the device on `stream`.
-    fn upload(&mut self, stream: &Arc<CudaStream>, hosts: &[&[f32]], range: Range<usize>) -> Result<()> {
+    fn upload(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        hosts: &[&[f32]],
+        range: Range<usize>,
+    ) -> Result<()> {
         for (host, device) in hosts.iter().zip(self.inputs.iter_mut()) {
             stream
                 .memcpy_htod(&host[range.clone()], &mut device.slice_mut(range.clone()))
@@ -370,7 +386,12 @@ impl DeviceArrays {
     }
 
     /// Copies `range` of the output to `host` on `stream`.
-    fn download(&self, stream: &Arc<CudaStream>, host: &mut [f32], range: Range<usize>) -> Result<()> {
+    fn download(
+        &self,
+        stream: &Arc<CudaStream>,
+        host: &mut [f32],
+        range: Range<usize>,
+    ) -> Result<()> {
         stream
             .memcpy_dtoh(&self.output.slice(range.clone()), &mut host[range])
             .map_err(driver_error("downloading the output array"))
@@ -435,11 +456,21 @@ pub(crate) fn run_elementwise(
     )?;
     device.synchronize()?;
 
-    let (pinned_arrays, pinned_overlapped, pinned_equals_pageable) =
-        time_pinned(gpu, what, inputs, &output, &mut arrays, repeats, control, launch)?;
+    let (pinned_arrays, pinned_overlapped, pinned_equals_pageable) = time_pinned(
+        gpu,
+        what,
+        inputs,
+        &output,
+        &mut arrays,
+        repeats,
+        control,
+        launch,
+    )?;
 
     let progress = PhaseProgress::new(control, RunPhase::GpuDeviceResident, u64::from(repeats));
-    let launches = launches_per_timing(&timer, &mut || arrays.launch(launch, &stream, whole.clone()))?;
+    let launches = launches_per_timing(&timer, &mut || {
+        arrays.launch(launch, &stream, whole.clone())
+    })?;
     let device_resident = time_device_resident(
         &timer,
         repeats,
@@ -533,7 +564,10 @@ fn time_pinned(
 
     // In chunks: chunk c goes to stream c % 2, so that one stream's copies overlap the other's.
     // Chunks start at multiples of 4096 elements, which keeps every float4 aligned.
-    let chunk = (n as u64).div_ceil(OVERLAP_CHUNKS).next_multiple_of(4096).max(4096) as usize;
+    let chunk = (n as u64)
+        .div_ceil(OVERLAP_CHUNKS)
+        .next_multiple_of(4096)
+        .max(4096) as usize;
     let chunks: Vec<Range<usize>> = (0..n)
         .step_by(chunk)
         .map(|start| start..(start + chunk).min(n))

@@ -121,9 +121,9 @@ pub fn run(
     control: RunControl<'_>,
 ) -> Result<HiddenLayerOutput> {
     let launch = |gpu: &TutorialGpu,
-                   stream: &Arc<CudaStream>,
-                   inputs: &[CudaView<'_, f32>],
-                   output: &mut CudaViewMut<'_, f32>|
+                  stream: &Arc<CudaStream>,
+                  inputs: &[CudaView<'_, f32>],
+                  output: &mut CudaViewMut<'_, f32>|
      -> Result<()> {
         let [greyscales, weights] = inputs else {
             return Err(HeatlabError::Internal(

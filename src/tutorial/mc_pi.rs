@@ -225,6 +225,37 @@ fn launch_pi_chunks(
     Ok(())
 }
 
+/// Samples `[first_sample, first_sample + sample_count)` inside the quarter circle, counted on
+/// the GPU (the twin of [`count_inside_range`]); `first_sample` must be even.
+pub fn count_inside_range_gpu(
+    gpu: &TutorialGpu,
+    seed: u64,
+    first_sample: u64,
+    sample_count: u64,
+) -> Result<u64> {
+    if first_sample % 2 != 0 {
+        return Err(HeatlabError::InvalidInput(format!(
+            "the first sample must be even (a Philox block starts there), got {first_sample}"
+        )));
+    }
+    let stream = gpu.device().stream().clone();
+    let mut inside = stream
+        .alloc_zeros::<u64>(1)
+        .map_err(driver_error("allocating the GPU count"))?;
+    let mut done = 0;
+    while done < sample_count {
+        let count = GPU_PI_CHUNK.min(sample_count - done);
+        gpu.launch_pi(&stream, seed, first_sample + done, count, &mut inside)?;
+        done += count;
+    }
+    let mut count = [0u64];
+    stream
+        .memcpy_dtoh(&inside, &mut count)
+        .map_err(driver_error("downloading the GPU count"))?;
+    gpu.device().synchronize()?;
+    Ok(count[0])
+}
+
 /// Counts on the GPU: `repeats` runs with the count's reset uploaded and the count downloaded
 /// (the "host arrays" of pi are 8 bytes each way) from pageable memory, the same from
 /// page-locked memory, then `repeats` kernel-only runs. Returns the count.
@@ -372,6 +403,7 @@ pub fn run(
         timings,
         max_abs_difference_gpu_cpu: difference,
         transfer_bytes: 16,
+        gpu_kernel: gpu.map(|gpu| gpu.monte_carlo_pi_kernel().to_string()),
     };
     Ok(PiOutput {
         estimate,

@@ -211,11 +211,16 @@ mod tests {
                     total: stats(host),
                     wall: stats(host),
                 }),
+                gpu_pinned_arrays: None,
+                gpu_pinned_overlapped: None,
+                pinned_equals_pageable: None,
                 gpu_device_resident: gpu.map(|[_, device]| stats(device)),
                 gpu_device_resident_wall: None,
+                device_resident_launches_per_timing: 1,
             },
             max_abs_difference_gpu_cpu: None,
             transfer_bytes: 16,
+            gpu_kernel: None,
         }
     }
 
@@ -261,7 +266,7 @@ mod tests {
                 .mean_s,
             0.1
         );
-        assert_eq!(Version::ALL.len(), 4);
+        assert_eq!(Version::ALL.len(), 5);
         assert_eq!(
             Part::ALL.map(|p| p.to_string()),
             ["upload", "kernel / compute", "download"]
