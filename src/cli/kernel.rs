@@ -353,6 +353,9 @@ pub fn format_table(run: &KernelRun, note: Option<&str>) -> String {
     if let Some(difference) = run.max_abs_difference_gpu_cpu {
         text.push_str(&format!("max |GPU - CPU| = {difference:e}\n"));
     }
+    if let Some(note) = &timings.pinned_note {
+        text.push_str(&format!("GPU, pinned host arrays: not run: {note}\n"));
+    }
     match timings.pinned_equals_pageable {
         Some(true) => text.push_str("pinned results = pageable results, bit for bit\n"),
         Some(false) => text.push_str("WARNING: pinned results differ from pageable results\n"),

@@ -300,11 +300,17 @@ pub fn open_gpu(choice: BackendChoice) -> Result<(Option<TutorialGpu>, Option<Cu
 pub(crate) struct ElementwiseGpuRun {
     pub(crate) output: Vec<f32>,
     pub(crate) host_arrays: GpuHostArraysTimings,
-    pub(crate) pinned_arrays: GpuHostArraysTimings,
-    pub(crate) pinned_overlapped: GpuOverlappedTimings,
+    /// The pinned runs, or why they could not run (no page-locked memory to be had).
+    pub(crate) pinned: std::result::Result<PinnedTimings, String>,
     pub(crate) device_resident: DeviceResidentTimings,
+}
+
+/// What the pinned runs measured.
+pub(crate) struct PinnedTimings {
+    pub(crate) whole: GpuHostArraysTimings,
+    pub(crate) overlapped: GpuOverlappedTimings,
     /// Whether the pinned runs (whole and in chunks) gave the pageable run's output bit for bit.
-    pub(crate) pinned_equals_pageable: bool,
+    pub(crate) equal_to_pageable: bool,
 }
 
 impl ElementwiseGpuRun {
@@ -318,9 +324,14 @@ impl ElementwiseGpuRun {
         let difference =
             (!reference.is_empty()).then(|| super::max_abs_difference(&self.output, reference));
         timings.gpu_host_arrays = Some(self.host_arrays);
-        timings.gpu_pinned_arrays = Some(self.pinned_arrays);
-        timings.gpu_pinned_overlapped = Some(self.pinned_overlapped);
-        timings.pinned_equals_pageable = Some(self.pinned_equals_pageable);
+        match self.pinned {
+            Ok(pinned) => {
+                timings.gpu_pinned_arrays = Some(pinned.whole);
+                timings.gpu_pinned_overlapped = Some(pinned.overlapped);
+                timings.pinned_equals_pageable = Some(pinned.equal_to_pageable);
+            }
+            Err(reason) => timings.pinned_note = Some(reason),
+        }
         self.device_resident.record(timings);
         (self.output, difference)
     }
@@ -456,16 +467,24 @@ pub(crate) fn run_elementwise(
     )?;
     device.synchronize()?;
 
-    let (pinned_arrays, pinned_overlapped, pinned_equals_pageable) = time_pinned(
-        gpu,
-        what,
-        inputs,
-        &output,
-        &mut arrays,
-        repeats,
-        control,
-        launch,
-    )?;
+    // Without page-locked memory (a host that refuses to pin this much) the other versions
+    // still run, and the report says why the pinned ones did not.
+    let pinned = match gpu.pinned_buffers(what, inputs.len() + 1, n) {
+        Ok(mut pool) => Ok(time_pinned(
+            gpu,
+            &mut pool,
+            inputs,
+            &output,
+            &mut arrays,
+            repeats,
+            control,
+            launch,
+        )?),
+        Err(error) => {
+            log::warn!("pinned host arrays not timed: {error}");
+            Err(error.to_string())
+        }
+    };
 
     let progress = PhaseProgress::new(control, RunPhase::GpuDeviceResident, u64::from(repeats));
     let launches = launches_per_timing(&timer, &mut || {
@@ -486,15 +505,13 @@ pub(crate) fn run_elementwise(
     Ok(ElementwiseGpuRun {
         output,
         host_arrays,
-        pinned_arrays,
-        pinned_overlapped,
+        pinned,
         device_resident,
-        pinned_equals_pageable,
     })
 }
 
-/// The pinned runs of [`run_elementwise`]: the inputs are copied into page-locked arrays of the
-/// GPU's pool first (untimed: in a program that uses pinned memory the arrays live there from
+/// The pinned runs of [`run_elementwise`]: the inputs are copied into the page-locked arrays
+/// `pool` (from the GPU's pool) first (untimed: in a program that uses pinned memory the arrays live there from
 /// the start), then `repeats` timed runs of upload / kernel / download through them, then
 /// `repeats` runs in chunks over two streams. Returns both timings and whether both gave
 /// `pageable_output` bit for bit.
@@ -504,19 +521,18 @@ pub(crate) fn run_elementwise(
 )]
 fn time_pinned(
     gpu: &TutorialGpu,
-    what: &str,
+    pool: &mut [PinnedHostSlice<f32>],
     inputs: &[&[f32]],
     pageable_output: &[f32],
     arrays: &mut DeviceArrays,
     repeats: u32,
     control: RunControl<'_>,
     launch: &ElementwiseLaunch<'_>,
-) -> Result<(GpuHostArraysTimings, GpuOverlappedTimings, bool)> {
+) -> Result<PinnedTimings> {
     let n = pageable_output.len();
     let device = gpu.device();
     let stream = device.stream().clone();
     let timer = device.timer()?;
-    let mut pool = gpu.pinned_buffers(what, inputs.len() + 1, n)?;
     let (input_buffers, output_buffers) = pool.split_at_mut(inputs.len());
     let output_buffer = output_buffers
         .first_mut()
@@ -615,7 +631,11 @@ fn time_pinned(
         chunks: chunks.len() as u32,
         streams: streams.len() as u32,
     };
-    Ok((pinned, overlapped, equal))
+    Ok(PinnedTimings {
+        whole: pinned,
+        overlapped,
+        equal_to_pageable: equal,
+    })
 }
 
 /// Whether two arrays hold the same bits (NaN included).

@@ -280,17 +280,23 @@ fn run_gpu(
     let small = options.n <= GPU_PI_CHUNK;
     let mut counts = Vec::new();
     let mut pageable = [0u64; 2];
+    // The pinned run's count and its reset live in one page-locked buffer of two words; without
+    // page-locked memory the pinned run is skipped and the report says why.
+    // SAFETY: both words are written below before any is read.
+    let mut pinned = match unsafe { device.context().alloc_pinned_with_flags::<u64>(2, 0) } {
+        Ok(pinned) => Some(pinned),
+        Err(error) => {
+            timings.pinned_note = Some(format!("allocating page-locked host memory: {error}"));
+            None
+        }
+    };
     for phase in [RunPhase::GpuHostArrays, RunPhase::GpuPinnedArrays] {
-        // The pinned run's count and its reset live in one page-locked buffer of two words.
-        // SAFETY: both words are written below before any is read.
-        let mut pinned = unsafe { device.context().alloc_pinned_with_flags::<u64>(2, 0) }
-            .map_err(driver_error("allocating page-locked host memory"))?;
-        let words = if phase == RunPhase::GpuPinnedArrays {
-            pinned
+        let words = match (phase, pinned.as_mut()) {
+            (RunPhase::GpuPinnedArrays, Some(pinned)) => pinned
                 .as_mut_slice()
-                .map_err(driver_error("waiting for page-locked memory"))?
-        } else {
-            &mut pageable[..]
+                .map_err(driver_error("waiting for page-locked memory"))?,
+            (RunPhase::GpuPinnedArrays, None) => continue,
+            _ => &mut pageable[..],
         };
         words.fill(0);
         let (zero, count) = words.split_at_mut(1);
@@ -326,7 +332,9 @@ fn run_gpu(
         }
     }
     let count = counts.first().copied().unwrap_or(0);
-    timings.pinned_equals_pageable = Some(counts.iter().all(|&c| c == count));
+    if counts.len() > 1 {
+        timings.pinned_equals_pageable = Some(counts.iter().all(|&c| c == count));
+    }
 
     let progress = PhaseProgress::new(control, RunPhase::GpuDeviceResident, total);
     let launches = if small {

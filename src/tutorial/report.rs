@@ -93,6 +93,10 @@ pub struct KernelTimings {
     /// did not run).
     #[serde(default)]
     pub pinned_equals_pageable: Option<bool>,
+    /// Why the pinned versions did not run on a GPU that ran the others (no page-locked
+    /// memory to be had).
+    #[serde(default)]
+    pub pinned_note: Option<String>,
     /// The GPU with the arrays already on the device (kernel only): seconds per launch.
     pub gpu_device_resident: Option<TimingStats>,
     /// Host wall-clock time of each device-resident run: the launches and the wait for them,
@@ -119,6 +123,7 @@ impl KernelTimings {
             gpu_pinned_arrays: None,
             gpu_pinned_overlapped: None,
             pinned_equals_pageable: None,
+            pinned_note: None,
             gpu_device_resident: None,
             gpu_device_resident_wall: None,
             device_resident_launches_per_timing: 1,

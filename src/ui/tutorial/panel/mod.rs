@@ -214,6 +214,7 @@ mod tests {
                 gpu_pinned_arrays: None,
                 gpu_pinned_overlapped: None,
                 pinned_equals_pageable: None,
+                pinned_note: None,
                 gpu_device_resident: gpu.map(|[_, device]| stats(device)),
                 gpu_device_resident_wall: None,
                 device_resident_launches_per_timing: 1,

@@ -129,6 +129,18 @@ fn version_row_ui(
     ui.label(RichText::new(name).color(version.color()))
         .on_hover_text(version.to_string());
     let (Some(stats), Some(split)) = (version.stats(timings), version.split(timings)) else {
+        if version == Version::GpuPinnedArrays {
+            if let Some(note) = &timings.pinned_note {
+                ui.label(RichText::new("not run: no page-locked memory").weak())
+                    .on_hover_text(note);
+                return;
+            }
+            if timings.gpu_host_arrays.is_some() {
+                // A run recorded before heatlab timed pinned arrays.
+                ui.label(RichText::new("— (this recording has no pinned timings)").weak());
+                return;
+            }
+        }
         let why = match (version.is_gpu(), &status.gpu_note) {
             (true, Some(note)) => format!("not run: {}", note.short()),
             (true, None) => "not run: no GPU".to_string(),
