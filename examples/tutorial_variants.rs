@@ -4,40 +4,54 @@
 //! Each kernel is timed with CUDA events around one launch (as `heatlab kernel` did) and around
 //! 100 back-to-back launches; the element-wise variants' outputs are compared with the baseline's
 //! and the pi variants' counts with each other.
-#![expect(clippy::unwrap_used, reason = "a measuring tool: a failure stops it with its message")]
+//!
+//! The runs of issue 11 (H100, 2026-11-23) are in benches/results/tutorial-h100-2026-11-23/.
 
 use std::sync::Arc;
+
+use anyhow::{Context, Result};
 
 use cudarc::driver::{
     sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
-type Launch<'a> = dyn Fn(&Arc<CudaStream>) + 'a;
+type Launch<'a> = dyn Fn(&Arc<CudaStream>) -> Result<()> + 'a;
 
-fn timed(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, launches: u32, run: &Launch<'_>) -> f64 {
+fn timed(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    launches: u32,
+    run: &Launch<'_>,
+) -> Result<f64> {
     let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let (start, end) = (ctx.new_event(flags).unwrap(), ctx.new_event(flags).unwrap());
-    start.record(stream).unwrap();
+    let (start, end) = (ctx.new_event(flags)?, ctx.new_event(flags)?);
+    start.record(stream)?;
     for _ in 0..launches {
-        run(stream);
+        run(stream)?;
     }
-    end.record(stream).unwrap();
-    end.synchronize().unwrap();
-    f64::from(start.elapsed_ms(&end).unwrap()) / 1e3 / f64::from(launches)
+    end.record(stream)?;
+    end.synchronize()?;
+    Ok(f64::from(start.elapsed_ms(&end)?) / 1e3 / f64::from(launches))
 }
 
 /// (mean of 30 single-launch timings, best of them, per launch of 100 back to back).
-fn profile(ctx: &Arc<CudaContext>, stream: &Arc<CudaStream>, run: &Launch<'_>) -> (f64, f64, f64) {
+fn profile(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    run: &Launch<'_>,
+) -> Result<(f64, f64, f64)> {
     for _ in 0..3 {
-        run(stream);
+        run(stream)?;
     }
-    stream.synchronize().unwrap();
-    let singles: Vec<f64> = (0..30).map(|_| timed(ctx, stream, 1, run)).collect();
+    stream.synchronize()?;
+    let singles = (0..30)
+        .map(|_| timed(ctx, stream, 1, run))
+        .collect::<Result<Vec<f64>>>()?;
     let mean = singles.iter().sum::<f64>() / singles.len() as f64;
     let best = singles.iter().copied().fold(f64::INFINITY, f64::min);
-    let batch = timed(ctx, stream, 100, run);
-    (mean, best, batch)
+    let batch = timed(ctx, stream, 100, run)?;
+    Ok((mean, best, batch))
 }
 
 fn config(blocks: u64, block: u32) -> LaunchConfig {
@@ -48,19 +62,20 @@ fn config(blocks: u64, block: u32) -> LaunchConfig {
     }
 }
 
-fn main() {
-    let path = std::env::args().nth(1).unwrap();
-    let source = std::fs::read_to_string(&path).unwrap();
-    let ctx = CudaContext::new(0).unwrap();
+fn main() -> Result<()> {
+    let path = std::env::args()
+        .nth(1)
+        .context("usage: tutorial_variants FILE.cu")?;
+    let source = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+    let ctx = CudaContext::new(0)?;
     // SAFETY: every buffer here is used on `stream` only, except the two-stream copy test,
     // which synchronises both streams before reading anything.
     unsafe { ctx.disable_event_tracking() };
-    let stream = ctx.new_stream().unwrap();
-    let (major, minor) = ctx.compute_capability().unwrap();
-    let sms = ctx
-        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-        .unwrap() as u64;
-    println!("device {} (sm_{major}{minor}, {sms} SMs)", ctx.name().unwrap());
+    let stream = ctx.new_stream()?;
+    let (major, minor) = ctx.compute_capability()?;
+    let sms =
+        ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u64;
+    println!("device {} (sm_{major}{minor}, {sms} SMs)", ctx.name()?);
     let ptx = compile_ptx_with_opts(
         source,
         CompileOptions {
@@ -68,33 +83,33 @@ fn main() {
             options: vec![format!("--gpu-architecture=compute_{major}{minor}")],
             ..Default::default()
         },
-    )
-    .unwrap();
-    let module = ctx.load_module(ptx).unwrap();
-    let f = |name: &str| -> CudaFunction { module.load_function(name).unwrap() };
+    )?;
+    let module = ctx.load_module(ptx)?;
+    let f = |name: &str| -> Result<CudaFunction> { Ok(module.load_function(name)?) };
 
     // Hidden layer, 1M.
     for n in [1_000_000u64, 1_000_003] {
         let g: Vec<f32> = (0..n).map(|i| (i % 256) as f32).collect();
         let w: Vec<f32> = (0..n).map(|i| 0.3 + (i % 97) as f32 * 0.004).collect();
-        let dg = stream.clone_htod(&g).unwrap();
-        let dw = stream.clone_htod(&w).unwrap();
+        let dg = stream.clone_htod(&g)?;
+        let dw = stream.clone_htod(&w)?;
         let mut reference: Option<Vec<f32>> = None;
         for (name, blocks) in [
             ("hl_base", n.div_ceil(256).min(sms * 16)),
             ("hl_v4", (n / 4 + n % 4).div_ceil(256)),
             ("hl_v4x2", (n / 4).div_ceil(512)),
         ] {
-            let func = f(name);
-            let out: CudaSlice<f32> = stream.alloc_zeros(n as usize).unwrap();
+            let func = f(name)?;
+            let out: CudaSlice<f32> = stream.alloc_zeros(n as usize)?;
             let run = |s: &Arc<CudaStream>| {
                 let mut b = s.launch_builder(&func);
                 b.arg(&dg).arg(&dw).arg(&out).arg(&n);
                 // SAFETY: (const float*, const float*, float*, u64 n), all n floats long.
-                unsafe { b.launch(config(blocks, 256)) }.unwrap();
+                unsafe { b.launch(config(blocks, 256)) }?;
+                Ok(())
             };
-            let (mean, best, batch) = profile(&ctx, &stream, &run);
-            let host = stream.clone_dtoh(&out).unwrap();
+            let (mean, best, batch) = profile(&ctx, &stream, &run)?;
+            let host = stream.clone_dtoh(&out)?;
             let diff = reference.as_ref().map_or(0.0, |r| {
                 r.iter()
                     .zip(&host)
@@ -113,8 +128,10 @@ fn main() {
 
     // Gaussian, 100M.
     let n: u64 = 100_000_000;
-    let x: Vec<f32> = (0..n).map(|i| -3.0 + 6.0 * ((i * 7919) % n) as f32 / n as f32).collect();
-    let dx = stream.clone_htod(&x).unwrap();
+    let x: Vec<f32> = (0..n)
+        .map(|i| -3.0 + 6.0 * ((i * 7919) % n) as f32 / n as f32)
+        .collect();
+    let dx = stream.clone_htod(&x)?;
     let (mean_arg, sigma_arg) = (0.25f32, 0.8f32);
     let mut reference: Option<Vec<f32>> = None;
     for (name, blocks) in [
@@ -125,16 +142,17 @@ fn main() {
         ("g_v4x2cs", (n / 4).div_ceil(512)),
         ("g_v4x4cs", (n / 4).div_ceil(1024)),
     ] {
-        let func = f(name);
-        let out: CudaSlice<f32> = stream.alloc_zeros(n as usize).unwrap();
+        let func = f(name)?;
+        let out: CudaSlice<f32> = stream.alloc_zeros(n as usize)?;
         let run = |s: &Arc<CudaStream>| {
             let mut b = s.launch_builder(&func);
             b.arg(&dx).arg(&out).arg(&n).arg(&mean_arg).arg(&sigma_arg);
             // SAFETY: (const float*, float*, u64 n, float, float), n floats each.
-            unsafe { b.launch(config(blocks, 256)) }.unwrap();
+            unsafe { b.launch(config(blocks, 256)) }?;
+            Ok(())
         };
-        let (mean, best, batch) = profile(&ctx, &stream, &run);
-        let host = stream.clone_dtoh(&out).unwrap();
+        let (mean, best, batch) = profile(&ctx, &stream, &run)?;
+        let host = stream.clone_dtoh(&out)?;
         let diff = reference.as_ref().map_or(0.0, |r| {
             r.iter()
                 .zip(&host)
@@ -151,11 +169,12 @@ fn main() {
         );
     }
     let copy = {
-        let dst = std::cell::RefCell::new(stream.alloc_zeros::<f32>(n as usize).unwrap());
+        let dst = std::cell::RefCell::new(stream.alloc_zeros::<f32>(n as usize)?);
         let run = |s: &Arc<CudaStream>| {
-            s.memcpy_dtod(&dx, &mut *dst.borrow_mut()).unwrap();
+            s.memcpy_dtod(&dx, &mut *dst.borrow_mut())?;
+            Ok(())
         };
-        profile(&ctx, &stream, &run)
+        profile(&ctx, &stream, &run)?
     };
     println!(
         "device-to-device copy of 400 MB: batch {:.1} us",
@@ -174,27 +193,29 @@ fn main() {
             "pi_pcgd",
             "pi_pcg2",
         ] {
-            let func = f(name);
-            let occupancy = func
-                .occupancy_max_active_blocks_per_multiprocessor(256, 0, None)
-                .unwrap() as u64;
+            let func = f(name)?;
+            let occupancy =
+                func.occupancy_max_active_blocks_per_multiprocessor(256, 0, None)? as u64;
             let blocks = if name == "pi_base" {
                 (samples / 2).div_ceil(256).min(sms * 8)
             } else {
                 sms * occupancy
             };
-            let inside: CudaSlice<u64> = stream.alloc_zeros(1).unwrap();
+            let inside: CudaSlice<u64> = stream.alloc_zeros(1)?;
             let seed = 42u64;
             let first = 0u64;
             let run = |s: &Arc<CudaStream>| {
                 let mut b = s.launch_builder(&func);
                 b.arg(&seed).arg(&first).arg(&samples).arg(&inside);
                 // SAFETY: (u64 seed, u64 first, u64 count, u64* inside), block PI_BLOCK.
-                unsafe { b.launch(config(blocks, 256)) }.unwrap();
+                unsafe { b.launch(config(blocks, 256)) }?;
+                Ok(())
             };
-            run(&stream);
-            let count = stream.clone_dtoh(&inside).unwrap()[0];
-            let times: Vec<f64> = (0..5).map(|_| timed(&ctx, &stream, 1, &run)).collect();
+            run(&stream)?;
+            let count = stream.clone_dtoh(&inside)?[0];
+            let times = (0..5)
+                .map(|_| timed(&ctx, &stream, 1, &run))
+                .collect::<Result<Vec<f64>>>()?;
             let mean = times.iter().sum::<f64>() / 5.0;
             let best = times.iter().copied().fold(f64::INFINITY, f64::min);
             println!(
@@ -213,30 +234,30 @@ fn main() {
     let pageable = vec![1.0f32; len];
     let mut pageable_out = vec![0.0f32; len];
     // SAFETY: filled before use below.
-    let mut pinned = unsafe { ctx.alloc_pinned_with_flags::<f32>(len, 0) }.unwrap();
-    pinned.as_mut_slice().unwrap().fill(1.0);
+    let mut pinned = unsafe { ctx.alloc_pinned_with_flags::<f32>(len, 0) }?;
+    pinned.as_mut_slice()?.fill(1.0);
     // SAFETY: as above.
-    let mut pinned_out = unsafe { ctx.alloc_pinned_with_flags::<f32>(len, 0) }.unwrap();
-    pinned_out.as_mut_slice().unwrap().fill(0.0);
+    let mut pinned_out = unsafe { ctx.alloc_pinned_with_flags::<f32>(len, 0) }?;
+    pinned_out.as_mut_slice()?.fill(0.0);
     // SAFETY: as above.
-    let mut wc = unsafe { ctx.alloc_pinned::<f32>(len) }.unwrap();
-    wc.as_mut_slice().unwrap().fill(1.0);
-    let mut dev: CudaSlice<f32> = stream.alloc_zeros(len).unwrap();
-    let dev2: CudaSlice<f32> = stream.alloc_zeros(len).unwrap();
+    let mut wc = unsafe { ctx.alloc_pinned::<f32>(len) }?;
+    wc.as_mut_slice()?.fill(1.0);
+    let mut dev: CudaSlice<f32> = stream.alloc_zeros(len)?;
+    let dev2: CudaSlice<f32> = stream.alloc_zeros(len)?;
     let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let time = |what: &str, run: &mut dyn FnMut()| {
-        run();
-        stream.synchronize().unwrap();
+    let time = |what: &str, run: &mut dyn FnMut() -> Result<()>| -> Result<()> {
+        run()?;
+        stream.synchronize()?;
         let mut times = Vec::new();
         for _ in 0..5 {
-            let (start, end) = (ctx.new_event(flags).unwrap(), ctx.new_event(flags).unwrap());
+            let (start, end) = (ctx.new_event(flags)?, ctx.new_event(flags)?);
             let wall = std::time::Instant::now();
-            start.record(&stream).unwrap();
-            run();
-            end.record(&stream).unwrap();
-            end.synchronize().unwrap();
+            start.record(&stream)?;
+            run()?;
+            end.record(&stream)?;
+            end.synchronize()?;
             times.push((
-                f64::from(start.elapsed_ms(&end).unwrap()),
+                f64::from(start.elapsed_ms(&end)?),
                 wall.elapsed().as_secs_f64() * 1e3,
             ));
         }
@@ -246,26 +267,39 @@ fn main() {
             "copy 400 MB {what:32} events {mean:7.2} ms ({:.1} GB/s) wall {wall:7.2} ms",
             0.4 / (mean / 1e3)
         );
+        Ok(())
     };
-    time("upload pageable", &mut || stream.memcpy_htod(&pageable, &mut dev).unwrap());
-    time("upload pinned", &mut || stream.memcpy_htod(&pinned, &mut dev).unwrap());
-    time("upload pinned write-combined", &mut || stream.memcpy_htod(&wc, &mut dev).unwrap());
-    time("download pageable", &mut || stream.memcpy_dtoh(&dev, &mut pageable_out).unwrap());
-    time("download pinned", &mut || stream.memcpy_dtoh(&dev, &mut pinned_out).unwrap());
-    let other = ctx.new_stream().unwrap();
+    time("upload pageable", &mut || {
+        Ok(stream.memcpy_htod(&pageable, &mut dev)?)
+    })?;
+    time("upload pinned", &mut || {
+        Ok(stream.memcpy_htod(&pinned, &mut dev)?)
+    })?;
+    time("upload pinned write-combined", &mut || {
+        Ok(stream.memcpy_htod(&wc, &mut dev)?)
+    })?;
+    time("download pageable", &mut || {
+        Ok(stream.memcpy_dtoh(&dev, &mut pageable_out)?)
+    })?;
+    time("download pinned", &mut || {
+        Ok(stream.memcpy_dtoh(&dev, &mut pinned_out)?)
+    })?;
+    let other = ctx.new_stream()?;
     time("upload + download, two streams", &mut || {
-        let start = stream.record_event(None).unwrap();
-        other.wait(&start).unwrap();
-        stream.memcpy_htod(&pinned, &mut dev).unwrap();
-        other.memcpy_dtoh(&dev2, &mut pinned_out).unwrap();
-        stream.join(&other).unwrap();
-    });
+        let start = stream.record_event(None)?;
+        other.wait(&start)?;
+        stream.memcpy_htod(&pinned, &mut dev)?;
+        other.memcpy_dtoh(&dev2, &mut pinned_out)?;
+        stream.join(&other)?;
+        Ok(())
+    })?;
     let started = std::time::Instant::now();
     // SAFETY: dropped at once.
-    let fresh = unsafe { ctx.alloc_pinned_with_flags::<f32>(len, 0) }.unwrap();
+    let fresh = unsafe { ctx.alloc_pinned_with_flags::<f32>(len, 0) }?;
     println!(
         "allocating 400 MB pinned: {:.1} ms",
         started.elapsed().as_secs_f64() * 1e3
     );
     drop(fresh);
+    Ok(())
 }
