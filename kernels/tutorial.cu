@@ -6,6 +6,22 @@
 // are not glibc's), and the Monte Carlo count agrees exactly (integer arithmetic only).
 
 // ---------------------------------------------------------------------------------------------
+// Holds the stream for `nanoseconds` (one thread watching the GPU's global timer), so that the
+// host can queue a batch of launches behind it: the batch then runs back to back at the GPU's
+// pace, not at the pace the host submits launches (see time_device_resident in gpu.rs).
+extern "C" __global__ void hold_stream(unsigned long long nanoseconds) {
+    unsigned long long start;
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(1000);
+#endif
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < nanoseconds);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The element-wise kernels are memory bound: each thread moves whole float4 groups (16-byte
 // loads and stores) and issues all of its loads before computing, so that enough bytes are in
 // flight to keep HBM busy. Thread i of block b handles groups b * GROUPS * blockDim.x + i +
@@ -164,7 +180,9 @@ __device__ __forceinline__ void add_block_count(unsigned long long count, unsign
 // Each thread takes one contiguous share of the whole blocks, the keys of every round are
 // computed once per thread, and the loop counts in 32 bits; the odd last sample (the first half
 // of the next block) goes to the grid's last thread.
-template <bool DOUBLE_TEST>
+// WIDE_PRODUCT computes each Philox product as one 64-bit product instead of its low and high
+// words apart: the same numbers, but the compiler may issue fewer multiplies.
+template <bool DOUBLE_TEST, bool WIDE_PRODUCT>
 __device__ __forceinline__ void count_inside(unsigned long long seed,
                                              unsigned long long first_sample,
                                              unsigned long long sample_count,
@@ -190,11 +208,18 @@ __device__ __forceinline__ void count_inside(unsigned long long seed,
         uint4 ctr = make_uint4(counter_lo, counter_hi, 0u, 0u);
 #pragma unroll
         for (int round = 0; round < PHILOX_ROUNDS; ++round) {
-            const unsigned int lo0 = PHILOX_M0 * ctr.x;
-            const unsigned int hi0 = __umulhi(PHILOX_M0, ctr.x);
-            const unsigned int lo1 = PHILOX_M1 * ctr.z;
-            const unsigned int hi1 = __umulhi(PHILOX_M1, ctr.z);
-            ctr = make_uint4(hi1 ^ ctr.y ^ keys[round].x, lo1, hi0 ^ ctr.w ^ keys[round].y, lo0);
+            if (WIDE_PRODUCT) {
+                const unsigned long long p0 = (unsigned long long)PHILOX_M0 * ctr.x;
+                const unsigned long long p1 = (unsigned long long)PHILOX_M1 * ctr.z;
+                ctr = make_uint4((unsigned int)(p1 >> 32) ^ ctr.y ^ keys[round].x, (unsigned int)p1,
+                                 (unsigned int)(p0 >> 32) ^ ctr.w ^ keys[round].y, (unsigned int)p0);
+            } else {
+                const unsigned int lo0 = PHILOX_M0 * ctr.x;
+                const unsigned int hi0 = __umulhi(PHILOX_M0, ctr.x);
+                const unsigned int lo1 = PHILOX_M1 * ctr.z;
+                const unsigned int hi1 = __umulhi(PHILOX_M1, ctr.z);
+                ctr = make_uint4(hi1 ^ ctr.y ^ keys[round].x, lo1, hi0 ^ ctr.w ^ keys[round].y, lo0);
+            }
         }
         count += DOUBLE_TEST ? inside_double(ctr.x, ctr.y) + inside_double(ctr.z, ctr.w)
                              : inside_integer(ctr.x, ctr.y) + inside_integer(ctr.z, ctr.w);
@@ -210,19 +235,18 @@ __device__ __forceinline__ void count_inside(unsigned long long seed,
     add_block_count(total, inside);
 }
 
-// The integer test everywhere.
-extern "C" __global__ void __launch_bounds__(PI_BLOCK) monte_carlo_pi(unsigned long long seed,
-                                                                       unsigned long long first_sample,
-                                                                       unsigned long long sample_count,
-                                                                       unsigned long long* inside) {
-    count_inside<false>(seed, first_sample, sample_count, inside);
-}
-
-// The same count with the test on the FP64 units (see inside_double); TutorialGpu::open times
-// both and keeps the faster on the GPU at hand.
-extern "C" __global__ void __launch_bounds__(PI_BLOCK) monte_carlo_pi_double_test(unsigned long long seed,
-                                                                                   unsigned long long first_sample,
-                                                                                   unsigned long long sample_count,
-                                                                                   unsigned long long* inside) {
-    count_inside<true>(seed, first_sample, sample_count, inside);
-}
+// The four Monte Carlo kernels count the same samples the same way; they differ in how the
+// hardware is asked to do it (the hit test on the integer or the FP64 units; Philox's products
+// as low and high words or as one 64-bit product). TutorialGpu::open times them all once and
+// keeps the fastest on the GPU at hand, after checking that their counts are equal.
+#define PI_KERNEL(name, double_test, wide_product)                                                  \
+    extern "C" __global__ void __launch_bounds__(PI_BLOCK) name(unsigned long long seed,            \
+                                                                unsigned long long first_sample,    \
+                                                                unsigned long long sample_count,    \
+                                                                unsigned long long* inside) {       \
+        count_inside<double_test, wide_product>(seed, first_sample, sample_count, inside);          \
+    }
+PI_KERNEL(monte_carlo_pi, false, false)
+PI_KERNEL(monte_carlo_pi_double_test, true, false)
+PI_KERNEL(monte_carlo_pi_wide, false, true)
+PI_KERNEL(monte_carlo_pi_wide_double_test, true, true)

@@ -28,7 +28,7 @@ pub(crate) const HIDDEN_GROUPS: u64 = 1;
 pub(crate) const GAUSSIAN_GROUPS: u64 = 2;
 /// Threads per block of the Monte Carlo kernels; must match `PI_BLOCK` in `kernels/tutorial.cu`.
 pub(crate) const PI_BLOCK: u32 = 256;
-/// Samples of each timed launch when `open` picks the faster Monte Carlo kernel.
+/// Samples of each timed launch when `open` picks the fastest Monte Carlo kernel.
 const PI_TUNING_SAMPLES: u64 = 1 << 27;
 /// A device-resident timing launches the kernel back to back until about this long has passed,
 /// so that what is timed is the kernel and not the host's submission of one launch.
@@ -46,7 +46,9 @@ pub struct TutorialGpu {
     second_stream: Arc<CudaStream>,
     pub(crate) hidden_layer: CudaFunction,
     pub(crate) gaussian_pdf: CudaFunction,
-    /// The Monte Carlo kernel used: the faster of the two exact tests on this GPU.
+    /// Holds a stream for a while, so that a batch of launches queues behind it.
+    hold_stream: CudaFunction,
+    /// The Monte Carlo kernel used: the fastest of [`PI_KERNELS`] on this GPU.
     pub(crate) monte_carlo_pi: CudaFunction,
     monte_carlo_pi_name: &'static str,
     /// Blocks of the Monte Carlo kernel that fit on the GPU at once.
@@ -58,12 +60,17 @@ pub struct TutorialGpu {
 }
 
 /// The Monte Carlo kernels of `kernels/tutorial.cu`: the same count, the hit test on the
-/// integer units or on the FP64 units.
-const PI_KERNELS: [&str; 2] = ["monte_carlo_pi", "monte_carlo_pi_double_test"];
+/// integer units or on the FP64 units, Philox's products as two words or one 64-bit product.
+const PI_KERNELS: [&str; 4] = [
+    "monte_carlo_pi",
+    "monte_carlo_pi_double_test",
+    "monte_carlo_pi_wide",
+    "monte_carlo_pi_wide_double_test",
+];
 
 impl TutorialGpu {
     /// Opens GPU 0 and compiles `kernels/tutorial.cu`, or says why that is not possible; then
-    /// times the two Monte Carlo kernels once and keeps the faster (their counts are equal).
+    /// times the Monte Carlo kernels once and keeps the fastest (their counts must be equal).
     pub fn open() -> Result<Self> {
         let device = CudaDevice::open()?;
         let module = device.load_kernels("tutorial.cu", TUTORIAL_SOURCE)?;
@@ -91,6 +98,7 @@ impl TutorialGpu {
         let mut gpu = Self {
             hidden_layer: device.function(&module, "hidden_layer")?,
             gaussian_pdf: device.function(&module, "gaussian_pdf")?,
+            hold_stream: device.function(&module, "hold_stream")?,
             monte_carlo_pi: function,
             monte_carlo_pi_name: name,
             pi_blocks_per_wave: wave,
@@ -200,7 +208,24 @@ impl TutorialGpu {
         Ok(())
     }
 
-    /// The name of the Monte Carlo kernel this GPU uses (the faster of the two exact tests).
+    /// Holds `stream` for `seconds` with a one-thread kernel, so that the launches queued next
+    /// wait for it and then run back to back.
+    pub(crate) fn hold(&self, stream: &Arc<CudaStream>, seconds: f64) -> Result<()> {
+        use cudarc::driver::PushKernelArg;
+        let nanoseconds = (seconds.clamp(0.0, 1.0) * 1e9) as u64;
+        let config = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.hold_stream);
+        launch.arg(&nanoseconds);
+        // SAFETY: hold_stream(unsigned long long nanoseconds) reads only the GPU's timer.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching hold_stream"))?;
+        Ok(())
+    }
+
+    /// The name of the Monte Carlo kernel this GPU uses (the fastest of the equivalent ones).
     pub fn monte_carlo_pi_kernel(&self) -> &'static str {
         self.monte_carlo_pi_name
     }
@@ -491,6 +516,7 @@ pub(crate) fn run_elementwise(
         arrays.launch(launch, &stream, whole.clone())
     })?;
     let device_resident = time_device_resident(
+        gpu,
         &timer,
         repeats,
         launches,
@@ -709,13 +735,27 @@ pub(crate) fn time_host_arrays(
     })
 }
 
+/// Host time to queue one launch, generously: a batch of launches is queued behind a hold of
+/// this much per launch (at most [`MAX_HOLD_SECONDS`]).
+const HOLD_SECONDS_PER_LAUNCH: f64 = 20e-6;
+/// The longest hold before a batch.
+const MAX_HOLD_SECONDS: f64 = 0.05;
+
 /// Times `repeats` kernel-only runs with the data left on the device: `run` does
 /// [`TimedPart::Upload`] untimed first (a reset of the output, or nothing), then
-/// [`TimedPart::Kernel`] `launches` times back to back between the CUDA events of `timer` (and
-/// on the wall clock); each timing divided by `launches` is one run's time. Back-to-back
-/// launches keep the GPU fed, so a timing holds the kernels and the gaps between them, not the
-/// host's submission of a single launch. `after` runs untimed after each timing.
+/// [`TimedPart::Kernel`] `launches` times back to back between the CUDA events of `timer`; each
+/// timing divided by `launches` is one run's time. When `launches` > 1 the stream is first held
+/// by `gpu` while the host queues the batch, so that the batch runs at the GPU's pace: a timing
+/// holds the kernels and the gaps between them, not the host's submission of each launch
+/// (which a fast kernel would otherwise wait for). The wall clock is timed apart, over the same
+/// number of launches without a hold (what a caller that launches and waits sees), per launch.
+/// `after` runs untimed after each timing.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the timer, the batch, progress, the GPU that holds the stream and the work"
+)]
 pub(crate) fn time_device_resident(
+    gpu: &TutorialGpu,
     timer: &GpuTimer,
     repeats: u32,
     launches: u32,
@@ -724,16 +764,35 @@ pub(crate) fn time_device_resident(
     after: &mut dyn FnMut(),
 ) -> Result<DeviceResidentTimings> {
     let launches = launches.max(1);
+    let stream = gpu.device().stream().clone();
     let (mut events, mut walls) = (Vec::new(), Vec::new());
     for _ in 0..repeats {
         progress.check()?;
         run(TimedPart::Upload)?;
-        let wall_started = Instant::now();
+        if launches == 1 {
+            // One long launch: the host's submission is lost in it; one run gives both.
+            let wall_started = Instant::now();
+            timer.start()?;
+            run(TimedPart::Kernel)?;
+            events.push(timer.stop()?.as_secs_f64());
+            walls.push(wall_started.elapsed().as_secs_f64());
+            after();
+            continue;
+        }
+        let hold = (f64::from(launches) * HOLD_SECONDS_PER_LAUNCH).min(MAX_HOLD_SECONDS);
+        gpu.hold(&stream, hold)?;
         timer.start()?;
         for _ in 0..launches {
             run(TimedPart::Kernel)?;
         }
         events.push(timer.stop()?.as_secs_f64() / f64::from(launches));
+        run(TimedPart::Upload)?;
+        gpu.device().synchronize()?;
+        let wall_started = Instant::now();
+        for _ in 0..launches {
+            run(TimedPart::Kernel)?;
+        }
+        gpu.device().synchronize()?;
         walls.push(wall_started.elapsed().as_secs_f64() / f64::from(launches));
         after();
     }

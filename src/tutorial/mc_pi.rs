@@ -345,6 +345,7 @@ fn run_gpu(
         1
     };
     let resident = time_device_resident(
+        gpu,
         &timer,
         options.repeats,
         launches,
