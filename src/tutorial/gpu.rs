@@ -750,10 +750,6 @@ const MAX_HOLD_SECONDS: f64 = 0.05;
 /// (which a fast kernel would otherwise wait for). The wall clock is timed apart, over the same
 /// number of launches without a hold (what a caller that launches and waits sees), per launch.
 /// `after` runs untimed after each timing.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the timer, the batch, progress, the GPU that holds the stream and the work"
-)]
 pub(crate) fn time_device_resident(
     gpu: &TutorialGpu,
     timer: &GpuTimer,
