@@ -108,21 +108,49 @@ extern "C" __global__ void gaussian_pdf(const float* __restrict__ x,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Monte Carlo pi with Philox4x32-7 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as
-// easy as 1, 2, 3", SC'11; Random123's constants). Seven rounds is the smallest count with
-// which Philox4x32 passes all of TestU01's BigCrush in the paper's tests (its Table 2);
-// Random123 uses ten by default as a safety margin, and heatlab used ten until the count had to
-// reach 1e12 samples/s. Sample j uses the block of counter (j / 2, 0, 0) under key (seed low
-// word, seed high word): words 0 and 1 give point 2k, words 2 and 3 point 2k + 1. A coordinate
-// is the top 24 bits of its word, X in [0, 2^24), x = X / 2^24 (exact in float32), and the
-// point is inside the quarter circle when X*X + Y*Y < 2^48, which is exactly x*x + y*y < 1
-// without any rounding. So the count depends only on (seed, n): the same on every GPU, every
-// launch shape, and the CPU.
-#define PHILOX_ROUNDS 7
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
+// Monte Carlo pi with PCG32 (M. E. O'Neill, "PCG: A Family of Simple Fast Space-Efficient
+// Statistically Good Algorithms for Random Number Generation", Harvey Mudd College
+// HMC-CS-2014-0905, 2014): pcg_basic.c's XSH RR 64/32 generator, which passes TestU01's
+// BigCrush and PractRand in that report, seeded as pcg32_srandom_r(seed, PCG_STREAM). Sample j
+// takes outputs 2j (x) and 2j + 1 (y) of that one sequence; each thread jumps to its share with
+// the LCG's O(log n) advance (F. B. Brown, "Random number generation with arbitrary strides",
+// Trans. Am. Nucl. Soc. 71, 1994; pcg_advance_lcg_64 in pcg_basic.c), so the samples are the
+// sequence's own whatever the launch shape. A coordinate is the top 24 bits of its word, X in
+// [0, 2^24), x = X / 2^24 (exact in float32), and the point is inside the quarter circle when
+// X*X + Y*Y < 2^48, which is exactly x*x + y*y < 1 without any rounding. So the count depends
+// only on (seed, n): the same on every GPU, every launch shape, and the CPU (which replays the
+// same sequence). Per sample PCG32 costs two 64-bit multiply-adds and a few shifts, where
+// Philox4x32-7 (used before) cost seven rounds of two 32x32 -> 64-bit products per two samples.
+#define PCG_MULTIPLIER 6364136223846793005ull
+#define PCG_STREAM 54ull
+
+// The output function of the word whose state is `old`: ((old >> 18) ^ old) >> 27, rotated
+// right by old >> 59. The low word of (old >> 27) ^ (old >> 45) is a funnel shift and a shift.
+__device__ __forceinline__ unsigned int pcg_output(unsigned long long old) {
+    const unsigned int lo = (unsigned int)old;
+    const unsigned int hi = (unsigned int)(old >> 32);
+    const unsigned int xorshifted = __funnelshift_r(lo, hi, 27) ^ (hi >> 13);
+    return __funnelshift_r(xorshifted, xorshifted, hi >> 27);
+}
+
+// The state `delta` steps after `state` (pcg_advance_lcg_64).
+__device__ unsigned long long pcg_advance(unsigned long long state, unsigned long long delta,
+                                          unsigned long long increment) {
+    unsigned long long multiplier = PCG_MULTIPLIER;
+    unsigned long long plus = increment;
+    unsigned long long acc_multiplier = 1;
+    unsigned long long acc_plus = 0;
+    while (delta > 0) {
+        if (delta & 1) {
+            acc_multiplier *= multiplier;
+            acc_plus = acc_plus * multiplier + plus;
+        }
+        plus = (multiplier + 1) * plus;
+        multiplier *= multiplier;
+        delta >>= 1;
+    }
+    return acc_multiplier * state + acc_plus;
+}
 
 // Counts one point, integer only: X*X + Y*Y (< 2^49) is below 2^48 when its high word is below
 // 2^16.
@@ -132,28 +160,14 @@ __device__ __forceinline__ unsigned int inside_integer(unsigned int word_x, unsi
     return (unsigned int)((x * x + y * y) >> 32) < 0x10000u ? 1u : 0u;
 }
 
-// The same test on the FP64 units, which an H100 has beside its integer units: the double whose
-// bits are (0x43300000, X) is 2^52 + X exactly, so subtracting 2^52 gives X exactly; X*X and
-// Y*Y (< 2^48) and their sum (< 2^49) are exact in a double's 53 bits. So this is the integer
-// test, bit for bit, computed elsewhere in the SM (the integer units are busy with Philox).
+// The same test on the FP64 units: the double whose bits are (0x43300000, X) is 2^52 + X
+// exactly, so subtracting 2^52 gives X exactly; X*X and Y*Y (< 2^48) and their sum (< 2^49)
+// are exact in a double's 53 bits. So this is the integer test, bit for bit, computed on other
+// units of the SM than the generator's.
 __device__ __forceinline__ unsigned int inside_double(unsigned int word_x, unsigned int word_y) {
     const double x = __hiloint2double(0x43300000, (int)(word_x >> 8)) - 4503599627370496.0;
     const double y = __hiloint2double(0x43300000, (int)(word_y >> 8)) - 4503599627370496.0;
     return x * x + y * y < 281474976710656.0 ? 1u : 0u;
-}
-
-__device__ __forceinline__ uint4 philox4x32_7(uint4 ctr, uint2 key) {
-#pragma unroll
-    for (int round = 0; round < PHILOX_ROUNDS; ++round) {
-        const unsigned int lo0 = PHILOX_M0 * ctr.x;
-        const unsigned int hi0 = __umulhi(PHILOX_M0, ctr.x);
-        const unsigned int lo1 = PHILOX_M1 * ctr.z;
-        const unsigned int hi1 = __umulhi(PHILOX_M1, ctr.z);
-        ctr = make_uint4(hi1 ^ ctr.y ^ key.x, lo1, hi0 ^ ctr.w ^ key.y, lo0);
-        key.x += PHILOX_W0;
-        key.y += PHILOX_W1;
-    }
-    return ctr;
 }
 
 #define PI_BLOCK 256
@@ -175,78 +189,51 @@ __device__ __forceinline__ void add_block_count(unsigned long long count, unsign
 }
 
 // Counts the samples [first_sample, first_sample + sample_count) inside the quarter circle and
-// adds the count to *inside. first_sample must be even (chunks start on a Philox block), and a
-// thread's share must stay below 2^32 blocks (the host launches at most 2^35 samples at once).
-// Each thread takes one contiguous share of the whole blocks, the keys of every round are
-// computed once per thread, and the loop counts in 32 bits; the odd last sample (the first half
-// of the next block) goes to the grid's last thread.
-// WIDE_PRODUCT computes each Philox product as one 64-bit product instead of its low and high
-// words apart: the same numbers, but the compiler may issue fewer multiplies.
-template <bool DOUBLE_TEST, bool WIDE_PRODUCT>
+// adds the count to *inside. A thread's share must stay below 2^32 samples (the host launches
+// at most 2^35 samples at once). Each thread takes one contiguous share, jumps to it, and
+// steps two words per sample (the second word's state and the next sample's are both one
+// multiply-add from the current state, so they do not wait on each other).
+template <bool DOUBLE_TEST>
 __device__ __forceinline__ void count_inside(unsigned long long seed,
                                              unsigned long long first_sample,
                                              unsigned long long sample_count,
                                              unsigned long long* inside) {
-    uint2 keys[PHILOX_ROUNDS];
-    keys[0] = make_uint2((unsigned int)seed, (unsigned int)(seed >> 32));
-#pragma unroll
-    for (int round = 1; round < PHILOX_ROUNDS; ++round) {
-        keys[round] = make_uint2(keys[round - 1].x + PHILOX_W0, keys[round - 1].y + PHILOX_W1);
-    }
-    const unsigned long long whole_blocks = sample_count / 2;
+    const unsigned long long increment = (PCG_STREAM << 1) | 1;
     const unsigned long long threads = (unsigned long long)gridDim.x * blockDim.x;
     const unsigned long long thread = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned long long begin = whole_blocks * thread / threads;
-    const unsigned long long end = whole_blocks * (thread + 1) / threads;
-    const unsigned long long first_counter = first_sample / 2 + begin;
-    unsigned int counter_lo = (unsigned int)first_counter;
-    unsigned int counter_hi = (unsigned int)(first_counter >> 32);
-    const unsigned int blocks = (unsigned int)(end - begin);
+    const unsigned long long begin = sample_count * thread / threads;
+    const unsigned long long end = sample_count * (thread + 1) / threads;
+    // pcg32_srandom_r(seed, PCG_STREAM): one step from 0, add the seed, one more step.
+    const unsigned long long seeded = (increment + seed) * PCG_MULTIPLIER + increment;
+    unsigned long long state = pcg_advance(seeded, 2 * (first_sample + begin), increment);
+    const unsigned long long two_steps_multiplier = PCG_MULTIPLIER * PCG_MULTIPLIER;
+    const unsigned long long two_steps_plus = (PCG_MULTIPLIER + 1) * increment;
+    const unsigned int samples = (unsigned int)(end - begin);
     unsigned int count = 0;
 #pragma unroll 2
-    for (unsigned int k = 0; k < blocks; ++k) {
-        uint4 ctr = make_uint4(counter_lo, counter_hi, 0u, 0u);
-#pragma unroll
-        for (int round = 0; round < PHILOX_ROUNDS; ++round) {
-            if (WIDE_PRODUCT) {
-                const unsigned long long p0 = (unsigned long long)PHILOX_M0 * ctr.x;
-                const unsigned long long p1 = (unsigned long long)PHILOX_M1 * ctr.z;
-                ctr = make_uint4((unsigned int)(p1 >> 32) ^ ctr.y ^ keys[round].x, (unsigned int)p1,
-                                 (unsigned int)(p0 >> 32) ^ ctr.w ^ keys[round].y, (unsigned int)p0);
-            } else {
-                const unsigned int lo0 = PHILOX_M0 * ctr.x;
-                const unsigned int hi0 = __umulhi(PHILOX_M0, ctr.x);
-                const unsigned int lo1 = PHILOX_M1 * ctr.z;
-                const unsigned int hi1 = __umulhi(PHILOX_M1, ctr.z);
-                ctr = make_uint4(hi1 ^ ctr.y ^ keys[round].x, lo1, hi0 ^ ctr.w ^ keys[round].y, lo0);
-            }
-        }
-        count += DOUBLE_TEST ? inside_double(ctr.x, ctr.y) + inside_double(ctr.z, ctr.w)
-                             : inside_integer(ctr.x, ctr.y) + inside_integer(ctr.z, ctr.w);
-        counter_lo += 1;
-        counter_hi += counter_lo == 0 ? 1u : 0u;
+    for (unsigned int k = 0; k < samples; ++k) {
+        const unsigned long long second = state * PCG_MULTIPLIER + increment;
+        const unsigned int word_x = pcg_output(state);
+        const unsigned int word_y = pcg_output(second);
+        state = state * two_steps_multiplier + two_steps_plus;
+        count += DOUBLE_TEST ? inside_double(word_x, word_y) : inside_integer(word_x, word_y);
     }
-    unsigned long long total = count;
-    if ((sample_count & 1) != 0 && thread == threads - 1) {
-        const unsigned long long counter = first_sample / 2 + whole_blocks;
-        const uint4 words = philox4x32_7(make_uint4((unsigned int)counter, (unsigned int)(counter >> 32), 0u, 0u), keys[0]);
-        total += inside_integer(words.x, words.y);
-    }
-    add_block_count(total, inside);
+    add_block_count(count, inside);
 }
 
-// The four Monte Carlo kernels count the same samples the same way; they differ in how the
-// hardware is asked to do it (the hit test on the integer or the FP64 units; Philox's products
-// as low and high words or as one 64-bit product). TutorialGpu::open times them all once and
-// keeps the fastest on the GPU at hand, after checking that their counts are equal.
-#define PI_KERNEL(name, double_test, wide_product)                                                  \
-    extern "C" __global__ void __launch_bounds__(PI_BLOCK) name(unsigned long long seed,            \
-                                                                unsigned long long first_sample,    \
-                                                                unsigned long long sample_count,    \
-                                                                unsigned long long* inside) {       \
-        count_inside<double_test, wide_product>(seed, first_sample, sample_count, inside);          \
-    }
-PI_KERNEL(monte_carlo_pi, false, false)
-PI_KERNEL(monte_carlo_pi_double_test, true, false)
-PI_KERNEL(monte_carlo_pi_wide, false, true)
-PI_KERNEL(monte_carlo_pi_wide_double_test, true, true)
+// The two Monte Carlo kernels count the same samples the same way; the hit test runs on the
+// integer units or on the FP64 units. TutorialGpu::open times both once and keeps the faster on
+// the GPU at hand, after checking that their counts are equal.
+extern "C" __global__ void __launch_bounds__(PI_BLOCK) monte_carlo_pi(unsigned long long seed,
+                                                                       unsigned long long first_sample,
+                                                                       unsigned long long sample_count,
+                                                                       unsigned long long* inside) {
+    count_inside<false>(seed, first_sample, sample_count, inside);
+}
+
+extern "C" __global__ void __launch_bounds__(PI_BLOCK) monte_carlo_pi_double_test(unsigned long long seed,
+                                                                                   unsigned long long first_sample,
+                                                                                   unsigned long long sample_count,
+                                                                                   unsigned long long* inside) {
+    count_inside<true>(seed, first_sample, sample_count, inside);
+}

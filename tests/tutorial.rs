@@ -176,43 +176,49 @@ fn philox_matches_the_random123_known_answers() {
 }
 
 #[test]
-fn philox_7_matches_the_random123_known_answers() {
-    // Random123's kat_vectors, lines "philox4x32 7 <counter> <key> <output>".
-    let cases = [
-        (
-            [0, 0, 0, 0],
-            [0, 0],
-            [0x5f6f_b709, 0x0d89_3f64, 0x4f12_1f81, 0x4f73_0a48],
-        ),
-        (
-            [0xffff_ffff; 4],
-            [0xffff_ffff; 2],
-            [0x5207_ddc2, 0x4516_5e59, 0x4d8e_e751, 0x8c52_f662],
-        ),
-        (
-            [0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344],
-            [0xa409_3822, 0x299f_31d0],
-            [0x4dfc_caba, 0x190a_87f0, 0xc473_62ba, 0xb6b5_242a],
-        ),
-    ];
-    for (counter, key, expected) in cases {
-        assert_eq!(mc_pi::philox4x32_7(counter, key), expected);
-        assert_eq!(mc_pi::philox4x32(counter, key, 7), expected);
+fn pcg32_matches_the_reference_implementation() {
+    // pcg32-demo.c of pcg-c-basic: pcg32_srandom_r(&rng, 42u, 54u), then pcg32_random_r.
+    let mut generator = mc_pi::Pcg32::new(42, 54);
+    let first: Vec<u32> = (0..6).map(|_| generator.next_u32()).collect();
+    assert_eq!(
+        first,
+        [
+            0xa15c_02b7,
+            0x7b47_f409,
+            0xba1d_3330,
+            0x83d2_f293,
+            0xbfa4_784b,
+            0xcbed_606e
+        ]
+    );
+    assert_eq!(mc_pi::PCG_STREAM, 54);
+    // The jump-ahead lands where stepping does, and a whole period comes back.
+    for (seed, delta) in [(1, 0), (2, 1), (3, 2), (4, 12_345), (u64::MAX, 99_999)] {
+        let mut stepped = mc_pi::Pcg32::new(seed, 54);
+        for _ in 0..delta {
+            stepped.next_u32();
+        }
+        let mut jumped = mc_pi::Pcg32::new(seed, 54);
+        jumped.advance(delta);
+        assert_eq!(jumped, stepped, "seed {seed}, delta {delta}");
     }
-    assert_eq!(mc_pi::PHILOX_ROUNDS, 7);
+    let start = mc_pi::Pcg32::new(7, 54);
+    let mut around = start;
+    around.advance(u64::MAX);
+    around.next_u32();
+    assert_eq!(around, start);
 }
 
 /// (seed, first sample, samples, inside): counted by an independent Python implementation of
-/// the same definition (Philox4x32-7 block j / 2, words 0-1 or 2-3, top 24 bits, X^2 + Y^2 <
-/// 2^48), including starts past 2^33 samples (the counter's high word) and a range that crosses
-/// the low word's wrap.
+/// the same definition (pcg32_srandom_r(seed, 54), words 2j and 2j + 1, top 24 bits, X^2 + Y^2
+/// < 2^48, the jump-ahead to the first sample), including far and odd starts.
 const PI_REFERENCE_COUNTS: [(u64, u64, u64, u64); 6] = [
     (0, 0, 1, 1),
-    (0, 0, 1000, 776),
-    (42, 0, 100_001, 78_518),
-    (u64::MAX, 0, 65_537, 51_551),
-    (7, 1 << 36, 10_001, 7_767),
-    (3, 2 * ((1 << 32) - 1000), 10_000, 7_855),
+    (0, 0, 1000, 786),
+    (42, 0, 100_001, 78_712),
+    (u64::MAX, 0, 65_537, 51_527),
+    (7, 1 << 36, 10_001, 7_836),
+    (3, 2 * ((1 << 32) - 1000) + 1, 10_000, 7_796),
 ];
 
 #[test]
@@ -466,9 +472,9 @@ fn gpu_pi_counts_equal_the_reference_and_cpu_counts_at_awkward_sizes() {
             "seed {seed}, samples [{first}, {first} + {n})"
         );
     }
-    // Sizes around the kernel's groupings: 2 samples per Philox block, 256 threads per block,
-    // one wave of blocks per GPU (about 2^19 threads, 2^20 samples on an H100); then a start
-    // far past 2^33 samples, where the Philox counter's high word is in use.
+    // Sizes around the kernel's groupings: 256 threads per block, 64 samples per thread before
+    // a launch takes a whole wave, one wave of blocks per GPU (about 2^19 threads on an H100),
+    // at even and odd starts; then a start far into the sequence.
     let sizes = [
         2,
         3,
@@ -479,12 +485,14 @@ fn gpu_pi_counts_equal_the_reference_and_cpu_counts_at_awkward_sizes() {
         1 << 20,
         (1 << 20) + 1,
         (1 << 21) - 1,
+        256 * 64 - 1,
+        256 * 64 + 1,
         3_000_017,
         7 * (1 << 19) + 5,
     ];
     for (index, &n) in sizes.iter().enumerate() {
         for seed in [1, 99, 0xdead_beef_cafe_f00d] {
-            let first = 2 * (index as u64 * 1_000_003);
+            let first = index as u64 * 1_000_003;
             assert_eq!(
                 mc_pi::count_inside_range_gpu(&gpu, seed, first, n).unwrap(),
                 mc_pi::count_inside_range(seed, first, n),
@@ -497,7 +505,10 @@ fn gpu_pi_counts_equal_the_reference_and_cpu_counts_at_awkward_sizes() {
         mc_pi::count_inside_range_gpu(&gpu, 5, first, 100_001).unwrap(),
         mc_pi::count_inside_range(5, first, 100_001)
     );
-    assert!(mc_pi::count_inside_range_gpu(&gpu, 5, 1, 10).is_err());
+    assert_eq!(
+        mc_pi::count_inside_range_gpu(&gpu, 5, 1, 10).unwrap(),
+        mc_pi::count_inside_range(5, 1, 10)
+    );
 }
 
 #[test]

@@ -60,13 +60,11 @@ pub struct TutorialGpu {
 }
 
 /// The Monte Carlo kernels of `kernels/tutorial.cu`: the same count, the hit test on the
-/// integer units or on the FP64 units, Philox's products as two words or one 64-bit product.
-const PI_KERNELS: [&str; 4] = [
-    "monte_carlo_pi",
-    "monte_carlo_pi_double_test",
-    "monte_carlo_pi_wide",
-    "monte_carlo_pi_wide_double_test",
-];
+/// integer units or on the FP64 units.
+const PI_KERNELS: [&str; 2] = ["monte_carlo_pi", "monte_carlo_pi_double_test"];
+/// Samples per thread below which a Monte Carlo launch uses fewer blocks (each thread's jump
+/// to its share costs about as much as a few dozen samples).
+const PI_SAMPLES_PER_THREAD: u64 = 64;
 
 impl TutorialGpu {
     /// Opens GPU 0 and compiles `kernels/tutorial.cu`, or says why that is not possible; then
@@ -169,8 +167,8 @@ impl TutorialGpu {
     }
 
     /// Launches the Monte Carlo kernel over samples `[first_sample, first_sample +
-    /// sample_count)` of `seed`, adding their count to `inside`. `first_sample` must be even
-    /// and `sample_count` at most 2^35 (a thread's share must stay below 2^32 Philox blocks).
+    /// sample_count)` of `seed`, adding their count to `inside`; `sample_count` at most 2^35
+    /// (a thread's share must stay below 2^32 samples).
     pub(crate) fn launch_pi(
         &self,
         stream: &Arc<CudaStream>,
@@ -180,13 +178,13 @@ impl TutorialGpu {
         inside: &mut CudaSlice<u64>,
     ) -> Result<()> {
         use cudarc::driver::PushKernelArg;
-        if first_sample % 2 != 0 || sample_count > 1 << 35 {
+        if sample_count > 1 << 35 {
             return Err(HeatlabError::Internal(format!(
-                "monte_carlo_pi needs an even start and at most 2^35 samples, got {first_sample} + {sample_count}"
+                "monte_carlo_pi takes at most 2^35 samples per launch, got {sample_count}"
             )));
         }
-        let blocks = (sample_count / 2)
-            .div_ceil(u64::from(PI_BLOCK))
+        let blocks = sample_count
+            .div_ceil(u64::from(PI_BLOCK) * PI_SAMPLES_PER_THREAD)
             .clamp(1, u64::from(self.pi_blocks_per_wave));
         let config = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
@@ -202,8 +200,8 @@ impl TutorialGpu {
         // SAFETY: monte_carlo_pi(_double_test)(unsigned long long seed, unsigned long long
         // first_sample, unsigned long long sample_count, unsigned long long* inside): `inside`
         // is a live device buffer of one u64, the block size is PI_BLOCK (the kernel's shared
-        // array and __launch_bounds__ assume it), first_sample is even and sample_count at
-        // most 2^35 as checked above, so that a thread's share fits its 32-bit loop.
+        // array and __launch_bounds__ assume it), and sample_count is at most 2^35 as checked
+        // above, so that a thread's share fits its 32-bit loop.
         unsafe { launch.launch(config) }.map_err(driver_error("launching monte_carlo_pi"))?;
         Ok(())
     }

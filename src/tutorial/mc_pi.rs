@@ -1,17 +1,21 @@
 //! Monte Carlo pi (seed `001_...`): the fraction of random points of the unit square that fall
 //! inside the quarter circle, times 4, over billions of samples and no sample array.
 //!
-//! The generator is Philox4x32-7 (Salmon, Moraes, Dror and Shaw, "Parallel random numbers: as
-//! easy as 1, 2, 3", SC'11; Random123's constants), counter-based: sample `j` uses the output
-//! block of counter `(j / 2, 0, 0)` under key `(seed low word, seed high word)`, words 0-1 for
-//! even `j` and 2-3 for odd `j`. Seven rounds is the smallest count with which Philox4x32
-//! passed all of TestU01's BigCrush in the paper's tests (its Table 2, "Crush-resistant");
-//! Random123 defaults to ten rounds as a safety margin. heatlab used ten until the GPU had to
-//! draw 1e12 samples a second: seven are 30% less work, and the known-answer vectors of
-//! Random123 (`kat_vectors`, `philox4x32 7 ...`) check this implementation. A coordinate is the top 24 bits of its word, `X / 2^24`, and a
-//! point is inside when `X^2 + Y^2 < 2^48`, which is exactly `x^2 + y^2 < 1` for those float32
-//! coordinates. Every sample is a pure function of (seed, j), so any split of the work over
-//! threads (CPU or GPU) gives the same count: the CPU and the GPU agree exactly.
+//! The generator is PCG32 (M. E. O'Neill, "PCG: A Family of Simple Fast Space-Efficient
+//! Statistically Good Algorithms for Random Number Generation", HMC-CS-2014-0905, 2014), the
+//! XSH RR 64/32 generator of `pcg_basic.c`, which passes TestU01's BigCrush and PractRand in that
+//! report; it is seeded as `pcg32_srandom_r(seed, 54)`. Sample `j` takes outputs `2j` (x) and
+//! `2j + 1` (y) of that one sequence; any part of it is reached in O(log n) steps with the LCG's
+//! jump-ahead (F. B. Brown, "Random number generation with arbitrary strides", 1994), so any
+//! split of the work over threads (CPU or GPU) draws the same samples. A coordinate is the top
+//! 24 bits of its word, `X / 2^24`, and a point is inside when `X^2 + Y^2 < 2^48`, which is
+//! exactly `x^2 + y^2 < 1` for those float32 coordinates. The CPU and the GPU agree exactly.
+//!
+//! Until 2026-11-23 the samples came from Philox4x32-10 (Random123), kept here as
+//! [`philox4x32_10`] with its known-answer test; counts of runs recorded before then differ from
+//! today's for the same seed. PCG32 costs two 64-bit multiply-adds per sample where Philox cost
+//! ten rounds of two 32x32 -> 64-bit products per two samples, which kept the GPU below 1e12
+//! samples a second.
 
 use std::time::Duration;
 
@@ -29,10 +33,8 @@ const PHILOX_M0: u32 = 0xD251_1F53;
 const PHILOX_M1: u32 = 0xCD9E_8D57;
 const PHILOX_W0: u32 = 0x9E37_79B9;
 const PHILOX_W1: u32 = 0xBB67_AE85;
-/// Rounds of Philox per block of four words (`PHILOX_ROUNDS` in `kernels/tutorial.cu`).
-pub const PHILOX_ROUNDS: u32 = 7;
 
-/// Samples per chunk of CPU work (even, so that chunks start on a Philox block).
+/// Samples per chunk of CPU work.
 const CPU_PI_CHUNK: u64 = 1 << 16;
 /// Samples per GPU launch: long runs are split so that they can be cancelled and report
 /// progress; a few hundredths of a second on an H100. The kernel needs at most 2^35.
@@ -40,25 +42,16 @@ const GPU_PI_CHUNK: u64 = 1 << 35;
 /// Points kept for the scatter plot.
 pub const SCATTER_POINTS: usize = 4000;
 
-/// Philox4x32-10: ten rounds of the Random123 bijection of `counter` under `key`.
+/// Philox4x32-10: ten rounds of the Random123 bijection of `counter` under `key` (the generator
+/// of runs recorded before 2026-11-23).
 pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
-    philox4x32(counter, key, 10)
-}
-
-/// Philox4x32-7: seven rounds, the generator of the Monte Carlo samples.
-pub fn philox4x32_7(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
-    philox4x32(counter, key, 7)
-}
-
-/// `rounds` rounds of the Random123 Philox4x32 bijection of `counter` under `key`.
-pub fn philox4x32(counter: [u32; 4], key: [u32; 2], rounds: u32) -> [u32; 4] {
     let mulhilo = |a: u32, b: u32| {
         let product = u64::from(a) * u64::from(b);
         ((product >> 32) as u32, product as u32)
     };
     let mut ctr = counter;
     let mut key = key;
-    for _ in 0..rounds {
+    for _ in 0..10 {
         let (hi0, lo0) = mulhilo(PHILOX_M0, ctr[0]);
         let (hi1, lo1) = mulhilo(PHILOX_M1, ctr[2]);
         ctr = [hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0];
@@ -70,12 +63,69 @@ pub fn philox4x32(counter: [u32; 4], key: [u32; 2], rounds: u32) -> [u32; 4] {
     ctr
 }
 
-fn philox_block(seed: u64, block: u64) -> [u32; 4] {
-    philox4x32(
-        [block as u32, (block >> 32) as u32, 0, 0],
-        [seed as u32, (seed >> 32) as u32],
-        PHILOX_ROUNDS,
-    )
+/// The multiplier of PCG32's LCG (`PCG_MULTIPLIER` in `kernels/tutorial.cu`).
+pub const PCG_MULTIPLIER: u64 = 6_364_136_223_846_793_005;
+/// The sequence selector of the Monte Carlo samples (`PCG_STREAM` in `kernels/tutorial.cu`):
+/// the one of `pcg32-demo.c`, so that seed 42 gives that demo's first numbers.
+pub const PCG_STREAM: u64 = 54;
+
+/// PCG32 (XSH RR 64/32), as `pcg_basic.c`: a 64-bit LCG whose state is permuted into each
+/// 32-bit output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pcg32 {
+    state: u64,
+    increment: u64,
+}
+
+impl Pcg32 {
+    /// `pcg32_srandom_r(initstate, initseq)`.
+    pub fn new(initstate: u64, initseq: u64) -> Self {
+        let mut generator = Self {
+            state: 0,
+            increment: (initseq << 1) | 1,
+        };
+        generator.next_u32();
+        generator.state = generator.state.wrapping_add(initstate);
+        generator.next_u32();
+        generator
+    }
+
+    /// The next output (`pcg32_random_r`).
+    pub fn next_u32(&mut self) -> u32 {
+        let old = self.state;
+        self.state = old
+            .wrapping_mul(PCG_MULTIPLIER)
+            .wrapping_add(self.increment);
+        let xorshifted = (((old >> 18) ^ old) >> 27) as u32;
+        xorshifted.rotate_right((old >> 59) as u32)
+    }
+
+    /// Skips `delta` outputs in O(log delta) steps (`pcg32_advance_r`); the period is 2^64, so
+    /// `delta` counts modulo 2^64.
+    pub fn advance(&mut self, delta: u64) {
+        let (mut multiplier, mut plus) = (PCG_MULTIPLIER, self.increment);
+        let (mut acc_multiplier, mut acc_plus) = (1u64, 0u64);
+        let mut delta = delta;
+        while delta > 0 {
+            if delta & 1 == 1 {
+                acc_multiplier = acc_multiplier.wrapping_mul(multiplier);
+                acc_plus = acc_plus.wrapping_mul(multiplier).wrapping_add(plus);
+            }
+            plus = multiplier.wrapping_add(1).wrapping_mul(plus);
+            multiplier = multiplier.wrapping_mul(multiplier);
+            delta >>= 1;
+        }
+        self.state = acc_multiplier
+            .wrapping_mul(self.state)
+            .wrapping_add(acc_plus);
+    }
+}
+
+/// The generator of the samples of `seed`, positioned at sample `first` (output `2 first`).
+fn samples_from(seed: u64, first: u64) -> Pcg32 {
+    let mut generator = Pcg32::new(seed, PCG_STREAM);
+    generator.advance(first.wrapping_mul(2));
+    generator
 }
 
 fn inside_quarter_circle(word_x: u32, word_y: u32) -> bool {
@@ -85,17 +135,14 @@ fn inside_quarter_circle(word_x: u32, word_y: u32) -> bool {
 }
 
 /// Samples `[first_sample, first_sample + sample_count)` inside the quarter circle, counted on
-/// the calling thread; `first_sample` must be even.
+/// the calling thread.
 pub fn count_inside_range(seed: u64, first_sample: u64, sample_count: u64) -> u64 {
-    let first_block = first_sample / 2;
-    let blocks = sample_count.div_ceil(2);
+    let mut generator = samples_from(seed, first_sample);
     let mut count = 0;
-    for k in 0..blocks {
-        let words = philox_block(seed, first_block + k);
-        count += u64::from(inside_quarter_circle(words[0], words[1]));
-        if 2 * k + 1 < sample_count {
-            count += u64::from(inside_quarter_circle(words[2], words[3]));
-        }
+    for _ in 0..sample_count {
+        let word_x = generator.next_u32();
+        let word_y = generator.next_u32();
+        count += u64::from(inside_quarter_circle(word_x, word_y));
     }
     count
 }
@@ -143,17 +190,14 @@ pub fn first_points(seed: u64, count: usize) -> Vec<PiPoint> {
         y: (word_y >> 8) as f32 * SCALE,
         inside: inside_quarter_circle(word_x, word_y),
     };
-    let mut points = Vec::with_capacity(count);
-    let mut block = 0u64;
-    while points.len() < count {
-        let words = philox_block(seed, block);
-        points.push(point(words[0], words[1]));
-        if points.len() < count {
-            points.push(point(words[2], words[3]));
-        }
-        block += 1;
-    }
-    points
+    let mut generator = samples_from(seed, 0);
+    (0..count)
+        .map(|_| {
+            let word_x = generator.next_u32();
+            let word_y = generator.next_u32();
+            point(word_x, word_y)
+        })
+        .collect()
 }
 
 /// The estimate of pi from a count.
@@ -226,18 +270,13 @@ fn launch_pi_chunks(
 }
 
 /// Samples `[first_sample, first_sample + sample_count)` inside the quarter circle, counted on
-/// the GPU (the twin of [`count_inside_range`]); `first_sample` must be even.
+/// the GPU (the twin of [`count_inside_range`]).
 pub fn count_inside_range_gpu(
     gpu: &TutorialGpu,
     seed: u64,
     first_sample: u64,
     sample_count: u64,
 ) -> Result<u64> {
-    if first_sample % 2 != 0 {
-        return Err(HeatlabError::InvalidInput(format!(
-            "the first sample must be even (a Philox block starts there), got {first_sample}"
-        )));
-    }
     let stream = gpu.device().stream().clone();
     let mut inside = stream
         .alloc_zeros::<u64>(1)
