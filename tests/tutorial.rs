@@ -176,6 +176,74 @@ fn philox_matches_the_random123_known_answers() {
 }
 
 #[test]
+fn pcg32_matches_the_reference_implementation() {
+    // pcg32-demo.c of pcg-c-basic: pcg32_srandom_r(&rng, 42u, 54u), then pcg32_random_r.
+    let mut generator = mc_pi::Pcg32::new(42, 54);
+    let first: Vec<u32> = (0..6).map(|_| generator.next_u32()).collect();
+    assert_eq!(
+        first,
+        [
+            0xa15c_02b7,
+            0x7b47_f409,
+            0xba1d_3330,
+            0x83d2_f293,
+            0xbfa4_784b,
+            0xcbed_606e
+        ]
+    );
+    assert_eq!(mc_pi::PCG_STREAM, 54);
+    // The jump-ahead lands where stepping does, and a whole period comes back.
+    for (seed, delta) in [(1, 0), (2, 1), (3, 2), (4, 12_345), (u64::MAX, 99_999)] {
+        let mut stepped = mc_pi::Pcg32::new(seed, 54);
+        for _ in 0..delta {
+            stepped.next_u32();
+        }
+        let mut jumped = mc_pi::Pcg32::new(seed, 54);
+        jumped.advance(delta);
+        assert_eq!(jumped, stepped, "seed {seed}, delta {delta}");
+    }
+    let start = mc_pi::Pcg32::new(7, 54);
+    let mut around = start;
+    around.advance(u64::MAX);
+    around.next_u32();
+    assert_eq!(around, start);
+}
+
+/// (seed, first sample, samples, inside): counted by an independent Python implementation of
+/// the same definition (pcg32_srandom_r(seed, 54), words 2j and 2j + 1, top 24 bits, X^2 + Y^2
+/// < 2^48, the jump-ahead to the first sample), including far and odd starts.
+const PI_REFERENCE_COUNTS: [(u64, u64, u64, u64); 6] = [
+    (0, 0, 1, 1),
+    (0, 0, 1000, 786),
+    (42, 0, 100_001, 78_712),
+    (u64::MAX, 0, 65_537, 51_527),
+    (7, 1 << 36, 10_001, 7_836),
+    (3, 2 * ((1 << 32) - 1000) + 1, 10_000, 7_796),
+];
+
+#[test]
+fn pi_counts_match_the_reference_values() {
+    for (seed, first, n, inside) in PI_REFERENCE_COUNTS {
+        assert_eq!(
+            mc_pi::count_inside_range(seed, first, n),
+            inside,
+            "seed {seed}, samples [{first}, {first} + {n})"
+        );
+    }
+    // From the start, the chunked counts of one thread and all threads agree with them too.
+    for (seed, first, n, inside) in PI_REFERENCE_COUNTS {
+        if first == 0 {
+            for threads in [CpuThreads::One, CpuThreads::All] {
+                assert_eq!(
+                    mc_pi::count_inside_cpu(n, seed, threads, unattended()).unwrap(),
+                    inside
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn pi_is_within_five_standard_errors_for_several_seeds() {
     let n = 4_000_000;
     for seed in [0, 1, 42, u64::MAX] {
@@ -194,7 +262,7 @@ fn pi_is_within_five_standard_errors_for_several_seeds() {
 
 #[test]
 fn pi_count_is_reproducible_and_independent_of_the_split() {
-    let (n, seed) = (1_000_001, 42); // odd: the last Philox block is half used
+    let (n, seed) = (1_000_001, 42); // odd, and no multiple of any chunk
     let one = mc_pi::count_inside_cpu(n, seed, CpuThreads::One, unattended()).unwrap();
     let all = mc_pi::count_inside_cpu(n, seed, CpuThreads::All, unattended()).unwrap();
     assert_eq!(one, all);
@@ -323,7 +391,20 @@ fn gpu_hidden_layer_matches_cpu() {
         eprintln!("hidden layer n = {n}: max |gpu - cpu| = {difference:e}");
         assert!(difference <= 4.0 * f64::from(f32::EPSILON), "{difference}");
         assert!(output.run.timings.gpu_device_resident.is_some());
+        assert_pinned_beside_pageable(&output.run.timings);
     }
+}
+
+/// The pinned runs ran, whole and in chunks, and gave the pageable run's output bit for bit.
+fn assert_pinned_beside_pageable(timings: &heatlab::tutorial::KernelTimings) {
+    assert_eq!(timings.pinned_equals_pageable, Some(true));
+    let (Some(pageable), Some(pinned)) = (&timings.gpu_host_arrays, &timings.gpu_pinned_arrays)
+    else {
+        panic!("a GPU run times pageable and pinned host arrays: {timings:?}");
+    };
+    assert_eq!(pinned.total.runs_s.len(), pageable.total.runs_s.len());
+    assert!(pinned.upload.mean_s > 0.0 && pinned.download.mean_s > 0.0);
+    assert!(timings.device_resident_launches_per_timing >= 1);
 }
 
 #[test]
@@ -355,6 +436,79 @@ fn gpu_gaussian_matches_cpu() {
         "gaussian: max |gpu - cpu| = {:e}",
         output.run.max_abs_difference_gpu_cpu.unwrap()
     );
+    assert_pinned_beside_pageable(&output.run.timings);
+    let overlapped = output.run.timings.gpu_pinned_overlapped.as_ref().unwrap();
+    assert!(overlapped.chunks > 1 && overlapped.streams == 2);
+    // Sizes that are no multiple of the float4 groups, the threads' groups or the chunks.
+    for n in [1, 3, 5, 2047, 4097, 65_539] {
+        let options = RunOptions {
+            n,
+            seed: 9,
+            repeats: 1,
+            cpu: CpuRuns::AllThreads,
+        };
+        let output = gaussian::run(&options, params, Some(&gpu), unattended()).unwrap();
+        let mut cpu = vec![0.0f32; output.x.len()];
+        gaussian::pdf_cpu(&output.x, params, &mut cpu, CpuThreads::All, unattended()).unwrap();
+        for (&g, &c) in output.pdf.iter().zip(&cpu) {
+            assert!(close(g, c, 8.0, 1e-37), "n = {n}: gpu {g} cpu {c}");
+        }
+        assert_pinned_beside_pageable(&output.run.timings);
+    }
+}
+
+#[test]
+fn gpu_pi_counts_equal_the_reference_and_cpu_counts_at_awkward_sizes() {
+    let Some(gpu) =
+        gpu_or_skip("gpu_pi_counts_equal_the_reference_and_cpu_counts_at_awkward_sizes")
+    else {
+        return;
+    };
+    eprintln!("Monte Carlo kernel: {}", gpu.monte_carlo_pi_kernel());
+    for (seed, first, n, inside) in PI_REFERENCE_COUNTS {
+        assert_eq!(
+            mc_pi::count_inside_range_gpu(&gpu, seed, first, n).unwrap(),
+            inside,
+            "seed {seed}, samples [{first}, {first} + {n})"
+        );
+    }
+    // Sizes around the kernel's groupings: 256 threads per block, 64 samples per thread before
+    // a launch takes a whole wave, one wave of blocks per GPU (about 2^19 threads on an H100),
+    // at even and odd starts; then a start far into the sequence.
+    let sizes = [
+        2,
+        3,
+        255,
+        511,
+        512,
+        513,
+        1 << 20,
+        (1 << 20) + 1,
+        (1 << 21) - 1,
+        256 * 64 - 1,
+        256 * 64 + 1,
+        3_000_017,
+        7 * (1 << 19) + 5,
+    ];
+    for (index, &n) in sizes.iter().enumerate() {
+        for seed in [1, 99, 0xdead_beef_cafe_f00d] {
+            let first = index as u64 * 1_000_003;
+            assert_eq!(
+                mc_pi::count_inside_range_gpu(&gpu, seed, first, n).unwrap(),
+                mc_pi::count_inside_range(seed, first, n),
+                "seed {seed}, samples [{first}, {first} + {n})"
+            );
+        }
+    }
+    let first = (1 << 35) - 4_000;
+    assert_eq!(
+        mc_pi::count_inside_range_gpu(&gpu, 5, first, 100_001).unwrap(),
+        mc_pi::count_inside_range(5, first, 100_001)
+    );
+    assert_eq!(
+        mc_pi::count_inside_range_gpu(&gpu, 5, 1, 10).unwrap(),
+        mc_pi::count_inside_range(5, 1, 10)
+    );
 }
 
 #[test]
@@ -373,6 +527,7 @@ fn gpu_pi_count_equals_cpu_count_exactly() {
         let cpu = mc_pi::count_inside_cpu(n, seed, CpuThreads::All, unattended()).unwrap();
         assert_eq!(output.estimate.inside, cpu, "n = {n}, seed {seed}");
         assert_eq!(output.run.max_abs_difference_gpu_cpu, Some(0.0));
+        assert_pinned_beside_pageable(&output.run.timings);
     }
 }
 
@@ -464,6 +619,62 @@ fn kernel_command_json_is_one_object_with_the_estimate() {
             .unwrap()
             > 0.0
     );
+}
+
+#[test]
+fn kernel_command_shows_pinned_beside_pageable() {
+    if gpu_or_skip("kernel_command_shows_pinned_beside_pageable").is_none() {
+        return;
+    }
+    let args = [
+        "kernel",
+        "gaussian",
+        "--n",
+        "100003",
+        "--backend",
+        "cuda",
+        "--repeat",
+        "2",
+        "--cpu",
+        "skip",
+    ];
+    let output = heatlab(&[&args[..], &["--json"]].concat());
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("stdout is one JSON object");
+    let timings = &json["timings"];
+    for version in ["gpu_host_arrays", "gpu_pinned_arrays"] {
+        for part in ["upload", "kernel", "download", "total"] {
+            assert_eq!(
+                timings[version][part]["runs_s"].as_array().unwrap().len(),
+                2,
+                "{version}.{part}"
+            );
+        }
+    }
+    assert!(
+        timings["gpu_pinned_overlapped"]["total"]["mean_s"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_eq!(timings["pinned_equals_pageable"], true);
+    let table = heatlab(&args);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(table.status.success(), "{text}");
+    for row in [
+        "GPU, pageable host arrays (total)",
+        "GPU, pinned host arrays (total)",
+        "chunks on 2 streams",
+        "GPU, device-resident",
+        "pinned results = pageable results, bit for bit",
+    ] {
+        assert!(text.contains(row), "{row} missing from:\n{text}");
+    }
 }
 
 #[test]

@@ -25,7 +25,7 @@ pub struct KernelArgs {
     /// Elements (hidden-layer, gaussian) or samples (mc-pi); `1e8` and `100_000_000` work too.
     #[arg(long, default_value = "1000000", value_parser = parse_count)]
     pub n: u64,
-    /// Seed of the inputs (NumPy's default_rng) or of the Philox generator (mc-pi).
+    /// Seed of the inputs (NumPy's default_rng) or of the PCG32 generator (mc-pi).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// auto (the GPU when it works, else the CPU only), cpu or cuda.
@@ -302,21 +302,40 @@ pub fn format_table(run: &KernelRun, note: Option<&str>) -> String {
     if let Some(stats) = &timings.cpu_all_threads {
         rows.push((format!("CPU, all {} threads", timings.cpu_threads), stats));
     }
-    if let Some(host) = &timings.gpu_host_arrays {
-        rows.push(("GPU, host arrays (total)".into(), &host.total));
-        rows.push(("  upload".into(), &host.upload));
-        rows.push(("  kernel".into(), &host.kernel));
-        rows.push(("  download".into(), &host.download));
-        rows.push(("  host wall clock".into(), &host.wall));
+    for (label, host) in [
+        ("GPU, pageable host arrays", &timings.gpu_host_arrays),
+        ("GPU, pinned host arrays", &timings.gpu_pinned_arrays),
+    ] {
+        if let Some(host) = host {
+            rows.push((format!("{label} (total)"), &host.total));
+            rows.push(("  upload".into(), &host.upload));
+            rows.push(("  kernel".into(), &host.kernel));
+            rows.push(("  download".into(), &host.download));
+            rows.push(("  host wall clock".into(), &host.wall));
+        }
+    }
+    if let Some(overlapped) = &timings.gpu_pinned_overlapped {
+        rows.push((
+            format!(
+                "GPU, pinned, {} chunks on {} streams",
+                overlapped.chunks, overlapped.streams
+            ),
+            &overlapped.total,
+        ));
+        rows.push(("  host wall clock".into(), &overlapped.wall));
     }
     if let Some(stats) = &timings.gpu_device_resident {
-        rows.push(("GPU, device-resident (kernel)".into(), stats));
+        let label = match timings.device_resident_launches_per_timing {
+            0 | 1 => "GPU, device-resident (kernel)".to_string(),
+            launches => format!("GPU, device-resident (kernel; {launches} launches/timing)"),
+        };
+        rows.push((label, stats));
     }
     if let Some(stats) = &timings.gpu_device_resident_wall {
         rows.push(("  host wall clock".into(), stats));
     }
     text.push_str(&format!(
-        "{:<32} {:>26} {:>10}\n",
+        "{:<52} {:>26} {:>10}\n",
         "version", "mean ± std", "speed-up"
     ));
     for (label, stats) in rows {
@@ -327,12 +346,23 @@ pub fn format_table(run: &KernelRun, note: Option<&str>) -> String {
             _ => String::new(),
         };
         text.push_str(&format!(
-            "{label:<32} {:>26} {speedup:>10}\n",
+            "{label:<52} {:>26} {speedup:>10}\n",
             stats.display()
         ));
     }
     if let Some(difference) = run.max_abs_difference_gpu_cpu {
         text.push_str(&format!("max |GPU - CPU| = {difference:e}\n"));
+    }
+    if let Some(note) = &timings.pinned_note {
+        text.push_str(&format!("GPU, pinned host arrays: not run: {note}\n"));
+    }
+    match timings.pinned_equals_pageable {
+        Some(true) => text.push_str("pinned results = pageable results, bit for bit\n"),
+        Some(false) => text.push_str("WARNING: pinned results differ from pageable results\n"),
+        None => {}
+    }
+    if let Some(kernel) = &run.gpu_kernel {
+        text.push_str(&format!("GPU kernel: {kernel}\n"));
     }
     text
 }

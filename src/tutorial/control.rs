@@ -17,17 +17,20 @@ pub enum RunPhase {
     CpuAllThreads,
     /// The GPU with host arrays: upload, kernel, download.
     GpuHostArrays,
+    /// The GPU with page-locked host arrays: upload, kernel, download, whole and in chunks.
+    GpuPinnedArrays,
     /// The GPU with device-resident arrays: kernel only.
     GpuDeviceResident,
 }
 
 impl RunPhase {
     /// Every phase, in the order a run goes through them.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::GeneratingInputs,
         Self::CpuOneThread,
         Self::CpuAllThreads,
         Self::GpuHostArrays,
+        Self::GpuPinnedArrays,
         Self::GpuDeviceResident,
     ];
 }
@@ -39,6 +42,7 @@ impl fmt::Display for RunPhase {
             Self::CpuOneThread => "CPU, one thread",
             Self::CpuAllThreads => "CPU, all threads",
             Self::GpuHostArrays => "GPU, host arrays",
+            Self::GpuPinnedArrays => "GPU, pinned host arrays",
             Self::GpuDeviceResident => "GPU, device-resident",
         })
     }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream};
+use cudarc::driver::{CudaStream, CudaView, CudaViewMut};
 
 use super::gpu::run_elementwise;
 use super::{
@@ -21,8 +21,14 @@ pub(crate) type ComputeOnCpu<'k, I> =
     dyn Fn(&I, &mut [f32], CpuThreads, RunControl<'_>) -> Result<()> + 'k;
 /// The input arrays the GPU kernel reads, in its argument order.
 pub(crate) type DeviceInputs<'k, I> = dyn for<'i> Fn(&'i I) -> Vec<&'i [f32]> + 'k;
-/// Launches the kernel on (stream, device inputs, device output).
-pub(crate) type LaunchOnGpu<'k> = dyn Fn(&TutorialGpu, &Arc<CudaStream>, &[CudaSlice<f32>], &mut CudaSlice<f32>) -> Result<()>
+/// Launches the kernel on (stream, device inputs, device output): views of equal length, the
+/// whole arrays or one chunk of them.
+pub(crate) type LaunchOnGpu<'k> = dyn Fn(
+        &TutorialGpu,
+        &Arc<CudaStream>,
+        &[CudaView<'_, f32>],
+        &mut CudaViewMut<'_, f32>,
+    ) -> Result<()>
     + 'k;
 
 /// One element-wise kernel: how its inputs are drawn and how each version computes it.
@@ -69,6 +75,7 @@ impl<I> ElementwiseRun<I> {
             timings: self.timings,
             max_abs_difference_gpu_cpu: self.difference,
             transfer_bytes,
+            gpu_kernel: None,
         };
         (self.inputs, self.outputs, run)
     }
@@ -91,9 +98,14 @@ pub(crate) fn run_kernel<I>(
             "nothing to run: no GPU and the CPU runs are skipped".into(),
         ));
     }
+    // With a GPU, the pinned runs hold a page-locked copy of every input and of the output.
+    let pinned_arrays = gpu_outputs * (kernel.input_arrays + 1);
     crate::memory::ensure_host_memory(
         &format!("{} (inputs and outputs)", kernel.what),
-        array_bytes(kernel.input_arrays + cpu_outputs + gpu_outputs, n)?,
+        array_bytes(
+            kernel.input_arrays + cpu_outputs + gpu_outputs + pinned_arrays,
+            n,
+        )?,
     )?;
     let inputs = (kernel.generate)(n, control)?;
 
@@ -111,8 +123,8 @@ pub(crate) fn run_kernel<I>(
     let mut gpu_name = None;
     if let Some(gpu) = gpu {
         let launch = |stream: &Arc<CudaStream>,
-                      device_inputs: &[CudaSlice<f32>],
-                      output: &mut CudaSlice<f32>| {
+                      device_inputs: &[CudaView<'_, f32>],
+                      output: &mut CudaViewMut<'_, f32>| {
             (kernel.launch)(gpu, stream, device_inputs, output)
         };
         let arrays = match kernel.input_arrays {

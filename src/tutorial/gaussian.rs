@@ -5,9 +5,10 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+use cudarc::driver::{CudaStream, CudaView, CudaViewMut, PushKernelArg};
 
 use super::elementwise::{run_kernel, ElementwiseKernel};
+use super::gpu::GAUSSIAN_GROUPS;
 use super::{
     fill_in_chunks, ArrayStats, CpuThreads, KernelRun, KernelSummary, PhaseProgress, RunControl,
     RunOptions, RunPhase, TutorialGpu, TutorialKernel, CPU_CHUNK,
@@ -134,25 +135,31 @@ pub fn run(
     control: RunControl<'_>,
 ) -> Result<GaussianOutput> {
     params.validate()?;
-    let n_arg = options.n;
     let launch = |gpu: &TutorialGpu,
                   stream: &Arc<CudaStream>,
-                  inputs: &[CudaSlice<f32>],
-                  output: &mut CudaSlice<f32>|
+                  inputs: &[CudaView<'_, f32>],
+                  output: &mut CudaViewMut<'_, f32>|
      -> Result<()> {
         let [x] = inputs else {
             return Err(HeatlabError::Internal(
                 "gaussian_pdf takes one input array".into(),
             ));
         };
+        if x.len() != output.len() {
+            return Err(HeatlabError::Internal(
+                "gaussian_pdf's arrays differ in length".into(),
+            ));
+        }
+        let n = output.len() as u64;
         let (mean, sigma) = (params.mean, params.sigma);
+        let config = gpu.elementwise_config(n, GAUSSIAN_GROUPS)?;
         let mut launch = stream.launch_builder(&gpu.gaussian_pdf);
-        launch.arg(x).arg(output).arg(&n_arg).arg(&mean).arg(&sigma);
+        launch.arg(x).arg(output).arg(&n).arg(&mean).arg(&sigma);
         // SAFETY: gaussian_pdf(const float* x, float* pdf, unsigned long long n,
-        // float mean, float sigma): both buffers hold n floats (run_elementwise allocates
-        // them from an input of length n) and the grid-stride loop stays below n.
-        unsafe { launch.launch(gpu.elementwise_config(n_arg)) }
-            .map_err(driver_error("launching gaussian_pdf"))?;
+        // float mean, float sigma): both views hold n floats (checked above) and start
+        // 16-byte aligned (whole allocations, or chunks at multiples of 4096 elements), and
+        // the kernel touches only indices below n.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching gaussian_pdf"))?;
         Ok(())
     };
     let kernel = ElementwiseKernel {

@@ -1,48 +1,231 @@
-//! The GPU side of the tutorial kernels: `kernels/tutorial.cu` compiled once, and the timed
-//! upload / kernel / download loop that the element-wise kernels share.
+//! The GPU side of the tutorial kernels: `kernels/tutorial.cu` compiled once, the page-locked
+//! host buffers kept between runs, and the timed upload / kernel / download loops that the
+//! element-wise kernels share (pageable, pinned, and pinned in chunks over two streams).
 
-use std::sync::Arc;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
-use cudarc::driver::{sys, CudaFunction, CudaSlice, CudaStream, LaunchConfig};
+use cudarc::driver::{
+    sys, CudaFunction, CudaSlice, CudaStream, CudaView, CudaViewMut, LaunchConfig, PinnedHostSlice,
+};
 
 use super::{
-    GpuHostArraysTimings, PhaseProgress, RunControl, RunPhase, TimingStats, TUTORIAL_SOURCE,
+    GpuHostArraysTimings, GpuOverlappedTimings, PhaseProgress, RunControl, RunPhase, TimingStats,
+    TUTORIAL_SOURCE,
 };
 use crate::compute::cuda::{driver_error, CudaDevice, GpuTimer};
 use crate::compute::BackendChoice;
-use crate::error::{CudaUnavailable, Result};
+use crate::error::{CudaUnavailable, HeatlabError, Result};
 
 /// Threads per block of the element-wise kernels.
 const ELEMENTWISE_BLOCK: u32 = 256;
-/// Blocks per multiprocessor of a grid-stride launch: enough to fill every SM several times.
-const BLOCKS_PER_SM: u32 = 16;
+/// Elements per float4 group of the element-wise kernels.
+const GROUP: u64 = 4;
+/// Float4 groups per thread of `hidden_layer` (`HIDDEN_GROUPS` in `kernels/tutorial.cu`).
+pub(crate) const HIDDEN_GROUPS: u64 = 1;
+/// Float4 groups per thread of `gaussian_pdf` (`GAUSSIAN_GROUPS` in `kernels/tutorial.cu`).
+pub(crate) const GAUSSIAN_GROUPS: u64 = 2;
+/// Threads per block of the Monte Carlo kernels; must match `PI_BLOCK` in `kernels/tutorial.cu`.
+pub(crate) const PI_BLOCK: u32 = 256;
+/// Samples of each timed launch when `open` picks the fastest Monte Carlo kernel.
+const PI_TUNING_SAMPLES: u64 = 1 << 27;
+/// A device-resident timing launches the kernel back to back until about this long has passed,
+/// so that what is timed is the kernel and not the host's submission of one launch.
+const DEVICE_RESIDENT_BATCH_SECONDS: f64 = 1e-3;
+/// At most this many back-to-back launches per device-resident timing.
+const MAX_LAUNCHES_PER_TIMING: u32 = 1000;
+/// The pinned runs in chunks split the arrays into about this many chunks.
+const OVERLAP_CHUNKS: u64 = 16;
 
 /// An open GPU with the tutorial kernels loaded.
 pub struct TutorialGpu {
     device: CudaDevice,
+    /// A second stream for the chunked pinned runs (copies of one chunk overlap the kernel and
+    /// copies of the next).
+    second_stream: Arc<CudaStream>,
     pub(crate) hidden_layer: CudaFunction,
     pub(crate) gaussian_pdf: CudaFunction,
+    /// Holds a stream for a while, so that a batch of launches queues behind it.
+    hold_stream: CudaFunction,
+    /// The Monte Carlo kernel used: the fastest of [`PI_KERNELS`] on this GPU.
     pub(crate) monte_carlo_pi: CudaFunction,
+    monte_carlo_pi_name: &'static str,
+    /// Blocks of the Monte Carlo kernel that fit on the GPU at once.
+    pi_blocks_per_wave: u32,
     multiprocessors: u32,
+    /// Page-locked host arrays, kept between runs: allocating them takes far longer than
+    /// copying through them, so a run reuses them when they are large enough.
+    pinned: Mutex<Vec<PinnedHostSlice<f32>>>,
 }
 
+/// The Monte Carlo kernels of `kernels/tutorial.cu`: the same count, the hit test on the
+/// integer units or on the FP64 units.
+const PI_KERNELS: [&str; 2] = ["monte_carlo_pi", "monte_carlo_pi_double_test"];
+/// Samples per thread below which a Monte Carlo launch uses fewer blocks (each thread's jump
+/// to its share costs about as much as a few dozen samples).
+const PI_SAMPLES_PER_THREAD: u64 = 64;
+
 impl TutorialGpu {
-    /// Opens GPU 0 and compiles `kernels/tutorial.cu`, or says why that is not possible.
+    /// Opens GPU 0 and compiles `kernels/tutorial.cu`, or says why that is not possible; then
+    /// times the Monte Carlo kernels once and keeps the fastest (their counts must be equal).
     pub fn open() -> Result<Self> {
         let device = CudaDevice::open()?;
         let module = device.load_kernels("tutorial.cu", TUTORIAL_SOURCE)?;
-        let multiprocessors = device
-            .context()
+        let context = device.context();
+        let multiprocessors = context
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(driver_error("querying the multiprocessor count"))?;
-        Ok(Self {
+        let multiprocessors = u32::try_from(multiprocessors).unwrap_or(1).max(1);
+        let second_stream = context
+            .new_stream()
+            .map_err(driver_error("creating a second stream"))?;
+        let mut candidates = Vec::new();
+        for name in PI_KERNELS {
+            let function = device.function(&module, name)?;
+            let per_sm = function
+                .occupancy_max_active_blocks_per_multiprocessor(PI_BLOCK, 0, None)
+                .map_err(driver_error("querying the occupancy of monte_carlo_pi"))?
+                .max(1);
+            candidates.push((name, function, per_sm.saturating_mul(multiprocessors)));
+        }
+        let mut candidates = candidates.into_iter();
+        let (name, function, wave) = candidates
+            .next()
+            .ok_or_else(|| HeatlabError::Internal("no Monte Carlo kernel".into()))?;
+        let mut gpu = Self {
             hidden_layer: device.function(&module, "hidden_layer")?,
             gaussian_pdf: device.function(&module, "gaussian_pdf")?,
-            monte_carlo_pi: device.function(&module, "monte_carlo_pi")?,
-            multiprocessors: u32::try_from(multiprocessors).unwrap_or(1).max(1),
+            hold_stream: device.function(&module, "hold_stream")?,
+            monte_carlo_pi: function,
+            monte_carlo_pi_name: name,
+            pi_blocks_per_wave: wave,
+            multiprocessors,
+            second_stream,
+            pinned: Mutex::new(Vec::new()),
             device,
-        })
+        };
+        let (mut best, first_count) = gpu.time_pi_kernel()?;
+        log::info!("{name}: {PI_TUNING_SAMPLES} samples in {best:e} s");
+        for (name, function, wave) in candidates {
+            let kept = (
+                gpu.monte_carlo_pi.clone(),
+                gpu.monte_carlo_pi_name,
+                gpu.pi_blocks_per_wave,
+            );
+            (
+                gpu.monte_carlo_pi,
+                gpu.monte_carlo_pi_name,
+                gpu.pi_blocks_per_wave,
+            ) = (function, name, wave);
+            let (seconds, count) = gpu.time_pi_kernel()?;
+            log::info!("{name}: {PI_TUNING_SAMPLES} samples in {seconds:e} s");
+            if count != first_count {
+                return Err(HeatlabError::Internal(format!(
+                    "the Monte Carlo kernels disagree on {PI_TUNING_SAMPLES} samples: \
+                     {first_count} and {count} ({name})"
+                )));
+            }
+            if seconds < best {
+                best = seconds;
+            } else {
+                (
+                    gpu.monte_carlo_pi,
+                    gpu.monte_carlo_pi_name,
+                    gpu.pi_blocks_per_wave,
+                ) = kept;
+            }
+        }
+        Ok(gpu)
+    }
+
+    /// The best of three timed launches of this GPU's Monte Carlo kernel over
+    /// [`PI_TUNING_SAMPLES`] samples, and their count.
+    fn time_pi_kernel(&self) -> Result<(f64, u64)> {
+        let stream = self.device.stream().clone();
+        let mut inside = stream
+            .alloc_zeros::<u64>(1)
+            .map_err(driver_error("allocating the GPU count"))?;
+        let timer = self.device.timer()?;
+        self.launch_pi(&stream, 1, 0, PI_TUNING_SAMPLES, &mut inside)?;
+        let mut best = f64::INFINITY;
+        for _ in 0..3 {
+            timer.start()?;
+            self.launch_pi(&stream, 1, 0, PI_TUNING_SAMPLES, &mut inside)?;
+            best = best.min(timer.stop()?.as_secs_f64());
+        }
+        stream
+            .memset_zeros(&mut inside)
+            .map_err(driver_error("resetting the GPU count"))?;
+        self.launch_pi(&stream, 1, 0, PI_TUNING_SAMPLES, &mut inside)?;
+        let mut count = [0u64];
+        stream
+            .memcpy_dtoh(&inside, &mut count)
+            .map_err(driver_error("downloading the GPU count"))?;
+        self.device.synchronize()?;
+        Ok((best, count[0]))
+    }
+
+    /// Launches the Monte Carlo kernel over samples `[first_sample, first_sample +
+    /// sample_count)` of `seed`, adding their count to `inside`; `sample_count` at most 2^35
+    /// (a thread's share must stay below 2^32 samples).
+    pub(crate) fn launch_pi(
+        &self,
+        stream: &Arc<CudaStream>,
+        seed: u64,
+        first_sample: u64,
+        sample_count: u64,
+        inside: &mut CudaSlice<u64>,
+    ) -> Result<()> {
+        use cudarc::driver::PushKernelArg;
+        if sample_count > 1 << 35 {
+            return Err(HeatlabError::Internal(format!(
+                "monte_carlo_pi takes at most 2^35 samples per launch, got {sample_count}"
+            )));
+        }
+        let blocks = sample_count
+            .div_ceil(u64::from(PI_BLOCK) * PI_SAMPLES_PER_THREAD)
+            .clamp(1, u64::from(self.pi_blocks_per_wave));
+        let config = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (PI_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.monte_carlo_pi);
+        launch
+            .arg(&seed)
+            .arg(&first_sample)
+            .arg(&sample_count)
+            .arg(inside);
+        // SAFETY: monte_carlo_pi(_double_test)(unsigned long long seed, unsigned long long
+        // first_sample, unsigned long long sample_count, unsigned long long* inside): `inside`
+        // is a live device buffer of one u64, the block size is PI_BLOCK (the kernel's shared
+        // array and __launch_bounds__ assume it), and sample_count is at most 2^35 as checked
+        // above, so that a thread's share fits its 32-bit loop.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching monte_carlo_pi"))?;
+        Ok(())
+    }
+
+    /// Holds `stream` for `seconds` with a one-thread kernel, so that the launches queued next
+    /// wait for it and then run back to back.
+    pub(crate) fn hold(&self, stream: &Arc<CudaStream>, seconds: f64) -> Result<()> {
+        use cudarc::driver::PushKernelArg;
+        let nanoseconds = (seconds.clamp(0.0, 1.0) * 1e9) as u64;
+        let config = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            block_dim: (1, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.hold_stream);
+        launch.arg(&nanoseconds);
+        // SAFETY: hold_stream(unsigned long long nanoseconds) reads only the GPU's timer.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching hold_stream"))?;
+        Ok(())
+    }
+
+    /// The name of the Monte Carlo kernel this GPU uses (the fastest of the equivalent ones).
+    pub fn monte_carlo_pi_kernel(&self) -> &'static str {
+        self.monte_carlo_pi_name
     }
 
     /// The device, for its name, memory and timers.
@@ -60,26 +243,56 @@ impl TutorialGpu {
         self.multiprocessors
     }
 
-    /// A grid-stride launch of `block` threads per block over `work_items` items: one thread
-    /// per item up to `blocks_per_sm` blocks per SM, then each thread loops.
-    pub(crate) fn grid_stride_config(
+    /// The launch of an element-wise kernel over `n` elements whose threads each take
+    /// `groups_per_thread` float4 groups: one grid that covers every whole group, at least one
+    /// block (block 0 also takes the n % 4 tail).
+    pub(crate) fn elementwise_config(
         &self,
-        work_items: u64,
-        block: u32,
-        blocks_per_sm: u32,
-    ) -> LaunchConfig {
-        let cap = u64::from(self.multiprocessors) * u64::from(blocks_per_sm);
-        let blocks = work_items.div_ceil(u64::from(block)).clamp(1, cap);
-        LaunchConfig {
-            grid_dim: (blocks as u32, 1, 1),
-            block_dim: (block, 1, 1),
+        n: u64,
+        groups_per_thread: u64,
+    ) -> Result<LaunchConfig> {
+        let per_block = u64::from(ELEMENTWISE_BLOCK) * groups_per_thread;
+        let blocks = (n / GROUP).div_ceil(per_block).max(1);
+        let blocks = u32::try_from(blocks)
+            .ok()
+            .filter(|&b| b <= i32::MAX as u32)
+            .ok_or_else(|| {
+                HeatlabError::InvalidInput(format!("n = {n} needs more blocks than one launch has"))
+            })?;
+        Ok(LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (ELEMENTWISE_BLOCK, 1, 1),
             shared_mem_bytes: 0,
-        }
+        })
     }
 
-    /// The configuration of the element-wise kernels for `n` elements.
-    pub(crate) fn elementwise_config(&self, n: u64) -> LaunchConfig {
-        self.grid_stride_config(n, ELEMENTWISE_BLOCK, BLOCKS_PER_SM)
+    /// `count` page-locked host arrays of at least `len` floats each, from the pool: reused
+    /// when those of the last run are large enough, else freed and allocated anew (outside
+    /// any timing). `what` names the run for a memory message.
+    pub(crate) fn pinned_buffers(
+        &self,
+        what: &str,
+        count: usize,
+        len: usize,
+    ) -> Result<MutexGuard<'_, Vec<PinnedHostSlice<f32>>>> {
+        let mut pool = self.pinned.lock().unwrap_or_else(PoisonError::into_inner);
+        let large_enough = pool.len() >= count && pool.iter().all(|buffer| buffer.len() >= len);
+        if !large_enough {
+            pool.clear();
+            crate::memory::ensure_host_memory(
+                &format!("{what} (page-locked copies)"),
+                super::array_bytes(count, len)?,
+            )?;
+            for _ in 0..count {
+                // SAFETY: the memory is uninitialised; every caller writes a buffer's first
+                // `len` floats (inputs) or copies into them (outputs) before reading them.
+                let buffer =
+                    unsafe { self.device.context().alloc_pinned_with_flags::<f32>(len, 0) }
+                        .map_err(driver_error("allocating page-locked host memory"))?;
+                pool.push(buffer);
+            }
+        }
+        Ok(pool)
     }
 
     /// Fails with the size needed when `bytes` do not fit in the GPU's free memory.
@@ -110,8 +323,17 @@ pub fn open_gpu(choice: BackendChoice) -> Result<(Option<TutorialGpu>, Option<Cu
 pub(crate) struct ElementwiseGpuRun {
     pub(crate) output: Vec<f32>,
     pub(crate) host_arrays: GpuHostArraysTimings,
-    pub(crate) device_resident: TimingStats,
-    pub(crate) device_resident_wall: TimingStats,
+    /// The pinned runs, or why they could not run (no page-locked memory to be had).
+    pub(crate) pinned: std::result::Result<PinnedTimings, String>,
+    pub(crate) device_resident: DeviceResidentTimings,
+}
+
+/// What the pinned runs measured.
+pub(crate) struct PinnedTimings {
+    pub(crate) whole: GpuHostArraysTimings,
+    pub(crate) overlapped: GpuOverlappedTimings,
+    /// Whether the pinned runs (whole and in chunks) gave the pageable run's output bit for bit.
+    pub(crate) equal_to_pageable: bool,
 }
 
 impl ElementwiseGpuRun {
@@ -125,20 +347,99 @@ impl ElementwiseGpuRun {
         let difference =
             (!reference.is_empty()).then(|| super::max_abs_difference(&self.output, reference));
         timings.gpu_host_arrays = Some(self.host_arrays);
-        timings.gpu_device_resident = Some(self.device_resident);
-        timings.gpu_device_resident_wall = Some(self.device_resident_wall);
+        match self.pinned {
+            Ok(pinned) => {
+                timings.gpu_pinned_arrays = Some(pinned.whole);
+                timings.gpu_pinned_overlapped = Some(pinned.overlapped);
+                timings.pinned_equals_pageable = Some(pinned.equal_to_pageable);
+            }
+            Err(reason) => timings.pinned_note = Some(reason),
+        }
+        self.device_resident.record(timings);
         (self.output, difference)
     }
 }
 
-/// Launches one element-wise kernel: (stream, device inputs, device output).
-pub(crate) type ElementwiseLaunch<'a> =
-    dyn Fn(&Arc<CudaStream>, &[CudaSlice<f32>], &mut CudaSlice<f32>) -> Result<()> + 'a;
+/// What the device-resident timing measured: seconds per launch by the events and by the wall
+/// clock, and how many launches ran back to back in each timing.
+pub(crate) struct DeviceResidentTimings {
+    pub(crate) events: TimingStats,
+    pub(crate) wall: TimingStats,
+    pub(crate) launches_per_timing: u32,
+}
 
-/// Times an element-wise kernel over `inputs` (all of one length) `repeats` times with host
-/// arrays (upload, kernel, download, each between CUDA events) and then `repeats` times with
-/// the arrays left on the device (kernel only). One untimed warm-up run comes first. Device
-/// memory is allocated once, before any timing, and checked against the free memory first.
+impl DeviceResidentTimings {
+    /// Records these timings in `timings`.
+    pub(crate) fn record(self, timings: &mut super::KernelTimings) {
+        timings.gpu_device_resident = Some(self.events);
+        timings.gpu_device_resident_wall = Some(self.wall);
+        timings.device_resident_launches_per_timing = self.launches_per_timing;
+    }
+}
+
+/// Launches one element-wise kernel on a stream over device views of equal length (the whole
+/// arrays, or one chunk of them): (stream, inputs, output).
+pub(crate) type ElementwiseLaunch<'a> =
+    dyn Fn(&Arc<CudaStream>, &[CudaView<'_, f32>], &mut CudaViewMut<'_, f32>) -> Result<()> + 'a;
+
+/// The device arrays of an element-wise run: its inputs and its output, all of n floats.
+struct DeviceArrays {
+    inputs: Vec<CudaSlice<f32>>,
+    output: CudaSlice<f32>,
+}
+
+impl DeviceArrays {
+    /// Launches the kernel over `range` of every array on `stream`.
+    fn launch(
+        &mut self,
+        launch: &ElementwiseLaunch<'_>,
+        stream: &Arc<CudaStream>,
+        range: Range<usize>,
+    ) -> Result<()> {
+        let inputs: Vec<CudaView<'_, f32>> = self
+            .inputs
+            .iter()
+            .map(|input| input.slice(range.clone()))
+            .collect();
+        launch(stream, &inputs, &mut self.output.slice_mut(range))
+    }
+
+    /// Copies `range` of each host input to the device on `stream`.
+    fn upload(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        hosts: &[&[f32]],
+        range: Range<usize>,
+    ) -> Result<()> {
+        for (host, device) in hosts.iter().zip(self.inputs.iter_mut()) {
+            stream
+                .memcpy_htod(&host[range.clone()], &mut device.slice_mut(range.clone()))
+                .map_err(driver_error("uploading an input array"))?;
+        }
+        Ok(())
+    }
+
+    /// Copies `range` of the output to `host` on `stream`.
+    fn download(
+        &self,
+        stream: &Arc<CudaStream>,
+        host: &mut [f32],
+        range: Range<usize>,
+    ) -> Result<()> {
+        stream
+            .memcpy_dtoh(&self.output.slice(range.clone()), &mut host[range])
+            .map_err(driver_error("downloading the output array"))
+    }
+}
+
+/// Times an element-wise kernel over `inputs` (all of one length), `repeats` times each way:
+/// with pageable host arrays (upload, kernel, download, each between CUDA events), with
+/// page-locked host arrays (the same three parts), with page-locked arrays in chunks over two
+/// streams (the copies of one chunk overlap the kernel and copies of another; timed as a
+/// whole), and with the arrays left on the device (kernel only, many launches back to back per
+/// timing). One untimed warm-up run comes first for each. Device memory is allocated once,
+/// before any timing, and checked against the free memory first; the page-locked arrays come
+/// from the GPU's pool.
 pub(crate) fn run_elementwise(
     gpu: &TutorialGpu,
     what: &str,
@@ -151,36 +452,28 @@ pub(crate) fn run_elementwise(
     gpu.ensure_memory(what, super::array_bytes(inputs.len() + 1, n)?)?;
     let device = gpu.device();
     let stream = device.stream().clone();
-    let mut device_inputs = inputs
-        .iter()
-        .map(|input| {
-            stream
-                .alloc_zeros::<f32>(input.len())
-                .map_err(driver_error("allocating a GPU input array"))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut device_output = stream
-        .alloc_zeros::<f32>(n)
-        .map_err(driver_error("allocating the GPU output array"))?;
-    let mut output = vec![0.0f32; n];
-    let timer = device.timer()?;
-
-    let upload = |device_inputs: &mut [CudaSlice<f32>]| -> Result<()> {
-        for (host, dev) in inputs.iter().zip(device_inputs.iter_mut()) {
-            stream
-                .memcpy_htod(*host, dev)
-                .map_err(driver_error("uploading an input array"))?;
-        }
-        Ok(())
+    let mut arrays = DeviceArrays {
+        inputs: inputs
+            .iter()
+            .map(|input| {
+                stream
+                    .alloc_zeros::<f32>(input.len())
+                    .map_err(driver_error("allocating a GPU input array"))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        output: stream
+            .alloc_zeros::<f32>(n)
+            .map_err(driver_error("allocating the GPU output array"))?,
     };
+    let mut output = crate::memory::try_filled_vec("the GPU's output", n, 0.0f32)?;
+    let timer = device.timer()?;
+    let whole = 0..n;
 
     // Warm-up, one whole untimed run: the first launch of a module pays for loading it, and
     // the first download into `output` pays for faulting in its fresh host pages.
-    upload(&mut device_inputs)?;
-    launch(&stream, &device_inputs, &mut device_output)?;
-    stream
-        .memcpy_dtoh(&device_output, output.as_mut_slice())
-        .map_err(driver_error("downloading the output array"))?;
+    arrays.upload(&stream, inputs, whole.clone())?;
+    arrays.launch(launch, &stream, whole.clone())?;
+    arrays.download(&stream, &mut output, whole.clone())?;
     device.synchronize()?;
 
     let progress = PhaseProgress::new(control, RunPhase::GpuHostArrays, u64::from(repeats));
@@ -189,23 +482,45 @@ pub(crate) fn run_elementwise(
         repeats,
         &progress,
         &mut |part| match part {
-            TimedPart::Upload => upload(&mut device_inputs),
-            TimedPart::Kernel => launch(&stream, &device_inputs, &mut device_output),
-            TimedPart::Download => stream
-                .memcpy_dtoh(&device_output, output.as_mut_slice())
-                .map_err(driver_error("downloading the output array")),
+            TimedPart::Upload => arrays.upload(&stream, inputs, whole.clone()),
+            TimedPart::Kernel => arrays.launch(launch, &stream, whole.clone()),
+            TimedPart::Download => arrays.download(&stream, &mut output, whole.clone()),
         },
         &mut || progress.advance(1),
     )?;
     device.synchronize()?;
 
+    // Without page-locked memory (a host that refuses to pin this much) the other versions
+    // still run, and the report says why the pinned ones did not.
+    let pinned = match gpu.pinned_buffers(what, inputs.len() + 1, n) {
+        Ok(mut pool) => Ok(time_pinned(
+            gpu,
+            &mut pool,
+            inputs,
+            &output,
+            &mut arrays,
+            repeats,
+            control,
+            launch,
+        )?),
+        Err(error) => {
+            log::warn!("pinned host arrays not timed: {error}");
+            Err(error.to_string())
+        }
+    };
+
     let progress = PhaseProgress::new(control, RunPhase::GpuDeviceResident, u64::from(repeats));
-    let (device_resident, device_resident_wall) = time_device_resident(
+    let launches = launches_per_timing(&timer, &mut || {
+        arrays.launch(launch, &stream, whole.clone())
+    })?;
+    let device_resident = time_device_resident(
+        gpu,
         &timer,
         repeats,
+        launches,
         &progress,
         &mut |part| match part {
-            TimedPart::Kernel => launch(&stream, &device_inputs, &mut device_output),
+            TimedPart::Kernel => arrays.launch(launch, &stream, whole.clone()),
             // The inputs stay on the device and the kernel overwrites the whole output.
             TimedPart::Upload | TimedPart::Download => Ok(()),
         },
@@ -214,9 +529,156 @@ pub(crate) fn run_elementwise(
     Ok(ElementwiseGpuRun {
         output,
         host_arrays,
+        pinned,
         device_resident,
-        device_resident_wall,
     })
+}
+
+/// The pinned runs of [`run_elementwise`]: the inputs are copied into the page-locked arrays
+/// `pool` (from the GPU's pool) first (untimed: in a program that uses pinned memory the arrays live there from
+/// the start), then `repeats` timed runs of upload / kernel / download through them, then
+/// `repeats` runs in chunks over two streams. Returns both timings and whether both gave
+/// `pageable_output` bit for bit.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the pieces of run_elementwise that the pinned runs share with it"
+)]
+fn time_pinned(
+    gpu: &TutorialGpu,
+    pool: &mut [PinnedHostSlice<f32>],
+    inputs: &[&[f32]],
+    pageable_output: &[f32],
+    arrays: &mut DeviceArrays,
+    repeats: u32,
+    control: RunControl<'_>,
+    launch: &ElementwiseLaunch<'_>,
+) -> Result<PinnedTimings> {
+    let n = pageable_output.len();
+    let device = gpu.device();
+    let stream = device.stream().clone();
+    let timer = device.timer()?;
+    let (input_buffers, output_buffers) = pool.split_at_mut(inputs.len());
+    let output_buffer = output_buffers
+        .first_mut()
+        .ok_or_else(|| HeatlabError::Internal("no page-locked output array".into()))?;
+    for (buffer, input) in input_buffers.iter_mut().zip(inputs) {
+        buffer
+            .as_mut_slice()
+            .map_err(driver_error("waiting for a page-locked array"))?[..n]
+            .copy_from_slice(input);
+    }
+    let pinned_inputs = input_buffers
+        .iter()
+        .map(|buffer| {
+            buffer
+                .as_slice()
+                .map(|all| &all[..n])
+                .map_err(driver_error("waiting for a page-locked array"))
+        })
+        .collect::<Result<Vec<&[f32]>>>()?;
+    let pinned_output = &mut output_buffer
+        .as_mut_slice()
+        .map_err(driver_error("waiting for a page-locked array"))?[..n];
+    let whole = 0..n;
+
+    // Warm-up through the pinned arrays, then the timed runs.
+    pinned_output.fill(f32::NAN);
+    arrays.upload(&stream, &pinned_inputs, whole.clone())?;
+    arrays.launch(launch, &stream, whole.clone())?;
+    arrays.download(&stream, pinned_output, whole.clone())?;
+    device.synchronize()?;
+    let progress = PhaseProgress::new(control, RunPhase::GpuPinnedArrays, 2 * u64::from(repeats));
+    let pinned = time_host_arrays(
+        &timer,
+        repeats,
+        &progress,
+        &mut |part| match part {
+            TimedPart::Upload => arrays.upload(&stream, &pinned_inputs, whole.clone()),
+            TimedPart::Kernel => arrays.launch(launch, &stream, whole.clone()),
+            TimedPart::Download => arrays.download(&stream, pinned_output, whole.clone()),
+        },
+        &mut || progress.advance(1),
+    )?;
+    device.synchronize()?;
+    let mut equal = same_bits(pinned_output, pageable_output);
+
+    // In chunks: chunk c goes to stream c % 2, so that one stream's copies overlap the other's.
+    // Chunks start at multiples of 4096 elements, which keeps every float4 aligned.
+    let chunk = (n as u64)
+        .div_ceil(OVERLAP_CHUNKS)
+        .next_multiple_of(4096)
+        .max(4096) as usize;
+    let chunks: Vec<Range<usize>> = (0..n)
+        .step_by(chunk)
+        .map(|start| start..(start + chunk).min(n))
+        .collect();
+    let streams = [stream.clone(), gpu.second_stream.clone()];
+    let mut run_in_chunks = |output: &mut [f32]| -> Result<()> {
+        // The second stream starts after everything queued on the first (the timer's start
+        // event and the buffers' allocation), and the first ends after the second.
+        let started = stream
+            .record_event(None)
+            .map_err(driver_error("recording an event"))?;
+        streams[1]
+            .wait(&started)
+            .map_err(driver_error("ordering the streams"))?;
+        for (index, range) in chunks.iter().enumerate() {
+            let on = &streams[index % 2];
+            arrays.upload(on, &pinned_inputs, range.clone())?;
+            arrays.launch(launch, on, range.clone())?;
+            arrays.download(on, output, range.clone())?;
+        }
+        stream
+            .join(&streams[1])
+            .map_err(driver_error("ordering the streams"))
+    };
+    pinned_output.fill(f32::NAN);
+    run_in_chunks(pinned_output)?;
+    device.synchronize()?;
+    equal &= same_bits(pinned_output, pageable_output);
+    let mut totals = Vec::new();
+    let mut walls = Vec::new();
+    for _ in 0..repeats {
+        progress.check()?;
+        let wall_started = Instant::now();
+        timer.start()?;
+        run_in_chunks(pinned_output)?;
+        totals.push(timer.stop()?.as_secs_f64());
+        walls.push(wall_started.elapsed().as_secs_f64());
+        progress.advance(1);
+    }
+    device.synchronize()?;
+    equal &= same_bits(pinned_output, pageable_output);
+    let overlapped = GpuOverlappedTimings {
+        total: TimingStats::from_runs(totals),
+        wall: TimingStats::from_runs(walls),
+        chunks: chunks.len() as u32,
+        streams: streams.len() as u32,
+    };
+    Ok(PinnedTimings {
+        whole: pinned,
+        overlapped,
+        equal_to_pageable: equal,
+    })
+}
+
+/// Whether two arrays hold the same bits (NaN included).
+fn same_bits(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+/// How many back-to-back launches make a device-resident timing last about
+/// [`DEVICE_RESIDENT_BATCH_SECONDS`]: one launch is timed (after the warm-up) and the rest
+/// follows from it, between 1 and [`MAX_LAUNCHES_PER_TIMING`].
+pub(crate) fn launches_per_timing(
+    timer: &GpuTimer,
+    launch: &mut dyn FnMut() -> Result<()>,
+) -> Result<u32> {
+    timer.start()?;
+    launch()?;
+    let one = timer.stop()?.as_secs_f64();
+    let launches = (DEVICE_RESIDENT_BATCH_SECONDS / one.max(1e-9)).ceil();
+    Ok((launches as u32).clamp(1, MAX_LAUNCHES_PER_TIMING))
 }
 
 /// A timed part of a run with host arrays.
@@ -271,30 +733,66 @@ pub(crate) fn time_host_arrays(
     })
 }
 
+/// Host time to queue one launch, generously: a batch of launches is queued behind a hold of
+/// this much per launch (at most [`MAX_HOLD_SECONDS`]).
+const HOLD_SECONDS_PER_LAUNCH: f64 = 20e-6;
+/// The longest hold before a batch.
+const MAX_HOLD_SECONDS: f64 = 0.05;
+
 /// Times `repeats` kernel-only runs with the data left on the device: `run` does
 /// [`TimedPart::Upload`] untimed first (a reset of the output, or nothing), then
-/// [`TimedPart::Kernel`] between the CUDA events of `timer` (and on the wall clock); `after`
-/// runs untimed after each. Returns the event timings and the wall-clock timings.
+/// [`TimedPart::Kernel`] `launches` times back to back between the CUDA events of `timer`; each
+/// timing divided by `launches` is one run's time. When `launches` > 1 the stream is first held
+/// by `gpu` while the host queues the batch, so that the batch runs at the GPU's pace: a timing
+/// holds the kernels and the gaps between them, not the host's submission of each launch
+/// (which a fast kernel would otherwise wait for). The wall clock is timed apart, over the same
+/// number of launches without a hold (what a caller that launches and waits sees), per launch.
+/// `after` runs untimed after each timing.
 pub(crate) fn time_device_resident(
+    gpu: &TutorialGpu,
     timer: &GpuTimer,
     repeats: u32,
+    launches: u32,
     progress: &PhaseProgress<'_>,
     run: &mut dyn FnMut(TimedPart) -> Result<()>,
     after: &mut dyn FnMut(),
-) -> Result<(TimingStats, TimingStats)> {
+) -> Result<DeviceResidentTimings> {
+    let launches = launches.max(1);
+    let stream = gpu.device().stream().clone();
     let (mut events, mut walls) = (Vec::new(), Vec::new());
     for _ in 0..repeats {
         progress.check()?;
         run(TimedPart::Upload)?;
-        let wall_started = Instant::now();
+        if launches == 1 {
+            // One long launch: the host's submission is lost in it; one run gives both.
+            let wall_started = Instant::now();
+            timer.start()?;
+            run(TimedPart::Kernel)?;
+            events.push(timer.stop()?.as_secs_f64());
+            walls.push(wall_started.elapsed().as_secs_f64());
+            after();
+            continue;
+        }
+        let hold = (f64::from(launches) * HOLD_SECONDS_PER_LAUNCH).min(MAX_HOLD_SECONDS);
+        gpu.hold(&stream, hold)?;
         timer.start()?;
-        run(TimedPart::Kernel)?;
-        events.push(timer.stop()?.as_secs_f64());
-        walls.push(wall_started.elapsed().as_secs_f64());
+        for _ in 0..launches {
+            run(TimedPart::Kernel)?;
+        }
+        events.push(timer.stop()?.as_secs_f64() / f64::from(launches));
+        run(TimedPart::Upload)?;
+        gpu.device().synchronize()?;
+        let wall_started = Instant::now();
+        for _ in 0..launches {
+            run(TimedPart::Kernel)?;
+        }
+        gpu.device().synchronize()?;
+        walls.push(wall_started.elapsed().as_secs_f64() / f64::from(launches));
         after();
     }
-    Ok((
-        TimingStats::from_runs(events),
-        TimingStats::from_runs(walls),
-    ))
+    Ok(DeviceResidentTimings {
+        events: TimingStats::from_runs(events),
+        wall: TimingStats::from_runs(walls),
+        launches_per_timing: launches,
+    })
 }

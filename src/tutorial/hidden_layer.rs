@@ -11,9 +11,10 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
+use cudarc::driver::{CudaStream, CudaView, CudaViewMut, PushKernelArg};
 
 use super::elementwise::{run_kernel, ElementwiseKernel};
+use super::gpu::HIDDEN_GROUPS;
 use super::{
     fill_in_chunks, ArrayStats, CpuThreads, KernelRun, KernelSummary, PhaseProgress, RunControl,
     RunOptions, RunPhase, TutorialGpu, TutorialKernel, CPU_CHUNK,
@@ -119,25 +120,30 @@ pub fn run(
     gpu: Option<&TutorialGpu>,
     control: RunControl<'_>,
 ) -> Result<HiddenLayerOutput> {
-    let n_arg = options.n;
     let launch = |gpu: &TutorialGpu,
                   stream: &Arc<CudaStream>,
-                  inputs: &[CudaSlice<f32>],
-                  output: &mut CudaSlice<f32>|
+                  inputs: &[CudaView<'_, f32>],
+                  output: &mut CudaViewMut<'_, f32>|
      -> Result<()> {
         let [greyscales, weights] = inputs else {
             return Err(HeatlabError::Internal(
                 "hidden_layer takes two input arrays".into(),
             ));
         };
+        let n = output.len() as u64;
+        if greyscales.len() != output.len() || weights.len() != output.len() {
+            return Err(HeatlabError::Internal(
+                "hidden_layer's arrays differ in length".into(),
+            ));
+        }
+        let config = gpu.elementwise_config(n, HIDDEN_GROUPS)?;
         let mut launch = stream.launch_builder(&gpu.hidden_layer);
-        launch.arg(greyscales).arg(weights).arg(output).arg(&n_arg);
+        launch.arg(greyscales).arg(weights).arg(output).arg(&n);
         // SAFETY: hidden_layer(const float* greyscales, const float* weights,
-        // float* activations, unsigned long long n): all three buffers hold n floats
-        // (run_elementwise allocates them from inputs of length n) and the grid-stride
-        // loop reads and writes only indices below n.
-        unsafe { launch.launch(gpu.elementwise_config(n_arg)) }
-            .map_err(driver_error("launching hidden_layer"))?;
+        // float* activations, unsigned long long n): all three views hold n floats (checked
+        // above) and start 16-byte aligned (whole allocations, or chunks at multiples of 4096
+        // elements), and the kernel touches only indices below n.
+        unsafe { launch.launch(config) }.map_err(driver_error("launching hidden_layer"))?;
         Ok(())
     };
     let kernel = ElementwiseKernel {

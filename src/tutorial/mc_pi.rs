@@ -1,22 +1,30 @@
 //! Monte Carlo pi (seed `001_...`): the fraction of random points of the unit square that fall
 //! inside the quarter circle, times 4, over billions of samples and no sample array.
 //!
-//! The generator is Philox4x32-10 (Random123), counter-based: sample `j` uses the output block
-//! of counter `(j / 2, 0, 0)` under key `(seed low word, seed high word)`, words 0-1 for even
-//! `j` and 2-3 for odd `j`. A coordinate is the top 24 bits of its word, `X / 2^24`, and a
-//! point is inside when `X^2 + Y^2 < 2^48`, which is exactly `x^2 + y^2 < 1` for those float32
-//! coordinates. Every sample is a pure function of (seed, j), so any split of the work over
-//! threads (CPU or GPU) gives the same count: the CPU and the GPU agree exactly.
+//! The generator is PCG32 (M. E. O'Neill, "PCG: A Family of Simple Fast Space-Efficient
+//! Statistically Good Algorithms for Random Number Generation", HMC-CS-2014-0905, 2014), the
+//! XSH RR 64/32 generator of `pcg_basic.c`, which passes TestU01's BigCrush and PractRand in that
+//! report; it is seeded as `pcg32_srandom_r(seed, 54)`. Sample `j` takes outputs `2j` (x) and
+//! `2j + 1` (y) of that one sequence; any part of it is reached in O(log n) steps with the LCG's
+//! jump-ahead (F. B. Brown, "Random number generation with arbitrary strides", 1994), so any
+//! split of the work over threads (CPU or GPU) draws the same samples. A coordinate is the top
+//! 24 bits of its word, `X / 2^24`, and a point is inside when `X^2 + Y^2 < 2^48`, which is
+//! exactly `x^2 + y^2 < 1` for those float32 coordinates. The CPU and the GPU agree exactly.
+//!
+//! Until 2026-11-23 the samples came from Philox4x32-10 (Random123), kept here as
+//! [`philox4x32_10`] with its known-answer test; counts of runs recorded before then differ from
+//! today's for the same seed. PCG32 costs two 64-bit multiply-adds per sample where Philox cost
+//! ten rounds of two 32x32 -> 64-bit products per two samples, which kept the GPU below 1e12
+//! samples a second.
 
 use std::time::Duration;
 
-use cudarc::driver::PushKernelArg;
 use rayon::prelude::*;
 
-use super::gpu::{time_device_resident, time_host_arrays, TimedPart};
+use super::gpu::{launches_per_timing, time_device_resident, time_host_arrays, TimedPart};
 use super::{
-    time_cpu_versions, CpuThreads, GpuHostArraysTimings, KernelRun, KernelSummary, KernelTimings,
-    PhaseProgress, RunControl, RunOptions, RunPhase, TimingStats, TutorialGpu, TutorialKernel,
+    time_cpu_versions, CpuThreads, KernelRun, KernelSummary, KernelTimings, PhaseProgress,
+    RunControl, RunOptions, RunPhase, TutorialGpu, TutorialKernel,
 };
 use crate::compute::cuda::driver_error;
 use crate::error::{HeatlabError, Result};
@@ -26,19 +34,16 @@ const PHILOX_M1: u32 = 0xCD9E_8D57;
 const PHILOX_W0: u32 = 0x9E37_79B9;
 const PHILOX_W1: u32 = 0xBB67_AE85;
 
-/// Samples per chunk of CPU work (even, so that chunks start on a Philox block).
+/// Samples per chunk of CPU work.
 const CPU_PI_CHUNK: u64 = 1 << 16;
 /// Samples per GPU launch: long runs are split so that they can be cancelled and report
-/// progress; about a tenth of a second on an H100.
+/// progress; a few hundredths of a second on an H100. The kernel needs at most 2^35.
 const GPU_PI_CHUNK: u64 = 1 << 35;
-/// Threads per block of `monte_carlo_pi`; must match `PI_BLOCK` in `kernels/tutorial.cu`.
-const PI_BLOCK: u32 = 256;
-/// Blocks per multiprocessor of `monte_carlo_pi` (8 x 256 = 2048 threads, a full H100 SM).
-const PI_BLOCKS_PER_SM: u32 = 8;
 /// Points kept for the scatter plot.
 pub const SCATTER_POINTS: usize = 4000;
 
-/// Philox4x32-10: ten rounds of the Random123 bijection of `counter` under `key`.
+/// Philox4x32-10: ten rounds of the Random123 bijection of `counter` under `key` (the generator
+/// of runs recorded before 2026-11-23).
 pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     let mulhilo = |a: u32, b: u32| {
         let product = u64::from(a) * u64::from(b);
@@ -58,11 +63,69 @@ pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     ctr
 }
 
-fn philox_block(seed: u64, block: u64) -> [u32; 4] {
-    philox4x32_10(
-        [block as u32, (block >> 32) as u32, 0, 0],
-        [seed as u32, (seed >> 32) as u32],
-    )
+/// The multiplier of PCG32's LCG (`PCG_MULTIPLIER` in `kernels/tutorial.cu`).
+pub const PCG_MULTIPLIER: u64 = 6_364_136_223_846_793_005;
+/// The sequence selector of the Monte Carlo samples (`PCG_STREAM` in `kernels/tutorial.cu`):
+/// the one of `pcg32-demo.c`, so that seed 42 gives that demo's first numbers.
+pub const PCG_STREAM: u64 = 54;
+
+/// PCG32 (XSH RR 64/32), as `pcg_basic.c`: a 64-bit LCG whose state is permuted into each
+/// 32-bit output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pcg32 {
+    state: u64,
+    increment: u64,
+}
+
+impl Pcg32 {
+    /// `pcg32_srandom_r(initstate, initseq)`.
+    pub fn new(initstate: u64, initseq: u64) -> Self {
+        let mut generator = Self {
+            state: 0,
+            increment: (initseq << 1) | 1,
+        };
+        generator.next_u32();
+        generator.state = generator.state.wrapping_add(initstate);
+        generator.next_u32();
+        generator
+    }
+
+    /// The next output (`pcg32_random_r`).
+    pub fn next_u32(&mut self) -> u32 {
+        let old = self.state;
+        self.state = old
+            .wrapping_mul(PCG_MULTIPLIER)
+            .wrapping_add(self.increment);
+        let xorshifted = (((old >> 18) ^ old) >> 27) as u32;
+        xorshifted.rotate_right((old >> 59) as u32)
+    }
+
+    /// Skips `delta` outputs in O(log delta) steps (`pcg32_advance_r`); the period is 2^64, so
+    /// `delta` counts modulo 2^64.
+    pub fn advance(&mut self, delta: u64) {
+        let (mut multiplier, mut plus) = (PCG_MULTIPLIER, self.increment);
+        let (mut acc_multiplier, mut acc_plus) = (1u64, 0u64);
+        let mut delta = delta;
+        while delta > 0 {
+            if delta & 1 == 1 {
+                acc_multiplier = acc_multiplier.wrapping_mul(multiplier);
+                acc_plus = acc_plus.wrapping_mul(multiplier).wrapping_add(plus);
+            }
+            plus = multiplier.wrapping_add(1).wrapping_mul(plus);
+            multiplier = multiplier.wrapping_mul(multiplier);
+            delta >>= 1;
+        }
+        self.state = acc_multiplier
+            .wrapping_mul(self.state)
+            .wrapping_add(acc_plus);
+    }
+}
+
+/// The generator of the samples of `seed`, positioned at sample `first` (output `2 first`).
+fn samples_from(seed: u64, first: u64) -> Pcg32 {
+    let mut generator = Pcg32::new(seed, PCG_STREAM);
+    generator.advance(first.wrapping_mul(2));
+    generator
 }
 
 fn inside_quarter_circle(word_x: u32, word_y: u32) -> bool {
@@ -72,17 +135,14 @@ fn inside_quarter_circle(word_x: u32, word_y: u32) -> bool {
 }
 
 /// Samples `[first_sample, first_sample + sample_count)` inside the quarter circle, counted on
-/// the calling thread; `first_sample` must be even.
+/// the calling thread.
 pub fn count_inside_range(seed: u64, first_sample: u64, sample_count: u64) -> u64 {
-    let first_block = first_sample / 2;
-    let blocks = sample_count.div_ceil(2);
+    let mut generator = samples_from(seed, first_sample);
     let mut count = 0;
-    for k in 0..blocks {
-        let words = philox_block(seed, first_block + k);
-        count += u64::from(inside_quarter_circle(words[0], words[1]));
-        if 2 * k + 1 < sample_count {
-            count += u64::from(inside_quarter_circle(words[2], words[3]));
-        }
+    for _ in 0..sample_count {
+        let word_x = generator.next_u32();
+        let word_y = generator.next_u32();
+        count += u64::from(inside_quarter_circle(word_x, word_y));
     }
     count
 }
@@ -130,17 +190,14 @@ pub fn first_points(seed: u64, count: usize) -> Vec<PiPoint> {
         y: (word_y >> 8) as f32 * SCALE,
         inside: inside_quarter_circle(word_x, word_y),
     };
-    let mut points = Vec::with_capacity(count);
-    let mut block = 0u64;
-    while points.len() < count {
-        let words = philox_block(seed, block);
-        points.push(point(words[0], words[1]));
-        if points.len() < count {
-            points.push(point(words[2], words[3]));
-        }
-        block += 1;
-    }
-    points
+    let mut generator = samples_from(seed, 0);
+    (0..count)
+        .map(|_| {
+            let word_x = generator.next_u32();
+            let word_y = generator.next_u32();
+            point(word_x, word_y)
+        })
+        .collect()
 }
 
 /// The estimate of pi from a count.
@@ -185,8 +242,9 @@ pub struct PiOutput {
     pub run: KernelRun,
 }
 
-/// Launches `monte_carlo_pi` over samples `[0, n)` in chunks, adding to `inside`. Between
-/// chunks of a long run it waits for the GPU, checks for cancellation and reports progress.
+/// Launches the Monte Carlo kernel over samples `[0, n)` in chunks, adding to `inside`.
+/// Between chunks of a long run it waits for the GPU, checks for cancellation and reports
+/// progress.
 fn launch_pi_chunks(
     gpu: &TutorialGpu,
     seed: u64,
@@ -199,18 +257,7 @@ fn launch_pi_chunks(
     for index in 0..chunks {
         let first_sample = index * GPU_PI_CHUNK;
         let sample_count = GPU_PI_CHUNK.min(n - first_sample);
-        let config = gpu.grid_stride_config(sample_count.div_ceil(2), PI_BLOCK, PI_BLOCKS_PER_SM);
-        let mut launch = stream.launch_builder(&gpu.monte_carlo_pi);
-        launch
-            .arg(&seed)
-            .arg(&first_sample)
-            .arg(&sample_count)
-            .arg(&mut *inside);
-        // SAFETY: monte_carlo_pi(unsigned long long seed, unsigned long long first_sample,
-        // unsigned long long sample_count, unsigned long long* inside): `inside` is a live
-        // device buffer of one u64, the block size is PI_BLOCK (the kernel's shared array and
-        // __launch_bounds__ assume it), and first_sample is even as the kernel requires.
-        unsafe { launch.launch(config) }.map_err(driver_error("launching monte_carlo_pi"))?;
+        gpu.launch_pi(&stream, seed, first_sample, sample_count, inside)?;
         if chunks > 1 {
             if let Some(progress) = progress {
                 gpu.device().synchronize()?;
@@ -222,21 +269,47 @@ fn launch_pi_chunks(
     Ok(())
 }
 
+/// Samples `[first_sample, first_sample + sample_count)` inside the quarter circle, counted on
+/// the GPU (the twin of [`count_inside_range`]).
+pub fn count_inside_range_gpu(
+    gpu: &TutorialGpu,
+    seed: u64,
+    first_sample: u64,
+    sample_count: u64,
+) -> Result<u64> {
+    let stream = gpu.device().stream().clone();
+    let mut inside = stream
+        .alloc_zeros::<u64>(1)
+        .map_err(driver_error("allocating the GPU count"))?;
+    let mut done = 0;
+    while done < sample_count {
+        let count = GPU_PI_CHUNK.min(sample_count - done);
+        gpu.launch_pi(&stream, seed, first_sample + done, count, &mut inside)?;
+        done += count;
+    }
+    let mut count = [0u64];
+    stream
+        .memcpy_dtoh(&inside, &mut count)
+        .map_err(driver_error("downloading the GPU count"))?;
+    gpu.device().synchronize()?;
+    Ok(count[0])
+}
+
 /// Counts on the GPU: `repeats` runs with the count's reset uploaded and the count downloaded
-/// (the "host arrays" of pi are 8 bytes each way), then `repeats` kernel-only runs.
+/// (the "host arrays" of pi are 8 bytes each way) from pageable memory, the same from
+/// page-locked memory, then `repeats` kernel-only runs. Returns the count.
 fn run_gpu(
     gpu: &TutorialGpu,
     options: &RunOptions,
     control: RunControl<'_>,
-) -> Result<(u64, GpuHostArraysTimings, TimingStats, TimingStats)> {
+    timings: &mut KernelTimings,
+) -> Result<u64> {
     let device = gpu.device();
     let stream = device.stream().clone();
     let mut inside = stream
         .alloc_zeros::<u64>(1)
         .map_err(driver_error("allocating the GPU count"))?;
     let timer = device.timer()?;
-    let zero = [0u64];
-    let mut count = [0u64];
     // Warm-up on a small count: the first launch pays for loading the module.
     launch_pi_chunks(gpu, options.seed, options.n.min(1 << 20), &mut inside, None)?;
     device.synchronize()?;
@@ -244,34 +317,77 @@ fn run_gpu(
     let total = options.n.saturating_mul(u64::from(options.repeats));
     // Long runs report progress chunk by chunk inside the launches; short ones once per run.
     let small = options.n <= GPU_PI_CHUNK;
-    let progress = PhaseProgress::new(control, RunPhase::GpuHostArrays, total);
-    let host_arrays = time_host_arrays(
-        &timer,
-        options.repeats,
-        &progress,
-        &mut |part| match part {
-            TimedPart::Upload => stream
-                .memcpy_htod(&zero, &mut inside)
-                .map_err(driver_error("resetting the GPU count")),
-            TimedPart::Kernel => {
-                launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))
-            }
-            TimedPart::Download => stream
-                .memcpy_dtoh(&inside, &mut count)
-                .map_err(driver_error("downloading the GPU count")),
-        },
-        &mut || {
-            if small {
-                progress.advance(options.n);
-            }
-        },
-    )?;
-    device.synchronize()?;
+    let mut counts = Vec::new();
+    let mut pageable = [0u64; 2];
+    // The pinned run's count and its reset live in one page-locked buffer of two words; without
+    // page-locked memory the pinned run is skipped and the report says why.
+    // SAFETY: both words are written below before any is read.
+    let mut pinned = match unsafe { device.context().alloc_pinned_with_flags::<u64>(2, 0) } {
+        Ok(pinned) => Some(pinned),
+        Err(error) => {
+            timings.pinned_note = Some(format!("allocating page-locked host memory: {error}"));
+            None
+        }
+    };
+    for phase in [RunPhase::GpuHostArrays, RunPhase::GpuPinnedArrays] {
+        let words = match (phase, pinned.as_mut()) {
+            (RunPhase::GpuPinnedArrays, Some(pinned)) => pinned
+                .as_mut_slice()
+                .map_err(driver_error("waiting for page-locked memory"))?,
+            (RunPhase::GpuPinnedArrays, None) => continue,
+            _ => &mut pageable[..],
+        };
+        words.fill(0);
+        let (zero, count) = words.split_at_mut(1);
+        let zero = &*zero;
+        let progress = PhaseProgress::new(control, phase, total);
+        let measured = time_host_arrays(
+            &timer,
+            options.repeats,
+            &progress,
+            &mut |part| match part {
+                TimedPart::Upload => stream
+                    .memcpy_htod(zero, &mut inside)
+                    .map_err(driver_error("resetting the GPU count")),
+                TimedPart::Kernel => {
+                    launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))
+                }
+                TimedPart::Download => stream
+                    .memcpy_dtoh(&inside, &mut *count)
+                    .map_err(driver_error("downloading the GPU count")),
+            },
+            &mut || {
+                if small {
+                    progress.advance(options.n);
+                }
+            },
+        )?;
+        device.synchronize()?;
+        counts.push(count[0]);
+        if phase == RunPhase::GpuPinnedArrays {
+            timings.gpu_pinned_arrays = Some(measured);
+        } else {
+            timings.gpu_host_arrays = Some(measured);
+        }
+    }
+    let count = counts.first().copied().unwrap_or(0);
+    if counts.len() > 1 {
+        timings.pinned_equals_pageable = Some(counts.iter().all(|&c| c == count));
+    }
 
     let progress = PhaseProgress::new(control, RunPhase::GpuDeviceResident, total);
-    let (resident, resident_walls) = time_device_resident(
+    let launches = if small {
+        launches_per_timing(&timer, &mut || {
+            launch_pi_chunks(gpu, options.seed, options.n, &mut inside, None)
+        })?
+    } else {
+        1
+    };
+    let resident = time_device_resident(
+        gpu,
         &timer,
         options.repeats,
+        launches,
         &progress,
         &mut |part| match part {
             // The count is reset on the device, outside the timing.
@@ -289,7 +405,8 @@ fn run_gpu(
             }
         },
     )?;
-    Ok((count[0], host_arrays, resident, resident_walls))
+    resident.record(timings);
+    Ok(count)
 }
 
 /// Runs the CPU versions that `options.cpu` asks for and, with a GPU, the GPU counts,
@@ -314,11 +431,7 @@ pub fn run(
     let mut gpu_count = None;
     let mut gpu_name = None;
     if let Some(gpu) = gpu {
-        let (count, host_arrays, resident, resident_wall) = run_gpu(gpu, options, control)?;
-        gpu_count = Some(count);
-        timings.gpu_host_arrays = Some(host_arrays);
-        timings.gpu_device_resident = Some(resident);
-        timings.gpu_device_resident_wall = Some(resident_wall);
+        gpu_count = Some(run_gpu(gpu, options, control, &mut timings)?);
         gpu_name = Some(gpu.name().to_string());
     }
     let difference = match (gpu_count, cpu_count) {
@@ -338,6 +451,7 @@ pub fn run(
         timings,
         max_abs_difference_gpu_cpu: difference,
         transfer_bytes: 16,
+        gpu_kernel: gpu.map(|gpu| gpu.monte_carlo_pi_kernel().to_string()),
     };
     Ok(PiOutput {
         estimate,

@@ -24,7 +24,8 @@ pub(crate) use control::PhaseProgress;
 pub use control::{RunControl, RunPhase, RunProgress};
 pub use gpu::{open_gpu, TutorialGpu};
 pub use report::{
-    ArrayStats, GpuHostArraysTimings, KernelRun, KernelSummary, KernelTimings, TimingStats,
+    ArrayStats, GpuHostArraysTimings, GpuOverlappedTimings, KernelRun, KernelSummary,
+    KernelTimings, TimingStats,
 };
 
 use crate::error::{HeatlabError, Result};
@@ -159,7 +160,7 @@ impl CpuThreads {
 pub struct RunOptions {
     /// Elements (hidden layer, Gaussian) or samples (Monte Carlo pi).
     pub n: u64,
-    /// Seed of the inputs (NumPy's `default_rng`) or of the Philox generator.
+    /// Seed of the inputs (NumPy's `default_rng`) or of the PCG32 generator (Monte Carlo pi).
     pub seed: u64,
     /// Timed repetitions of each version (`%timeit`'s runs).
     pub repeats: u32,

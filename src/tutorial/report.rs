@@ -43,7 +43,7 @@ impl TimingStats {
 /// output, each part timed with CUDA events (device memory is allocated once, before timing).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpuHostArraysTimings {
-    /// Host-to-device copies of the inputs (pageable host memory, as NumPy arrays are).
+    /// Host-to-device copies of the inputs.
     pub upload: TimingStats,
     /// The kernel.
     pub kernel: TimingStats,
@@ -58,6 +58,20 @@ pub struct GpuHostArraysTimings {
     pub wall: TimingStats,
 }
 
+/// The GPU with page-locked host arrays in chunks over two streams: the copies of one chunk
+/// overlap the kernel and the copies of another, so only the whole run is timed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GpuOverlappedTimings {
+    /// Upload + kernel + download of all chunks, between CUDA events.
+    pub total: TimingStats,
+    /// Host wall-clock time of each whole run.
+    pub wall: TimingStats,
+    /// Chunks the arrays were split into.
+    pub chunks: u32,
+    /// Streams the chunks alternate between.
+    pub streams: u32,
+}
+
 /// Every timing of a run; `None` for a version that did not run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct KernelTimings {
@@ -67,12 +81,35 @@ pub struct KernelTimings {
     pub cpu_all_threads: Option<TimingStats>,
     /// Threads of the all-threads version.
     pub cpu_threads: usize,
-    /// The GPU with host arrays (upload + kernel + download).
+    /// The GPU with host arrays (upload + kernel + download), in pageable memory as NumPy's.
     pub gpu_host_arrays: Option<GpuHostArraysTimings>,
-    /// The GPU with the arrays already on the device (kernel only).
+    /// The same with page-locked (pinned) host arrays, the tutorial's next lesson.
+    #[serde(default)]
+    pub gpu_pinned_arrays: Option<GpuHostArraysTimings>,
+    /// Page-locked host arrays in chunks over two streams (element-wise kernels only).
+    #[serde(default)]
+    pub gpu_pinned_overlapped: Option<GpuOverlappedTimings>,
+    /// Whether the pinned runs gave the pageable run's output bit for bit (`None` when they
+    /// did not run).
+    #[serde(default)]
+    pub pinned_equals_pageable: Option<bool>,
+    /// Why the pinned versions did not run on a GPU that ran the others (no page-locked
+    /// memory to be had).
+    #[serde(default)]
+    pub pinned_note: Option<String>,
+    /// The GPU with the arrays already on the device (kernel only): seconds per launch.
     pub gpu_device_resident: Option<TimingStats>,
-    /// Host wall-clock time of each device-resident run: the launch and the wait for it.
+    /// Host wall-clock time of each device-resident run: the launches and the wait for them,
+    /// per launch.
     pub gpu_device_resident_wall: Option<TimingStats>,
+    /// Launches back to back in each device-resident timing (each run's time is the timing
+    /// divided by this); 1 in runs recorded before it was measured.
+    #[serde(default = "one_launch")]
+    pub device_resident_launches_per_timing: u32,
+}
+
+fn one_launch() -> u32 {
+    1
 }
 
 impl KernelTimings {
@@ -83,8 +120,13 @@ impl KernelTimings {
             cpu_all_threads: None,
             cpu_threads,
             gpu_host_arrays: None,
+            gpu_pinned_arrays: None,
+            gpu_pinned_overlapped: None,
+            pinned_equals_pageable: None,
+            pinned_note: None,
             gpu_device_resident: None,
             gpu_device_resident_wall: None,
+            device_resident_launches_per_timing: 1,
         }
     }
 }
@@ -177,6 +219,10 @@ pub struct KernelRun {
     pub max_abs_difference_gpu_cpu: Option<f64>,
     /// Bytes of inputs copied to the GPU and of outputs copied back in one host-arrays run.
     pub transfer_bytes: u64,
+    /// The GPU kernel that ran when there is a choice (Monte Carlo pi: the fastest of four
+    /// kernels that count the same samples the same way, on this GPU).
+    #[serde(default)]
+    pub gpu_kernel: Option<String>,
 }
 
 impl KernelRun {
@@ -213,6 +259,17 @@ impl KernelRun {
             push("cuda", "host-arrays-download", &host.download, 0.0);
             push("cuda", "host-arrays-total", &host.total, bytes);
             push("cuda", "host-arrays-wall", &host.wall, bytes);
+        }
+        if let Some(pinned) = &timings.gpu_pinned_arrays {
+            push("cuda", "pinned-arrays-upload", &pinned.upload, 0.0);
+            push("cuda", "pinned-arrays-kernel", &pinned.kernel, bytes);
+            push("cuda", "pinned-arrays-download", &pinned.download, 0.0);
+            push("cuda", "pinned-arrays-total", &pinned.total, bytes);
+            push("cuda", "pinned-arrays-wall", &pinned.wall, bytes);
+        }
+        if let Some(overlapped) = &timings.gpu_pinned_overlapped {
+            push("cuda", "pinned-overlapped-total", &overlapped.total, bytes);
+            push("cuda", "pinned-overlapped-wall", &overlapped.wall, bytes);
         }
         if let Some(stats) = &timings.gpu_device_resident {
             push("cuda", "device-resident-kernel", stats, bytes);

@@ -97,7 +97,7 @@ fn intro(kernel: TutorialKernel) -> &'static str {
         }
         TutorialKernel::MonteCarloPi => {
             "4 × the fraction of random points of the unit square inside the quarter circle. \
-             The GPU draws its own numbers (Philox) and returns one count: no arrays to copy."
+             The GPU draws its own numbers (PCG32) and returns one count: no arrays to copy."
         }
     }
 }
@@ -211,11 +211,17 @@ mod tests {
                     total: stats(host),
                     wall: stats(host),
                 }),
+                gpu_pinned_arrays: None,
+                gpu_pinned_overlapped: None,
+                pinned_equals_pageable: None,
+                pinned_note: None,
                 gpu_device_resident: gpu.map(|[_, device]| stats(device)),
                 gpu_device_resident_wall: None,
+                device_resident_launches_per_timing: 1,
             },
             max_abs_difference_gpu_cpu: None,
             transfer_bytes: 16,
+            gpu_kernel: None,
         }
     }
 
@@ -261,7 +267,7 @@ mod tests {
                 .mean_s,
             0.1
         );
-        assert_eq!(Version::ALL.len(), 4);
+        assert_eq!(Version::ALL.len(), 5);
         assert_eq!(
             Part::ALL.map(|p| p.to_string()),
             ["upload", "kernel / compute", "download"]

@@ -65,8 +65,44 @@ pub(super) fn timings_table_ui(ui: &mut egui::Ui, run: &KernelRun, status: &Stat
     {
         ui.label(
             RichText::new(format!(
-                "host arrays as a Python caller sees them (wall clock): {}",
-                host.wall.display()
+                "host arrays as a Python caller sees them (wall clock): pageable {}{}",
+                host.wall.display(),
+                timings
+                    .gpu_pinned_arrays
+                    .as_ref()
+                    .filter(|p| !p.wall.runs_s.is_empty())
+                    .map(|p| format!(", pinned {}", p.wall.display()))
+                    .unwrap_or_default()
+            ))
+            .weak(),
+        );
+    }
+    if let Some(overlapped) = &timings.gpu_pinned_overlapped {
+        ui.label(format!(
+            "GPU, pinned in {} chunks on {} streams (the copies of one chunk overlap the \
+             kernel and the copies of the next): {} per run",
+            overlapped.chunks,
+            overlapped.streams,
+            overlapped.total.display()
+        ));
+    }
+    match timings.pinned_equals_pageable {
+        Some(true) => {
+            ui.label(RichText::new("pinned results = pageable results, bit for bit").weak());
+        }
+        Some(false) => {
+            ui.colored_label(
+                ui.visuals().error_fg_color,
+                "pinned results differ from pageable results",
+            );
+        }
+        None => {}
+    }
+    if timings.device_resident_launches_per_timing > 1 {
+        ui.label(
+            RichText::new(format!(
+                "device-resident: each timing is {} launches back to back, divided by {0}",
+                timings.device_resident_launches_per_timing
             ))
             .weak(),
         );
@@ -85,13 +121,26 @@ fn version_row_ui(
     let timings = &run.timings;
     let name = match version {
         Version::CpuAllThreads => format!("CPU, all {} threads", timings.cpu_threads),
-        Version::GpuHostArrays => "GPU, host arrays".to_string(),
+        Version::GpuHostArrays => "GPU, pageable host arrays".to_string(),
+        Version::GpuPinnedArrays => "GPU, pinned host arrays".to_string(),
         Version::GpuDeviceResident => "GPU, device-resident".to_string(),
         Version::CpuOneThread => "CPU, one thread".to_string(),
     };
     ui.label(RichText::new(name).color(version.color()))
         .on_hover_text(version.to_string());
     let (Some(stats), Some(split)) = (version.stats(timings), version.split(timings)) else {
+        if version == Version::GpuPinnedArrays {
+            if let Some(note) = &timings.pinned_note {
+                ui.label(RichText::new("not run: no page-locked memory").weak())
+                    .on_hover_text(note);
+                return;
+            }
+            if timings.gpu_host_arrays.is_some() {
+                // A run recorded before heatlab timed pinned arrays.
+                ui.label(RichText::new("— (this recording has no pinned timings)").weak());
+                return;
+            }
+        }
         let why = match (version.is_gpu(), &status.gpu_note) {
             (true, Some(note)) => format!("not run: {}", note.short()),
             (true, None) => "not run: no GPU".to_string(),
@@ -103,7 +152,7 @@ fn version_row_ui(
         return;
     };
     ui.label(RichText::new(stats.display()).strong());
-    if version == Version::GpuHostArrays {
+    if matches!(version, Version::GpuHostArrays | Version::GpuPinnedArrays) {
         for part in split {
             ui.label(format_seconds(part));
         }
@@ -156,8 +205,9 @@ pub(super) fn bars_ui(ui: &mut egui::Ui, run: &KernelRun) {
             ui.label(part.to_string());
         }
     });
+    let last_row = (Version::ALL.len() - 1) as f64;
     Plot::new("tutorial_bars")
-        .height(160.0)
+        .height(190.0)
         .y_axis_min_width(100.0)
         .custom_x_axes(vec![AxisHints::new_x()
             .label(format!("time per run ({unit})"))
@@ -171,7 +221,7 @@ pub(super) fn bars_ui(ui: &mut egui::Ui, run: &KernelRun) {
             })])
         .y_axis_formatter(move |mark: GridMark, _| {
             let index = mark.value.round();
-            if (mark.value - index).abs() > 1e-6 || !(0.0..=3.0).contains(&index) {
+            if (mark.value - index).abs() > 1e-6 || !(0.0..=last_row).contains(&index) {
                 return String::new();
             }
             Version::ALL[Version::ALL.len() - 1 - index as usize]
@@ -180,7 +230,7 @@ pub(super) fn bars_ui(ui: &mut egui::Ui, run: &KernelRun) {
         })
         .include_x(0.0)
         .include_y(-0.5)
-        .include_y(3.5)
+        .include_y(last_row + 0.5)
         .allow_drag(false)
         .allow_zoom(false)
         .allow_scroll(false)
@@ -197,7 +247,7 @@ pub(super) fn agreement_ui(ui: &mut egui::Ui, run: &KernelRun, visual: &Visual) 
         match (run.max_abs_difference_gpu_cpu, visual) {
             (Some(diff), Visual::Pi { .. }) => {
                 ui.label(format!(
-                    "GPU vs CPU: the counts differ by {diff:.0} (same Philox streams)."
+                    "GPU vs CPU: the counts differ by {diff:.0} (the same PCG32 sequence)."
                 ));
             }
             (Some(diff), _) => {
@@ -215,10 +265,20 @@ pub(super) fn agreement_ui(ui: &mut egui::Ui, run: &KernelRun, visual: &Visual) 
             let copies = (host.upload.mean_s + host.download.mean_s) / total * 100.0;
             let kernel = host.kernel.mean_s / total * 100.0;
             ui.label(format!(
-                "With host arrays {copies:.1}% of the GPU's time is copying, {kernel:.1}% computing \
-                 ({} moved per run).",
+                "With pageable host arrays {copies:.1}% of the GPU's time is copying, {kernel:.1}% \
+                 computing ({} moved per run).",
                 format_bytes(run.transfer_bytes)
             ));
+        }
+        if let (Some(host), Some(pinned)) =
+            (&run.timings.gpu_host_arrays, &run.timings.gpu_pinned_arrays)
+        {
+            if pinned.total.mean_s > 0.0 {
+                ui.label(format!(
+                    "Pinned host arrays: {:.1}× faster than pageable.",
+                    host.total.mean_s / pinned.total.mean_s
+                ));
+            }
         }
     });
 }

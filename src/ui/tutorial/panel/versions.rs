@@ -1,38 +1,53 @@
-//! The four versions a tutorial panel compares (CPU one thread, all threads, GPU with host
-//! arrays, GPU device-resident) and the parts of a run's time, with their colours; and where
-//! in a sweep the GPU starts to win.
+//! The five versions a tutorial panel compares (CPU one thread, all threads, GPU with pageable
+//! host arrays, GPU with pinned host arrays, GPU device-resident) and the parts of a run's
+//! time, with their colours; and where in a sweep the GPU starts to win.
 
 use std::fmt;
 
 use eframe::egui::Color32;
 
-use crate::tutorial::{KernelRun, KernelTimings, TimingStats};
+use crate::tutorial::{GpuHostArraysTimings, KernelRun, KernelTimings, TimingStats};
 
-/// One of the four versions a panel compares.
+/// One of the five versions a panel compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Version {
     /// The CPU, one thread.
     CpuOneThread,
     /// The CPU, all threads.
     CpuAllThreads,
-    /// The GPU with host arrays: upload + kernel + download.
+    /// The GPU with pageable host arrays (as NumPy's): upload + kernel + download.
     GpuHostArrays,
+    /// The GPU with page-locked (pinned) host arrays: upload + kernel + download.
+    GpuPinnedArrays,
     /// The GPU with the arrays already on the device: kernel only.
     GpuDeviceResident,
 }
 
 impl Version {
     /// Every version, in the order of the table.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::CpuOneThread,
         Self::CpuAllThreads,
         Self::GpuHostArrays,
+        Self::GpuPinnedArrays,
         Self::GpuDeviceResident,
     ];
 
     /// Whether it runs on the GPU.
     pub fn is_gpu(self) -> bool {
-        matches!(self, Self::GpuHostArrays | Self::GpuDeviceResident)
+        matches!(
+            self,
+            Self::GpuHostArrays | Self::GpuPinnedArrays | Self::GpuDeviceResident
+        )
+    }
+
+    /// The upload / kernel / download timings of a version that copies host arrays.
+    fn host_arrays(self, timings: &KernelTimings) -> Option<&GpuHostArraysTimings> {
+        match self {
+            Self::GpuHostArrays => timings.gpu_host_arrays.as_ref(),
+            Self::GpuPinnedArrays => timings.gpu_pinned_arrays.as_ref(),
+            _ => None,
+        }
     }
 
     /// The timings of this version per run (the whole upload + kernel + download for host
@@ -41,7 +56,9 @@ impl Version {
         match self {
             Self::CpuOneThread => timings.cpu_one_thread.as_ref(),
             Self::CpuAllThreads => timings.cpu_all_threads.as_ref(),
-            Self::GpuHostArrays => timings.gpu_host_arrays.as_ref().map(|h| &h.total),
+            Self::GpuHostArrays | Self::GpuPinnedArrays => {
+                self.host_arrays(timings).map(|h| &h.total)
+            }
             Self::GpuDeviceResident => timings.gpu_device_resident.as_ref(),
         }
     }
@@ -49,9 +66,8 @@ impl Version {
     /// Mean seconds of upload, kernel (or CPU compute) and download, if it ran.
     pub fn split(self, timings: &KernelTimings) -> Option<[f64; 3]> {
         match self {
-            Self::GpuHostArrays => timings
-                .gpu_host_arrays
-                .as_ref()
+            Self::GpuHostArrays | Self::GpuPinnedArrays => self
+                .host_arrays(timings)
                 .map(|h| [h.upload.mean_s, h.kernel.mean_s, h.download.mean_s]),
             _ => self.stats(timings).map(|s| [0.0, s.mean_s, 0.0]),
         }
@@ -63,6 +79,7 @@ impl Version {
             Self::CpuOneThread => Color32::from_rgb(150, 150, 150),
             Self::CpuAllThreads => Color32::from_rgb(110, 190, 90),
             Self::GpuHostArrays => Color32::from_rgb(240, 150, 50),
+            Self::GpuPinnedArrays => Color32::from_rgb(230, 205, 60),
             Self::GpuDeviceResident => Color32::from_rgb(225, 70, 70),
         }
     }
@@ -72,7 +89,8 @@ impl Version {
         match self {
             Self::CpuOneThread => "CPU 1 thread",
             Self::CpuAllThreads => "CPU all threads",
-            Self::GpuHostArrays => "GPU host arrays",
+            Self::GpuHostArrays => "GPU pageable",
+            Self::GpuPinnedArrays => "GPU pinned",
             Self::GpuDeviceResident => "GPU on device",
         }
     }
@@ -83,7 +101,12 @@ impl fmt::Display for Version {
         f.write_str(match self {
             Self::CpuOneThread => "CPU, one thread",
             Self::CpuAllThreads => "CPU, all threads",
-            Self::GpuHostArrays => "GPU, host arrays (upload + kernel + download)",
+            Self::GpuHostArrays => {
+                "GPU, pageable host arrays as NumPy's (upload + kernel + download)"
+            }
+            Self::GpuPinnedArrays => {
+                "GPU, pinned (page-locked) host arrays (upload + kernel + download)"
+            }
             Self::GpuDeviceResident => "GPU, device-resident (kernel only)",
         })
     }
