@@ -82,7 +82,11 @@ pub fn reduced_size(size: GridSize, factor: usize) -> GridSize {
 /// Block means of `factor x factor` cells (partial blocks at the edges average what they hold).
 pub fn block_mean(field: &Grid, factor: usize) -> Grid {
     if factor <= 1 {
-        return field.clone();
+        // The mean of one cell, computed as for larger blocks (a sum from +0.0): equal to the
+        // cell but for -0.0, which becomes +0.0 here as on the GPU.
+        let mut means = field.clone();
+        means.as_mut_slice().par_iter_mut().for_each(|v| *v += 0.0);
+        return means;
     }
     let (rows, cols) = (field.rows(), field.cols());
     let size = reduced_size(field.size(), factor);

@@ -66,25 +66,37 @@ pub fn percentile_pair_linear(values: &mut [f64], low: f64, high: f64) -> Option
 
 /// Two percentiles `low <= high` (0..=100) of the finite values among `values`, equal bit for
 /// bit to [`percentile_pair_linear`] on those values widened to f64, without copying or
-/// reordering them: the four order statistics it needs are found by a two-level radix select
-/// on the values' total-order keys (a histogram of the upper 16 bits, then one of the lower 16
-/// bits among the few buckets that hold a wanted rank). Two passes over the data instead of
-/// a copy and two selections: about 10x faster on a display-sized Laplacian. Returns `None`
-/// when no value is finite.
+/// reordering them: the four order statistics it needs are found by a radix select on the
+/// values' total-order keys. A histogram of the upper 11 bits (small enough to stay in the
+/// first-level cache) locates the bucket of each wanted rank; the keys of those few buckets
+/// are collected and the ranks selected among them. Both passes run on rayon's threads in
+/// chunks. About 10x faster than copying and selecting on a display-sized Laplacian.
+/// Returns `None` when no value is finite.
 pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option<(f64, f64)> {
+    use rayon::prelude::*;
+    const BUCKET_BITS: u32 = 11;
+    const SHIFT: u32 = 32 - BUCKET_BITS;
+    const CHUNK: usize = 1 << 15;
     let (low, high) = (low.min(high), low.max(high));
-    let finite_keys = || {
-        values
-            .iter()
-            .filter(|v| v.is_finite())
-            .map(|&v| order_key(v))
-    };
-    let mut upper = vec![0u32; 1 << 16];
-    let mut n = 0usize;
-    for key in finite_keys() {
-        upper[(key >> 16) as usize] += 1;
-        n += 1;
-    }
+    let histogram = values
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut counts = vec![0u32; 1 << BUCKET_BITS];
+            for &v in chunk {
+                if v.is_finite() {
+                    counts[(order_key(v) >> SHIFT) as usize] += 1;
+                }
+            }
+            counts
+        })
+        .reduce(
+            || vec![0u32; 1 << BUCKET_BITS],
+            |mut total, counts| {
+                total.iter_mut().zip(&counts).for_each(|(t, c)| *t += c);
+                total
+            },
+        );
+    let n: usize = histogram.iter().map(|&c| c as usize).sum();
     if n == 0 {
         return None;
     }
@@ -101,11 +113,11 @@ pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option
         high_previous,
         (high_previous + 1).min(n - 1),
     ];
-    // Level one: the bucket of each rank and the rank within it.
+    // The bucket of each rank, and the rank within it.
     let mut located = [(0u32, 0usize); 4];
     for (slot, &rank) in located.iter_mut().zip(&ranks) {
         let mut before = 0usize;
-        for (bucket, &count) in upper.iter().enumerate() {
+        for (bucket, &count) in histogram.iter().enumerate() {
             let count = count as usize;
             if rank < before + count {
                 *slot = (bucket as u32, rank - before);
@@ -114,31 +126,39 @@ pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option
             before += count;
         }
     }
-    // Level two: the lower 16 bits within each distinct wanted bucket.
-    let mut keys = [0u32; 4];
-    let mut lower = vec![0u32; 1 << 16];
-    for (i, &(bucket, _)) in located.iter().enumerate() {
-        if located[..i].iter().any(|&(earlier, _)| earlier == bucket) {
-            continue;
-        }
-        lower.fill(0);
-        for key in finite_keys().filter(|key| key >> 16 == bucket) {
-            lower[(key & 0xFFFF) as usize] += 1;
-        }
-        for (slot, &(wanted, within)) in keys.iter_mut().zip(&located) {
-            if wanted != bucket {
-                continue;
-            }
-            let mut before = 0usize;
-            for (low_bits, &count) in lower.iter().enumerate() {
-                let count = count as usize;
-                if within < before + count {
-                    *slot = (bucket << 16) | low_bits as u32;
-                    break;
+    let mut wanted: Vec<u32> = located.iter().map(|&(bucket, _)| bucket).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    // The keys of the wanted buckets, one list per bucket.
+    let mut candidates: Vec<Vec<u32>> = values
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut lists = vec![Vec::new(); wanted.len()];
+            for &v in chunk {
+                if !v.is_finite() {
+                    continue;
                 }
-                before += count;
+                let key = order_key(v);
+                if let Ok(slot) = wanted.binary_search(&(key >> SHIFT)) {
+                    lists[slot].push(key);
+                }
             }
-        }
+            lists
+        })
+        .reduce(
+            || vec![Vec::new(); wanted.len()],
+            |mut all, lists| {
+                all.iter_mut().zip(lists).for_each(|(a, l)| a.extend(l));
+                all
+            },
+        );
+    let mut keys = [0u32; 4];
+    for (slot, &(bucket, within)) in keys.iter_mut().zip(&located) {
+        let Ok(list) = wanted.binary_search(&bucket) else {
+            return None;
+        };
+        let list = &mut candidates[list];
+        *slot = *list.select_nth_unstable(within).1;
     }
     let value = |slot: usize| f64::from(from_order_key(keys[slot]));
     let low_result = if low_previous + 1 >= n {

@@ -72,30 +72,85 @@ impl fmt::Display for RangeMode {
 
 /// The smallest and largest finite values (0..0 for a field with none).
 pub fn min_max(field: &Grid) -> ValueRange {
+    // Eight lanes of compare-and-select: the compiler turns them into vector instructions
+    // (f32::min/max, which must pick the non-NaN operand, do not vectorise).
+    const LANES: usize = 8;
     let finite_min_max = |values: &[f32]| {
-        values
-            .iter()
-            .filter(|v| v.is_finite())
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
-                (lo.min(v), hi.max(v))
-            })
+        let mut low = [f32::INFINITY; LANES];
+        let mut high = [f32::NEG_INFINITY; LANES];
+        let mut groups = values.chunks_exact(LANES);
+        for group in &mut groups {
+            for lane in 0..LANES {
+                let v = group[lane];
+                let finite = v.is_finite();
+                low[lane] = if finite && v < low[lane] {
+                    v
+                } else {
+                    low[lane]
+                };
+                high[lane] = if finite && v > high[lane] {
+                    v
+                } else {
+                    high[lane]
+                };
+            }
+        }
+        let mut lo = low.iter().copied().fold(f32::INFINITY, f32::min);
+        let mut hi = high.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        for &v in groups.remainder().iter().filter(|v| v.is_finite()) {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        (lo, hi)
     };
-    // A display-sized grid is quicker on one thread than handed out to rayon's.
-    let (min, max) = if field.size().cells() <= 1 << 20 {
-        finite_min_max(field.as_slice())
-    } else {
-        field
-            .as_slice()
-            .par_chunks(1 << 16)
-            .map(finite_min_max)
-            .reduce(
-                || (f32::INFINITY, f32::NEG_INFINITY),
-                |(a, b), (c, d)| (a.min(c), b.max(d)),
-            )
-    };
+    let (min, max) = field
+        .as_slice()
+        .par_chunks(1 << 16)
+        .map(finite_min_max)
+        .reduce(
+            || (f32::INFINITY, f32::NEG_INFINITY),
+            |(a, b), (c, d)| (a.min(c), b.max(d)),
+        );
     if min > max {
         ValueRange { min: 0.0, max: 0.0 }
     } else {
         ValueRange { min, max }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::GridSize;
+
+    #[test]
+    fn min_max_skips_non_finite_values_at_every_length() {
+        for n in [1usize, 7, 8, 9, 100, 65_537, 200_003, 300_000] {
+            let values: Vec<f32> = (0..n)
+                .map(|i| match i % 11 {
+                    3 => f32::NAN,
+                    5 => f32::INFINITY,
+                    7 => f32::NEG_INFINITY,
+                    _ => ((i * 7919) % 1013) as f32 - 500.5,
+                })
+                .collect();
+            let size = if n > 1000 {
+                GridSize::new(n / 1000, 1000).unwrap()
+            } else {
+                GridSize::new(1, n).unwrap()
+            };
+            let values = values[..size.cells()].to_vec();
+            let grid = Grid::from_vec(size, values.clone()).unwrap();
+            let finite: Vec<f32> = values.into_iter().filter(|v| v.is_finite()).collect();
+            let expected = if finite.is_empty() {
+                ValueRange { min: 0.0, max: 0.0 }
+            } else {
+                ValueRange {
+                    min: finite.iter().copied().fold(f32::INFINITY, f32::min),
+                    max: finite.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+                }
+            };
+            assert_eq!(min_max(&grid), expected, "n={n}");
+        }
     }
 }
