@@ -96,7 +96,9 @@ impl ViewState {
     ) -> Duration {
         let timer = Instant::now();
         let size = [preview.values.cols(), preview.values.rows()];
-        let image = ColorImage::from_rgba_unmultiplied(size, &preview.rgba);
+        // Every pixel is opaque, so premultiplied and unmultiplied are the same bytes; the
+        // premultiplied constructor copies them without a conversion per pixel.
+        let image = ColorImage::from_rgba_premultiplied(size, &preview.rgba);
         // Nearest sampling: each cell (or block) stays a crisp square when zoomed in.
         let options = TextureOptions::NEAREST;
         match &mut self.texture {
