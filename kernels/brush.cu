@@ -1,12 +1,16 @@
 // heatlab field edits: one brush dab over its bounding box, and gathering or setting a few
-// cells by index. Compiled by NVRTC with --fmad=false; brush_stamp evaluates the f32 operations
-// of src/compute/brush.rs (BrushStamp::weight and stamped) in the same order, with comparisons
-// instead of fminf/fmaxf, so CUDA and the CPU agree to the bit.
+// cells by index. Compiled by NVRTC with --fmad=false; brush_stamp evaluates the f32 arithmetic
+// of src/compute/brush.rs (BrushStamp::weight and stamped) in the same order, so CUDA and the CPU
+// agree to the bit. The floor of a removal is chosen without any float select between a value
+// and zero: the optimiser may turn `v < 0.0f ? v : 0.0f` into min.f32, which gives -0 for v = -0
+// where the CPU reference takes +0 (the first H100 run differed at a -0 cell under removals, and
+// exactly where a CPU replay with that min differs; tests/cuda_brush.rs now covers both zeros
+// under removal at every shape).
 
 // Adds amount * weight to each cell of the box rows [row0, row0 + box_rows) x columns
 // [col0, col0 + box_cols) whose centre lies within the disc: d2 = dx*dx + dy*dy, outside when
 // d2 > r2; edge 1 (hard): weight 1; edge 0 (soft): u = 1 - d2*inv_r2, weight u*u. Removing
-// (amount < 0) never goes below min(value, 0).
+// (amount < 0) never goes below min(value, 0), where min(-0, +0) is +0 as on the CPU.
 extern "C" __global__ void brush_stamp(float* __restrict__ field, int cols,
                                        int row0, int col0, int box_rows, int box_cols,
                                        float centre_row, float centre_col, float r2, float inv_r2,
@@ -27,10 +31,18 @@ extern "C" __global__ void brush_stamp(float* __restrict__ field, int cols,
     }
     const size_t index = (size_t)row * cols + col;
     const float value = field[index];
-    float next = value + amount * weight;
+    const float next = value + amount * weight;
     if (amount < 0.0f) {
-        const float floor_value = value < 0.0f ? value : 0.0f;
-        if (next < floor_value) next = floor_value;
+        // A cell below zero keeps its value: amount * weight <= 0, so next <= value and the
+        // floor (the value) is the result.
+        if (value < 0.0f) return;
+        // Otherwise (value +0, -0, positive) the floor is +0. Tested and chosen on the bits, so
+        // that no min/max can pick the other zero: a negative next (not -0, not NaN: bits above
+        // 0x80000000 up to -inf's 0xff800000) becomes +0; -0 (value -0 at weight 0) stays -0.
+        const unsigned int bits = __float_as_uint(next);
+        const bool below_zero = bits > 0x80000000u && bits <= 0xff800000u;
+        field[index] = __uint_as_float(below_zero ? 0u : bits);
+        return;
     }
     field[index] = next;
 }

@@ -1,7 +1,8 @@
 //! The brush, gather and scatter on CUDA against the CPU, bit for bit: single dabs at tile and
 //! field edges, and strokes with undo and redo painted between steps of a running simulation
-//! (graphs and temporal kernels included), with the live agreement check on. Without CUDA these
-//! tests skip and say so; with HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
+//! (graphs and temporal kernels included), with the live agreement check on; removals over zeros
+//! of both signs at every shape. Without CUDA these tests skip and say so; with
+//! HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
 
 mod common;
 
@@ -110,6 +111,91 @@ fn cuda_stamps_equal_cpu_stamps_bit_for_bit() {
             cuda.gather(&[(rows * cols) as u32]).is_err(),
             "out of range"
         );
+        removals_over_signed_zeros_agree(&mut cuda, &mut cpu, rows, cols);
+    }
+}
+
+/// Every cell -0, +0, a little below zero or above it: the cases a removal's floor tells apart.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
+fn signed_zero_field(rows: usize, cols: usize) -> Grid {
+    let values = (0..rows * cols)
+        .map(|i| match i * 7 % 5 {
+            0 | 1 => -0.0,
+            2 => 0.0,
+            3 => -0.25,
+            _ => 0.5,
+        })
+        .collect();
+    Grid::from_vec(GridSize::new(rows, cols).unwrap(), values).unwrap()
+}
+
+/// Soft removals with a whole radius, centred on cells 2·radius apart: inside each disc a -0
+/// cell goes to +0 (its floor), and on each rim (weight exactly 0; the discs only touch there)
+/// a -0 cell stays -0.
+fn removal_lattice(rows: usize, cols: usize) -> Vec<BrushStamp> {
+    let radius = (rows.max(cols) / 10).max(1);
+    let mut stamps = Vec::new();
+    for (k, row) in (0..rows).step_by(2 * radius).enumerate() {
+        for col in (0..cols).step_by(2 * radius) {
+            stamps.push(BrushStamp {
+                row: row as f32,
+                col: col as f32,
+                radius: radius as f32,
+                amount: if k % 2 == 0 { -0.3 } else { -5.0 },
+                edge: BrushEdge::Soft,
+            });
+        }
+    }
+    stamps
+}
+
+/// Removal over zeros of both signs, where the kernel once took -0 as its own floor (min.f32)
+/// instead of +0: CUDA must match the CPU, and the CPU result must show both cases, so that
+/// this check cannot pass without exercising them.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
+fn removals_over_signed_zeros_agree(
+    cuda: &mut CudaBackend,
+    cpu: &mut CpuBackend,
+    rows: usize,
+    cols: usize,
+) {
+    let field = signed_zero_field(rows, cols);
+    cuda.upload(&field).unwrap();
+    cpu.upload(&field).unwrap();
+    let stamps = removal_lattice(rows, cols);
+    for stamp in &stamps {
+        cuda.apply_brush(stamp).unwrap();
+        cpu.apply_brush(stamp).unwrap();
+    }
+    let on_cpu = cpu.download().unwrap();
+    assert_bits_equal(
+        &cuda.download().unwrap(),
+        &on_cpu,
+        &format!("{rows}x{cols} after removals over signed zeros"),
+    );
+    let (before, after) = (field.as_slice(), on_cpu.as_slice());
+    let negative_zero = (-0.0f32).to_bits();
+    let lifted = (0..before.len())
+        .filter(|&i| before[i].to_bits() == negative_zero && after[i].to_bits() == 0)
+        .count();
+    assert!(lifted > 0, "{rows}x{cols}: no -0 cell was taken to +0");
+    let mut kept_on_rims = 0;
+    for stamp in &stamps {
+        stamp.for_each_cell(field.size(), |i| {
+            let zero_weight = stamp.weight(i / cols, i % cols) == Some(0.0);
+            if zero_weight && after[i].to_bits() == negative_zero {
+                kept_on_rims += 1;
+            }
+        });
+    }
+    if rows.max(cols) > 1 {
+        assert!(kept_on_rims > 0, "{rows}x{cols}: no -0 cell on a rim");
     }
 }
 

@@ -190,7 +190,11 @@ fn weight(dy: f32, dx: f32, r2: f32, inv_r2: f32, edge: BrushEdge) -> Option<f32
 }
 
 /// `value + amount·weight`; when removing (amount < 0), not below `min(value, 0)`. Written with
-/// comparisons only (no `min`/`max`, whose choice between -0 and +0 is unspecified).
+/// comparisons only (no `min`/`max`, whose choice between -0 and +0 is unspecified): a cell
+/// holding -0 is not below zero, so its floor is +0 and removal leaves +0 there (or -0 where
+/// the weight is 0, since -0 + -0 is -0 and not below +0). The kernel reaches the same bits by
+/// another route (integer tests on the result's bits), because a GPU compiler may turn a float
+/// select between a value and zero into `min.f32`, which picks -0.
 fn stamped(value: f32, amount: f32, weight: f32) -> f32 {
     let next = value + amount * weight;
     if amount < 0.0 {
@@ -313,6 +317,28 @@ mod tests {
             stamp(0.0, col as f32, 0.5, -0.5, BrushEdge::Hard).apply(&mut field);
         }
         assert_eq!(field.as_slice(), &[0.0, 1.5, -1.0]);
+    }
+
+    #[test]
+    fn removing_from_a_negative_zero_gives_positive_zero_except_at_weight_zero() {
+        let bits = |v: f32| v.to_bits();
+        // Inside the disc, a -0 cell is not below zero: its floor is +0.
+        assert_eq!(bits(stamped(-0.0, -0.3, 0.25)), bits(0.0));
+        assert_eq!(bits(stamped(0.0, -0.3, 0.25)), bits(0.0));
+        // At weight 0 (a soft stamp's rim) -0 + -0 is -0, which is not below +0.
+        assert_eq!(bits(stamped(-0.0, -0.3, 0.0)), bits(-0.0));
+        assert_eq!(bits(stamped(-0.0, -0.0, 1.0)), bits(-0.0));
+        // Below zero: left as it is; above: down to +0 at most.
+        assert_eq!(bits(stamped(-1e-3, -5.0, 1.0)), bits(-1e-3));
+        assert_eq!(bits(stamped(0.5, -5.0, 1.0)), bits(0.0));
+        assert_eq!(stamped(0.5, -0.25, 1.0), 0.25);
+        // The rim of a soft stamp with a whole radius, centred on a cell, has weight exactly 0.
+        let rim = stamp(0.0, 0.0, 3.0, -1.0, BrushEdge::Soft);
+        assert_eq!(rim.weight(0, 3), Some(0.0));
+        let mut field = Grid::from_vec(GridSize { rows: 1, cols: 4 }, vec![-0.0; 4]).unwrap();
+        rim.apply(&mut field);
+        let got: Vec<u32> = field.as_slice().iter().map(|v| v.to_bits()).collect();
+        assert_eq!(got, [bits(0.0), bits(0.0), bits(0.0), bits(-0.0)]);
     }
 
     #[test]
