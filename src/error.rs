@@ -81,6 +81,14 @@ pub enum HeatlabError {
         /// The encoder's message.
         message: String,
     },
+    /// A file given as a saved state is not one this heatlab can read.
+    #[error("cannot open the state file {path}: {reason}")]
+    StateFile {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        reason: crate::state::StateFileError,
+    },
     /// The background agreement check's thread panicked (a bug in heatlab).
     #[error("the agreement check stopped unexpectedly")]
     AgreementCheckPanicked,

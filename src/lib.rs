@@ -15,6 +15,7 @@ pub mod measure;
 pub mod memory;
 pub mod render;
 pub mod sim;
+pub mod state;
 pub mod tutorial;
 pub mod ui;
 pub mod verify;

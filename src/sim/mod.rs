@@ -108,6 +108,33 @@ impl Simulation {
         })
     }
 
+    /// Continues a saved run: `current` on `backend` at `step`, with `initial` for Reset.
+    pub fn resume(
+        mut backend: Box<dyn Backend>,
+        initial: Grid,
+        current: &Grid,
+        step: u64,
+        params: StepParams,
+    ) -> Result<Self> {
+        if current.size() != initial.size() {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the current field ({}) and the initial one ({}) differ in size",
+                current.size(),
+                initial.size()
+            )));
+        }
+        backend.upload(current)?;
+        Ok(Self {
+            backend,
+            initial,
+            params,
+            step,
+            timings: Vec::new(),
+            last_good: None,
+            agreement: None,
+        })
+    }
+
     /// Steps taken since the initial field.
     pub fn step_count(&self) -> u64 {
         self.step
