@@ -98,7 +98,8 @@ pub fn import_field(path: &Path, range: LuminanceRange) -> Result<(Grid, ImportK
     }
     let mut reader = BufReader::new(file);
     let mut start = [0u8; 16];
-    let got = read_up_to(&mut reader, &mut start).map_err(|e| HeatlabError::io("reading", path, e))?;
+    let got =
+        read_up_to(&mut reader, &mut start).map_err(|e| HeatlabError::io("reading", path, e))?;
     let start = &start[..got];
     if got == 0 {
         return Err(refuse(path, "is empty"));
@@ -136,7 +137,9 @@ fn not_recognised(path: &Path) -> String {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
     match extension.as_deref() {
-        Some("png") => "is named .png but is not a PNG image (its first bytes are not PNG's)".into(),
+        Some("png") => {
+            "is named .png but is not a PNG image (its first bytes are not PNG's)".into()
+        }
         Some("jpg" | "jpeg") => {
             "is named .jpg but is not a JPEG image (its first bytes are not JPEG's)".into()
         }
@@ -172,7 +175,8 @@ fn read_up_to(reader: &mut impl Read, buffer: &mut [u8]) -> std::io::Result<usiz
 fn checked_size(path: &Path, rows: u64, cols: u64, copies: usize) -> Result<GridSize> {
     let rows = usize::try_from(rows).unwrap_or(usize::MAX);
     let cols = usize::try_from(cols).unwrap_or(usize::MAX);
-    let size = GridSize::new(rows, cols).map_err(|e| refuse(path, &format!("is too large: {e}")))?;
+    let size =
+        GridSize::new(rows, cols).map_err(|e| refuse(path, &format!("is too large: {e}")))?;
     ensure_host_memory(
         &format!("{size} field imported from {}", path.display()),
         size.bytes().saturating_mul(copies),
@@ -353,7 +357,10 @@ mod tests {
         assert_eq!(c.as_slice(), &[1., 2., 3., 4., 5., 6.]);
         let (f, _) = import_field(&f, LuminanceRange::default()).unwrap();
         assert_eq!(f, c);
-        let data: Vec<u8> = [0.5f32, -2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let data: Vec<u8> = [0.5f32, -2.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         let single = write(dir.path(), "s.npy", &npy("<f4", false, "(1, 2)", &data));
         let (single, _) = import_field(&single, LuminanceRange::default()).unwrap();
         assert_eq!(single.as_slice(), &[0.5, -2.0]);
@@ -369,7 +376,11 @@ mod tests {
         );
         assert!(error(&three).contains("3-D array"), "{}", error(&three));
         let ints = write(dir.path(), "i.npy", &npy("<i8", false, "(1, 1)", &[0u8; 8]));
-        assert!(error(&ints).contains("float32 or float64"), "{}", error(&ints));
+        assert!(
+            error(&ints).contains("float32 or float64"),
+            "{}",
+            error(&ints)
+        );
         let cut = write(
             dir.path(),
             "cut.npy",
@@ -398,7 +409,11 @@ mod tests {
         assert!(error(&empty).contains("is empty"), "{}", error(&empty));
         let text = write(dir.path(), "notes.png", b"hello, this is text\n");
         assert!(error(&text).contains("not a PNG image"), "{}", error(&text));
-        assert!(error(dir.path()).contains("folder"), "{}", error(dir.path()));
+        assert!(
+            error(dir.path()).contains("folder"),
+            "{}",
+            error(dir.path())
+        );
     }
 
     #[test]

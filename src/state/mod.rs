@@ -502,7 +502,10 @@ mod tests {
         let mut newer = bytes.clone();
         newer[8..12].copy_from_slice(&2u32.to_le_bytes());
         let newer = reason(&newer);
-        assert!(matches!(newer, StateFileError::NewerVersion { found: 2, .. }));
+        assert!(matches!(
+            newer,
+            StateFileError::NewerVersion { found: 2, .. }
+        ));
         assert!(newer.to_string().contains("newer heatlab"), "{newer}");
         let mut flipped = bytes.clone();
         let last_value = bytes.len() - 6;
