@@ -286,6 +286,30 @@ impl Simulation {
         Ok(())
     }
 
+    /// Stands where a saved state stands: `current` at `step`, `initial` for Reset, `params`.
+    pub fn restore(
+        &mut self,
+        initial: Grid,
+        current: &Grid,
+        step: u64,
+        params: StepParams,
+    ) -> Result<()> {
+        if current.size() != initial.size() {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the current field ({}) and the initial one ({}) differ in size",
+                current.size(),
+                initial.size()
+            )));
+        }
+        self.interrupt_agreement();
+        self.backend.upload(current)?;
+        self.initial = initial;
+        self.step = step;
+        self.params = params;
+        self.last_good = None;
+        Ok(())
+    }
+
     /// Moves the current field to another backend, keeping the step count.
     pub fn switch_backend(&mut self, mut backend: Box<dyn Backend>) -> Result<()> {
         let current = self.backend.download()?;

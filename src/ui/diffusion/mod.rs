@@ -6,6 +6,7 @@
 pub mod agreement;
 pub mod command;
 pub mod controls;
+pub mod files;
 pub mod sim;
 pub mod timings;
 pub mod timings_panel;
@@ -27,6 +28,7 @@ use super::notice::{Level, Notices};
 use super::settings::Settings;
 pub use command::DiffusionCommand;
 use controls::{CoefficientInput, Controls};
+use files::{FileRequest, FilesSection};
 pub use sim::{BackendStatus, ExportKind, Frame, FramePart};
 use sim::{ExportJob, Recording, SimCommand, SimEvent, SimWorker, ViewRequest, ViewRequests};
 pub use timings::Timings;
@@ -78,6 +80,8 @@ pub struct DiffusionPanel {
     /// Start playing once the first field is ready.
     autoplay: bool,
     generated_with: Option<JaggedParams>,
+    /// Save state, Open and the image range.
+    files: FilesSection,
 }
 
 impl DiffusionPanel {
@@ -111,6 +115,7 @@ impl DiffusionPanel {
             sent_views: None,
             autoplay,
             generated_with: None,
+            files: FilesSection::default(),
         };
         panel.send(SimCommand::SwitchBackend(settings.backend));
         panel.send(SimCommand::SetParams(settings.step));
@@ -183,6 +188,62 @@ impl DiffusionPanel {
             self.state.playing = false;
             self.send(SimCommand::Pause);
         }
+    }
+
+    /// Opens a saved state or an initial field (`.npy`, PNG, JPEG), as dropping it on the
+    /// window does; the simulation thread reads it and a notice says how it went.
+    pub fn open_file(&mut self, path: PathBuf) {
+        self.notify(Level::Info, format!("opening {}…", path.display()));
+        self.send(SimCommand::Open(path, self.files.range));
+    }
+
+    /// Saves the state to `path` (written by the simulation thread; a notice says how it went).
+    pub fn save_state(&mut self, path: PathBuf) {
+        self.send(SimCommand::SaveState(path));
+    }
+
+    fn file_request(&mut self, request: FileRequest) {
+        match request {
+            FileRequest::SaveState(path) => self.save_state(path),
+            FileRequest::Open(path) => self.open_file(path),
+        }
+    }
+
+    fn opened(&mut self, opened: sim::Opened, settings: &mut Settings) {
+        self.agreement.clear();
+        self.timings.clear();
+        self.state.progress = None;
+        self.state.field_size = Some(opened.size);
+        self.state.step = opened.step;
+        self.state.non_finite = None;
+        if let Some(params) = opened.params {
+            settings.step = params;
+            self.coefficient.typed = params.coeff;
+            self.coefficient.unlock_unstable |= params.coeff > crate::compute::STABLE_COEFF_LIMIT;
+        }
+        self.generated_with = match opened.origin {
+            crate::state::FieldOrigin::Jagged(params) => {
+                settings.field = params;
+                Some(params)
+            }
+            crate::state::FieldOrigin::Imported { .. } => None,
+        };
+        let what = match opened.params {
+            Some(params) => format!(
+                "opened the state of a {} field at step {} (coeff {}, {} boundary) from {}",
+                opened.size,
+                opened.step,
+                params.coeff,
+                params.boundary,
+                opened.path.display()
+            ),
+            None => format!(
+                "imported a {} initial field from {}",
+                opened.size,
+                opened.path.display()
+            ),
+        };
+        self.notify(Level::Info, what);
     }
 
     fn send(&mut self, command: SimCommand) {
@@ -371,6 +432,11 @@ impl DiffusionPanel {
             SimEvent::Notice(level, text) => self.notify(level, text),
             SimEvent::RecordingStopped => self.state.recording = false,
             SimEvent::Agreement(report) => self.agreement.record(report),
+            SimEvent::Opened(opened) => self.opened(opened, settings),
+            SimEvent::StateSaved(path, step) => self.notify(
+                Level::Info,
+                format!("saved the state at step {step} to {}", path.display()),
+            ),
             SimEvent::Exported(paths) => {
                 self.state.exports_pending = self.state.exports_pending.saturating_sub(1);
                 if !paths.is_empty() {
@@ -475,6 +541,10 @@ impl DiffusionPanel {
                         commands: &mut commands,
                     }
                     .ui(ui);
+                    ui.separator();
+                    let ready = self.state.field_size.is_some();
+                    self.files
+                        .ui(ui, ready, self.state.step, &self.folder.path());
                 });
             });
         // The views are as tall as their width allows; the timings take the rest of the height.
@@ -504,6 +574,22 @@ impl DiffusionPanel {
         if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
             settings.export_dir = dir;
         }
+        if let Some(request) = self.files.dialog_ui(ui.ctx()) {
+            self.file_request(request);
+        }
+        match FilesSection::dropped(ui.ctx()) {
+            (Some(path), count) => {
+                if count > 1 {
+                    self.notify(
+                        Level::Warning,
+                        format!("{count} files dropped: opening only the first"),
+                    );
+                }
+                self.open_file(path);
+            }
+            (None, _) => {}
+        }
+        FilesSection::hover_ui(ui);
         if self.state.progress.is_some() || self.state.exports_pending > 0 {
             // Spinners and progress bars animate.
             ui.ctx().request_repaint_after(Duration::from_millis(50));

@@ -10,6 +10,7 @@ use crate::compute::{BackendChoice, BackendKind, StepParams};
 use crate::error::CudaUnavailable;
 use crate::field::JaggedParams;
 use crate::grid::{GridSize, RangeMode};
+use crate::import::LuminanceRange;
 use crate::measure::TimingRecord;
 use crate::render::{Colormap, Preview};
 use crate::sim::agreement::Outcome;
@@ -146,6 +147,11 @@ pub enum SimCommand {
     SetRecording(Option<Recording>),
     /// Check the running backend against the CPU reference while it runs (or stop checking).
     SetAgreementCheck(bool),
+    /// Save the whole state to this file.
+    SaveState(PathBuf),
+    /// Open a saved state, or an initial field (`.npy`, PNG or JPEG, an image's luminance
+    /// mapped onto the range), told apart by the file's contents.
+    Open(PathBuf, LuminanceRange),
 }
 
 /// A named part of a frame's time.
@@ -264,6 +270,10 @@ pub enum SimEvent {
     RecordingStopped,
     /// The agreement check finished a window.
     Agreement(AgreementReport),
+    /// The state was saved to this file, at this step.
+    StateSaved(PathBuf, u64),
+    /// A saved state or an initial field was opened and the simulation stands on it.
+    Opened(super::files::Opened),
 }
 
 /// One finished agreement check and the totals so far.

@@ -7,6 +7,7 @@
 mod auto_steps;
 mod backend;
 pub mod export;
+mod files;
 mod frame;
 pub mod messages;
 mod schedule;
@@ -22,8 +23,10 @@ use crate::sim::{Simulation, Stability};
 use super::super::notice::Level;
 use super::super::settings::MAX_STEPS_PER_FRAME;
 use super::super::worker::{Notify, Received, Worker, WorkerContext};
+use crate::state::FieldOrigin;
 pub use auto_steps::{auto_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING_SHARE};
 use export::ShownRanges;
+pub use files::Opened;
 use frame::render_frame;
 pub use messages::{
     AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, Recording, SimCommand,
@@ -60,6 +63,8 @@ struct SimThread {
     shown: ShownRanges,
     /// Whether the live agreement check is on.
     agreement_check: bool,
+    /// Where the initial field came from (for saved states).
+    origin: Option<FieldOrigin>,
 }
 
 impl SimThread {
@@ -77,6 +82,7 @@ impl SimThread {
             stats: StatsClock::default(),
             shown: ShownRanges::default(),
             agreement_check: false,
+            origin: None,
         }
     }
 
@@ -152,6 +158,8 @@ impl SimThread {
             }
             SimCommand::Export(job) => self.export(&job),
             SimCommand::SetRecording(recording) => self.set_recording(recording),
+            SimCommand::SaveState(path) => self.save_state(&path),
+            SimCommand::Open(path, range) => self.open_file(&path, range),
             SimCommand::SetAgreementCheck(on) => {
                 self.agreement_check = on;
                 let policy = self.agreement_policy();
