@@ -29,19 +29,11 @@ enum Dialog {
 }
 
 /// The section's own state: the image range and the dialog while open.
+#[derive(Default)]
 pub struct FilesSection {
     /// The values of black and white when an image is opened.
     pub range: LuminanceRange,
     dialog: Option<Dialog>,
-}
-
-impl Default for FilesSection {
-    fn default() -> Self {
-        Self {
-            range: LuminanceRange::default(),
-            dialog: None,
-        }
-    }
 }
 
 /// Where a dialog starts: `dir` when it exists, else the current folder.

@@ -577,17 +577,14 @@ impl DiffusionPanel {
         if let Some(request) = self.files.dialog_ui(ui.ctx()) {
             self.file_request(request);
         }
-        match FilesSection::dropped(ui.ctx()) {
-            (Some(path), count) => {
-                if count > 1 {
-                    self.notify(
-                        Level::Warning,
-                        format!("{count} files dropped: opening only the first"),
-                    );
-                }
-                self.open_file(path);
+        if let (Some(path), count) = FilesSection::dropped(ui.ctx()) {
+            if count > 1 {
+                self.notify(
+                    Level::Warning,
+                    format!("{count} files dropped: opening only the first"),
+                );
             }
-            (None, _) => {}
+            self.open_file(path);
         }
         FilesSection::hover_ui(ui);
         if self.state.progress.is_some() || self.state.exports_pending > 0 {
