@@ -8,6 +8,7 @@
 mod folder;
 mod record;
 mod start;
+mod video;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -28,7 +29,9 @@ use crate::sim::{Simulation, Stability};
 use folder::{previous_run_files, remove_previous_run, reuse_refusal};
 use record::{AgreementRecord, Ending, RunRecord};
 use start::{LoadedStart, StartFrom};
+use video::{RunVideo, VideoPlan};
 
+use crate::export::VideoLayers;
 use crate::import::LuminanceRange;
 use crate::state::FieldOrigin;
 
@@ -114,6 +117,28 @@ pub struct RunArgs {
     /// (only heatlab's: run.json, timings.csv, field_*/laplacian_* frames).
     #[arg(long)]
     pub overwrite: bool,
+    /// Record a video of the run: FILE.gif (encoded by heatlab) or FILE.mp4 (H.264, needs
+    /// ffmpeg on PATH). A frame at the first step and at every multiple of --video-every.
+    #[arg(long, value_name = "FILE")]
+    pub video: Option<PathBuf>,
+    /// A video frame every this many steps.
+    #[arg(long, value_name = "K", default_value_t = 10)]
+    pub video_every: i64,
+    /// Frames per second of the video.
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub video_fps: u32,
+    /// What the video shows: field, laplacian or both (side by side).
+    #[arg(long, default_value = "field")]
+    pub video_layer: VideoLayers,
+    /// Fields larger than this many cells on a side are reduced (block means) in the video.
+    #[arg(long, value_name = "PIXELS", default_value_t = 512)]
+    pub video_size: usize,
+    /// A colorbar beside each layer of the video.
+    #[arg(long)]
+    pub video_colorbar: bool,
+    /// "step N" written below each video frame.
+    #[arg(long)]
+    pub video_step_counter: bool,
     /// Check the run against the CPU reference every this many steps (0: never): a background
     /// CPU thread steps each window from the run's own field and compares bit for bit; the
     /// run waits for it when it falls behind. The results go into run.json.
@@ -131,6 +156,8 @@ struct RunPlan {
     start_step: u64,
     /// Where the final state goes.
     save_state: Option<PathBuf>,
+    /// The video to record.
+    video: Option<VideoPlan>,
     steps: u64,
     step: StepParams,
     backend_choice: BackendChoice,
@@ -183,6 +210,18 @@ impl RunPlan {
             start,
             start_step: 0,
             save_state: args.save_state.clone(),
+            video: match &args.video {
+                Some(path) => Some(VideoPlan::new(
+                    path.clone(),
+                    args.video_every,
+                    args.video_fps,
+                    args.video_layer,
+                    args.video_colorbar,
+                    args.video_step_counter,
+                    args.video_size,
+                )?),
+                None => None,
+            },
             steps: non_negative("--steps", args.steps)?,
             step,
             backend_choice: args.backend,
@@ -222,7 +261,8 @@ impl RunPlan {
     /// The step at which the next chunk should stop: a save point, a chunk's end, or the last step.
     fn next_stop(&self, step: u64) -> u64 {
         let mut stop = (step + self.chunk).min(self.end_step());
-        for every in [self.save_every, self.check_every] {
+        let video_every = self.video.as_ref().map_or(0, |v| v.every);
+        for every in [self.save_every, self.check_every, video_every] {
             if let Some(blocks) = step.checked_div(every) {
                 stop = stop.min((blocks + 1) * every);
             }
@@ -283,6 +323,7 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     if let Some(path) = &plan.save_state {
         export::atomic::check_output(path)?;
     }
+    let video = plan.video.as_ref().map(RunVideo::start).transpose()?;
     let start = start::load(&plan.start)?;
     if let Some(start) = &start {
         plan.start_at(args, start)?;
@@ -303,7 +344,7 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
 
     let mut record = RunRecord::new(backend.as_ref(), fallback_note);
     let execution = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        execute(&plan, backend, start, &mut record, interrupt)
+        execute(&plan, backend, start, video, &mut record, interrupt)
     }));
     let ending = match execution {
         Ok(Ok(ending)) => ending,
@@ -330,6 +371,7 @@ fn execute(
     plan: &RunPlan,
     backend: Box<dyn Backend>,
     start: Option<LoadedStart>,
+    mut video: Option<RunVideo>,
     record: &mut RunRecord,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Ending> {
@@ -378,15 +420,46 @@ fn execute(
     record
         .files
         .extend(save_frame(plan, plan.start_step, &first, &laplacian)?);
-    drop((first, laplacian));
+    drop(laplacian);
+    if let Some(video) = video.as_mut() {
+        video.add(plan, plan.start_step, &first, &mut simulation)?;
+    }
+    drop(first);
     let bar = progress_bar(plan.start_step, plan.end_step());
     bar.set_message(record.backend.clone());
-    let ending = step_loop(plan, &mut simulation, record, interrupt, &bar);
+    let ending = step_loop(plan, &mut simulation, record, interrupt, &bar, &mut video);
     bar.finish_and_clear();
     let ending = settle_agreement(&mut simulation, record, ending);
+    let ending = match video {
+        Some(video) => keep_video(video, record, ending),
+        None => ending,
+    };
     match &plan.save_state {
         Some(path) => keep_state(path, &mut simulation, &origin, record, ending),
         None => ending,
+    }
+}
+
+/// Finishes the video, however the run ended (a stopped run leaves a shorter video). A failure
+/// fails a completed run; after another ending it is noted and the ending kept.
+fn keep_video(
+    video: RunVideo,
+    record: &mut RunRecord,
+    ending: anyhow::Result<Ending>,
+) -> anyhow::Result<Ending> {
+    match video.finish() {
+        Ok((path, line)) => {
+            note(&line);
+            record.files.push(path);
+            ending
+        }
+        Err(error) => match ending {
+            Ok(Ending::Completed) => Err(anyhow::Error::new(error).context("finishing the video")),
+            other => {
+                note(&format!("the video could not be finished: {error}"));
+                other
+            }
+        },
     }
 }
 
@@ -473,6 +546,7 @@ fn step_loop(
     record: &mut RunRecord,
     interrupt: &Interrupt,
     bar: &ProgressBar,
+    video: &mut Option<RunVideo>,
 ) -> anyhow::Result<Ending> {
     let mut pacer = Pacer::default();
     loop {
@@ -487,13 +561,23 @@ fn step_loop(
         let chunk = advance_chunk(plan, simulation, stop, &mut pacer, interrupt, record);
         bar.set_position(simulation.step_count());
         match chunk {
-            Ok(Some(field)) if plan.is_save_point(stop) => {
-                let laplacian = simulation.laplacian()?;
-                record
-                    .files
-                    .extend(save_frame(plan, stop, &field, &laplacian)?);
+            Ok(Some(field)) => {
+                if plan.is_save_point(stop) {
+                    let laplacian = simulation.laplacian()?;
+                    record
+                        .files
+                        .extend(save_frame(plan, stop, &field, &laplacian)?);
+                }
+                if let Some(video) = video.as_mut().filter(|v| v.is_due(stop)) {
+                    video.add(plan, stop, &field, simulation)?;
+                    bar.set_message(format!(
+                        "{}, {} video frames",
+                        record.backend,
+                        video.frames()
+                    ));
+                }
             }
-            Ok(_) => {}
+            Ok(None) => {}
             Err(error @ HeatlabError::NonFinite { .. }) => {
                 let good_step = simulation.step_count();
                 let field = simulation.field()?;
