@@ -222,3 +222,41 @@ fn dropped_fields_are_imported_and_bad_files_leave_the_field() {
     assert_eq!(field.get(10, 15), 1.0);
     assert_eq!(field.as_slice().iter().sum::<f32>(), 1.0);
 }
+
+#[test]
+fn record_video_writes_a_gif_of_every_kth_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("exports");
+    let mut harness = harness(settings(&out));
+    harness.get_by_label("Record video").click();
+    harness.step();
+    harness.step();
+    harness.get_by_label("Stop video");
+    harness.get_by_label("Step 100").click();
+    wait_until(&mut harness, "100 steps", |app| app.step_count() == 100);
+    harness.get_by_label("Stop video").click();
+    wait_until(&mut harness, "the video is written", |app| {
+        app.last_exported()
+            .iter()
+            .any(|p| p.ends_with("recording_000000.gif"))
+    });
+    harness.get_by_label("Record video");
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    let file = std::fs::File::open(out.join("recording_000000.gif")).unwrap();
+    let mut decoder = options.read_info(file).unwrap();
+    let mut frames = 0;
+    while decoder.read_next_frame().unwrap().is_some() {
+        frames += 1;
+    }
+    // The field as it stood, then every 10 steps: 0, 10, ..., 100.
+    assert_eq!(frames, 11);
+    // The field's 64 columns, and the colorbar that "colorbar in PNGs" asks for.
+    assert!(decoder.width() > 64, "{}", decoder.width());
+    assert!(decoder.height() > 48, "48 rows and the step counter");
+    assert!(std::fs::read_dir(&out).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with(".heatlab-")));
+}

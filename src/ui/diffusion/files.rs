@@ -1,5 +1,6 @@
-//! The "State and import" section of the diffusion panel: Save state…, Open…, the range an
-//! image's luminance is mapped onto, and files dropped on the window. The dialogs are
+//! The "State, import, video" section of the diffusion panel: Save state…, Open…, the range an
+//! image's luminance is mapped onto, files dropped on the window, and Record video (GIF or MP4,
+//! frames per second, a frame every K steps, layers, step counter). The dialogs are
 //! `egui_file`'s (drawn with egui, as the export folder's chooser); the files are read and
 //! written by the simulation thread.
 
@@ -8,6 +9,7 @@ use std::path::{Path, PathBuf};
 use eframe::egui;
 use egui_file::{FileDialog, State};
 
+use crate::export::{FrameLook, VideoFormat, VideoLayers};
 use crate::import::LuminanceRange;
 
 /// The extension heatlab gives saved states.
@@ -20,6 +22,49 @@ pub enum FileRequest {
     SaveState(PathBuf),
     /// Open a saved state or an initial field.
     Open(PathBuf),
+    /// Start recording a video.
+    StartVideo(VideoChoice),
+    /// Stop recording the video (it is finished and kept).
+    StopVideo,
+}
+
+/// The video the user set up.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VideoChoice {
+    /// GIF or MP4.
+    pub format: VideoFormat,
+    /// Frames per second.
+    pub fps: u32,
+    /// A frame every this many steps.
+    pub every: u64,
+    /// Field, Laplacian or both.
+    pub layers: VideoLayers,
+    /// "step N" below each frame.
+    pub step_counter: bool,
+}
+
+impl Default for VideoChoice {
+    fn default() -> Self {
+        Self {
+            format: VideoFormat::Gif,
+            fps: 20,
+            every: 10,
+            layers: VideoLayers::Field,
+            step_counter: true,
+        }
+    }
+}
+
+impl VideoChoice {
+    /// How frames are drawn (`colorbar` from the export settings).
+    pub fn look(&self, colorbar: bool) -> FrameLook {
+        FrameLook {
+            layers: self.layers,
+            colorbar,
+            step_counter: self.step_counter,
+            max_side: 512,
+        }
+    }
 }
 
 /// Which dialog is open.
@@ -33,6 +78,10 @@ enum Dialog {
 pub struct FilesSection {
     /// The values of black and white when an image is opened.
     pub range: LuminanceRange,
+    /// The video to record.
+    pub video: VideoChoice,
+    /// Whether a video is being recorded.
+    pub video_recording: bool,
     dialog: Option<Dialog>,
 }
 
@@ -50,6 +99,74 @@ fn start_dir(dir: &Path) -> PathBuf {
 }
 
 impl FilesSection {
+    /// Record video: format, layers, pace, step counter and the Record / Stop button.
+    pub fn video_ui(&mut self, ui: &mut egui::Ui, ready: bool) -> Option<FileRequest> {
+        ui.heading("Video");
+        let video = &mut self.video;
+        let idle = !self.video_recording;
+        ui.add_enabled_ui(idle, |ui| {
+            ui.horizontal(|ui| {
+                let label = ui.label("format");
+                egui::ComboBox::from_id_salt("video format")
+                    .selected_text(video.format.to_string())
+                    .show_ui(ui, |ui| {
+                        for format in VideoFormat::ALL {
+                            ui.selectable_value(&mut video.format, format, format.to_string());
+                        }
+                    })
+                    .response
+                    .labelled_by(label.id)
+                    .on_hover_text("MP4 is encoded by ffmpeg, which must be on PATH");
+                let label = ui.label("show");
+                egui::ComboBox::from_id_salt("video layers")
+                    .selected_text(video.layers.to_string())
+                    .show_ui(ui, |ui| {
+                        for layers in VideoLayers::ALL {
+                            ui.selectable_value(&mut video.layers, layers, layers.to_string());
+                        }
+                    })
+                    .response
+                    .labelled_by(label.id);
+            });
+            ui.horizontal(|ui| {
+                ui.checkbox(&mut video.step_counter, "step counter");
+                let label = ui.label("fps");
+                ui.add(egui::DragValue::new(&mut video.fps).range(1..=100))
+                    .labelled_by(label.id);
+                let label = ui.label("frame every");
+                ui.add(
+                    egui::DragValue::new(&mut video.every)
+                        .range(1..=1_000_000)
+                        .suffix(" steps"),
+                )
+                .labelled_by(label.id);
+            });
+        });
+        let mut request = None;
+        ui.horizontal(|ui| {
+            if self.video_recording {
+                if ui
+                    .button("Stop video")
+                    .on_hover_text("finish the video file (it is kept and playable)")
+                    .clicked()
+                {
+                    request = Some(FileRequest::StopVideo);
+                }
+                ui.spinner();
+                ui.label("recording…");
+            } else if ui
+                .add_enabled(ready, egui::Button::new("Record video"))
+                .on_hover_text(
+                    "records the views while the simulation runs, into the export folder;                      colorbars follow \"colorbar in PNGs\"",
+                )
+                .clicked()
+            {
+                request = Some(FileRequest::StartVideo(self.video));
+            }
+        });
+        request
+    }
+
     /// The buttons and the image range. `ready`: a field is loaded; `step` names the file.
     pub fn ui(&mut self, ui: &mut egui::Ui, ready: bool, step: u64, dir: &Path) {
         ui.heading("State and import");

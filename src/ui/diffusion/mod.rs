@@ -202,11 +202,52 @@ impl DiffusionPanel {
         self.send(SimCommand::SaveState(path));
     }
 
-    fn file_request(&mut self, request: FileRequest) {
+    fn file_request(&mut self, request: FileRequest, settings: &mut Settings) {
         match request {
             FileRequest::SaveState(path) => self.save_state(path),
             FileRequest::Open(path) => self.open_file(path),
+            FileRequest::StartVideo(choice) => self.start_video(choice, settings),
+            FileRequest::StopVideo => {
+                self.files.video_recording = false;
+                self.state.recording = false;
+                self.send(SimCommand::SetRecording(None));
+            }
         }
+    }
+
+    /// Records a video into the export folder, named after the step it starts at.
+    fn start_video(&mut self, choice: files::VideoChoice, settings: &mut Settings) {
+        let dir = self.folder.path();
+        if dir.as_os_str().is_empty() {
+            self.notify(Level::Error, "choose a folder to record into first");
+            return;
+        }
+        settings.export_dir = dir.clone();
+        let path = dir.join(format!(
+            "recording_{:06}.{}",
+            self.state.step,
+            choice.format.extension()
+        ));
+        self.files.video_recording = true;
+        self.state.recording = true;
+        self.notify(
+            Level::Info,
+            format!(
+                "recording a frame every {} steps into {}",
+                choice.every,
+                path.display()
+            ),
+        );
+        self.send(SimCommand::SetRecording(Some(Recording {
+            dir,
+            every: choice.every.max(1),
+            colorbar: settings.export_colorbar,
+            video: Some(sim::VideoRecording {
+                path,
+                fps: choice.fps,
+                look: choice.look(settings.export_colorbar),
+            }),
+        })));
     }
 
     fn opened(&mut self, opened: sim::Opened, settings: &mut Settings) {
@@ -279,10 +320,13 @@ impl DiffusionPanel {
         }
         settings.export_dir = dir.clone();
         self.state.recording = on;
+        // A PNG recording replaces a video being recorded (which is finished and kept).
+        self.files.video_recording = false;
         let recording = on.then(|| Recording {
             dir: dir.join("frames"),
             every: settings.record_every.max(1),
             colorbar: settings.export_colorbar,
+            video: None,
         });
         if on {
             self.notify(
@@ -430,7 +474,10 @@ impl DiffusionPanel {
             }
             SimEvent::Stopped => self.state.playing = false,
             SimEvent::Notice(level, text) => self.notify(level, text),
-            SimEvent::RecordingStopped => self.state.recording = false,
+            SimEvent::RecordingStopped => {
+                self.state.recording = false;
+                self.files.video_recording = false;
+            }
             SimEvent::Agreement(report) => self.agreement.record(report),
             SimEvent::Opened(opened) => self.opened(opened, settings),
             SimEvent::StateSaved(path, step) => self.notify(
@@ -526,6 +573,7 @@ impl DiffusionPanel {
     /// The whole tab; returns what its controls asked for, for the app to apply.
     pub fn ui(&mut self, ui: &mut egui::Ui, settings: &mut Settings) -> Vec<DiffusionCommand> {
         let mut commands = Vec::new();
+        let mut file_requests = Vec::new();
         egui::Panel::top("status").show(ui, |ui| views::status_ui(ui, settings, &self.state));
         egui::Panel::left("controls")
             .resizable(true)
@@ -545,6 +593,10 @@ impl DiffusionPanel {
                     let ready = self.state.field_size.is_some();
                     self.files
                         .ui(ui, ready, self.state.step, &self.folder.path());
+                    ui.separator();
+                    if let Some(request) = self.files.video_ui(ui, ready) {
+                        file_requests.push(request);
+                    }
                 });
             });
         // The views are as tall as their width allows; the timings take the rest of the height.
@@ -574,8 +626,9 @@ impl DiffusionPanel {
         if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
             settings.export_dir = dir;
         }
-        if let Some(request) = self.files.dialog_ui(ui.ctx()) {
-            self.file_request(request);
+        file_requests.extend(self.files.dialog_ui(ui.ctx()));
+        for request in file_requests {
+            self.file_request(request, settings);
         }
         if let (Some(path), count) = FilesSection::dropped(ui.ctx()) {
             if count > 1 {

@@ -64,6 +64,19 @@ pub struct Recording {
     pub every: u64,
     /// Whether each frame carries a colorbar.
     pub colorbar: bool,
+    /// A video file instead of PNG frames in `dir`.
+    pub video: Option<VideoRecording>,
+}
+
+/// A recording into a video file (GIF or MP4) instead of PNG frames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VideoRecording {
+    /// The file (.gif or .mp4).
+    pub path: PathBuf,
+    /// Frames per second.
+    pub fps: u32,
+    /// What the frames show, and how large.
+    pub look: crate::export::FrameLook,
 }
 
 /// What to write.

@@ -30,7 +30,7 @@ pub use files::Opened;
 use frame::render_frame;
 pub use messages::{
     AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, Recording, SimCommand,
-    SimEvent, ViewRequest, ViewRequests,
+    SimEvent, VideoRecording, ViewRequest, ViewRequests,
 };
 use schedule::{Schedule, StatsClock};
 
@@ -65,6 +65,8 @@ struct SimThread {
     agreement_check: bool,
     /// Where the initial field came from (for saved states).
     origin: Option<FieldOrigin>,
+    /// The video being recorded, when the recording is one.
+    video: Option<crate::export::VideoWriter>,
 }
 
 impl SimThread {
@@ -83,6 +85,7 @@ impl SimThread {
             shown: ShownRanges::default(),
             agreement_check: false,
             origin: None,
+            video: None,
         }
     }
 
@@ -113,7 +116,11 @@ impl SimThread {
             };
             self.poll_agreement();
             match received {
-                Received::Shutdown => return,
+                Received::Shutdown => {
+                    // Closing the window finishes a video being recorded.
+                    self.finish_video();
+                    return;
+                }
                 Received::Command(command) => self.handle(command),
                 Received::Nothing => {
                     if self.has_work() && !self.ctx.slot_is_full() {
@@ -214,6 +221,26 @@ impl SimThread {
     }
 
     fn set_recording(&mut self, recording: Option<Recording>) {
+        self.finish_video();
+        if let Some(video) = recording.as_ref().and_then(|r| r.video.as_ref()) {
+            match crate::export::VideoWriter::create(&video.path, video.fps) {
+                Ok(writer) => self.video = Some(writer),
+                Err(error) => {
+                    self.notice(Level::Error, format!("cannot record: {error}"));
+                    self.emit(SimEvent::RecordingStopped);
+                    return;
+                }
+            }
+            self.recording = recording;
+            // The first frame is the field as it stands.
+            if let (Some(recording), Some(step)) = (
+                self.recording.clone(),
+                self.sim.as_ref().map(Simulation::step_count),
+            ) {
+                self.record_frame(&recording, step);
+            }
+            return;
+        }
         if let Some(recording) = &recording {
             if let Err(error) = crate::export::ensure_writable_dir(&recording.dir) {
                 self.notice(Level::Error, format!("cannot record: {error}"));
@@ -344,6 +371,24 @@ impl SimThread {
     }
 
     fn record_frame(&mut self, recording: &Recording, step: u64) {
+        if let Some(video) = &recording.video {
+            let Some(sim) = self.sim.as_mut() else {
+                return;
+            };
+            let Some(writer) = self.video.as_mut() else {
+                return;
+            };
+            let added = export::video_frame_of(sim, self.views, self.shown, step, &video.look)
+                .and_then(|(rgb, width, height)| writer.add_frame(&rgb, width, height));
+            if let Err(error) = added {
+                // The temporary file goes with the writer; an older file of that name stays.
+                self.video = None;
+                self.recording = None;
+                self.notice(Level::Error, format!("recording stopped: {error}"));
+                self.emit(SimEvent::RecordingStopped);
+            }
+            return;
+        }
         let job = ExportJob {
             kind: ExportKind::Frames,
             dir: recording.dir.clone(),
@@ -356,6 +401,29 @@ impl SimThread {
             self.recording = None;
             self.notice(Level::Error, format!("recording stopped: {error}"));
             self.emit(SimEvent::RecordingStopped);
+        }
+    }
+
+    /// Finishes the video being recorded, if any, and says where it is.
+    fn finish_video(&mut self) {
+        let Some(writer) = self.video.take() else {
+            return;
+        };
+        match writer.finish() {
+            Ok(summary) => {
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "wrote {}: {} frames of {}x{}",
+                        summary.path.display(),
+                        summary.frames,
+                        summary.size.0,
+                        summary.size.1
+                    ),
+                );
+                self.emit(SimEvent::Exported(vec![summary.path]));
+            }
+            Err(error) => self.notice(Level::Error, format!("the video was not saved: {error}")),
         }
     }
 
