@@ -203,7 +203,7 @@ fn a_run_stopped_by_a_signal_leaves_a_playable_video() {
         ];
         let child = Command::new(binary())
             .current_dir(d)
-            .args(&args)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
