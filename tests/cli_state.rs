@@ -372,3 +372,56 @@ fn bad_initial_files_are_refused_as_a_new_user_meets_them() {
         "nothing is written for a bad file"
     );
 }
+
+#[test]
+fn a_state_saved_on_the_gpu_resumes_on_the_cpu_and_back_bit_for_bit() {
+    let test = "a_state_saved_on_the_gpu_resumes_on_the_cpu_and_back_bit_for_bit";
+    if common::gpu_or_skip(test, heatlab::compute::CudaBackend::new()).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let on = |backend: &'static str, extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--size",
+            "333x517",
+            "--coeff",
+            "0.22",
+            "--boundary",
+            "neumann",
+            "--npy",
+            "--chunk",
+            "77",
+            "--backend",
+            backend,
+        ];
+        args.extend_from_slice(extra);
+        succeeded(&heatlab(d, &args));
+    };
+    on("cuda", &["--steps", "600", "--out", "whole"]);
+    on(
+        "cuda",
+        &["--steps", "300", "--out", "a", "--save-state", "gpu.hls"],
+    );
+    on(
+        "cpu",
+        &[
+            "--resume",
+            "gpu.hls",
+            "--steps",
+            "300",
+            "--out",
+            "b",
+            "--save-state",
+            "cpu.hls",
+        ],
+    );
+    on(
+        "cuda",
+        &["--resume", "cpu.hls", "--steps", "0", "--out", "c"],
+    );
+    let whole = field(d, "whole", 600);
+    assert_eq!(bits(&whole), bits(&field(d, "b", 600)));
+    assert_eq!(bits(&whole), bits(&field(d, "c", 600)));
+}
