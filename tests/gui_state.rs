@@ -19,6 +19,7 @@ use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::compute::{BackendChoice, Boundary, StepParams};
 use heatlab::grid::GridSize;
+use heatlab::ui::tutorial::Tab;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -208,7 +209,12 @@ fn dropped_fields_are_imported_and_bad_files_leave_the_field() {
     let mut rgb = vec![0u8; 30 * 20 * 3];
     rgb[(10 * 30 + 15) * 3..(10 * 30 + 16) * 3].copy_from_slice(&[255, 255, 255]);
     heatlab::export::write_png_rgb(&picture, 30, 20, &rgb).unwrap();
+    // Dropped while another tab is shown: the diffusion tab comes back with it.
+    harness.get_by_label(&Tab::MonteCarloPi.to_string()).click();
+    harness.run_steps(2);
+    assert_eq!(harness.state().settings().tab, Tab::MonteCarloPi);
     drop_file(&mut harness, &picture);
+    assert_eq!(harness.state().settings().tab, Tab::Diffusion);
     wait_until(&mut harness, "the image is imported", |app| {
         app.step_count() == 0 && has_notice(app, "imported a 20x30 initial field")
     });

@@ -197,6 +197,22 @@ impl DiffusionPanel {
         self.send(SimCommand::Open(path, self.files.range));
     }
 
+    /// Opens the first of the files dropped on the window this frame, if any (the app calls
+    /// this whichever tab is shown); returns whether a file was dropped.
+    pub fn open_dropped(&mut self, ctx: &egui::Context) -> bool {
+        let (Some(path), count) = FilesSection::dropped(ctx) else {
+            return false;
+        };
+        if count > 1 {
+            self.notify(
+                Level::Warning,
+                format!("{count} files dropped: opening only the first"),
+            );
+        }
+        self.open_file(path);
+        true
+    }
+
     /// Saves the state to `path` (written by the simulation thread; a notice says how it went).
     pub fn save_state(&mut self, path: PathBuf) {
         self.send(SimCommand::SaveState(path));
@@ -629,15 +645,6 @@ impl DiffusionPanel {
         file_requests.extend(self.files.dialog_ui(ui.ctx()));
         for request in file_requests {
             self.file_request(request, settings);
-        }
-        if let (Some(path), count) = FilesSection::dropped(ui.ctx()) {
-            if count > 1 {
-                self.notify(
-                    Level::Warning,
-                    format!("{count} files dropped: opening only the first"),
-                );
-            }
-            self.open_file(path);
         }
         FilesSection::hover_ui(ui);
         if self.state.progress.is_some() || self.state.exports_pending > 0 {
