@@ -334,3 +334,77 @@ fn bad_video_requests_are_refused_before_the_run() {
     assert!(stderr.contains("record a .gif instead"), "{stderr}");
     assert!(!d.join("never").exists());
 }
+
+#[test]
+fn links_are_written_through_and_fifos_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::os::unix::fs::symlink("real.gif", d.join("link.gif")).unwrap();
+    succeeded(&heatlab(
+        d,
+        &[
+            "run",
+            "--size",
+            "40",
+            "--steps",
+            "10",
+            "--backend",
+            "cpu",
+            "--out",
+            "a",
+            "--video",
+            "link.gif",
+            "--video-every",
+            "5",
+        ],
+    ));
+    assert!(fs::symlink_metadata(d.join("link.gif"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(gif_info(&d.join("real.gif")), (3, 40, 40));
+    if !tools_present("links_are_written_through_and_fifos_in_place (MP4 into a FIFO)") {
+        return;
+    }
+    let fifo = d.join("pipe.mp4");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || fs::read(fifo).unwrap()
+    });
+    succeeded(&heatlab(
+        d,
+        &[
+            "run",
+            "--size",
+            "40",
+            "--steps",
+            "10",
+            "--backend",
+            "cpu",
+            "--out",
+            "b",
+            "--video",
+            "pipe.mp4",
+            "--video-every",
+            "5",
+        ],
+    ));
+    let bytes = reader.join().unwrap();
+    fs::write(d.join("received.mp4"), bytes).unwrap();
+    let probe = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-show_entries"])
+        .args(["stream=codec_name,nb_read_frames", "-of", "csv=p=0"])
+        .arg(d.join("received.mp4"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&probe.stdout).trim(), "h264,3");
+    assert!(
+        !fs::metadata(&fifo).unwrap().is_file(),
+        "the FIFO stays a FIFO"
+    );
+}

@@ -210,8 +210,10 @@ enum Encoder {
 struct Ffmpeg {
     child: Child,
     stdin: Option<ChildStdin>,
-    /// Taken out when the video is committed.
+    /// Taken out when the video is committed (a regular file: ffmpeg writes its temporary).
     file: Option<AtomicFile>,
+    /// The thread copying ffmpeg's output into a stream, device or FIFO target.
+    copier: Option<std::thread::JoinHandle<std::io::Result<AtomicFile>>>,
 }
 
 impl Drop for Ffmpeg {
@@ -219,7 +221,7 @@ impl Drop for Ffmpeg {
         // An abandoned recording: close the pipe and reap the process (a reaped one is left
         // as it is); the temporary file goes with `file`.
         self.stdin = None;
-        if self.file.is_some() {
+        if self.file.is_some() || self.copier.is_some() {
             let _ = self.child.kill();
         }
         let _ = self.child.wait();
@@ -325,15 +327,10 @@ impl VideoWriter {
                 Ok(Encoder::Gif(Box::new(encoder)))
             }
             VideoFormat::Mp4 => {
-                let output = file
-                    .temporary_path()
-                    .map(Path::to_path_buf)
-                    .ok_or_else(|| {
-                        HeatlabError::InvalidInput(format!(
-                            "{}: ffmpeg writes MP4 to a regular file only (not a stream or device)",
-                            self.path.display()
-                        ))
-                    })?;
+                // A regular file: ffmpeg writes the temporary file itself. A stream, device or
+                // FIFO: ffmpeg writes a fragmented MP4 (playable without seeking back) to its
+                // standard output, copied into the target by a thread.
+                let temporary = file.temporary_path().map(Path::to_path_buf);
                 let mut command = Command::new("ffmpeg");
                 command
                     .args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"])
@@ -341,11 +338,23 @@ impl VideoWriter {
                     .args(["-s", &format!("{width}x{height}")])
                     .args(["-framerate", &self.fps.to_string(), "-i", "pipe:0"])
                     .args(["-c:v", "libx264", "-pix_fmt", "yuv420p", "-crf", "18"])
-                    .args(["-movflags", "+faststart", "-f", "mp4"])
-                    .arg(&output)
                     .stdin(Stdio::piped())
-                    .stdout(Stdio::null())
                     .stderr(Stdio::piped());
+                match &temporary {
+                    Some(output) => command
+                        .args(["-movflags", "+faststart", "-f", "mp4"])
+                        .arg(output)
+                        .stdout(Stdio::null()),
+                    None => command
+                        .args([
+                            "-movflags",
+                            "frag_keyframe+empty_moov",
+                            "-f",
+                            "mp4",
+                            "pipe:1",
+                        ])
+                        .stdout(Stdio::piped()),
+                };
                 #[cfg(unix)]
                 {
                     // Its own process group: a terminal's Ctrl-C stops heatlab, which then
@@ -357,10 +366,24 @@ impl VideoWriter {
                     .spawn()
                     .map_err(|e| encode_error(&self.path, format!("cannot start ffmpeg: {e}")))?;
                 let stdin = child.stdin.take();
+                let (file, copier) = match (&temporary, child.stdout.take()) {
+                    (None, Some(mut out)) => {
+                        let mut file = file;
+                        let copier = std::thread::Builder::new()
+                            .name("heatlab-ffmpeg-out".into())
+                            .spawn(move || std::io::copy(&mut out, &mut file).map(|_| file))
+                            .map_err(|e| {
+                                encode_error(&self.path, format!("cannot start a thread: {e}"))
+                            })?;
+                        (None, Some(copier))
+                    }
+                    _ => (Some(file), None),
+                };
                 Ok(Encoder::Mp4(Ffmpeg {
                     child,
                     stdin,
-                    file: Some(file),
+                    file,
+                    copier,
                 }))
             }
         }
@@ -399,6 +422,15 @@ impl VideoWriter {
                 }
                 // The process is reaped; the file is ffmpeg's finished output.
                 if let Some(file) = ffmpeg.file.take() {
+                    file.commit()?;
+                }
+                if let Some(copier) = ffmpeg.copier.take() {
+                    let file = copier
+                        .join()
+                        .map_err(|_| {
+                            HeatlabError::Internal("the copy of ffmpeg's output panicked".into())
+                        })?
+                        .map_err(|e| HeatlabError::io("writing", &path, e))?;
                     file.commit()?;
                 }
                 Ok(VideoSummary {
