@@ -235,7 +235,12 @@ impl SavedState {
             }));
         }
         let version = u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]]);
-        if version > FORMAT_VERSION || version == 0 {
+        if version == 0 {
+            return Err(refuse(StateFileError::BadHeader(
+                "format version 0 does not exist".into(),
+            )));
+        }
+        if version > FORMAT_VERSION {
             return Err(refuse(StateFileError::NewerVersion {
                 found: version,
                 ours: env!("CARGO_PKG_VERSION"),
