@@ -28,6 +28,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::compute::{Boundary, StepParams};
+pub use crate::error::StateFileError;
 use crate::error::{HeatlabError, Result};
 use crate::export::write_atomically;
 use crate::field::JaggedParams;
@@ -103,45 +104,6 @@ pub struct SavedState {
     pub params: StepParams,
     /// Where the initial field came from.
     pub origin: FieldOrigin,
-}
-
-/// Why a file is not a state heatlab can read.
-#[derive(Debug, thiserror::Error)]
-pub enum StateFileError {
-    /// The file does not start with [`MAGIC`].
-    #[error("it is not a heatlab state file (it does not start with heatlab's mark)")]
-    WrongMagic,
-    /// A newer heatlab wrote it.
-    #[error(
-        "it was saved by a newer heatlab (state format version {found}; this heatlab {ours} \
-         reads versions up to {FORMAT_VERSION}): update heatlab to open it"
-    )]
-    NewerVersion {
-        /// The file's format version.
-        found: u32,
-        /// This heatlab's version.
-        ours: &'static str,
-    },
-    /// The file is shorter than its header says.
-    #[error("it is truncated: {found} bytes where the header needs {expected}")]
-    Truncated {
-        /// Bytes the header implies.
-        expected: u64,
-        /// Bytes in the file.
-        found: u64,
-    },
-    /// The file is longer than its header says.
-    #[error("it has {extra} bytes after its end: not a file heatlab wrote")]
-    TrailingBytes {
-        /// Bytes past the end.
-        extra: u64,
-    },
-    /// The header is not what heatlab writes.
-    #[error("its header is damaged: {0}")]
-    BadHeader(String),
-    /// The checksum does not match: some bytes changed since it was written.
-    #[error("it is corrupt: its checksum does not match its contents")]
-    ChecksumMismatch,
 }
 
 impl SavedState {
@@ -244,6 +206,7 @@ impl SavedState {
             return Err(refuse(StateFileError::NewerVersion {
                 found: version,
                 ours: env!("CARGO_PKG_VERSION"),
+                supported: FORMAT_VERSION,
             }));
         }
         let header_len =
