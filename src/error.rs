@@ -81,12 +81,61 @@ pub enum HeatlabError {
         /// The encoder's message.
         message: String,
     },
+    /// A file given as a saved state is not one this heatlab can read.
+    #[error("cannot open the state file {path}: {reason}")]
+    StateFile {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        reason: StateFileError,
+    },
     /// The background agreement check's thread panicked (a bug in heatlab).
     #[error("the agreement check stopped unexpectedly")]
     AgreementCheckPanicked,
     /// A long job was cancelled by the user.
     #[error("cancelled")]
     Cancelled,
+}
+
+/// Why a file is not a state heatlab can read.
+#[derive(Debug, thiserror::Error)]
+pub enum StateFileError {
+    /// The file does not start with [`MAGIC`].
+    #[error("it is not a heatlab state file (it does not start with heatlab's mark)")]
+    WrongMagic,
+    /// A newer heatlab wrote it.
+    #[error(
+        "it was saved by a newer heatlab (state format version {found}; this heatlab {ours} \
+         reads versions up to {supported}): update heatlab to open it"
+    )]
+    NewerVersion {
+        /// The file's format version.
+        found: u32,
+        /// This heatlab's version.
+        ours: &'static str,
+        /// The newest format version this heatlab reads.
+        supported: u32,
+    },
+    /// The file is shorter than its header says.
+    #[error("it is truncated: {found} bytes where the header needs {expected}")]
+    Truncated {
+        /// Bytes the header implies.
+        expected: u64,
+        /// Bytes in the file.
+        found: u64,
+    },
+    /// The file is longer than its header says.
+    #[error("it has {extra} bytes after its end: not a file heatlab wrote")]
+    TrailingBytes {
+        /// Bytes past the end.
+        extra: u64,
+    },
+    /// The header is not what heatlab writes.
+    #[error("its header is damaged: {0}")]
+    BadHeader(String),
+    /// The checksum does not match: some bytes changed since it was written.
+    #[error("it is corrupt: its checksum does not match its contents")]
+    ChecksumMismatch,
 }
 
 /// Why CUDA cannot be used on this machine, for the user (and the GUI, which shows it beside

@@ -159,6 +159,121 @@ pub fn write_atomically(
     }
 }
 
+/// A file written over time (a video's frames), with the guarantees of [`write_atomically`]:
+/// a regular file is written to a listed temporary file beside it and renamed into place by
+/// [`AtomicFile::commit`]; dropped without a commit (an error, a panic), the temporary file is
+/// deleted and the old file is untouched. Standard streams, devices and FIFOs are written in
+/// place. The full-disk test hook applies as for [`write_atomically`].
+pub struct AtomicFile {
+    path: PathBuf,
+    sink: Sink,
+    /// Bytes left before the full-disk test hook fails a write.
+    room: Option<usize>,
+}
+
+enum Sink {
+    Temp {
+        writer: BufWriter<fs::File>,
+        temp: LiveTempFile,
+        target: PathBuf,
+    },
+    Stream(Box<dyn Write + Send>),
+}
+
+impl AtomicFile {
+    /// Opens `path` for writing ([`resolve_output`] decides how).
+    pub fn create(path: &Path) -> Result<Self> {
+        let sink = match resolve_output(path)? {
+            OutputTarget::File(target) => {
+                let dir = match target.parent() {
+                    Some(parent) if !parent.as_os_str().is_empty() => parent,
+                    _ => Path::new("."),
+                };
+                let temp = LiveTempFile::create_in(dir)?;
+                let file = temp
+                    .file
+                    .as_file()
+                    .try_clone()
+                    .map_err(|e| HeatlabError::io("opening", path, e))?;
+                Sink::Temp {
+                    writer: BufWriter::new(file),
+                    temp,
+                    target,
+                }
+            }
+            OutputTarget::Stdout => Sink::Stream(Box::new(std::io::stdout())),
+            OutputTarget::Stderr => Sink::Stream(Box::new(std::io::stderr())),
+            OutputTarget::Direct(target) => {
+                let file = fs::OpenOptions::new()
+                    .write(true)
+                    .open(&target)
+                    .map_err(|e| HeatlabError::io("opening", path, e))?;
+                Sink::Stream(Box::new(BufWriter::new(file)))
+            }
+        };
+        Ok(Self {
+            path: path.to_path_buf(),
+            sink,
+            room: failure_hook(path),
+        })
+    }
+
+    /// The path of the temporary file being written, when there is one (for a program that
+    /// writes the file itself, such as ffmpeg).
+    pub fn temporary_path(&self) -> Option<&Path> {
+        match &self.sink {
+            Sink::Temp { temp, .. } => Some(temp.file.path()),
+            Sink::Stream(_) => None,
+        }
+    }
+
+    /// Finishes the file: flushes it and, for a regular file, renames it into place.
+    pub fn commit(self) -> Result<()> {
+        let path = self.path;
+        match self.sink {
+            Sink::Temp {
+                mut writer,
+                temp,
+                target,
+            } => {
+                writer
+                    .flush()
+                    .map_err(|e| HeatlabError::io("writing", &path, e))?;
+                drop(writer);
+                finish_temp(&path, &target, temp)
+            }
+            Sink::Stream(mut stream) => stream
+                .flush()
+                .map_err(|e| HeatlabError::io("writing", &path, e)),
+        }
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let buf = match self.room {
+            Some(0) => return Err(no_space_left()),
+            Some(room) => &buf[..buf.len().min(room)],
+            None => buf,
+        };
+        let written = match &mut self.sink {
+            Sink::Temp { writer, .. } => writer.write(buf)?,
+            Sink::Stream(stream) => stream.write(buf)?,
+        };
+        if let Some(room) = self.room.as_mut() {
+            *room -= written;
+        }
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.sink {
+            Sink::Temp { writer, .. } => writer.flush(),
+            Sink::Stream(stream) => stream.flush(),
+        }
+    }
+}
+
 /// Writes `value` as pretty-printed JSON to `path`, through [`write_atomically`].
 pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
     let text = serde_json::to_string_pretty(value).map_err(|e| HeatlabError::Encode {
@@ -202,6 +317,12 @@ fn replace_file(
             .flush()
             .map_err(|e| HeatlabError::io("writing", path, e))?;
     }
+    finish_temp(path, target, temp)
+}
+
+/// Syncs a written temporary file, gives it the permissions of the file it replaces (or an
+/// ordinary file's), and renames it over `target` (`path` is what the user named).
+fn finish_temp(path: &Path, target: &Path, temp: LiveTempFile) -> Result<()> {
     temp.file
         .as_file()
         .sync_all()

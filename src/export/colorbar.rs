@@ -137,6 +137,34 @@ pub fn with_colorbar(
     Ok((canvas.rgb, out_width, out_height))
 }
 
+/// Appends a white strip below an RGB image of `width x height` with `text` written on its
+/// left (a video's step counter); returns the new pixels and size.
+pub fn with_caption(
+    rgb: &[u8],
+    width: usize,
+    height: usize,
+    text: &str,
+) -> Result<(Vec<u8>, usize, usize)> {
+    let font = label_font()?;
+    let px = (width as f32 / 30.0).clamp(12.0, 40.0);
+    let strip = (px * 1.6).ceil() as usize;
+    let out_height = height + strip;
+    let mut canvas = Canvas {
+        rgb: vec![255; width * out_height * 3],
+        width,
+        height: out_height,
+    };
+    canvas.rgb[..width * height * 3].copy_from_slice(&rgb[..width * height * 3]);
+    canvas.text(
+        &font,
+        PxScale::from(px),
+        px / 2.0,
+        height as f32 + strip as f32 / 2.0,
+        text,
+    );
+    Ok((canvas.rgb, width, out_height))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

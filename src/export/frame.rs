@@ -65,6 +65,43 @@ pub struct FrameFiles {
     pub npy: bool,
 }
 
+/// One picture of a frame's layers side by side (each at the grid's resolution, with its
+/// colorbar when its style asks), separated by a white gap, on a white background; with
+/// `caption`, a strip below carries it (a video's step counter). Returns RGB pixels and size.
+pub fn compose_frame(
+    layers: &[LayerFrame<'_>],
+    caption: Option<&str>,
+) -> Result<(Vec<u8>, usize, usize)> {
+    const GAP: usize = 8;
+    let mut pictures = Vec::with_capacity(layers.len());
+    for frame in layers {
+        let rgb = field_to_rgb(frame.grid, frame.style.colormap, frame.style.range);
+        let (width, height) = (frame.grid.cols(), frame.grid.rows());
+        pictures.push(if frame.style.colorbar {
+            with_colorbar(&rgb, width, height, frame.style.colormap, frame.style.range)?
+        } else {
+            (rgb, width, height)
+        });
+    }
+    let width =
+        pictures.iter().map(|p| p.1).sum::<usize>() + GAP * pictures.len().saturating_sub(1);
+    let height = pictures.iter().map(|p| p.2).max().unwrap_or(0);
+    let mut rgb = vec![255u8; width * height * 3];
+    let mut left = 0;
+    for (pixels, w, h) in &pictures {
+        for y in 0..*h {
+            let from = &pixels[y * w * 3..(y + 1) * w * 3];
+            let at = (y * width + left) * 3;
+            rgb[at..at + w * 3].copy_from_slice(from);
+        }
+        left += w + GAP;
+    }
+    match caption {
+        Some(text) => super::colorbar::with_caption(&rgb, width, height, text),
+        None => Ok((rgb, width, height)),
+    }
+}
+
 /// Writes the layers of the frame at `step` into `dir`; returns the files written, in order.
 pub fn write_frame(
     dir: &Path,

@@ -10,15 +10,19 @@ pub mod npy;
 pub mod png;
 pub mod probes;
 pub mod timing_log;
+pub mod video;
 
 pub use crate::measure::TimingRecord;
-pub use atomic::{ensure_writable_dir, write_atomically, write_json};
+pub use atomic::{ensure_writable_dir, write_atomically, write_json, AtomicFile};
 pub use colorbar::with_colorbar;
-pub use frame::{write_frame, write_png, write_timing_log, FrameFiles, LayerFrame, PngStyle};
+pub use frame::{
+    compose_frame, write_frame, write_png, write_timing_log, FrameFiles, LayerFrame, PngStyle,
+};
 pub use npy::{read_npy, write_npy};
 pub use png::write_png_rgb;
 pub use probes::{write_probe_csv, ProbeSeries};
 pub use timing_log::{write_timings_csv, write_timings_json};
+pub use video::{video_frame, FrameLook, VideoFormat, VideoLayers, VideoSummary, VideoWriter};
 
 use std::path::{Path, PathBuf};
 

@@ -86,6 +86,35 @@ impl Simulation {
         })
     }
 
+    /// Continues a saved run: `current` on `backend` at `step`, with `initial` for Reset.
+    pub fn resume(
+        mut backend: Box<dyn Backend>,
+        initial: Grid,
+        current: &Grid,
+        step: u64,
+        params: StepParams,
+    ) -> Result<Self> {
+        if current.size() != initial.size() {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the current field ({}) and the initial one ({}) differ in size",
+                current.size(),
+                initial.size()
+            )));
+        }
+        backend.upload(current)?;
+        Ok(Self {
+            backend,
+            initial,
+            params,
+            step,
+            timings: Vec::new(),
+            last_good: None,
+            agreement: None,
+            queued: None,
+            paint: paint::PaintHistory::default(),
+        })
+    }
+
     /// Steps taken since the initial field.
     pub fn step_count(&self) -> u64 {
         self.step
@@ -294,6 +323,32 @@ impl Simulation {
         self.paint.clear();
         self.backend.upload(&self.initial)?;
         self.step = 0;
+        Ok(())
+    }
+
+    /// Stands where a saved state stands: `current` at `step`, `initial` for Reset, `params`.
+    pub fn restore(
+        &mut self,
+        initial: Grid,
+        current: &Grid,
+        step: u64,
+        params: StepParams,
+    ) -> Result<()> {
+        if current.size() != initial.size() {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the current field ({}) and the initial one ({}) differ in size",
+                current.size(),
+                initial.size()
+            )));
+        }
+        self.settle()?;
+        self.interrupt_agreement();
+        self.backend.upload(current)?;
+        self.paint.clear();
+        self.initial = initial;
+        self.step = step;
+        self.params = params;
+        self.last_good = None;
         Ok(())
     }
 

@@ -455,6 +455,10 @@ impl eframe::App for HeatlabApp {
         let ctx = ui.ctx().clone();
         self.close_if_stopped(&ctx);
         self.diffusion.poll(&ctx, &mut self.settings);
+        // A state or a field dropped on the window opens in the diffusion tab.
+        if self.diffusion.open_dropped(&ctx) {
+            self.settings.tab = Tab::Diffusion;
+        }
         let mut commands = self.shortcuts(&ctx);
         self.tabs_ui(ui);
         match self.settings.tab.kernel() {

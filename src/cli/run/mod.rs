@@ -7,6 +7,8 @@
 
 mod folder;
 mod record;
+mod start;
+mod video;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -26,6 +28,12 @@ use crate::sim::agreement::WindowPolicy;
 use crate::sim::{Simulation, Stability};
 use folder::{previous_run_files, remove_previous_run, reuse_refusal};
 use record::{AgreementRecord, Ending, RunRecord};
+use start::{LoadedStart, StartFrom};
+use video::{RunVideo, VideoPlan};
+
+use crate::export::VideoLayers;
+use crate::import::LuminanceRange;
+use crate::state::FieldOrigin;
 
 /// Arguments of `heatlab run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -46,15 +54,38 @@ pub struct RunArgs {
     /// Values not above this percentile are zero.
     #[arg(long, default_value_t = 70.0)]
     pub percentile: f64,
+    /// Start from this file instead of the jagged field: a 2-D float32/float64 .npy array, or
+    /// a PNG or JPEG image whose luminance is mapped onto --initial-range (the field's
+    /// parameters --size, --seed, ... are then not used).
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    pub initial: Option<PathBuf>,
+    /// The values of black and white when --initial is an image.
+    #[arg(
+        long,
+        value_name = "LO,HI",
+        default_value = "0,1",
+        allow_hyphen_values = true
+    )]
+    pub initial_range: LuminanceRange,
+    /// Continue a state saved with --save-state (or the app's Save state), bit for bit: its
+    /// field, step, initial field, coefficient and boundary (--coeff and --boundary, when
+    /// given, change them from now on). --steps more steps are taken.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+    /// Save the state the run ends in (completed, interrupted or stopped at the last finite
+    /// step) to this file, to continue it later with --resume.
+    #[arg(long, value_name = "FILE")]
+    pub save_state: Option<PathBuf>,
     /// Diffusion steps to take.
     #[arg(long, default_value_t = 1000)]
     pub steps: i64,
-    /// Diffusion coefficient, in (0, 0.25].
-    #[arg(long, default_value_t = 0.25)]
-    pub coeff: f32,
-    /// Boundary condition: dirichlet (0 outside), neumann (insulated) or periodic.
-    #[arg(long, default_value = "dirichlet")]
-    pub boundary: Boundary,
+    /// Diffusion coefficient, in (0, 0.25] [default: 0.25, or the resumed state's].
+    #[arg(long)]
+    pub coeff: Option<f32>,
+    /// Boundary condition: dirichlet (0 outside), neumann (insulated) or periodic
+    /// [default: dirichlet, or the resumed state's].
+    #[arg(long)]
+    pub boundary: Option<Boundary>,
     /// auto (CUDA when it works, else CPU), cpu or cuda.
     #[arg(long, default_value = "auto")]
     pub backend: BackendChoice,
@@ -86,6 +117,28 @@ pub struct RunArgs {
     /// (only heatlab's: run.json, timings.csv, field_*/laplacian_* frames).
     #[arg(long)]
     pub overwrite: bool,
+    /// Record a video of the run: FILE.gif (encoded by heatlab) or FILE.mp4 (H.264, needs
+    /// ffmpeg on PATH). A frame at the first step and at every multiple of --video-every.
+    #[arg(long, value_name = "FILE")]
+    pub video: Option<PathBuf>,
+    /// A video frame every this many steps.
+    #[arg(long, value_name = "K", default_value_t = 10)]
+    pub video_every: i64,
+    /// Frames per second of the video.
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub video_fps: u32,
+    /// What the video shows: field, laplacian or both (side by side).
+    #[arg(long, default_value = "field")]
+    pub video_layer: VideoLayers,
+    /// Fields larger than this many cells on a side are reduced (block means) in the video.
+    #[arg(long, value_name = "PIXELS", default_value_t = 512)]
+    pub video_size: usize,
+    /// A colorbar beside each layer of the video.
+    #[arg(long)]
+    pub video_colorbar: bool,
+    /// "step N" written below each video frame.
+    #[arg(long)]
+    pub video_step_counter: bool,
     /// Check the run against the CPU reference every this many steps (0: never): a background
     /// CPU thread steps each window from the run's own field and compares bit for bit; the
     /// run waits for it when it falls behind. The results go into run.json.
@@ -97,6 +150,14 @@ pub struct RunArgs {
 #[derive(Debug, Clone, serde::Serialize)]
 struct RunPlan {
     field: JaggedParams,
+    /// What the run starts from.
+    start: StartFrom,
+    /// The step it starts at (a resumed state's).
+    start_step: u64,
+    /// Where the final state goes.
+    save_state: Option<PathBuf>,
+    /// The video to record.
+    video: Option<VideoPlan>,
     steps: u64,
     step: StepParams,
     backend_choice: BackendChoice,
@@ -126,10 +187,18 @@ impl RunPlan {
         };
         field.validate()?;
         let step = StepParams {
-            coeff: args.coeff,
-            boundary: args.boundary,
+            coeff: args.coeff.unwrap_or(StepParams::default().coeff),
+            boundary: args.boundary.unwrap_or_default(),
         };
         step.validate(args.allow_unstable)?;
+        let start = match (&args.initial, &args.resume) {
+            (Some(file), _) => StartFrom::Initial {
+                file: file.clone(),
+                range: args.initial_range,
+            },
+            (None, Some(file)) => StartFrom::Resume { file: file.clone() },
+            (None, None) => StartFrom::Jagged,
+        };
         let chunk = non_negative("--chunk", args.chunk)?;
         if chunk == 0 {
             return Err(HeatlabError::InvalidInput(
@@ -138,6 +207,21 @@ impl RunPlan {
         }
         Ok(Self {
             field,
+            start,
+            start_step: 0,
+            save_state: args.save_state.clone(),
+            video: match &args.video {
+                Some(path) => Some(VideoPlan::new(
+                    path.clone(),
+                    args.video_every,
+                    args.video_fps,
+                    args.video_layer,
+                    args.video_colorbar,
+                    args.video_step_counter,
+                    args.video_size,
+                )?),
+                None => None,
+            },
             steps: non_negative("--steps", args.steps)?,
             step,
             backend_choice: args.backend,
@@ -152,10 +236,33 @@ impl RunPlan {
         })
     }
 
+    /// Takes the size and the starting step from a field read from a file, and a resumed
+    /// state's coefficient and boundary where the command line does not give them.
+    fn start_at(&mut self, args: &RunArgs, start: &LoadedStart) -> Result<(), HeatlabError> {
+        self.field.size = start.initial.size();
+        self.start_step = start.step;
+        if let Some(saved) = start.saved_params {
+            self.step = StepParams {
+                coeff: args.coeff.unwrap_or(saved.coeff),
+                boundary: args.boundary.unwrap_or(saved.boundary),
+            };
+            // A saved state above 0.25 was allowed when it was made.
+            self.step
+                .validate(args.allow_unstable || args.coeff.is_none())?;
+        }
+        Ok(())
+    }
+
+    /// The step the run ends at.
+    fn end_step(&self) -> u64 {
+        self.start_step.saturating_add(self.steps)
+    }
+
     /// The step at which the next chunk should stop: a save point, a chunk's end, or the last step.
     fn next_stop(&self, step: u64) -> u64 {
-        let mut stop = (step + self.chunk).min(self.steps);
-        for every in [self.save_every, self.check_every] {
+        let mut stop = (step + self.chunk).min(self.end_step());
+        let video_every = self.video.as_ref().map_or(0, |v| v.every);
+        for every in [self.save_every, self.check_every, video_every] {
             if let Some(blocks) = step.checked_div(every) {
                 stop = stop.min((blocks + 1) * every);
             }
@@ -164,7 +271,9 @@ impl RunPlan {
     }
 
     fn is_save_point(&self, step: u64) -> bool {
-        step == 0 || step == self.steps || (self.save_every > 0 && step % self.save_every == 0)
+        step == self.start_step
+            || step == self.end_step()
+            || (self.save_every > 0 && step % self.save_every == 0)
     }
 }
 
@@ -196,8 +305,9 @@ fn save_frame(
     export::write_frame(&plan.out, step, &layers, files)
 }
 
-fn progress_bar(steps: u64) -> ProgressBar {
-    let bar = ProgressBar::new(steps);
+fn progress_bar(from: u64, to: u64) -> ProgressBar {
+    let bar = ProgressBar::new(to);
+    bar.set_position(from);
     let style = ProgressStyle::with_template(
         "{spinner} {msg} [{bar:40}] {pos}/{len} steps ({per_sec}, eta {eta})",
     )
@@ -209,7 +319,15 @@ fn progress_bar(steps: u64) -> ProgressBar {
 
 /// Runs `heatlab run`.
 pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
-    let plan = RunPlan::from_args(args)?;
+    let mut plan = RunPlan::from_args(args)?;
+    if let Some(path) = &plan.save_state {
+        export::atomic::check_output(path)?;
+    }
+    let video = plan.video.as_ref().map(RunVideo::start).transpose()?;
+    let start = start::load(&plan.start)?;
+    if let Some(start) = &start {
+        plan.start_at(args, start)?;
+    }
     let previous = previous_run_files(&plan.out);
     if !previous.is_empty() && !args.overwrite {
         return Err(reuse_refusal(&plan.out, &previous).into());
@@ -226,7 +344,7 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
 
     let mut record = RunRecord::new(backend.as_ref(), fallback_note);
     let execution = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        execute(&plan, backend, &mut record, interrupt)
+        execute(&plan, backend, start, video, &mut record, interrupt)
     }));
     let ending = match execution {
         Ok(Ok(ending)) => ending,
@@ -252,6 +370,8 @@ const PIECE_SECONDS: f64 = 0.25;
 fn execute(
     plan: &RunPlan,
     backend: Box<dyn Backend>,
+    start: Option<LoadedStart>,
+    mut video: Option<RunVideo>,
     record: &mut RunRecord,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Ending> {
@@ -265,12 +385,23 @@ fn execute(
         ),
         HOST_FIELD_COPIES.saturating_mul(plan.field.size.bytes()),
     )?;
-    let field = generate_field(plan, record)?;
+    let start = match start {
+        Some(start) => start,
+        None => LoadedStart {
+            initial: generate_field(plan, record)?,
+            current: None,
+            step: 0,
+            origin: FieldOrigin::Jagged(plan.field),
+            saved_params: None,
+        },
+    };
     if let Some(signal) = interrupt.requested() {
         return Ok(Ending::Interrupted(signal));
     }
+    let origin = start.origin.clone();
     // The GPU chooses its kernel for the field's size when the field is uploaded.
-    let mut simulation = Simulation::new(backend, field, plan.step)?;
+    let mut simulation = start::simulation(plan, backend, start)?;
+    record.steps_completed = simulation.step_count();
     if plan.check_every > 0 {
         simulation.set_agreement_check(Some(WindowPolicy::Every(plan.check_every)));
     }
@@ -285,15 +416,75 @@ fn execute(
         record.method
     ));
     let laplacian = simulation.laplacian()?;
+    let first = simulation.field()?;
     record
         .files
-        .extend(save_frame(plan, 0, simulation.initial(), &laplacian)?);
+        .extend(save_frame(plan, plan.start_step, &first, &laplacian)?);
     drop(laplacian);
-    let bar = progress_bar(plan.steps);
+    if let Some(video) = video.as_mut() {
+        video.add(plan, plan.start_step, &first, &mut simulation)?;
+    }
+    drop(first);
+    let bar = progress_bar(plan.start_step, plan.end_step());
     bar.set_message(record.backend.clone());
-    let ending = step_loop(plan, &mut simulation, record, interrupt, &bar);
+    let ending = step_loop(plan, &mut simulation, record, interrupt, &bar, &mut video);
     bar.finish_and_clear();
-    settle_agreement(&mut simulation, record, ending)
+    let ending = settle_agreement(&mut simulation, record, ending);
+    let ending = match video {
+        Some(video) => keep_video(video, record, ending),
+        None => ending,
+    };
+    match &plan.save_state {
+        Some(path) => keep_state(path, &mut simulation, &origin, record, ending),
+        None => ending,
+    }
+}
+
+/// Finishes the video, however the run ended (a stopped run leaves a shorter video). A failure
+/// fails a completed run; after another ending it is noted and the ending kept.
+fn keep_video(
+    video: RunVideo,
+    record: &mut RunRecord,
+    ending: anyhow::Result<Ending>,
+) -> anyhow::Result<Ending> {
+    match video.finish() {
+        Ok((path, line)) => {
+            note(&line);
+            record.files.push(path);
+            ending
+        }
+        Err(error) => match ending {
+            Ok(Ending::Completed) => Err(anyhow::Error::new(error).context("finishing the video")),
+            other => {
+                note(&format!("the video could not be finished: {error}"));
+                other
+            }
+        },
+    }
+}
+
+/// Saves the state the run ended in, however it ended. A failure fails a completed run; after
+/// another ending it is noted and the ending kept.
+fn keep_state(
+    path: &std::path::Path,
+    simulation: &mut Simulation,
+    origin: &FieldOrigin,
+    record: &mut RunRecord,
+    ending: anyhow::Result<Ending>,
+) -> anyhow::Result<Ending> {
+    match start::save_state(path, simulation, origin) {
+        Ok(()) => {
+            record.files.push(path.to_path_buf());
+            ending
+        }
+        Err(error) => match ending {
+            Ok(Ending::Completed) => Err(anyhow::Error::new(error).context("saving the state")),
+            other => {
+                note(&format!("the state could not be saved: {error}"));
+                other
+            }
+        },
+    }
 }
 
 /// Waits for the agreement checks (checking the last, partial window of a completed run) and
@@ -355,11 +546,12 @@ fn step_loop(
     record: &mut RunRecord,
     interrupt: &Interrupt,
     bar: &ProgressBar,
+    video: &mut Option<RunVideo>,
 ) -> anyhow::Result<Ending> {
     let mut pacer = Pacer::default();
     loop {
         let step = simulation.step_count();
-        if step >= plan.steps {
+        if step >= plan.end_step() {
             return Ok(Ending::Completed);
         }
         if let Some(signal) = interrupt.requested() {
@@ -369,13 +561,23 @@ fn step_loop(
         let chunk = advance_chunk(plan, simulation, stop, &mut pacer, interrupt, record);
         bar.set_position(simulation.step_count());
         match chunk {
-            Ok(Some(field)) if plan.is_save_point(stop) => {
-                let laplacian = simulation.laplacian()?;
-                record
-                    .files
-                    .extend(save_frame(plan, stop, &field, &laplacian)?);
+            Ok(Some(field)) => {
+                if plan.is_save_point(stop) {
+                    let laplacian = simulation.laplacian()?;
+                    record
+                        .files
+                        .extend(save_frame(plan, stop, &field, &laplacian)?);
+                }
+                if let Some(video) = video.as_mut().filter(|v| v.is_due(stop)) {
+                    video.add(plan, stop, &field, simulation)?;
+                    bar.set_message(format!(
+                        "{}, {} video frames",
+                        record.backend,
+                        video.frames()
+                    ));
+                }
             }
-            Ok(_) => {}
+            Ok(None) => {}
             Err(error @ HeatlabError::NonFinite { .. }) => {
                 let good_step = simulation.step_count();
                 let field = simulation.field()?;

@@ -170,7 +170,7 @@ impl RunRecord {
                 }
             }
             Ending::Interrupted(signal) => Err(anyhow::Error::new(Interrupted(signal)).context(
-                format!("stopped at step {step} of {}; {record}", plan.steps),
+                format!("stopped at step {step} of {}; {record}", plan.end_step()),
             )),
             Ending::NonFinite(error) => {
                 let kept = match &record_error {
@@ -203,7 +203,7 @@ impl RunRecord {
         let total = total_timing(plan, &self.backend, &self.method, &self.timings);
         note(&format!(
             "{} steps in {:.3} s stepping ({:.2} us/step, {:.1} GB/s effective); wrote {} files to {}",
-            self.steps_completed,
+            self.steps_completed.saturating_sub(plan.start_step),
             total.seconds,
             total.us_per_step,
             total.effective_gb_s,

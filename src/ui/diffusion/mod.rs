@@ -9,6 +9,7 @@ pub mod command;
 pub mod controls;
 pub mod probes;
 pub mod profile;
+pub mod files;
 pub mod sim;
 pub mod timings;
 pub mod timings_panel;
@@ -30,6 +31,7 @@ use super::notice::{Level, Notices};
 use super::settings::Settings;
 pub use command::DiffusionCommand;
 use controls::{CoefficientInput, Controls};
+use files::{FileRequest, FilesSection};
 pub use sim::{BackendStatus, ExportKind, Frame, FramePart};
 use sim::{ExportJob, Recording, SimCommand, SimEvent, SimWorker, ViewRequest, ViewRequests};
 pub use timings::Timings;
@@ -85,6 +87,8 @@ pub struct DiffusionPanel {
     paint: brush::PaintTools,
     /// Paint the screenshot mode's demo strokes once the field is ready.
     paint_demo: bool,
+    /// Save state, Open and the image range.
+    files: FilesSection,
 }
 
 impl DiffusionPanel {
@@ -120,6 +124,7 @@ impl DiffusionPanel {
             generated_with: None,
             paint: brush::PaintTools::default(),
             paint_demo: false,
+            files: FilesSection::default(),
         };
         panel.send(SimCommand::SwitchBackend(settings.backend));
         panel.send(SimCommand::SetParams(settings.step));
@@ -215,6 +220,119 @@ impl DiffusionPanel {
         }
     }
 
+    /// Opens a saved state or an initial field (`.npy`, PNG, JPEG), as dropping it on the
+    /// window does; the simulation thread reads it and a notice says how it went.
+    pub fn open_file(&mut self, path: PathBuf) {
+        self.notify(Level::Info, format!("opening {}…", path.display()));
+        self.send(SimCommand::Open(path, self.files.range));
+    }
+
+    /// Opens the first of the files dropped on the window this frame, if any (the app calls
+    /// this whichever tab is shown); returns whether a file was dropped.
+    pub fn open_dropped(&mut self, ctx: &egui::Context) -> bool {
+        let (Some(path), count) = FilesSection::dropped(ctx) else {
+            return false;
+        };
+        if count > 1 {
+            self.notify(
+                Level::Warning,
+                format!("{count} files dropped: opening only the first"),
+            );
+        }
+        self.open_file(path);
+        true
+    }
+
+    /// Saves the state to `path` (written by the simulation thread; a notice says how it went).
+    pub fn save_state(&mut self, path: PathBuf) {
+        self.send(SimCommand::SaveState(path));
+    }
+
+    fn file_request(&mut self, request: FileRequest, settings: &mut Settings) {
+        match request {
+            FileRequest::SaveState(path) => self.save_state(path),
+            FileRequest::Open(path) => self.open_file(path),
+            FileRequest::StartVideo(choice) => self.start_video(choice, settings),
+            FileRequest::StopVideo => {
+                self.files.video_recording = false;
+                self.state.recording = false;
+                self.send(SimCommand::SetRecording(None));
+            }
+        }
+    }
+
+    /// Records a video into the export folder, named after the step it starts at.
+    fn start_video(&mut self, choice: files::VideoChoice, settings: &mut Settings) {
+        let dir = self.folder.path();
+        if dir.as_os_str().is_empty() {
+            self.notify(Level::Error, "choose a folder to record into first");
+            return;
+        }
+        settings.export_dir = dir.clone();
+        let path = dir.join(format!(
+            "recording_{:06}.{}",
+            self.state.step,
+            choice.format.extension()
+        ));
+        self.files.video_recording = true;
+        self.state.recording = true;
+        self.notify(
+            Level::Info,
+            format!(
+                "recording a frame every {} steps into {}",
+                choice.every,
+                path.display()
+            ),
+        );
+        self.send(SimCommand::SetRecording(Some(Recording {
+            dir,
+            every: choice.every.max(1),
+            colorbar: settings.export_colorbar,
+            video: Some(sim::VideoRecording {
+                path,
+                fps: choice.fps,
+                look: choice.look(settings.export_colorbar),
+            }),
+        })));
+    }
+
+    fn opened(&mut self, opened: sim::Opened, settings: &mut Settings) {
+        self.agreement.clear();
+        self.timings.clear();
+        self.state.progress = None;
+        self.state.field_size = Some(opened.size);
+        self.state.step = opened.step;
+        self.state.non_finite = None;
+        if let Some(params) = opened.params {
+            settings.step = params;
+            self.coefficient.typed = params.coeff;
+            self.coefficient.unlock_unstable |= params.coeff > crate::compute::STABLE_COEFF_LIMIT;
+        }
+        self.generated_with = match opened.origin {
+            crate::state::FieldOrigin::Jagged(params) => {
+                settings.field = params;
+                Some(params)
+            }
+            crate::state::FieldOrigin::Imported { .. } => None,
+        };
+        let what = match opened.params {
+            Some(params) => format!(
+                "opened the state of a {} field at step {} (coeff {}, {} boundary) from {}",
+                opened.size,
+                opened.step,
+                params.coeff,
+                params.boundary,
+                opened.path.display()
+            ),
+            None => format!(
+                "imported a {} initial field from {}",
+                opened.size,
+                opened.path.display()
+            ),
+        };
+        self.notify(Level::Info, what);
+    }
+
     fn send(&mut self, command: SimCommand) {
         if let Some(worker) = self.worker.as_ref().filter(|w| w.is_alive()) {
             if worker.send(command) {
@@ -248,10 +366,13 @@ impl DiffusionPanel {
         }
         settings.export_dir = dir.clone();
         self.state.recording = on;
+        // A PNG recording replaces a video being recorded (which is finished and kept).
+        self.files.video_recording = false;
         let recording = on.then(|| Recording {
             dir: dir.join("frames"),
             every: settings.record_every.max(1),
             colorbar: settings.export_colorbar,
+            video: None,
         });
         if on {
             self.notify(
@@ -421,9 +542,17 @@ impl DiffusionPanel {
             }
             SimEvent::Stopped => self.state.playing = false,
             SimEvent::Notice(level, text) => self.notify(level, text),
-            SimEvent::RecordingStopped => self.state.recording = false,
+            SimEvent::RecordingStopped => {
+                self.state.recording = false;
+                self.files.video_recording = false;
+            }
             SimEvent::Agreement(report) => self.agreement.record(report),
             SimEvent::PaintHistory(undo, redo) => self.paint.set_history(undo, redo),
+            SimEvent::Opened(opened) => self.opened(opened, settings),
+            SimEvent::StateSaved(path, step) => self.notify(
+                Level::Info,
+                format!("saved the state at step {step} to {}", path.display()),
+            ),
             SimEvent::Exported(paths) => {
                 self.state.exports_pending = self.state.exports_pending.saturating_sub(1);
                 if !paths.is_empty() {
@@ -517,6 +646,7 @@ impl DiffusionPanel {
         if self.state.field_size.is_some() {
             self.paint.shortcuts(ui.ctx());
         }
+        let mut file_requests = Vec::new();
         egui::Panel::top("status").show(ui, |ui| views::status_ui(ui, settings, &self.state));
         egui::Panel::left("controls")
             .resizable(true)
@@ -534,6 +664,13 @@ impl DiffusionPanel {
                     .ui(ui);
                     ui.separator();
                     self.paint.controls_ui(ui);
+                    let ready = self.state.field_size.is_some();
+                    self.files
+                        .ui(ui, ready, self.state.step, &self.folder.path());
+                    ui.separator();
+                    if let Some(request) = self.files.video_ui(ui, ready) {
+                        file_requests.push(request);
+                    }
                 });
             });
         // The views are as tall as their width allows; the timings take the rest of the height.
@@ -582,6 +719,11 @@ impl DiffusionPanel {
         if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
             settings.export_dir = dir;
         }
+        file_requests.extend(self.files.dialog_ui(ui.ctx()));
+        for request in file_requests {
+            self.file_request(request, settings);
+        }
+        FilesSection::hover_ui(ui);
         if self.state.progress.is_some() || self.state.exports_pending > 0 {
             // Spinners and progress bars animate.
             ui.ctx().request_repaint_after(Duration::from_millis(50));

@@ -115,6 +115,7 @@ impl SimThread {
             Ok(()) => {
                 self.schedule.dirty = true;
                 self.stats.reset();
+                self.origin = Some(crate::state::FieldOrigin::Jagged(*params));
                 self.emit(SimEvent::FieldReady(params.size, started.elapsed()));
                 self.emit_backend_status();
             }

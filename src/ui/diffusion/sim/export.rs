@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use crate::compute::Layer;
 use crate::export::{self, FrameFiles, LayerFrame, PngStyle};
-use crate::grid::ValueRange;
+use crate::grid::{Grid, ValueRange};
 use crate::sim::Simulation;
 
-use super::messages::{ExportJob, ExportKind, ViewRequests};
+use super::messages::{ExportJob, ExportKind, ViewRequest, ViewRequests};
 
 /// The colour ranges of the last frame shown, so that exports match the screen.
 #[derive(Debug, Clone, Copy, Default)]
@@ -18,6 +18,67 @@ pub struct ShownRanges {
     pub field: Option<ValueRange>,
     /// The Laplacian view's range.
     pub laplacian: Option<ValueRange>,
+}
+
+/// The picture of one video frame of the simulation's current state (at `step`), drawn with
+/// the views' colours and the ranges on screen, as the PNG recording draws its frames.
+pub fn video_frame_of(
+    sim: &mut Simulation,
+    views: ViewRequests,
+    shown: ShownRanges,
+    step: u64,
+    look: &export::FrameLook,
+) -> crate::Result<(Vec<u8>, usize, usize)> {
+    let (needs_field, needs_laplacian) = look.needs();
+    let field = if needs_field {
+        Some(sim.field()?)
+    } else {
+        None
+    };
+    let laplacian = if needs_laplacian {
+        Some(sim.laplacian()?)
+    } else {
+        None
+    };
+    let mut layers = Vec::with_capacity(2);
+    if let Some(grid) = &field {
+        layers.push(video_layer(
+            Layer::Field,
+            grid,
+            views.field,
+            shown.field,
+            look.colorbar,
+        ));
+    }
+    if let Some(grid) = &laplacian {
+        layers.push(video_layer(
+            Layer::Laplacian,
+            grid,
+            views.laplacian,
+            shown.laplacian,
+            look.colorbar,
+        ));
+    }
+    export::video_frame(&layers, step, look)
+}
+
+/// A layer of a video frame in the view's colours, the range on screen when there is one.
+fn video_layer<'a>(
+    layer: Layer,
+    grid: &'a Grid,
+    view: ViewRequest,
+    range: Option<ValueRange>,
+    colorbar: bool,
+) -> LayerFrame<'a> {
+    LayerFrame {
+        layer,
+        grid,
+        style: PngStyle {
+            colormap: view.colormap,
+            range: range.unwrap_or_else(|| view.range_mode.resolve(grid)),
+            colorbar,
+        },
+    }
 }
 
 /// Writes `job` for the simulation's current state (at `step`), with the colours the screen

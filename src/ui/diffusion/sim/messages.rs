@@ -10,6 +10,7 @@ use crate::compute::{BackendChoice, BackendKind, StepParams};
 use crate::error::CudaUnavailable;
 use crate::field::JaggedParams;
 use crate::grid::{GridSize, RangeMode};
+use crate::import::LuminanceRange;
 use crate::measure::TimingRecord;
 use crate::render::{Colormap, Preview};
 use crate::sim::agreement::Outcome;
@@ -64,6 +65,19 @@ pub struct Recording {
     pub every: u64,
     /// Whether each frame carries a colorbar.
     pub colorbar: bool,
+    /// A video file instead of PNG frames in `dir`.
+    pub video: Option<VideoRecording>,
+}
+
+/// A recording into a video file (GIF or MP4) instead of PNG frames.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VideoRecording {
+    /// The file (.gif or .mp4).
+    pub path: PathBuf,
+    /// Frames per second.
+    pub fps: u32,
+    /// What the frames show, and how large.
+    pub look: crate::export::FrameLook,
 }
 
 /// What to write.
@@ -151,6 +165,11 @@ pub enum SimCommand {
     Paint(PaintCommand),
     /// Cells whose values every frame carries (probes, then a line profile).
     SetSampling(Vec<u32>),
+    /// Save the whole state to this file.
+    SaveState(PathBuf),
+    /// Open a saved state, or an initial field (`.npy`, PNG or JPEG, an image's luminance
+    /// mapped onto the range), told apart by the file's contents.
+    Open(PathBuf, LuminanceRange),
 }
 
 /// The brush's part of [`SimCommand`].
@@ -307,6 +326,10 @@ pub enum SimEvent {
     Agreement(AgreementReport),
     /// Strokes that undo and redo can take back or repeat now.
     PaintHistory(usize, usize),
+    /// The state was saved to this file, at this step.
+    StateSaved(PathBuf, u64),
+    /// A saved state or an initial field was opened and the simulation stands on it.
+    Opened(super::files::Opened),
 }
 
 /// One finished agreement check and the totals so far.

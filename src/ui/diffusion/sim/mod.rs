@@ -7,6 +7,7 @@
 mod auto_steps;
 mod backend;
 pub mod export;
+mod files;
 mod frame;
 pub mod messages;
 mod paint;
@@ -23,15 +24,17 @@ use crate::sim::{Simulation, Stability};
 use super::super::notice::Level;
 use super::super::settings::MAX_STEPS_PER_FRAME;
 use super::super::worker::{Notify, Received, Worker, WorkerContext};
+use crate::state::FieldOrigin;
 pub use auto_steps::{
     auto_steps_per_frame, overlapped_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING_SHARE,
     OVERLAPPED_FRAME_RATE,
 };
 use export::ShownRanges;
+pub use files::Opened;
 use frame::{colour_frame, reduce_frame};
 pub use messages::{
     AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, PaintCommand,
-    Recording, Samples, SimCommand, SimEvent, ViewRequest, ViewRequests,
+    Recording, Samples, SimCommand, SimEvent, VideoRecording, ViewRequest, ViewRequests,
 };
 use schedule::{Schedule, StatsClock};
 
@@ -70,6 +73,10 @@ struct SimThread {
     sampling: Vec<u32>,
     /// Undo and redo counts last told to the panel.
     paint_counts: (usize, usize),
+    /// Where the initial field came from (for saved states).
+    origin: Option<FieldOrigin>,
+    /// The video being recorded, when the recording is one.
+    video: Option<crate::export::VideoWriter>,
 }
 
 impl SimThread {
@@ -90,6 +97,8 @@ impl SimThread {
             queued_at: None,
             sampling: Vec::new(),
             paint_counts: (0, 0),
+            origin: None,
+            video: None,
         }
     }
 
@@ -122,7 +131,11 @@ impl SimThread {
             };
             self.poll_agreement();
             match received {
-                Received::Shutdown => return,
+                Received::Shutdown => {
+                    // Closing the window finishes a video being recorded.
+                    self.finish_video();
+                    return;
+                }
                 Received::Command(command) => {
                     self.handle(command);
                     self.sync_paint_history();
@@ -170,6 +183,8 @@ impl SimThread {
             }
             SimCommand::Export(job) => self.export(&job),
             SimCommand::SetRecording(recording) => self.set_recording(recording),
+            SimCommand::SaveState(path) => self.save_state(&path),
+            SimCommand::Open(path, range) => self.open_file(&path, range),
             SimCommand::SetAgreementCheck(on) => {
                 self.agreement_check = on;
                 let policy = self.agreement_policy();
@@ -226,6 +241,26 @@ impl SimThread {
     }
 
     fn set_recording(&mut self, recording: Option<Recording>) {
+        self.finish_video();
+        if let Some(video) = recording.as_ref().and_then(|r| r.video.as_ref()) {
+            match crate::export::VideoWriter::create(&video.path, video.fps) {
+                Ok(writer) => self.video = Some(writer),
+                Err(error) => {
+                    self.notice(Level::Error, format!("cannot record: {error}"));
+                    self.emit(SimEvent::RecordingStopped);
+                    return;
+                }
+            }
+            self.recording = recording;
+            // The first frame is the field as it stands.
+            if let (Some(recording), Some(step)) = (
+                self.recording.clone(),
+                self.sim.as_ref().map(Simulation::step_count),
+            ) {
+                self.record_frame(&recording, step);
+            }
+            return;
+        }
         if let Some(recording) = &recording {
             if let Err(error) = crate::export::ensure_writable_dir(&recording.dir) {
                 self.notice(Level::Error, format!("cannot record: {error}"));
@@ -451,6 +486,24 @@ impl SimThread {
     }
 
     fn record_frame(&mut self, recording: &Recording, step: u64) {
+        if let Some(video) = &recording.video {
+            let Some(sim) = self.sim.as_mut() else {
+                return;
+            };
+            let Some(writer) = self.video.as_mut() else {
+                return;
+            };
+            let added = export::video_frame_of(sim, self.views, self.shown, step, &video.look)
+                .and_then(|(rgb, width, height)| writer.add_frame(&rgb, width, height));
+            if let Err(error) = added {
+                // The temporary file goes with the writer; an older file of that name stays.
+                self.video = None;
+                self.recording = None;
+                self.notice(Level::Error, format!("recording stopped: {error}"));
+                self.emit(SimEvent::RecordingStopped);
+            }
+            return;
+        }
         let job = ExportJob {
             kind: ExportKind::Frames,
             dir: recording.dir.clone(),
@@ -463,6 +516,29 @@ impl SimThread {
             self.recording = None;
             self.notice(Level::Error, format!("recording stopped: {error}"));
             self.emit(SimEvent::RecordingStopped);
+        }
+    }
+
+    /// Finishes the video being recorded, if any, and says where it is.
+    fn finish_video(&mut self) {
+        let Some(writer) = self.video.take() else {
+            return;
+        };
+        match writer.finish() {
+            Ok(summary) => {
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "wrote {}: {} frames of {}x{}",
+                        summary.path.display(),
+                        summary.frames,
+                        summary.size.0,
+                        summary.size.1
+                    ),
+                );
+                self.emit(SimEvent::Exported(vec![summary.path]));
+            }
+            Err(error) => self.notice(Level::Error, format!("the video was not saved: {error}")),
         }
     }
 

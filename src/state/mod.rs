@@ -1,0 +1,516 @@
+//! Saved states: the whole of a diffusion run in one file, so that it can be resumed later,
+//! on any backend, and continue bit for bit as if it had never stopped.
+//!
+//! A state holds the current field, the step count, the step parameters (coefficient and
+//! boundary), the initial field (what Reset goes back to) and where that initial field came
+//! from (the jagged field's parameters, or the imported file). Stepping is deterministic and
+//! every backend agrees with the CPU to the last bit, so nothing else is needed to continue.
+//!
+//! # The file format (version 1)
+//!
+//! All integers and floats are little-endian.
+//!
+//! | offset | bytes | what |
+//! |---|---|---|
+//! | 0 | 8 | magic: `\x89HLSTATE` |
+//! | 8 | 4 | format version, `u32` (1) |
+//! | 12 | 4 | header length `H` in bytes, `u32` |
+//! | 16 | `H` | header: UTF-8 JSON, [`StateHeader`] |
+//! | 16 + `H` | 4·rows·cols | the current field, `f32`, row-major |
+//! | … | 4·rows·cols | the initial field, `f32`, row-major |
+//! | end − 4 | 4 | CRC-32 (IEEE) of every byte before it, `u32` |
+//!
+//! A reader refuses a file with another magic, a newer version, a length that does not match
+//! the header (truncated or with bytes appended), a header that does not parse, or a checksum
+//! that does not match, each with its own [`StateFileError`].
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use crate::compute::{Boundary, StepParams};
+pub use crate::error::StateFileError;
+use crate::error::{HeatlabError, Result};
+use crate::export::write_atomically;
+use crate::field::JaggedParams;
+use crate::grid::{Grid, GridSize};
+use crate::sim::Simulation;
+
+/// The first eight bytes of every state file (the high first byte keeps text files out).
+pub const MAGIC: [u8; 8] = *b"\x89HLSTATE";
+
+/// The format version this heatlab writes, and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Bytes before the header: magic, version and header length.
+const PREAMBLE_BYTES: usize = 16;
+
+/// Bytes of the trailing checksum.
+const CHECKSUM_BYTES: usize = 4;
+
+/// The longest header a reader accepts (a real one is a few hundred bytes).
+const MAX_HEADER_BYTES: u32 = 1 << 20;
+
+/// Where the initial field came from.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum FieldOrigin {
+    /// The jagged field of the tutorial, with these parameters.
+    Jagged(JaggedParams),
+    /// A file the user imported (`.npy` or an image); `file` is its name as given.
+    Imported {
+        /// The file's name or path as the user gave it.
+        file: String,
+    },
+}
+
+impl std::fmt::Display for FieldOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Jagged(params) => write!(f, "jagged field, seed {}", params.seed),
+            Self::Imported { file } => write!(f, "imported from {file}"),
+        }
+    }
+}
+
+/// The JSON header of a state file.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StateHeader {
+    /// The heatlab version that wrote the file (for people; the format version decides).
+    pub heatlab_version: String,
+    /// Rows of both fields.
+    pub rows: usize,
+    /// Columns of both fields.
+    pub cols: usize,
+    /// Steps taken from the initial field to the current one.
+    pub step: u64,
+    /// The diffusion coefficient (JSON numbers round-trip `f32` exactly).
+    pub coeff: f32,
+    /// The boundary condition.
+    pub boundary: Boundary,
+    /// Where the initial field came from.
+    pub origin: FieldOrigin,
+}
+
+/// Everything a resumed run needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedState {
+    /// The field at `step`.
+    pub current: Grid,
+    /// The field at step 0 (what Reset goes back to).
+    pub initial: Grid,
+    /// Steps taken.
+    pub step: u64,
+    /// Coefficient and boundary.
+    pub params: StepParams,
+    /// Where the initial field came from.
+    pub origin: FieldOrigin,
+}
+
+impl SavedState {
+    /// The state of `sim` now (downloads its field).
+    pub fn of(sim: &mut Simulation, origin: FieldOrigin) -> Result<Self> {
+        Ok(Self {
+            current: sim.field()?,
+            initial: sim.initial().clone(),
+            step: sim.step_count(),
+            params: sim.params(),
+            origin,
+        })
+    }
+
+    fn header(&self) -> StateHeader {
+        StateHeader {
+            heatlab_version: env!("CARGO_PKG_VERSION").to_string(),
+            rows: self.current.rows(),
+            cols: self.current.cols(),
+            step: self.step,
+            coeff: self.params.coeff,
+            boundary: self.params.boundary,
+            origin: self.origin.clone(),
+        }
+    }
+
+    /// Writes the state to `path` atomically (a symbolic link is written through).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        if self.initial.size() != self.current.size() {
+            return Err(HeatlabError::Internal(format!(
+                "the initial field ({}) and the current one ({}) differ in size",
+                self.initial.size(),
+                self.current.size()
+            )));
+        }
+        let header = serde_json::to_vec(&self.header()).map_err(|e| HeatlabError::Encode {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let header_len = u32::try_from(header.len()).map_err(|_| HeatlabError::Encode {
+            path: path.to_path_buf(),
+            message: "header too long".into(),
+        })?;
+        write_atomically(path, |writer| {
+            let mut writer = ChecksumWriter::new(writer);
+            writer.write_all(&MAGIC)?;
+            writer.write_all(&FORMAT_VERSION.to_le_bytes())?;
+            writer.write_all(&header_len.to_le_bytes())?;
+            writer.write_all(&header)?;
+            write_f32s(&mut writer, self.current.as_slice())?;
+            write_f32s(&mut writer, self.initial.as_slice())?;
+            let checksum = writer.hasher.clone().finalize();
+            writer.inner.write_all(&checksum.to_le_bytes())
+        })
+    }
+
+    /// Reads a state file, refusing anything that is not a whole state of a version this
+    /// heatlab knows ([`HeatlabError::StateFile`] says why).
+    pub fn load(path: &Path) -> Result<Self> {
+        let file = std::fs::File::open(path).map_err(|e| HeatlabError::io("opening", path, e))?;
+        let length = file
+            .metadata()
+            .map_err(|e| HeatlabError::io("reading", path, e))?
+            .len();
+        Self::read(std::io::BufReader::new(file), length, path)
+    }
+
+    /// Reads a state of `length` bytes from `reader`; `path` names it in messages.
+    pub fn read(reader: impl Read, length: u64, path: &Path) -> Result<Self> {
+        let refuse = |reason| HeatlabError::StateFile {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let io = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => refuse(StateFileError::Truncated {
+                expected: length + 1,
+                found: length,
+            }),
+            _ => HeatlabError::io("reading", path, e),
+        };
+        let mut reader = ChecksumReader::new(reader);
+        let mut preamble = [0u8; PREAMBLE_BYTES];
+        let got = read_up_to(&mut reader, &mut preamble).map_err(io)?;
+        if got < MAGIC.len() || preamble[..MAGIC.len()] != MAGIC {
+            return Err(refuse(StateFileError::WrongMagic));
+        }
+        if got < PREAMBLE_BYTES {
+            return Err(refuse(StateFileError::Truncated {
+                expected: PREAMBLE_BYTES as u64,
+                found: length,
+            }));
+        }
+        let version = u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]]);
+        if version == 0 {
+            return Err(refuse(StateFileError::BadHeader(
+                "format version 0 does not exist".into(),
+            )));
+        }
+        if version > FORMAT_VERSION {
+            return Err(refuse(StateFileError::NewerVersion {
+                found: version,
+                ours: env!("CARGO_PKG_VERSION"),
+                supported: FORMAT_VERSION,
+            }));
+        }
+        let header_len =
+            u32::from_le_bytes([preamble[12], preamble[13], preamble[14], preamble[15]]);
+        if header_len > MAX_HEADER_BYTES {
+            return Err(refuse(StateFileError::BadHeader(format!(
+                "a header of {header_len} bytes"
+            ))));
+        }
+        let fixed = (PREAMBLE_BYTES + CHECKSUM_BYTES) as u64 + u64::from(header_len);
+        if length < fixed {
+            return Err(refuse(StateFileError::Truncated {
+                expected: fixed,
+                found: length,
+            }));
+        }
+        let mut header = vec![0u8; header_len as usize];
+        reader.read_exact(&mut header).map_err(io)?;
+        let header: StateHeader = serde_json::from_slice(&header)
+            .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
+        let size = GridSize::new(header.rows, header.cols)
+            .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
+        let expected = fixed + 2 * size.bytes() as u64;
+        if length < expected {
+            return Err(refuse(StateFileError::Truncated {
+                expected,
+                found: length,
+            }));
+        }
+        if length > expected {
+            return Err(refuse(StateFileError::TrailingBytes {
+                extra: length - expected,
+            }));
+        }
+        let params = StepParams {
+            coeff: header.coeff,
+            boundary: header.boundary,
+        };
+        params
+            .validate(true)
+            .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
+        crate::memory::ensure_host_memory(
+            &format!("{size} saved state (two copies of the field)"),
+            2 * size.bytes(),
+        )?;
+        let current = read_grid(&mut reader, size).map_err(|e| e.into_error(io))?;
+        let initial = read_grid(&mut reader, size).map_err(|e| e.into_error(io))?;
+        let computed = reader.hasher.clone().finalize();
+        let mut stored = [0u8; CHECKSUM_BYTES];
+        reader.inner.read_exact(&mut stored).map_err(io)?;
+        if u32::from_le_bytes(stored) != computed {
+            return Err(refuse(StateFileError::ChecksumMismatch));
+        }
+        Ok(Self {
+            current,
+            initial,
+            step: header.step,
+            params,
+            origin: header.origin,
+        })
+    }
+
+    /// A simulation on `backend` standing where this state stands.
+    pub fn into_simulation(self, backend: Box<dyn crate::compute::Backend>) -> Result<Simulation> {
+        Simulation::resume(backend, self.initial, &self.current, self.step, self.params)
+    }
+}
+
+/// Reads until `buffer` is full or the input ends; returns the bytes read.
+fn read_up_to(reader: &mut impl Read, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match reader.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// A failure while reading a field: the allocation or the input.
+enum GridReadError {
+    Memory(HeatlabError),
+    Io(std::io::Error),
+}
+
+impl GridReadError {
+    fn into_error(self, io: impl Fn(std::io::Error) -> HeatlabError) -> HeatlabError {
+        match self {
+            Self::Memory(error) => error,
+            Self::Io(error) => io(error),
+        }
+    }
+}
+
+fn read_grid(reader: &mut impl Read, size: GridSize) -> Result<Grid, GridReadError> {
+    let mut values: Vec<f32> =
+        crate::memory::try_vec_with_capacity(&format!("{size} field"), size.cells())
+            .map_err(GridReadError::Memory)?;
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut remaining = size.bytes();
+    while remaining > 0 {
+        let n = remaining.min(chunk.len());
+        reader
+            .read_exact(&mut chunk[..n])
+            .map_err(GridReadError::Io)?;
+        values.extend(
+            chunk[..n]
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+        );
+        remaining -= n;
+    }
+    Grid::from_vec(size, values).map_err(GridReadError::Memory)
+}
+
+fn write_f32s(writer: &mut impl Write, values: &[f32]) -> std::io::Result<()> {
+    let mut buffer = Vec::with_capacity(1 << 16);
+    for chunk in values.chunks(1 << 14) {
+        buffer.clear();
+        buffer.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
+        writer.write_all(&buffer)?;
+    }
+    Ok(())
+}
+
+/// Passes bytes on and keeps their CRC-32.
+struct ChecksumWriter<W> {
+    inner: W,
+    hasher: crc32fast::Hasher,
+}
+
+impl<W: Write> ChecksumWriter<W> {
+    fn new(inner: W) -> Self {
+        Self {
+            inner,
+            hasher: crc32fast::Hasher::new(),
+        }
+    }
+}
+
+impl<W: Write> Write for ChecksumWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Passes bytes on and keeps their CRC-32.
+struct ChecksumReader<R> {
+    inner: R,
+    hasher: crc32fast::Hasher,
+}
+
+impl<R: Read> ChecksumReader<R> {
+    fn new(inner: R) -> Self {
+        Self {
+            inner,
+            hasher: crc32fast::Hasher::new(),
+        }
+    }
+}
+
+impl<R: Read> Read for ChecksumReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::CpuBackend;
+
+    fn grid(rows: usize, cols: usize, salt: f32) -> Grid {
+        let size = GridSize::new(rows, cols).unwrap();
+        Grid::from_vec(
+            size,
+            (0..size.cells())
+                .map(|i| ((i * 37 % 101) as f32 * 0.013 + salt).sin())
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    fn state() -> SavedState {
+        SavedState {
+            current: grid(7, 5, 0.5),
+            initial: grid(7, 5, 0.0),
+            step: 1234,
+            params: StepParams {
+                coeff: 0.2123,
+                boundary: Boundary::Periodic,
+            },
+            origin: FieldOrigin::Jagged(JaggedParams::default()),
+        }
+    }
+
+    fn saved_bytes(state: &SavedState) -> Vec<u8> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.heatlab");
+        state.save(&path).unwrap();
+        std::fs::read(path).unwrap()
+    }
+
+    fn read(bytes: &[u8]) -> Result<SavedState> {
+        SavedState::read(bytes, bytes.len() as u64, Path::new("s.heatlab"))
+    }
+
+    fn reason(bytes: &[u8]) -> StateFileError {
+        match read(bytes) {
+            Err(HeatlabError::StateFile { reason, .. }) => reason,
+            other => panic!("expected a state-file error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn round_trips_bit_for_bit() {
+        let state = state();
+        let bytes = saved_bytes(&state);
+        assert_eq!(&bytes[..8], b"\x89HLSTATE");
+        assert_eq!(bytes.len(), 16 + header_len(&bytes) + 2 * 7 * 5 * 4 + 4);
+        let back = read(&bytes).unwrap();
+        assert_eq!(back, state);
+        assert_eq!(back.params.coeff.to_bits(), state.params.coeff.to_bits());
+    }
+
+    fn header_len(bytes: &[u8]) -> usize {
+        u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize
+    }
+
+    #[test]
+    fn bad_files_are_refused_with_their_reason() {
+        let bytes = saved_bytes(&state());
+        assert!(matches!(reason(b""), StateFileError::WrongMagic));
+        assert!(matches!(
+            reason(b"\x89PNG\r\n\x1a\n...."),
+            StateFileError::WrongMagic
+        ));
+        assert!(matches!(
+            reason(&bytes[..10]),
+            StateFileError::Truncated { .. }
+        ));
+        let cut = &bytes[..bytes.len() - 9];
+        assert!(matches!(reason(cut), StateFileError::Truncated { .. }));
+        let mut longer = bytes.clone();
+        longer.extend_from_slice(b"xx");
+        assert!(matches!(
+            reason(&longer),
+            StateFileError::TrailingBytes { extra: 2 }
+        ));
+        let mut newer = bytes.clone();
+        newer[8..12].copy_from_slice(&2u32.to_le_bytes());
+        let newer = reason(&newer);
+        assert!(matches!(
+            newer,
+            StateFileError::NewerVersion { found: 2, .. }
+        ));
+        assert!(newer.to_string().contains("newer heatlab"), "{newer}");
+        let mut flipped = bytes.clone();
+        let last_value = bytes.len() - 6;
+        flipped[last_value] ^= 0x10;
+        assert!(matches!(reason(&flipped), StateFileError::ChecksumMismatch));
+        let mut header = bytes.clone();
+        header[16] = b'[';
+        assert!(matches!(reason(&header), StateFileError::BadHeader(_)));
+    }
+
+    #[test]
+    fn a_resumed_simulation_continues_bit_for_bit() {
+        let params = StepParams {
+            coeff: 0.23,
+            boundary: Boundary::Neumann,
+        };
+        let initial = grid(31, 17, 0.0);
+        let backend = || Box::new(CpuBackend::with_threads(2));
+        let mut straight = Simulation::new(backend(), initial.clone(), params).unwrap();
+        straight.advance(40).unwrap();
+        let mut first = Simulation::new(backend(), initial, params).unwrap();
+        first.advance(20).unwrap();
+        let origin = FieldOrigin::Imported {
+            file: "x.npy".into(),
+        };
+        let bytes = saved_bytes(&SavedState::of(&mut first, origin).unwrap());
+        let mut resumed = read(&bytes).unwrap().into_simulation(backend()).unwrap();
+        assert_eq!(resumed.step_count(), 20);
+        resumed.advance(20).unwrap();
+        assert_eq!(resumed.step_count(), 40);
+        let (a, b) = (straight.field().unwrap(), resumed.field().unwrap());
+        assert!(a
+            .as_slice()
+            .iter()
+            .zip(b.as_slice())
+            .all(|(x, y)| x.to_bits() == y.to_bits()));
+        resumed.reset().unwrap();
+        assert_eq!(resumed.field().unwrap(), *straight.initial());
+    }
+}

@@ -1,0 +1,268 @@
+//! The "State, import, video" section of the diffusion panel: Save state…, Open…, the range an
+//! image's luminance is mapped onto, files dropped on the window, and Record video (GIF or MP4,
+//! frames per second, a frame every K steps, layers, step counter). The dialogs are
+//! `egui_file`'s (drawn with egui, as the export folder's chooser); the files are read and
+//! written by the simulation thread.
+
+use std::path::{Path, PathBuf};
+
+use eframe::egui;
+use egui_file::{FileDialog, State};
+
+use crate::export::{FrameLook, VideoFormat, VideoLayers};
+use crate::import::LuminanceRange;
+
+/// The extension heatlab gives saved states.
+pub const STATE_EXTENSION: &str = "hlstate";
+
+/// What the section asks the panel to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileRequest {
+    /// Save the state to this file.
+    SaveState(PathBuf),
+    /// Open a saved state or an initial field.
+    Open(PathBuf),
+    /// Start recording a video.
+    StartVideo(VideoChoice),
+    /// Stop recording the video (it is finished and kept).
+    StopVideo,
+}
+
+/// The video the user set up.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VideoChoice {
+    /// GIF or MP4.
+    pub format: VideoFormat,
+    /// Frames per second.
+    pub fps: u32,
+    /// A frame every this many steps.
+    pub every: u64,
+    /// Field, Laplacian or both.
+    pub layers: VideoLayers,
+    /// "step N" below each frame.
+    pub step_counter: bool,
+}
+
+impl Default for VideoChoice {
+    fn default() -> Self {
+        Self {
+            format: VideoFormat::Gif,
+            fps: 20,
+            every: 10,
+            layers: VideoLayers::Field,
+            step_counter: true,
+        }
+    }
+}
+
+impl VideoChoice {
+    /// How frames are drawn (`colorbar` from the export settings).
+    pub fn look(&self, colorbar: bool) -> FrameLook {
+        FrameLook {
+            layers: self.layers,
+            colorbar,
+            step_counter: self.step_counter,
+            max_side: 512,
+        }
+    }
+}
+
+/// Which dialog is open.
+enum Dialog {
+    Save(FileDialog),
+    Open(FileDialog),
+}
+
+/// The section's own state: the image range and the dialog while open.
+#[derive(Default)]
+pub struct FilesSection {
+    /// The values of black and white when an image is opened.
+    pub range: LuminanceRange,
+    /// The video to record.
+    pub video: VideoChoice,
+    /// Whether a video is being recorded.
+    pub video_recording: bool,
+    dialog: Option<Dialog>,
+}
+
+/// Where a dialog starts: `dir` when it exists, else the current folder.
+fn start_dir(dir: &Path) -> PathBuf {
+    let absolute = if dir.is_absolute() {
+        dir.to_path_buf()
+    } else {
+        std::env::current_dir().map_or_else(|_| dir.to_path_buf(), |cwd| cwd.join(dir))
+    };
+    absolute
+        .ancestors()
+        .find(|p| p.is_dir())
+        .map_or_else(|| PathBuf::from("/"), Path::to_path_buf)
+}
+
+impl FilesSection {
+    /// Record video: format, layers, pace, step counter and the Record / Stop button.
+    pub fn video_ui(&mut self, ui: &mut egui::Ui, ready: bool) -> Option<FileRequest> {
+        ui.heading("Video");
+        let video = &mut self.video;
+        let idle = !self.video_recording;
+        ui.add_enabled_ui(idle, |ui| {
+            ui.horizontal(|ui| {
+                let label = ui.label("format");
+                egui::ComboBox::from_id_salt("video format")
+                    .selected_text(video.format.to_string())
+                    .show_ui(ui, |ui| {
+                        for format in VideoFormat::ALL {
+                            ui.selectable_value(&mut video.format, format, format.to_string());
+                        }
+                    })
+                    .response
+                    .labelled_by(label.id)
+                    .on_hover_text("MP4 is encoded by ffmpeg, which must be on PATH");
+                let label = ui.label("show");
+                egui::ComboBox::from_id_salt("video layers")
+                    .selected_text(video.layers.to_string())
+                    .show_ui(ui, |ui| {
+                        for layers in VideoLayers::ALL {
+                            ui.selectable_value(&mut video.layers, layers, layers.to_string());
+                        }
+                    })
+                    .response
+                    .labelled_by(label.id);
+            });
+            ui.horizontal(|ui| {
+                ui.checkbox(&mut video.step_counter, "step counter");
+                let label = ui.label("fps");
+                ui.add(egui::DragValue::new(&mut video.fps).range(1..=100))
+                    .labelled_by(label.id);
+                let label = ui.label("frame every");
+                ui.add(
+                    egui::DragValue::new(&mut video.every)
+                        .range(1..=1_000_000)
+                        .suffix(" steps"),
+                )
+                .labelled_by(label.id);
+            });
+        });
+        let mut request = None;
+        ui.horizontal(|ui| {
+            if self.video_recording {
+                if ui
+                    .button("Stop video")
+                    .on_hover_text("finish the video file (it is kept and playable)")
+                    .clicked()
+                {
+                    request = Some(FileRequest::StopVideo);
+                }
+                ui.spinner();
+                ui.label("recording…");
+            } else if ui
+                .add_enabled(ready, egui::Button::new("Record video"))
+                .on_hover_text(
+                    "records the views while the simulation runs, into the export folder;                      colorbars follow \"colorbar in PNGs\"",
+                )
+                .clicked()
+            {
+                request = Some(FileRequest::StartVideo(self.video));
+            }
+        });
+        request
+    }
+
+    /// The buttons and the image range. `ready`: a field is loaded; `step` names the file.
+    pub fn ui(&mut self, ui: &mut egui::Ui, ready: bool, step: u64, dir: &Path) {
+        ui.heading("State and import");
+        ui.horizontal(|ui| {
+            let save = ui
+                .add_enabled(ready, egui::Button::new("Save state…"))
+                .on_hover_text(
+                    "the field, step, coefficient, boundary and initial field in one file, \
+                     to continue later bit for bit (here or with heatlab run --resume)",
+                );
+            if save.clicked() {
+                let mut dialog = FileDialog::save_file()
+                    .initial_path(start_dir(dir))
+                    .default_filename(format!("state_{step:06}.{STATE_EXTENSION}"))
+                    .title("Save state")
+                    .show_rename(false)
+                    .default_size([560.0, 420.0]);
+                dialog.open();
+                self.dialog = Some(Dialog::Save(dialog));
+            }
+            let open = ui.button("Open…").on_hover_text(
+                "a saved state, or an initial field: a 2-D .npy array or a PNG/JPEG image \
+                 (its luminance mapped onto the range below); or drop a file on the window",
+            );
+            if open.clicked() {
+                let mut dialog = FileDialog::open_file()
+                    .initial_path(start_dir(dir))
+                    .title("Open a state or an initial field")
+                    .show_rename(false)
+                    .show_new_folder(false)
+                    .default_size([560.0, 420.0]);
+                dialog.open();
+                self.dialog = Some(Dialog::Open(dialog));
+            }
+        });
+        ui.horizontal(|ui| {
+            let label = ui.label("image: black");
+            ui.add(egui::DragValue::new(&mut self.range.black).speed(0.01))
+                .labelled_by(label.id)
+                .on_hover_text("the value a black pixel becomes");
+            let label = ui.label("white");
+            ui.add(egui::DragValue::new(&mut self.range.white).speed(0.01))
+                .labelled_by(label.id)
+                .on_hover_text("the value a white pixel becomes");
+        });
+    }
+
+    /// Shows the open dialog; returns what was chosen in it.
+    pub fn dialog_ui(&mut self, ctx: &egui::Context) -> Option<FileRequest> {
+        let (dialog, save) = match self.dialog.as_mut()? {
+            Dialog::Save(dialog) => (dialog, true),
+            Dialog::Open(dialog) => (dialog, false),
+        };
+        let chosen = match dialog.show(ctx).state() {
+            State::Open => return None,
+            State::Selected => dialog.path().map(Path::to_path_buf),
+            State::Closed | State::Cancelled => None,
+        };
+        self.dialog = None;
+        let path = chosen?;
+        Some(if save {
+            FileRequest::SaveState(path)
+        } else {
+            FileRequest::Open(path)
+        })
+    }
+
+    /// Files dropped on the window this frame: the first is opened (one field at a time).
+    pub fn dropped(ctx: &egui::Context) -> (Option<PathBuf>, usize) {
+        ctx.input(|input| {
+            let paths: Vec<PathBuf> = input
+                .raw
+                .dropped_files
+                .iter()
+                .map(|file| file.path().to_path_buf())
+                .filter(|path| !path.as_os_str().is_empty())
+                .collect();
+            (paths.first().cloned(), paths.len())
+        })
+    }
+
+    /// While files are dragged over the window, says what dropping them does.
+    pub fn hover_ui(ui: &egui::Ui) {
+        let hovering = ui.ctx().input(|input| !input.raw.hovered_files.is_empty());
+        if !hovering {
+            return;
+        }
+        let rect = ui.max_rect();
+        let painter = ui.painter();
+        painter.rect_filled(rect, 0.0, egui::Color32::from_black_alpha(160));
+        painter.text(
+            rect.center(),
+            egui::Align2::CENTER_CENTER,
+            "drop to open: a saved state, a .npy array or a PNG/JPEG image",
+            egui::FontId::proportional(20.0),
+            egui::Color32::WHITE,
+        );
+    }
+}
