@@ -9,7 +9,7 @@ use super::output::{note, print};
 use crate::bench::{
     bench_cpu, bench_cuda, bench_field_generation, parse_sizes, BenchConfig, BenchReport,
 };
-use crate::compute::{BackendChoice, CudaBackend};
+use crate::compute::{BackendChoice, CudaBackend, KernelChoice};
 use crate::error::HeatlabError;
 use crate::export::atomic::{check_output, remove_live_temp_files};
 use crate::export::write_json;
@@ -38,6 +38,10 @@ pub struct BenchArgs {
     /// Do not time the jagged field's generation.
     #[arg(long)]
     pub no_field: bool,
+    /// Time only these GPU kernels, comma-separated (auto, tutorial, shared, jacobi-rows, ...;
+    /// `heatlab run --help` lists them), beside the device copy and the tutorial's kernel.
+    #[arg(long, value_delimiter = ',')]
+    pub kernel: Option<Vec<KernelChoice>>,
 }
 
 /// Runs `heatlab bench`. A signal stops it before the next measurement, with nothing written
@@ -55,12 +59,32 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
             .into());
         }
     }
+    if let Some(kernels) = &args.kernel {
+        if kernels.contains(&KernelChoice::User) {
+            return Err(HeatlabError::InvalidInput(
+                "--kernel user: user kernels are timed in the app's Kernel lab \
+                 (\"measure kernels\" in the diffusion view)"
+                    .into(),
+            )
+            .into());
+        }
+        if args.backend == BackendChoice::Cpu {
+            return Err(HeatlabError::InvalidInput(
+                "--kernel chooses GPU kernels; it cannot be used with --backend cpu".into(),
+            )
+            .into());
+        }
+    }
     if let Some(path) = &args.json {
         check_output(path)?;
     }
     let use_cuda = match args.backend {
         BackendChoice::Cpu => false,
         BackendChoice::Cuda => {
+            CudaBackend::new()?;
+            true
+        }
+        BackendChoice::Auto if args.kernel.is_some() => {
             CudaBackend::new()?;
             true
         }
@@ -92,7 +116,7 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         spinner.set_message(message.to_string());
     };
     let mut report = if use_cuda {
-        bench_cuda(&config, &progress)?
+        bench_cuda(&config, args.kernel.as_deref(), &progress)?
     } else {
         bench_cpu(&config, &progress)?
     };

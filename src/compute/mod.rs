@@ -13,7 +13,7 @@ use std::time::Duration;
 
 pub use crate::grid::Boundary;
 pub use cpu::{CpuBackend, CpuMethod};
-pub use cuda::{CudaBackend, CudaKernel};
+pub use cuda::{CudaBackend, CudaKernel, KernelChoice};
 pub use preview::{Layer, PreviewPixels, PreviewSpec};
 
 use crate::error::{CudaUnavailable, HeatlabError, Result};
@@ -135,6 +135,12 @@ pub trait Backend: Send {
     fn download(&mut self) -> Result<Grid>;
     /// The Laplacian of the held field under `boundary` (it is not kept while stepping).
     fn laplacian(&mut self, boundary: Boundary) -> Result<Grid>;
+
+    /// The CUDA backend behind this one, for what only it has (the kernel choice, the user
+    /// kernel); `None` for the CPU.
+    fn cuda_mut(&mut self) -> Option<&mut CudaBackend> {
+        None
+    }
 
     /// The field or its Laplacian reduced to fit `spec.max_size` and coloured through
     /// `spec.table`. The default downloads at full resolution and reduces on the CPU; a GPU
