@@ -11,6 +11,7 @@ pub mod error;
 pub mod export;
 pub mod field;
 pub mod grid;
+pub mod lab;
 pub mod measure;
 pub mod memory;
 pub mod render;
