@@ -142,6 +142,11 @@ pub trait Backend: Send {
         None
     }
 
+    /// The CUDA backend behind this one, to read what only it has; `None` for the CPU.
+    fn cuda(&self) -> Option<&CudaBackend> {
+        None
+    }
+
     /// The field or its Laplacian reduced to fit `spec.max_size` and coloured through
     /// `spec.table`. The default downloads at full resolution and reduces on the CPU; a GPU
     /// backend reduces and colours on the device so that only the picture crosses to the host.

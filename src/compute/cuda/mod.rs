@@ -476,6 +476,10 @@ impl Backend for CudaBackend {
         Some(self)
     }
 
+    fn cuda(&self) -> Option<&CudaBackend> {
+        Some(self)
+    }
+
     fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {
         if spec.layer == Layer::Laplacian {
             self.compute_laplacian_on_device(spec.boundary)?;

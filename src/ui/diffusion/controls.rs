@@ -62,6 +62,8 @@ impl Controls<'_> {
         ui.separator();
         self.simulation_ui(ui);
         ui.separator();
+        super::kernels::kernel_section_ui(ui, self.settings, self.state, self.commands);
+        ui.separator();
         self.export_ui(ui);
     }
 

@@ -6,6 +6,7 @@
 pub mod agreement;
 pub mod command;
 pub mod controls;
+pub mod kernels;
 pub mod sim;
 pub mod timings;
 pub mod timings_panel;
@@ -61,6 +62,8 @@ pub struct SimState {
     pub non_finite: Option<String>,
     /// Simulation frames shown so far.
     pub frames_shown: u64,
+    /// The last "measure kernels" results, and whether a measurement is running.
+    pub kernel_timings: kernels::KernelTimings,
 }
 
 /// The diffusion tab.
@@ -118,6 +121,7 @@ impl DiffusionPanel {
         panel.send(SimCommand::SetAutoSteps(settings.auto_steps));
         panel.agreement.set_enabled(settings.agreement_check);
         panel.send(SimCommand::SetAgreementCheck(settings.agreement_check));
+        panel.send(SimCommand::SetKernel(settings.kernel));
         panel.regenerate(settings);
         panel
     }
@@ -183,6 +187,23 @@ impl DiffusionPanel {
             self.state.playing = false;
             self.send(SimCommand::Pause);
         }
+    }
+
+    /// Asks the simulation thread for a copy of the current field and the step parameters
+    /// (the Kernel lab validates against them); the answer comes on `reply`.
+    pub fn snapshot_field(
+        &mut self,
+        reply: std::sync::mpsc::Sender<
+            Result<(crate::grid::Grid, crate::compute::StepParams), String>,
+        >,
+    ) {
+        self.send(SimCommand::SnapshotField(reply));
+    }
+
+    /// Loads a kernel the Kernel lab validated and steps with it.
+    pub fn use_user_kernel(&mut self, source: String, settings: &mut Settings) {
+        settings.kernel = crate::compute::KernelChoice::User;
+        self.send(SimCommand::UseUserKernel(source));
     }
 
     fn send(&mut self, command: SimCommand) {
@@ -307,6 +328,14 @@ impl DiffusionPanel {
                 self.agreement.set_enabled(settings.agreement_check);
                 self.send(SimCommand::SetAgreementCheck(settings.agreement_check));
             }
+            DiffusionCommand::SetKernel(kernel) => {
+                settings.kernel = kernel;
+                self.send(SimCommand::SetKernel(kernel));
+            }
+            DiffusionCommand::MeasureKernels => {
+                self.state.kernel_timings.started();
+                self.send(SimCommand::MeasureKernels);
+            }
         }
     }
 
@@ -371,6 +400,7 @@ impl DiffusionPanel {
             SimEvent::Notice(level, text) => self.notify(level, text),
             SimEvent::RecordingStopped => self.state.recording = false,
             SimEvent::Agreement(report) => self.agreement.record(report),
+            SimEvent::KernelTimings(rows) => self.state.kernel_timings.finished(rows),
             SimEvent::Exported(paths) => {
                 self.state.exports_pending = self.state.exports_pending.saturating_sub(1);
                 if !paths.is_empty() {

@@ -8,6 +8,7 @@ mod auto_steps;
 mod backend;
 pub mod export;
 mod frame;
+mod kernels;
 pub mod messages;
 mod schedule;
 
@@ -60,6 +61,10 @@ struct SimThread {
     shown: ShownRanges,
     /// Whether the live agreement check is on.
     agreement_check: bool,
+    /// The GPU kernel the user chose.
+    kernel: crate::compute::KernelChoice,
+    /// The Kernel lab's validated source, once used (reloaded into a new CUDA backend).
+    user_source: Option<String>,
 }
 
 impl SimThread {
@@ -77,6 +82,8 @@ impl SimThread {
             stats: StatsClock::default(),
             shown: ShownRanges::default(),
             agreement_check: false,
+            kernel: crate::compute::KernelChoice::Auto,
+            user_source: None,
         }
     }
 
@@ -152,6 +159,10 @@ impl SimThread {
             }
             SimCommand::Export(job) => self.export(&job),
             SimCommand::SetRecording(recording) => self.set_recording(recording),
+            SimCommand::SetKernel(kernel) => self.set_kernel(kernel),
+            SimCommand::MeasureKernels => self.measure_kernels(),
+            SimCommand::SnapshotField(reply) => self.snapshot_field(&reply),
+            SimCommand::UseUserKernel(source) => self.use_user_kernel(source),
             SimCommand::SetAgreementCheck(on) => {
                 self.agreement_check = on;
                 let policy = self.agreement_policy();
