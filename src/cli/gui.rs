@@ -55,7 +55,7 @@ pub struct GuiArgs {
     /// Steps per displayed frame (turns the automatic choice off).
     #[arg(long)]
     pub steps_per_frame: Option<u64>,
-    /// Tab to open: diffusion, hidden-layer, gaussian or mc-pi. With --screenshot, a tutorial
+    /// Tab to open: diffusion, kernel-lab, hidden-layer, gaussian or mc-pi. With --screenshot, a tutorial
     /// tab runs its kernel and a size sweep before the shot.
     #[arg(long)]
     pub tab: Option<crate::ui::tutorial::Tab>,

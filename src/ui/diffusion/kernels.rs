@@ -68,6 +68,7 @@ pub fn kernel_section_ui(
     let chosen = settings.kernel;
     egui::ComboBox::from_label("kernel")
         .selected_text(chosen.to_string())
+        .height(480.0)
         .show_ui(ui, |ui| {
             for choice in KernelChoice::all() {
                 let refused = refusal(choice, settings, state);

@@ -14,10 +14,11 @@ pub const WARNING_LINE: Color32 = Color32::from_rgba_premultiplied(110, 85, 20, 
 
 /// Draws `source` with line numbers; `marked` lines (1-based) are shown with their colour.
 /// Returns whether the text changed. `editable: false` shows it read-only; `scroll_to_line`
-/// scrolls so that this line shows near the top.
+/// scrolls so that this line shows near the top; `label` names the text for screen readers.
 pub fn code_editor_ui(
     ui: &mut egui::Ui,
     id: &str,
+    label: egui::Id,
     source: &mut String,
     marked: &BTreeMap<usize, Color32>,
     editable: bool,
@@ -75,7 +76,7 @@ pub fn code_editor_ui(
                 .desired_rows(lines)
                 .lock_focus(true)
                 .layouter(&mut layouter);
-            changed = ui.add(edit).changed();
+            changed = ui.add(edit).labelled_by(label).changed();
         });
     });
     changed

@@ -223,7 +223,18 @@ impl LabPanel {
         let Some(worker) = &self.worker else {
             return;
         };
+        let mut events = Vec::new();
         while let Some(event) = worker.try_event() {
+            events.push(event);
+        }
+        for event in events {
+            self.receive(event);
+        }
+    }
+
+    /// Takes in one report of the lab's thread (a compile's or a validation's end).
+    pub fn receive(&mut self, event: LabEvent) {
+        {
             match event {
                 LabEvent::Compiled {
                     source,
@@ -634,8 +645,8 @@ impl LabPanel {
             KernelChoice::Auto | KernelChoice::User => None,
             choice => choice.builtin(),
         };
-        ui.horizontal(|ui| {
-            ui.selectable_value(
+        let tabs = ui.horizontal(|ui| {
+            let yours = ui.selectable_value(
                 &mut self.shown,
                 Shown::Yours,
                 format!("your kernel ({USER_KERNEL_FILE})"),
@@ -644,13 +655,23 @@ impl LabPanel {
                 Some(_) => format!("built-in: {} (diffusion.cu)", context.chosen),
                 None => "built-in kernels (diffusion.cu)".to_string(),
             };
-            ui.selectable_value(&mut self.shown, Shown::Builtin, label);
+            let builtin = ui.selectable_value(&mut self.shown, Shown::Builtin, label);
+            (yours.id, builtin.id)
         });
+        let (yours_id, builtin_id) = tabs.inner;
         ui.separator();
         match self.shown {
             Shown::Yours => {
                 let marked = self.marked_lines(contract);
-                code_editor_ui(ui, "lab_source", &mut self.source, &marked, true, None);
+                code_editor_ui(
+                    ui,
+                    "lab_source",
+                    yours_id,
+                    &mut self.source,
+                    &marked,
+                    true,
+                    None,
+                );
             }
             Shown::Builtin => {
                 let range = builtin.and_then(|kernel| builtin_lines(DIFFUSION_SOURCE, kernel));
@@ -669,7 +690,15 @@ impl LabPanel {
                     .flatten();
                 self.scrolled_to = Some(context.chosen);
                 let mut text = DIFFUSION_SOURCE.to_string();
-                code_editor_ui(ui, "lab_builtin", &mut text, &marked, false, scroll);
+                code_editor_ui(
+                    ui,
+                    "lab_builtin",
+                    builtin_id,
+                    &mut text,
+                    &marked,
+                    false,
+                    scroll,
+                );
             }
         }
     }
