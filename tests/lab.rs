@@ -36,11 +36,19 @@ const ENDLESS_LOOP: &str = include_str!("lab_kernels/endless_loop.cu");
 /// The line of the syntax error's missing semicolon (NVRTC may name it or the next one).
 const SYNTAX_ERROR_LINE: usize = 27;
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
 fn random_field(rows: usize, cols: usize, seed: u64) -> Grid {
     let size = GridSize::new(rows, cols).unwrap();
     Grid::from_vec(size, NumpyGenerator::new(seed).random_f32(size.cells())).unwrap()
 }
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
 fn cpu_after(field: &Grid, steps: u64, params: &StepParams) -> Grid {
     let mut cpu = CpuBackend::new();
     cpu.upload(field).unwrap();
@@ -48,6 +56,10 @@ fn cpu_after(field: &Grid, steps: u64, params: &StepParams) -> Grid {
     cpu.download().unwrap()
 }
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
 fn cpu_laplacian_after(field: &Grid, steps: u64, params: &StepParams) -> Grid {
     let mut cpu = CpuBackend::new();
     cpu.upload(field).unwrap();
@@ -204,6 +216,10 @@ fn the_template_validates_in_a_child_or_says_why_not() {
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
 fn lab_harness(tab_lab: bool) -> Harness<'static, HeatlabApp> {
     let mut field = Settings::default().field;
     field.size = GridSize::new(40, 48).unwrap();
@@ -514,6 +530,10 @@ fn a_validated_user_kernel_steps_the_simulation_exactly() {
 
 /// Validates `source` in a child while this process holds a field on its own GPU backend,
 /// and checks that the field and the context are intact afterwards.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
 fn validate_beside_a_running_backend(test: &str, source: &str) -> Option<(Verdict, Duration)> {
     let mut cuda = common::gpu_or_skip(test, CudaBackend::new())?;
     let field = random_field(300, 260, 11);

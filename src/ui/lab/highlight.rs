@@ -118,9 +118,9 @@ pub fn tokenize(source: &str) -> Vec<(TokenKind, &str)> {
             let first = rest.chars().next().unwrap_or(' ');
             let (kind, len) = if rest.starts_with("//") {
                 (TokenKind::Comment, rest.len())
-            } else if rest.starts_with("/*") {
+            } else if let Some(after) = rest.strip_prefix("/*") {
                 in_block_comment = true;
-                match rest[2..].find("*/") {
+                match after.find("*/") {
                     Some(i) => {
                         in_block_comment = false;
                         (TokenKind::Comment, i + 4)
@@ -242,14 +242,16 @@ mod tests {
             true,
             &marked,
         );
-        for section in &job.sections {
-            let line = 1 + job.text[..section.byte_range.start].matches('\n').count();
-            let text = &job.text[section.byte_range.clone()];
+        let tokens = tokenize("int a;\nint b;\nint c;\n");
+        assert_eq!(job.sections.len(), tokens.len());
+        let mut line = 1;
+        for (section, (_, text)) in job.sections.iter().zip(tokens) {
             assert_eq!(
                 section.format.background == Color32::RED,
                 line == 2,
                 "{text:?}"
             );
+            line += text.matches('\n').count();
         }
     }
 }
