@@ -11,7 +11,7 @@ use std::time::Duration;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use crate::compute::BackendChoice;
+use crate::compute::{BackendChoice, KernelChoice};
 use crate::grid::GridSize;
 use crate::render::Colormap;
 use crate::ui::screenshot::DEFAULT_TIMEOUT;
@@ -72,6 +72,10 @@ pub struct GuiArgs {
     /// Start with the live check against the CPU reference on (the toggle under the backend).
     #[arg(long)]
     pub check_against_cpu: bool,
+    /// The GPU kernel to start with (auto, tutorial, shared, ...; `heatlab run --help` lists
+    /// them; `user` needs the Kernel lab and is refused here).
+    #[arg(long)]
+    pub kernel: Option<KernelChoice>,
 }
 
 /// Runs `heatlab gui` (also what `heatlab` with no subcommand does).
@@ -87,7 +91,11 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
             crate::ui::tutorial::read_recorded_run(path).map_err(anyhow::Error::msg)?;
         }
     }
+    if args.kernel == Some(KernelChoice::User) {
+        anyhow::bail!("--kernel user: a user kernel must be compiled and validated in the Kernel lab first");
+    }
     let overrides = Overrides {
+        kernel: args.kernel,
         size: args.size,
         backend: args.backend,
         colormap: args.colormap,

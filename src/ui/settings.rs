@@ -254,6 +254,8 @@ pub struct Overrides {
     pub steps_per_frame: Option<u64>,
     /// The live agreement check.
     pub agreement_check: Option<bool>,
+    /// The GPU kernel.
+    pub kernel: Option<crate::compute::KernelChoice>,
 }
 
 impl Overrides {
@@ -273,6 +275,9 @@ impl Overrides {
         }
         if let Some(check) = self.agreement_check {
             settings.agreement_check = check;
+        }
+        if let Some(kernel) = self.kernel {
+            settings.kernel = kernel;
         }
         if let Some(steps) = self.steps_per_frame {
             settings.steps_per_frame = steps;

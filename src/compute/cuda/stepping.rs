@@ -250,6 +250,8 @@ impl CudaBackend {
             ));
         }
         self.choice = choice;
+        // A step computed ahead belongs to the kernel that computed it.
+        self.lookahead = None;
         Ok(())
     }
 

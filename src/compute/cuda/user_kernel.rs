@@ -216,6 +216,8 @@ impl CudaBackend {
             contract: contract.clone(),
         });
         self.graphs.clear();
+        // A step computed ahead by the previous user kernel is not this one's.
+        self.lookahead = None;
         Ok(contract)
     }
 
