@@ -405,6 +405,9 @@ fn the_diffusion_view_lists_the_kernels_and_explains_the_tutorials_race() {
             .click_accesskit();
         harness.run_steps(2);
     };
+    // The section is folded by default; its header names the kernel in use.
+    harness.get_by_label("GPU kernel: auto").click();
+    harness.run_steps(2);
     open_selector(&mut harness);
     harness.get_by_label("tutorial").click();
     wait_until(&mut harness, "the tutorial kernel is chosen", |app| {

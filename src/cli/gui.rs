@@ -92,7 +92,9 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         }
     }
     if args.kernel == Some(KernelChoice::User) {
-        anyhow::bail!("--kernel user: a user kernel must be compiled and validated in the Kernel lab first");
+        anyhow::bail!(
+            "--kernel user: a user kernel must be compiled and validated in the Kernel lab first"
+        );
     }
     let overrides = Overrides {
         kernel: args.kernel,

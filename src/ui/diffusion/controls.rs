@@ -61,7 +61,6 @@ impl Controls<'_> {
         self.field_ui(ui);
         ui.separator();
         self.simulation_ui(ui);
-        ui.separator();
         super::kernels::kernel_section_ui(ui, self.settings, self.state, self.commands);
         ui.separator();
         self.export_ui(ui);

@@ -60,11 +60,50 @@ pub fn kernel_section_ui(
     state: &SimState,
     commands: &mut Vec<DiffusionCommand>,
 ) {
-    ui.heading("GPU kernel");
     let on_gpu = state
         .backend
         .as_ref()
         .is_some_and(|b| b.kind == BackendKind::Cuda);
+    let chosen = settings.kernel;
+    // Folded by default: the side panel must fit a 1280x800 window down to its exports.
+    egui::CollapsingHeader::new(RichText::new(format!("GPU kernel: {chosen}")).strong())
+        .id_salt("gpu_kernel_section")
+        .default_open(false)
+        .show(ui, |ui| {
+            selector_ui(ui, settings, state, commands);
+            ui.label(RichText::new(chosen.description()).small());
+            if !on_gpu {
+                ui.weak(
+                    "GPU kernels step only on the CUDA backend; the CPU steps with its own loop.",
+                );
+            }
+            measurements_ui(ui, state, on_gpu, commands);
+        });
+    if let Some(reason) = refusal(chosen, settings, state) {
+        ui.colored_label(
+            WARNING,
+            format!("{chosen} cannot step now ({reason}): the auto kernel steps instead"),
+        );
+    }
+    if chosen == KernelChoice::Tutorial {
+        ui.colored_label(
+            WARNING,
+            RichText::new(KernelChoice::TUTORIAL_RACE_NOTE).small(),
+        );
+        if !settings.agreement_check {
+            ui.weak("tick \"check against the CPU\" above to watch it drift");
+        }
+    }
+}
+
+/// The list of kernels, each with its description (and measurement) on hover; those that
+/// cannot step now are greyed out with the reason.
+fn selector_ui(
+    ui: &mut egui::Ui,
+    settings: &Settings,
+    state: &SimState,
+    commands: &mut Vec<DiffusionCommand>,
+) {
     let chosen = settings.kernel;
     egui::ComboBox::from_label("kernel")
         .selected_text(chosen.to_string())
@@ -89,26 +128,6 @@ pub fn kernel_section_ui(
                 }
             }
         });
-    ui.label(RichText::new(chosen.description()).small());
-    if let Some(reason) = refusal(chosen, settings, state) {
-        ui.colored_label(
-            WARNING,
-            format!("{chosen} cannot step now ({reason}): the auto kernel steps instead"),
-        );
-    }
-    if chosen == KernelChoice::Tutorial {
-        ui.colored_label(
-            WARNING,
-            RichText::new(KernelChoice::TUTORIAL_RACE_NOTE).small(),
-        );
-        if !settings.agreement_check {
-            ui.weak("tick \"check against the CPU\" above to watch it drift");
-        }
-    }
-    if !on_gpu {
-        ui.weak("GPU kernels step only on the CUDA backend; the CPU steps with its own loop.");
-    }
-    measurements_ui(ui, state, on_gpu, commands);
 }
 
 fn measured_text(row: &BenchRow) -> String {
