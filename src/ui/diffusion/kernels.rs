@@ -79,6 +79,9 @@ pub fn kernel_section_ui(
             }
             measurements_ui(ui, state, on_gpu, commands);
         });
+    if !on_gpu && chosen != KernelChoice::Auto {
+        ui.weak("(on the CPU backend the CPU's own loop steps: switch to CUDA to use it)");
+    }
     if let Some(reason) = refusal(chosen, settings, state) {
         ui.colored_label(
             WARNING,
