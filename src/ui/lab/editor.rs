@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use eframe::egui::{self, Color32, RichText};
+use eframe::egui::{self, Color32};
 
 use super::highlight::highlight;
 
@@ -80,16 +80,4 @@ pub fn code_editor_ui(
         });
     });
     changed
-}
-
-/// A compact label for a count of marked lines.
-pub fn marked_summary(marked: &BTreeMap<usize, Color32>) -> Option<RichText> {
-    let first = marked.keys().next()?;
-    Some(
-        RichText::new(format!(
-            "{} line(s) marked, first line {first}",
-            marked.len()
-        ))
-        .small(),
-    )
 }
