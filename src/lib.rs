@@ -12,6 +12,7 @@ pub mod export;
 pub mod field;
 pub mod grid;
 pub mod import;
+pub mod lab;
 pub mod measure;
 pub mod memory;
 pub mod render;

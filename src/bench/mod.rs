@@ -7,7 +7,7 @@ pub mod numpy;
 
 use std::time::Duration;
 
-use crate::compute::cuda::CudaKernel;
+use crate::compute::cuda::{CudaKernel, KernelChoice};
 use crate::compute::{Backend, Boundary, CpuBackend, CpuMethod, CudaBackend, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::field::numpy_rng::NumpyGenerator;
@@ -164,20 +164,6 @@ fn row(
     }
 }
 
-fn describe(kernel: CudaKernel) -> &'static str {
-    match kernel {
-        CudaKernel::SeedFaithful => {
-            "tutorial kernel: 8x8 shared tile, in place (races), Laplacian written"
-        }
-        CudaKernel::Shared => {
-            "tutorial design made exact: 32x8 shared tile + halo, double-buffered, Laplacian written"
-        }
-        CudaKernel::JacobiRows => "one step per launch, 4 rows per thread, scalar loads",
-        CudaKernel::JacobiVec4 { .. } => "one step per launch, float4, shuffles",
-        CudaKernel::Temporal { .. } => "temporal blocking in registers, K steps per launch",
-    }
-}
-
 impl BenchReport {
     /// A report of `rows` measured now on `device`, without field generation rows.
     fn measured(device: String, rows: Vec<BenchRow>, notes: Vec<String>) -> Self {
@@ -204,8 +190,13 @@ const CUDA_PARAMS: StepParams = StepParams {
     boundary: Boundary::Dirichlet,
 };
 
-/// Benchmarks the CUDA kernels at every size that fits on the GPU.
-pub fn bench_cuda(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<BenchReport> {
+/// Benchmarks the CUDA kernels at every size that fits on the GPU: all of them, or the
+/// `kernels` chosen (with the tutorial's kernel as the baseline).
+pub fn bench_cuda(
+    config: &BenchConfig,
+    kernels: Option<&[KernelChoice]>,
+    progress: &dyn Fn(&str),
+) -> Result<BenchReport> {
     let mut cuda = CudaBackend::new()?;
     let device = cuda.device_name();
     let mut rows = Vec::new();
@@ -219,23 +210,42 @@ pub fn bench_cuda(config: &BenchConfig, progress: &dyn Fn(&str)) -> Result<Bench
             ));
             continue;
         }
-        rows.extend(bench_cuda_size(&mut cuda, config, size, progress)?);
+        progress(&format!("{size}: generating the field"));
+        let field = bench_field(size)?;
+        progress(&format!("{size}: choosing the kernel"));
+        cuda.upload(&field)?;
+        let mut choices = vec![KernelChoice::Tutorial];
+        match kernels {
+            Some(kernels) => {
+                choices.extend(kernels.iter().filter(|k| **k != KernelChoice::Tutorial))
+            }
+            None => choices.extend(
+                CudaKernel::exact_candidates(size)
+                    .into_iter()
+                    .map(KernelChoice::Builtin),
+            ),
+        }
+        rows.extend(measure_kernels(
+            &mut cuda, config, &field, &choices, progress,
+        )?);
     }
     Ok(BenchReport::measured(device, rows, notes))
 }
 
-/// The rows of one size on the GPU: the device copy, then every kernel against it and
-/// against the tutorial's kernel.
-fn bench_cuda_size(
+/// The one way heatlab times its GPU kernels, used by `heatlab bench` and by the app's
+/// "measure kernels": on `field` (uploaded here, left uploaded at the end), the device copy,
+/// then each of `choices` (auto: the kernel chosen for this size) against the copy's bandwidth
+/// and against the tutorial's kernel when it is measured first. Each exact kernel is also
+/// checked against the plain kernel's field. The backend's kernel choice is left as it was.
+pub fn measure_kernels(
     cuda: &mut CudaBackend,
     config: &BenchConfig,
-    size: GridSize,
+    field: &Grid,
+    choices: &[KernelChoice],
     progress: &dyn Fn(&str),
 ) -> Result<Vec<BenchRow>> {
-    progress(&format!("{size}: generating the field"));
-    let field = bench_field(size)?;
-    progress(&format!("{size}: choosing the kernel"));
-    cuda.upload(&field)?;
+    let size = field.size();
+    cuda.upload(field)?;
     let selected = cuda.selected_kernel();
 
     progress(&format!("{size}: device-to-device copy"));
@@ -251,29 +261,62 @@ fn bench_cuda_size(
     let copy_gb_s = copy.t_eff_gb_s;
     let mut size_rows = vec![copy];
 
-    // The reference for exactness: the plain kernel's field after CUDA_CHECK_STEPS steps.
-    cuda.upload(&field)?;
-    cuda.advance_with(CudaKernel::JacobiRows, CUDA_CHECK_STEPS, &CUDA_PARAMS)?;
-    let reference = cuda.download()?;
-
-    let mut kernels = vec![CudaKernel::SeedFaithful];
-    kernels.extend(CudaKernel::exact_candidates(size));
     let mut seed_steps_per_s = None;
-    for kernel in kernels {
-        progress(&format!("{size}: {kernel}"));
-        let mut measured = bench_cuda_kernel(cuda, config, &field, kernel, &reference)?;
+    for &choice in choices {
+        progress(&format!("{size}: {choice}"));
+        let params = measured_params(cuda, choice);
+        // The reference for exactness: the plain kernel's field after CUDA_CHECK_STEPS steps.
+        cuda.upload(field)?;
+        cuda.advance_with(CudaKernel::JacobiRows, CUDA_CHECK_STEPS, &params)?;
+        let reference = cuda.download()?;
+        let mut measured = bench_cuda_kernel(cuda, config, field, choice, &params, &reference)?;
         measured.percent_of_copy = Some(100.0 * measured.t_eff_gb_s / copy_gb_s);
-        measured.selected = kernel == selected;
-        if kernel == CudaKernel::SeedFaithful {
+        measured.selected = choice.builtin() == Some(selected) || choice == KernelChoice::Auto;
+        if choice == KernelChoice::Tutorial {
             seed_steps_per_s = Some(measured.steps_per_s);
         }
         if let Some(base) = seed_steps_per_s {
             measured.speedup = Some(measured.steps_per_s / base);
-            measured.baseline = Some("seed-faithful".into());
+            measured.baseline = Some("tutorial".into());
         }
         size_rows.push(measured);
     }
+    cuda.upload(field)?;
     Ok(size_rows)
+}
+
+/// The step a kernel is timed with: the Dirichlet boundary (the tutorial's), or the first
+/// boundary a user kernel declares when it does not handle Dirichlet.
+fn measured_params(cuda: &CudaBackend, choice: KernelChoice) -> StepParams {
+    let boundary = match (choice, cuda.user_contract()) {
+        (KernelChoice::User, Some(contract)) if !contract.handles(Boundary::Dirichlet) => contract
+            .boundaries
+            .first()
+            .copied()
+            .unwrap_or(Boundary::Dirichlet),
+        _ => Boundary::Dirichlet,
+    };
+    StepParams {
+        boundary,
+        ..CUDA_PARAMS
+    }
+}
+
+/// Advances `steps` steps with `choice` (auto: the kernel chosen for the size).
+fn advance_as(
+    cuda: &mut CudaBackend,
+    choice: KernelChoice,
+    steps: u64,
+    params: &StepParams,
+) -> Result<Duration> {
+    match choice {
+        KernelChoice::User => cuda.advance_user(steps, params),
+        KernelChoice::Auto => cuda.advance_with(cuda.selected_kernel(), steps, params),
+        KernelChoice::Tutorial | KernelChoice::Builtin(_) => {
+            let kernel = choice.builtin().unwrap_or(CudaKernel::JacobiRows);
+            cuda.advance_with(kernel, steps, params)
+        }
+    }
 }
 
 /// One kernel's row: whether it gives `reference` after [`CUDA_CHECK_STEPS`] (exact kernels
@@ -282,31 +325,38 @@ fn bench_cuda_kernel(
     cuda: &mut CudaBackend,
     config: &BenchConfig,
     field: &Grid,
-    kernel: CudaKernel,
+    choice: KernelChoice,
+    params: &StepParams,
     reference: &Grid,
 ) -> Result<BenchRow> {
-    let exact = if kernel.is_exact() {
+    let exact = if choice.is_exact() {
         cuda.upload(field)?;
-        cuda.advance_with(kernel, CUDA_CHECK_STEPS, &CUDA_PARAMS)?;
+        advance_as(cuda, choice, CUDA_CHECK_STEPS, params)?;
         Some(cuda.download()? == *reference)
     } else {
         None
     };
     cuda.upload(field)?;
+    let kernel = match choice {
+        KernelChoice::Auto => Some(cuda.selected_kernel()),
+        other => other.builtin(),
+    };
     let granularity = match kernel {
-        CudaKernel::Temporal {
+        Some(CudaKernel::Temporal {
             steps_per_launch, ..
-        } => u64::from(steps_per_launch),
+        }) => u64::from(steps_per_launch),
         _ => 8,
     };
-    let (steps, us) = time_variant(config, granularity, |n| {
-        cuda.advance_with(kernel, n, &CUDA_PARAMS)
-    })?;
+    let (steps, us) = time_variant(config, granularity, |n| advance_as(cuda, choice, n, params))?;
+    let variant = match (choice, kernel) {
+        (KernelChoice::Auto, Some(kernel)) => format!("auto ({kernel})"),
+        _ => choice.to_string(),
+    };
     let mut measured = row(
         field.size(),
         "cuda",
-        kernel.to_string(),
-        describe(kernel),
+        variant,
+        choice.description(),
         steps,
         us,
     );

@@ -10,7 +10,7 @@ use crate::bench::display::{bench_display, format_display};
 use crate::bench::{
     bench_cpu, bench_cuda, bench_field_generation, parse_sizes, BenchConfig, BenchReport,
 };
-use crate::compute::{Backend, BackendChoice, CudaBackend};
+use crate::compute::{Backend, BackendChoice, CudaBackend, KernelChoice};
 use crate::error::HeatlabError;
 use crate::export::atomic::{check_output, remove_live_temp_files};
 use crate::export::write_json;
@@ -43,6 +43,10 @@ pub struct BenchArgs {
     /// PIXELS x PIXELS, the field's statistics, whole frames).
     #[arg(long, value_name = "PIXELS")]
     pub display: Option<usize>,
+    /// Time only these GPU kernels, comma-separated (auto, tutorial, shared, jacobi-rows, ...;
+    /// `heatlab run --help` lists them), beside the device copy and the tutorial's kernel.
+    #[arg(long, value_delimiter = ',')]
+    pub kernel: Option<Vec<KernelChoice>>,
 }
 
 /// Runs `heatlab bench`. A signal stops it before the next measurement, with nothing written
@@ -60,12 +64,32 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
             .into());
         }
     }
+    if let Some(kernels) = &args.kernel {
+        if kernels.contains(&KernelChoice::User) {
+            return Err(HeatlabError::InvalidInput(
+                "--kernel user: user kernels are timed in the app's Kernel lab \
+                 (\"measure kernels\" in the diffusion view)"
+                    .into(),
+            )
+            .into());
+        }
+        if args.backend == BackendChoice::Cpu {
+            return Err(HeatlabError::InvalidInput(
+                "--kernel chooses GPU kernels; it cannot be used with --backend cpu".into(),
+            )
+            .into());
+        }
+    }
     if let Some(path) = &args.json {
         check_output(path)?;
     }
     let use_cuda = match args.backend {
         BackendChoice::Cpu => false,
         BackendChoice::Cuda => {
+            CudaBackend::new()?;
+            true
+        }
+        BackendChoice::Auto if args.kernel.is_some() => {
             CudaBackend::new()?;
             true
         }
@@ -100,7 +124,7 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         spinner.set_message(message.to_string());
     };
     let mut report = if use_cuda {
-        bench_cuda(&config, &progress)?
+        bench_cuda(&config, args.kernel.as_deref(), &progress)?
     } else {
         bench_cpu(&config, &progress)?
     };

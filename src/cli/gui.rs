@@ -11,7 +11,7 @@ use std::time::Duration;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use crate::compute::BackendChoice;
+use crate::compute::{BackendChoice, KernelChoice};
 use crate::grid::GridSize;
 use crate::render::Colormap;
 use crate::ui::screenshot::DEFAULT_TIMEOUT;
@@ -55,7 +55,7 @@ pub struct GuiArgs {
     /// Steps per displayed frame (turns the automatic choice off).
     #[arg(long)]
     pub steps_per_frame: Option<u64>,
-    /// Tab to open: diffusion, hidden-layer, gaussian or mc-pi. With --screenshot, a tutorial
+    /// Tab to open: diffusion, kernel-lab, hidden-layer, gaussian or mc-pi. With --screenshot, a tutorial
     /// tab runs its kernel and a size sweep before the shot.
     #[arg(long)]
     pub tab: Option<crate::ui::tutorial::Tab>,
@@ -77,6 +77,10 @@ pub struct GuiArgs {
     /// and the probes).
     #[arg(long)]
     pub paint_demo: bool,
+    /// The GPU kernel to start with (auto, tutorial, shared, ...; `heatlab run --help` lists
+    /// them; `user` needs the Kernel lab and is refused here).
+    #[arg(long)]
+    pub kernel: Option<KernelChoice>,
 }
 
 /// Runs `heatlab gui` (also what `heatlab` with no subcommand does).
@@ -92,7 +96,13 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
             crate::ui::tutorial::read_recorded_run(path).map_err(anyhow::Error::msg)?;
         }
     }
+    if args.kernel == Some(KernelChoice::User) {
+        anyhow::bail!(
+            "--kernel user: a user kernel must be compiled and validated in the Kernel lab first"
+        );
+    }
     let overrides = Overrides {
+        kernel: args.kernel,
         size: args.size,
         backend: args.backend,
         colormap: args.colormap,

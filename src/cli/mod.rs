@@ -5,6 +5,7 @@ pub mod exit;
 pub mod gui;
 pub mod interrupt;
 pub mod kernel;
+pub mod lab_check;
 pub mod output;
 pub mod run;
 pub mod verify;
@@ -39,6 +40,9 @@ pub enum Command {
     /// Check the GPU (or the CPU's fast methods) against the CPU reference, bit for bit, over
     /// random sequences of what users do.
     Verify(verify::VerifyArgs),
+    /// The Kernel lab's validation of a user kernel, run by the app as a child process.
+    #[command(hide = true)]
+    LabCheck(lab_check::LabCheckArgs),
 }
 
 /// Runs a parsed command line. The headless commands watch SIGINT and SIGTERM
@@ -50,6 +54,7 @@ pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Kernel(args)) => kernel::run(&args, &Interrupt::install()?),
         Some(Command::Gui(args)) => gui::run(&args),
         Some(Command::Verify(args)) => verify::run(&args, &Interrupt::install()?),
+        Some(Command::LabCheck(args)) => lab_check::run(&args),
         None => gui::run(&gui::GuiArgs::default()),
     }
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 pub use crate::grid::Boundary;
 pub use brush::{BrushEdge, BrushStamp, CellValues, FieldEdit};
 pub use cpu::{CpuBackend, CpuMethod};
-pub use cuda::{CudaBackend, CudaKernel};
+pub use cuda::{CudaBackend, CudaKernel, KernelChoice};
 pub use preview::{Layer, PreviewPixels, PreviewSpec, ReducedPreview};
 pub use stats::FieldStats;
 
@@ -139,6 +139,17 @@ pub trait Backend: Send {
     fn download(&mut self) -> Result<Grid>;
     /// The Laplacian of the held field under `boundary` (it is not kept while stepping).
     fn laplacian(&mut self, boundary: Boundary) -> Result<Grid>;
+
+    /// The CUDA backend behind this one, for what only it has (the kernel choice, the user
+    /// kernel); `None` for the CPU.
+    fn cuda_mut(&mut self) -> Option<&mut CudaBackend> {
+        None
+    }
+
+    /// The CUDA backend behind this one, to read what only it has; `None` for the CPU.
+    fn cuda(&self) -> Option<&CudaBackend> {
+        None
+    }
 
     /// The field or its Laplacian (under `spec.boundary`) reduced to fit `spec.max_size`, not
     /// yet coloured. The default downloads at full resolution and reduces on the CPU; a GPU

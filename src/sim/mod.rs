@@ -135,6 +135,11 @@ impl Simulation {
         self.backend.as_ref()
     }
 
+    /// The backend, to change what only it knows (such as the CUDA kernel).
+    pub fn backend_mut(&mut self) -> &mut dyn Backend {
+        self.backend.as_mut()
+    }
+
     /// The initial field.
     pub fn initial(&self) -> &Grid {
         &self.initial

@@ -11,6 +11,7 @@ use eframe::egui;
 use crate::tutorial::TutorialKernel;
 
 use super::diffusion::{BackendStatus, DiffusionCommand, DiffusionPanel, Timings};
+use super::lab::{LabCommand, LabContext, LabPanel};
 use super::notice::{Level, Notice};
 pub use super::screenshot::ScreenshotPlan;
 use super::screenshot::{Readiness, Screenshot, ScreenshotResult};
@@ -50,6 +51,8 @@ pub enum Command {
     Diffusion(DiffusionCommand),
     /// A control of a tutorial tab.
     Tutorial(TutorialKernel, Action),
+    /// A request of the Kernel lab.
+    Lab(LabCommand),
     /// Close the window (saving the settings, as closing it by hand does).
     Quit,
 }
@@ -60,6 +63,7 @@ pub struct HeatlabApp {
     persist: bool,
     diffusion: DiffusionPanel,
     tutorial: TutorialPanels,
+    lab: LabPanel,
     screenshot: Option<Screenshot>,
     screenshot_result: ScreenshotResult,
     tutorial_demo_started: bool,
@@ -83,6 +87,7 @@ impl HeatlabApp {
         }
         let ctx = cc.egui_ctx.clone();
         let notify: Notify = Arc::new(move || ctx.request_repaint());
+        let lab = LabPanel::new(notify.clone());
         let mut diffusion = DiffusionPanel::new(&settings, notify, options.autoplay);
         if let Some(problem) = settings_problem {
             diffusion.notify(Level::Warning, problem.to_string());
@@ -100,6 +105,7 @@ impl HeatlabApp {
             persist: options.persist,
             diffusion,
             tutorial: TutorialPanels::default(),
+            lab,
             screenshot,
             screenshot_result,
             tutorial_demo_started: false,
@@ -366,8 +372,44 @@ impl HeatlabApp {
                 let export_dir = self.diffusion.export_dir();
                 self.tutorial.apply(ctx, kernel, action, &export_dir);
             }
+            Command::Lab(LabCommand::Validate(source)) => {
+                let (reply, field) = std::sync::mpsc::channel();
+                self.diffusion.snapshot_field(reply);
+                self.lab.start_validation(source, field);
+            }
+            Command::Lab(LabCommand::UseInSimulation(source)) => {
+                self.diffusion.use_user_kernel(source, &mut self.settings);
+            }
             Command::Quit => ctx.send_viewport_cmd(egui::ViewportCommand::Close),
         }
+    }
+
+    /// The Kernel lab, for tests.
+    pub fn lab(&mut self) -> &mut LabPanel {
+        &mut self.lab
+    }
+
+    /// The Kernel lab tab.
+    fn lab_ui(&mut self, ui: &mut egui::Ui) -> Vec<Command> {
+        let state = self.diffusion.state();
+        let cuda_unavailable = state
+            .backend
+            .as_ref()
+            .and_then(|b| b.cuda_unavailable.as_ref())
+            .map(ToString::to_string);
+        let context = LabContext {
+            cuda_unavailable: cuda_unavailable.as_deref(),
+            chosen: self.settings.kernel,
+            timings: &state.kernel_timings,
+            user_in_use: state.backend.as_ref().is_some_and(|b| {
+                b.kernel == Some(crate::compute::KernelChoice::User) && b.user_kernel
+            }),
+        };
+        self.lab
+            .ui(ui, &context)
+            .into_iter()
+            .map(Command::Lab)
+            .collect()
     }
 
     /// Ctrl+Q quits; on the diffusion tab, Space, S and R drive the simulation.
@@ -463,6 +505,7 @@ impl eframe::App for HeatlabApp {
         self.tabs_ui(ui);
         match self.settings.tab.kernel() {
             Some(kernel) => commands.extend(self.tutorial_ui(ui, kernel)),
+            None if self.settings.tab == Tab::KernelLab => commands.extend(self.lab_ui(ui)),
             None => commands.extend(
                 self.diffusion
                     .ui(ui, &mut self.settings)

@@ -5,6 +5,7 @@
 pub mod app;
 pub mod diffusion;
 pub mod folder;
+pub mod lab;
 pub mod notice;
 pub mod screenshot;
 pub mod settings;

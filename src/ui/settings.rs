@@ -179,6 +179,9 @@ pub struct Settings {
     /// The top-level tab: the diffusion simulation or a tutorial panel.
     #[serde(default)]
     pub tab: super::tutorial::Tab,
+    /// The GPU kernel that steps the simulation (a user kernel is not remembered: it must be
+    /// validated again, so `user` starts as auto).
+    pub kernel: crate::compute::KernelChoice,
 }
 
 impl Default for Settings {
@@ -205,6 +208,7 @@ impl Default for Settings {
             show_plots: true,
             agreement_check: false,
             tab: super::tutorial::Tab::Diffusion,
+            kernel: crate::compute::KernelChoice::Auto,
         }
     }
 }
@@ -222,6 +226,9 @@ impl Settings {
         self.steps_per_frame = self.steps_per_frame.clamp(1, MAX_STEPS_PER_FRAME);
         self.step_n = self.step_n.clamp(1, MAX_STEP_N);
         self.record_every = self.record_every.max(1);
+        if self.kernel == crate::compute::KernelChoice::User {
+            self.kernel = crate::compute::KernelChoice::Auto;
+        }
         self
     }
 }
@@ -247,6 +254,8 @@ pub struct Overrides {
     pub steps_per_frame: Option<u64>,
     /// The live agreement check.
     pub agreement_check: Option<bool>,
+    /// The GPU kernel.
+    pub kernel: Option<crate::compute::KernelChoice>,
 }
 
 impl Overrides {
@@ -266,6 +275,9 @@ impl Overrides {
         }
         if let Some(check) = self.agreement_check {
             settings.agreement_check = check;
+        }
+        if let Some(kernel) = self.kernel {
+            settings.kernel = kernel;
         }
         if let Some(steps) = self.steps_per_frame {
             settings.steps_per_frame = steps;
@@ -359,6 +371,7 @@ tolerant_settings!(
     show_plots,
     agreement_check,
     tab,
+    kernel,
 );
 
 /// Reads the settings' RON text: every setting that reads, defaults for the others, and what

@@ -18,7 +18,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::interrupt::Interrupt;
 use super::output::note;
-use crate::compute::{create_backend, Backend, BackendChoice, Boundary, Layer, StepParams};
+use crate::compute::{
+    create_backend, Backend, BackendChoice, Boundary, KernelChoice, Layer, StepParams,
+};
 use crate::error::HeatlabError;
 use crate::export::{self, FrameFiles, LayerFrame, PngStyle, TimingRecord};
 use crate::field::{generate_jagged, JaggedParams, DEFAULT_SEED};
@@ -144,6 +146,11 @@ pub struct RunArgs {
     /// run waits for it when it falls behind. The results go into run.json.
     #[arg(long, default_value_t = 0)]
     pub check_every: i64,
+    /// The GPU kernel that steps (needs CUDA unless auto): auto (the fastest exact one for the
+    /// size), tutorial (the notebook's racing kernel, Dirichlet only), shared, jacobi-rows,
+    /// jacobi-vec4-rows8/16, temporal-k4/k8-rows16/32/64/128. run.json records it.
+    #[arg(long, default_value = "auto")]
+    pub kernel: KernelChoice,
 }
 
 /// A run's parameters after every check.
@@ -169,6 +176,39 @@ struct RunPlan {
     colorbar: bool,
     out: PathBuf,
     check_every: u64,
+    kernel: KernelChoice,
+}
+
+/// `--kernel`, refused before any work when it cannot step this run.
+fn checked_kernel(args: &RunArgs) -> Result<KernelChoice, HeatlabError> {
+    let kernel = args.kernel;
+    if kernel == KernelChoice::Auto {
+        return Ok(kernel);
+    }
+    if kernel == KernelChoice::User {
+        return Err(HeatlabError::InvalidInput(
+            "--kernel user: user kernels are compiled and validated in the app's Kernel lab".into(),
+        ));
+    }
+    if args.backend == BackendChoice::Cpu {
+        return Err(HeatlabError::InvalidInput(format!(
+            "--kernel {kernel} is a GPU kernel; it cannot be used with --backend cpu"
+        )));
+    }
+    // With --initial or --resume the field's size (and a resumed run's boundary) are known only
+    // once the file is read; the backend refuses then, before the first step.
+    let size_known = args.initial.is_none() && args.resume.is_none();
+    let reason = if size_known {
+        kernel.unsupported_reason(args.size, args.boundary.unwrap_or_default())
+    } else {
+        None
+    };
+    if let Some(reason) = reason {
+        return Err(HeatlabError::InvalidInput(format!(
+            "--kernel {kernel} cannot run this: {reason}"
+        )));
+    }
+    Ok(kernel)
 }
 
 fn non_negative(name: &str, value: i64) -> Result<u64, HeatlabError> {
@@ -233,6 +273,7 @@ impl RunPlan {
             colorbar: args.colorbar,
             out: args.out.clone(),
             check_every: non_negative("--check-every", args.check_every)?,
+            kernel: checked_kernel(args)?,
         })
     }
 
@@ -334,7 +375,21 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     }
     // Opening the backend belongs to checking the input: `--backend cuda` without a GPU is
     // refused before anything is written.
-    let (backend, fallback) = create_backend(plan.backend_choice)?;
+    // A fixed kernel needs the GPU: it is not silently replaced by the CPU.
+    let backend_choice = match (plan.backend_choice, plan.kernel) {
+        (BackendChoice::Auto, kernel) if kernel != KernelChoice::Auto => BackendChoice::Cuda,
+        (choice, _) => choice,
+    };
+    let (mut backend, fallback) = create_backend(backend_choice).map_err(|error| {
+        if backend_choice == plan.backend_choice {
+            anyhow::Error::from(error)
+        } else {
+            anyhow::anyhow!("--kernel {} steps on the GPU: {error}", plan.kernel)
+        }
+    })?;
+    if let Some(cuda) = backend.cuda_mut() {
+        cuda.set_kernel_choice(plan.kernel)?;
+    }
     let fallback_note = fallback.map(|fallback| fallback.to_string());
     if let Some(note_text) = &fallback_note {
         note(note_text);

@@ -130,15 +130,7 @@ impl CudaDevice {
         let ptx_source = match cached {
             Some(ptx) => ptx,
             None => {
-                let (major, minor) = self.compute_capability;
-                let options = CompileOptions {
-                    fmad: Some(false),
-                    options: vec![format!("--gpu-architecture=compute_{major}{minor}")],
-                    name: Some(file_name.to_string()),
-                    ..Default::default()
-                };
-                let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, options)
-                    .map_err(|error| compile_error(file_name, error))?;
+                let ptx = compile_ptx(file_name, source, self.compute_capability)?;
                 let text = ptx.to_src();
                 lock().insert(key, text.clone());
                 text
@@ -177,6 +169,24 @@ impl CudaDevice {
             .synchronize()
             .map_err(driver_error("waiting for the GPU"))
     }
+}
+
+/// Compiles `source` (named `file_name` in NVRTC's log) for compute capability `arch` without
+/// fused multiply-adds, so that results equal the CPU's bit for bit. Needs NVRTC, not a GPU.
+pub(super) fn compile_ptx(file_name: &str, source: &str, arch: (i32, i32)) -> Result<Ptx> {
+    // SAFETY: this only tries to dlopen the library by name; nothing is called through it.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(HeatlabError::CudaUnavailable(CudaUnavailable::NvrtcMissing));
+    }
+    let (major, minor) = arch;
+    let options = CompileOptions {
+        fmad: Some(false),
+        options: vec![format!("--gpu-architecture=compute_{major}{minor}")],
+        name: Some(file_name.to_string()),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(source, options)
+        .map_err(|error| compile_error(file_name, error))
 }
 
 fn compile_error(file_name: &str, error: CompileError) -> HeatlabError {

@@ -59,6 +59,8 @@ impl CudaBackend {
     /// One brush dab, launched over the stamp's bounding box only.
     pub(super) fn stamp_on_device(&mut self, stamp: &BrushStamp) -> Result<()> {
         stamp.check()?;
+        // A step computed ahead for the Laplacian view started from the field before the dab.
+        self.lookahead = None;
         let stream = self.stream_arc();
         let function = self.edit_kernels.brush_stamp.clone();
         let buffers = self.buffers()?;
@@ -138,6 +140,8 @@ impl CudaBackend {
 
     /// Sets `cells` to `values`, copying only them to the device.
     pub(super) fn scatter_on_device(&mut self, cells: &[u32], values: &[f32]) -> Result<()> {
+        // A step computed ahead for the Laplacian view started from the field before the edit.
+        self.lookahead = None;
         let stream = self.stream_arc();
         let function = self.edit_kernels.scatter_cells.clone();
         let buffers = self.buffers()?;

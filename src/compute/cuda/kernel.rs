@@ -3,7 +3,7 @@
 
 use cudarc::driver::LaunchConfig;
 
-use crate::grid::GridSize;
+use crate::grid::{Boundary, GridSize};
 
 /// Threads per block of the Jacobi kernel (x along columns for coalescing, y down rows).
 const JACOBI_BLOCK: (u32, u32) = (32, 8);
@@ -162,5 +162,185 @@ impl CudaKernel {
                 ))
             }
         }
+    }
+}
+
+impl CudaKernel {
+    /// What the kernel is, in one line (the bench table, the app's kernel list).
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::SeedFaithful => {
+                "tutorial kernel: 8x8 shared tile, in place (races), Laplacian written"
+            }
+            Self::Shared => {
+                "tutorial design made exact: 32x8 shared tile + halo, double-buffered, Laplacian written"
+            }
+            Self::JacobiRows => "one step per launch, 4 rows per thread, scalar loads",
+            Self::JacobiVec4 { .. } => "one step per launch, float4, shuffles",
+            Self::Temporal { .. } => "temporal blocking in registers, K steps per launch",
+        }
+    }
+
+    /// Whether the kernel writes the Laplacian of its input in the same pass as the step, so
+    /// that the Laplacian view needs no pass of its own.
+    pub fn writes_laplacian(self) -> bool {
+        matches!(self, Self::SeedFaithful | Self::Shared)
+    }
+}
+
+/// The kernel a user picks for stepping on the GPU: the name typed after `--kernel` and listed
+/// in the app. Parsed once, here; every front end uses this type.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(into = "String", try_from = "String")]
+pub enum KernelChoice {
+    /// The fastest exact kernel for the field's size, timed when a field of a new size arrives.
+    #[default]
+    Auto,
+    /// The notebook's kernel as written: in place, racy, Dirichlet only.
+    Tutorial,
+    /// One of the exact built-in kernels.
+    Builtin(CudaKernel),
+    /// The kernel compiled and validated in the Kernel lab.
+    User,
+}
+
+impl KernelChoice {
+    /// Every choice, in the order a list shows them: auto, tutorial, the exact built-in
+    /// kernels, user.
+    pub fn all() -> Vec<Self> {
+        let mut all = vec![Self::Auto, Self::Tutorial];
+        // Every exact kernel: a size every kernel supports lists them all.
+        all.extend(
+            CudaKernel::exact_candidates(GridSize { rows: 4, cols: 4 })
+                .into_iter()
+                .map(Self::Builtin),
+        );
+        all.push(Self::User);
+        all
+    }
+
+    /// The built-in kernel this choice fixes (`None` for auto and the user kernel).
+    pub fn builtin(self) -> Option<CudaKernel> {
+        match self {
+            Self::Tutorial => Some(CudaKernel::SeedFaithful),
+            Self::Builtin(kernel) => Some(kernel),
+            Self::Auto | Self::User => None,
+        }
+    }
+
+    /// Whether every step equals the CPU reference's (the tutorial's kernel races; a user
+    /// kernel is used only once the lab found it bit-identical).
+    pub fn is_exact(self) -> bool {
+        !matches!(self, Self::Tutorial)
+    }
+
+    /// What the choice is, in one line.
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::Auto => "the fastest exact kernel for this size, timed when the field arrives",
+            Self::Tutorial => {
+                "the notebook's kernel as written: 8x8 tile, in place (races between blocks), Dirichlet only"
+            }
+            Self::Builtin(kernel) => kernel.description(),
+            Self::User => "your kernel from the Kernel lab, validated against the CPU",
+        }
+    }
+
+    /// What the race of the tutorial's kernel does, for a visible note beside it.
+    pub const TUTORIAL_RACE_NOTE: &'static str = "The tutorial's kernel updates the field in \
+        place: a block's halo may be read before or after the neighbouring block wrote its new \
+        values, so cells at tile edges mix two steps. The result depends on block scheduling and \
+        drifts from the exact Jacobi step; the check against the CPU shows by how much.";
+
+    /// Why this choice cannot step a `size` field under `boundary`, or `None` when it can.
+    /// (Whether a user kernel is loaded is the backend's to say.)
+    pub fn unsupported_reason(self, size: GridSize, boundary: Boundary) -> Option<String> {
+        match self {
+            Self::Tutorial if boundary != Boundary::Dirichlet => Some(format!(
+                "the tutorial's kernel only knows the Dirichlet boundary, not {boundary}"
+            )),
+            Self::Builtin(kernel) if !kernel.supports(size) => Some(format!(
+                "{kernel} needs a column count divisible by 4 ({size} has {} columns)",
+                size.cols
+            )),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for KernelChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Auto => f.write_str("auto"),
+            Self::Tutorial => f.write_str("tutorial"),
+            Self::Builtin(kernel) => kernel.fmt(f),
+            Self::User => f.write_str("user"),
+        }
+    }
+}
+
+impl From<KernelChoice> for String {
+    fn from(choice: KernelChoice) -> Self {
+        choice.to_string()
+    }
+}
+
+impl TryFrom<String> for KernelChoice {
+    type Error = crate::error::HeatlabError;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        text.parse()
+    }
+}
+
+impl std::str::FromStr for KernelChoice {
+    type Err = crate::error::HeatlabError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        crate::choice::parse_choice(&Self::all(), text, "kernel")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_choice_parses_from_its_name_and_bad_names_list_them() {
+        for choice in KernelChoice::all() {
+            assert_eq!(choice.to_string().parse::<KernelChoice>().unwrap(), choice);
+        }
+        assert_eq!(
+            " Shared ".parse::<KernelChoice>().unwrap(),
+            KernelChoice::Builtin(CudaKernel::Shared)
+        );
+        let error = "fastest".parse::<KernelChoice>().unwrap_err().to_string();
+        assert!(error.starts_with("unknown kernel 'fastest' (expected auto, tutorial, shared"));
+        assert!(error.ends_with("temporal-k8-rows128 or user)"), "{error}");
+        // The racing kernel is only reachable as "tutorial".
+        assert!("seed-faithful".parse::<KernelChoice>().is_err());
+    }
+
+    #[test]
+    fn unsupported_combinations_say_why() {
+        let odd = GridSize { rows: 9, cols: 7 };
+        let tutorial = KernelChoice::Tutorial;
+        assert!(tutorial
+            .unsupported_reason(odd, Boundary::Neumann)
+            .unwrap()
+            .contains("Dirichlet"));
+        assert_eq!(tutorial.unsupported_reason(odd, Boundary::Dirichlet), None);
+        let vec4 = KernelChoice::Builtin(CudaKernel::JacobiVec4 { rows_per_thread: 8 });
+        assert!(vec4
+            .unsupported_reason(odd, Boundary::Periodic)
+            .unwrap()
+            .contains("divisible by 4"));
+        let shared = KernelChoice::Builtin(CudaKernel::Shared);
+        for boundary in Boundary::ALL {
+            assert_eq!(shared.unsupported_reason(odd, boundary), None);
+        }
+        assert!(!tutorial.is_exact() && shared.is_exact());
     }
 }

@@ -4,6 +4,7 @@ pub mod device;
 mod edit;
 mod kernel;
 mod stepping;
+pub mod user_kernel;
 
 use std::time::{Duration, Instant};
 
@@ -14,8 +15,9 @@ use cudarc::driver::{
 };
 
 pub use device::{driver_error, CudaDevice, GpuTimer};
-pub use kernel::CudaKernel;
-use stepping::CachedGraph;
+pub use kernel::{CudaKernel, KernelChoice};
+use stepping::{CachedGraph, Lookahead};
+pub use user_kernel::UserContract;
 
 use super::preview::{reduced_size, reduction_factor, Layer, PreviewSpec, ReducedPreview};
 use super::{Advance, Backend, BackendKind, Boundary, FieldStats, StepParams};
@@ -150,8 +152,14 @@ pub struct CudaBackend {
     /// Whether long runs replay graphs; cleared if a capture ever fails, after which launches
     /// are queued one by one.
     graphs_enabled: bool,
-    /// A kernel the user fixed instead of the tuned one.
-    forced: Option<CudaKernel>,
+    /// The kernel the user chose (auto: the tuned one).
+    choice: KernelChoice,
+    /// The Kernel lab's kernel, once loaded.
+    user: Option<user_kernel::LoadedUserKernel>,
+    /// A step computed ahead by the Laplacian view (see [`Lookahead`]).
+    lookahead: Option<Lookahead>,
+    /// The parameters of the last advance.
+    last_params: Option<StepParams>,
     /// Graphs replayed since the backend was created.
     graph_replays: u64,
     /// The display path's buffers.
@@ -232,7 +240,10 @@ impl CudaBackend {
             tuned_size: None,
             graphs: Vec::new(),
             graphs_enabled: true,
-            forced: None,
+            choice: KernelChoice::Auto,
+            user: None,
+            lookahead: None,
+            last_params: None,
             graph_replays: 0,
             preview: PreviewBuffers::default(),
             stage_profile: None,
@@ -263,6 +274,9 @@ impl CudaBackend {
 
     /// Computes the Laplacian of the current field into the device's Laplacian buffer.
     fn compute_laplacian_on_device(&mut self, boundary: Boundary) -> Result<()> {
+        if self.laplacian_by_lookahead(boundary)? {
+            return Ok(());
+        }
         let stream = self.device.stream().clone();
         let function = self.kernels.laplacian[boundary.kernel_index()].clone();
         let buffers = self.buffers()?;
@@ -374,7 +388,7 @@ impl CudaBackend {
 
     /// Waits for an advance queued by `start_advance`, keeping its time for `finish_advance`:
     /// the timer is about to be used again, or the buffers replaced.
-    fn settle(&mut self) -> Result<()> {
+    pub(super) fn settle(&mut self) -> Result<()> {
         if let Some(None) = self.in_flight {
             self.in_flight = Some(Some(self.timer.elapsed()?));
         }
@@ -435,6 +449,8 @@ impl CudaBackend {
     /// Times `repeats` device-to-device copies of the field (a read and a write of every cell),
     /// the bandwidth a single-step kernel is measured against.
     pub fn time_field_copy(&mut self, repeats: u64) -> Result<Duration> {
+        self.settle()?;
+        self.lookahead = None;
         let stream = self.device.stream().clone();
         let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;
         let FieldBuffers { current, next, .. } = buffers;
@@ -459,7 +475,10 @@ impl Backend for CudaBackend {
     }
 
     fn step_method(&self) -> String {
-        format!("cuda-{}", self.stepping_kernel())
+        match self.stepper() {
+            stepping::Stepper::Builtin(kernel) => format!("cuda-{kernel}"),
+            stepping::Stepper::User => "cuda-user".into(),
+        }
     }
 
     fn upload(&mut self, field: &Grid) -> Result<()> {
@@ -470,6 +489,8 @@ impl Backend for CudaBackend {
         // counts as free.
         self.graphs.clear();
         self.buffers = None;
+        self.lookahead = None;
+        self.last_params = None;
         let (free, _) = self.device.memory_info()?;
         crate::memory::ensure_gpu_memory(
             &format!("{size} field (current, next and Laplacian buffers)"),
@@ -500,7 +521,7 @@ impl Backend for CudaBackend {
 
     fn advance(&mut self, steps: u64, params: &StepParams) -> Result<Duration> {
         self.settle()?;
-        self.advance_with(self.stepping_kernel(), steps, params)
+        self.advance_stepper(steps, params)
     }
 
     fn start_advance(&mut self, steps: u64, params: &StepParams) -> Result<Advance> {
@@ -510,7 +531,7 @@ impl Backend for CudaBackend {
             ));
         }
         self.defer_timing = true;
-        let queued = self.advance_with(self.stepping_kernel(), steps, params);
+        let queued = self.advance_stepper(steps, params);
         self.defer_timing = false;
         queued?;
         self.in_flight = Some(None);
@@ -601,6 +622,14 @@ impl Backend for CudaBackend {
             .synchronize()
             .map_err(driver_error("downloading the Laplacian"))?;
         Grid::from_vec(size, data)
+    }
+
+    fn cuda_mut(&mut self) -> Option<&mut CudaBackend> {
+        Some(self)
+    }
+
+    fn cuda(&self) -> Option<&CudaBackend> {
+        Some(self)
     }
 
     fn apply_brush(&mut self, stamp: &super::BrushStamp) -> Result<()> {

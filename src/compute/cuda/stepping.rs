@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use cudarc::driver::CudaStream;
 
+use super::kernel::KernelChoice;
 use super::{dims, driver_error, CudaBackend, CudaKernel, DiffusionKernels, FieldBuffers};
 use crate::compute::{Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
@@ -30,6 +31,32 @@ struct GraphKey {
     boundary: Boundary,
     coeff_bits: u32,
     swapped: bool,
+}
+
+/// What steps the field: a built-in kernel or the user's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stepper {
+    /// A kernel of `kernels/diffusion.cu`.
+    Builtin(CudaKernel),
+    /// The kernel loaded from the Kernel lab.
+    User,
+}
+
+/// A step computed ahead: the other buffer holds one step of the current field by `stepper`
+/// with `params`, and the Laplacian buffer the Laplacian of the current field (written by the
+/// same pass). Made when the Laplacian view is drawn; used by the next advance with the same
+/// stepper and parameters (whose timing then covers one launch fewer); dropped by anything
+/// else that launches or uploads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Lookahead {
+    stepper: Stepper,
+    params: StepParams,
+}
+
+impl Lookahead {
+    pub(super) fn of(stepper: Stepper, params: StepParams) -> Self {
+        Self { stepper, params }
+    }
 }
 
 /// A captured graph of [`GRAPH_LAUNCHES`] launches.
@@ -53,6 +80,9 @@ impl CudaBackend {
         steps: u64,
         params: &StepParams,
     ) -> Result<Duration> {
+        self.settle()?;
+        let lookahead = self.lookahead.take();
+        self.last_params = Some(*params);
         if kernel == CudaKernel::SeedFaithful {
             if params.boundary != Boundary::Dirichlet {
                 return Err(HeatlabError::Unsupported(
@@ -67,9 +97,20 @@ impl CudaBackend {
                 "kernel {kernel} cannot step a {size} field"
             )));
         }
+        let mut steps = steps;
         if kernel == CudaKernel::Shared {
             let stream = self.device.stream().clone();
-            self.buffers()?.field_and_laplacian(&stream)?;
+            let buffers = self.buffers()?;
+            buffers.field_and_laplacian(&stream)?;
+            // The Laplacian view's pass already computed the first step (see `Lookahead`).
+            let ahead = Lookahead {
+                stepper: Stepper::Builtin(kernel),
+                params: *params,
+            };
+            if steps > 0 && lookahead == Some(ahead) {
+                buffers.flip();
+                steps -= 1;
+            }
         }
         self.timer.start()?;
         match kernel {
@@ -181,34 +222,102 @@ impl CudaBackend {
         self.graph_replays
     }
 
-    /// Fixes the kernel `advance` uses (`None`: the fastest exact one, chosen per size).
-    /// Refuses a kernel that cannot step the held field or is not exact.
+    /// Fixes the built-in kernel `advance` uses (`None`: the fastest exact one, chosen per
+    /// size; the seed's kernel: the tutorial choice). Refuses a kernel that cannot step the
+    /// held field.
     pub fn set_kernel(&mut self, kernel: Option<CudaKernel>) -> Result<()> {
-        if let Some(kernel) = kernel {
-            if !kernel.is_exact() {
+        self.set_kernel_choice(match kernel {
+            None => KernelChoice::Auto,
+            Some(CudaKernel::SeedFaithful) => KernelChoice::Tutorial,
+            Some(kernel) => KernelChoice::Builtin(kernel),
+        })
+    }
+
+    /// Sets the kernel `advance` uses. Refuses a built-in kernel that cannot step the held
+    /// field and the user kernel when none is loaded; the tutorial's kernel refuses to step
+    /// under any boundary but Dirichlet when asked to.
+    pub fn set_kernel_choice(&mut self, choice: KernelChoice) -> Result<()> {
+        if let (Some(kernel), Some(buffers)) = (choice.builtin(), &self.buffers) {
+            if !kernel.supports(buffers.size) {
                 return Err(HeatlabError::InvalidInput(format!(
-                    "{kernel} races and is not exact: it is a benchmark baseline only"
+                    "kernel {kernel} cannot step a {} field",
+                    buffers.size
                 )));
             }
-            if let Some(buffers) = &self.buffers {
-                if !kernel.supports(buffers.size) {
-                    return Err(HeatlabError::InvalidInput(format!(
-                        "kernel {kernel} cannot step a {} field",
-                        buffers.size
-                    )));
-                }
-            }
         }
-        self.forced = kernel;
+        if choice == KernelChoice::User && self.user.is_none() {
+            return Err(HeatlabError::InvalidInput(
+                "no user kernel is loaded: compile and validate one in the Kernel lab first".into(),
+            ));
+        }
+        self.choice = choice;
+        // A step computed ahead belongs to the kernel that computed it.
+        self.lookahead = None;
         Ok(())
     }
 
-    /// The kernel `advance` uses for the held field: the fixed one if it fits, else the tuned one.
-    pub(super) fn stepping_kernel(&self) -> CudaKernel {
-        match (self.forced, &self.buffers) {
-            (Some(kernel), Some(buffers)) if kernel.supports(buffers.size) => kernel,
-            _ => self.selected,
+    /// The kernel choice in force.
+    pub fn kernel_choice(&self) -> KernelChoice {
+        self.choice
+    }
+
+    /// What `advance` uses for the held field: the chosen kernel if it fits, else the tuned one.
+    pub(super) fn stepper(&self) -> Stepper {
+        let fits = |kernel: CudaKernel| {
+            self.buffers
+                .as_ref()
+                .is_some_and(|buffers| kernel.supports(buffers.size))
+        };
+        match self.choice {
+            KernelChoice::User if self.user.is_some() => Stepper::User,
+            choice => match choice.builtin() {
+                Some(kernel) if fits(kernel) => Stepper::Builtin(kernel),
+                _ => Stepper::Builtin(self.selected),
+            },
         }
+    }
+
+    /// Advances with what [`Self::stepper`] says.
+    pub(super) fn advance_stepper(&mut self, steps: u64, params: &StepParams) -> Result<Duration> {
+        match self.stepper() {
+            Stepper::Builtin(kernel) => self.advance_with(kernel, steps, params),
+            Stepper::User => self.advance_user(steps, params),
+        }
+    }
+
+    /// Leaves the Laplacian of the current field under `boundary` in the Laplacian buffer by
+    /// a step of the stepping kernel, when that kernel writes the Laplacian in its pass (the
+    /// shared kernel, a user kernel) and the last advance used `boundary`: the step goes into
+    /// the other buffer without being made current, and the next advance with the same
+    /// parameters starts from it, so the view costs no pass of its own. Returns whether it did.
+    pub(super) fn laplacian_by_lookahead(&mut self, boundary: Boundary) -> Result<bool> {
+        let stepper = self.stepper();
+        let Some(params) = self.last_params.filter(|p| p.boundary == boundary) else {
+            return Ok(false);
+        };
+        let writes_laplacian = match stepper {
+            Stepper::Builtin(kernel) => kernel == CudaKernel::Shared,
+            Stepper::User => self
+                .user_contract()
+                .is_some_and(|contract| contract.handles(boundary)),
+        };
+        if !writes_laplacian {
+            return Ok(false);
+        }
+        let ahead = Lookahead { stepper, params };
+        if self.lookahead == Some(ahead) {
+            return Ok(true);
+        }
+        let stream = self.device.stream().clone();
+        self.buffers()?.field_and_laplacian(&stream)?;
+        match stepper {
+            Stepper::Builtin(kernel) => self.launch_steps_directly(kernel, 1, &params)?,
+            Stepper::User => self.launch_user_steps(1, &params)?,
+        }
+        // Keep the field current; the step waits in the other buffer.
+        self.buffers()?.flip();
+        self.lookahead = Some(ahead);
+        Ok(true)
     }
 
     /// Queues `launches` launches one by one (see [`Self::launch_steps`]).
@@ -336,6 +445,7 @@ impl CudaBackend {
     /// written each step). A benchmark baseline only: it races between blocks and knows only
     /// the Dirichlet boundary.
     pub fn advance_seed_faithful(&mut self, steps: u64, coeff: f32) -> Result<Duration> {
+        self.lookahead = None;
         let stream = self.device.stream().clone();
         let function = self.kernels.seed_inplace.clone();
         let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;

@@ -2,7 +2,7 @@
 //! applies them after drawing ([`super::DiffusionPanel::apply`]), so every change of state
 //! happens in one place. A new control is a new variant and one arm there.
 
-use crate::compute::BackendChoice;
+use crate::compute::{BackendChoice, KernelChoice};
 
 use super::sim::ExportKind;
 
@@ -39,6 +39,10 @@ pub enum DiffusionCommand {
     RecordEveryChanged,
     /// The live agreement check was turned on or off.
     AgreementCheckChanged,
+    /// Step with this GPU kernel.
+    SetKernel(KernelChoice),
+    /// Time every kernel on the current field.
+    MeasureKernels,
     /// Zoom both views in by two.
     ZoomIn,
     /// Zoom both views out by two.

@@ -61,6 +61,7 @@ impl Controls<'_> {
         self.field_ui(ui);
         ui.separator();
         self.simulation_ui(ui);
+        super::kernels::kernel_section_ui(ui, self.settings, self.state, self.commands);
         ui.separator();
         self.export_ui(ui);
     }

@@ -7,9 +7,10 @@ pub mod agreement;
 pub mod brush;
 pub mod command;
 pub mod controls;
+pub mod files;
+pub mod kernels;
 pub mod probes;
 pub mod profile;
-pub mod files;
 pub mod sim;
 pub mod timings;
 pub mod timings_panel;
@@ -66,6 +67,8 @@ pub struct SimState {
     pub non_finite: Option<String>,
     /// Simulation frames shown so far.
     pub frames_shown: u64,
+    /// The last "measure kernels" results, and whether a measurement is running.
+    pub kernel_timings: kernels::KernelTimings,
 }
 
 /// The diffusion tab.
@@ -132,6 +135,7 @@ impl DiffusionPanel {
         panel.send(SimCommand::SetAutoSteps(settings.auto_steps));
         panel.agreement.set_enabled(settings.agreement_check);
         panel.send(SimCommand::SetAgreementCheck(settings.agreement_check));
+        panel.send(SimCommand::SetKernel(settings.kernel));
         panel.regenerate(settings);
         panel
     }
@@ -333,6 +337,23 @@ impl DiffusionPanel {
         self.notify(Level::Info, what);
     }
 
+    /// Asks the simulation thread for a copy of the current field and the step parameters
+    /// (the Kernel lab validates against them); the answer comes on `reply`.
+    pub fn snapshot_field(
+        &mut self,
+        reply: std::sync::mpsc::Sender<
+            Result<(crate::grid::Grid, crate::compute::StepParams), String>,
+        >,
+    ) {
+        self.send(SimCommand::SnapshotField(reply));
+    }
+
+    /// Loads a kernel the Kernel lab validated and steps with it.
+    pub fn use_user_kernel(&mut self, source: String, settings: &mut Settings) {
+        settings.kernel = crate::compute::KernelChoice::User;
+        self.send(SimCommand::UseUserKernel(source));
+    }
+
     fn send(&mut self, command: SimCommand) {
         if let Some(worker) = self.worker.as_ref().filter(|w| w.is_alive()) {
             if worker.send(command) {
@@ -476,6 +497,14 @@ impl DiffusionPanel {
                 self.agreement.set_enabled(settings.agreement_check);
                 self.send(SimCommand::SetAgreementCheck(settings.agreement_check));
             }
+            DiffusionCommand::SetKernel(kernel) => {
+                settings.kernel = kernel;
+                self.send(SimCommand::SetKernel(kernel));
+            }
+            DiffusionCommand::MeasureKernels => {
+                self.state.kernel_timings.started();
+                self.send(SimCommand::MeasureKernels);
+            }
         }
     }
 
@@ -553,6 +582,7 @@ impl DiffusionPanel {
                 Level::Info,
                 format!("saved the state at step {step} to {}", path.display()),
             ),
+            SimEvent::KernelTimings(rows) => self.state.kernel_timings.finished(rows),
             SimEvent::Exported(paths) => {
                 self.state.exports_pending = self.state.exports_pending.saturating_sub(1);
                 if !paths.is_empty() {

@@ -47,12 +47,15 @@ pub enum Tab {
     /// Monte Carlo pi.
     #[serde(rename = "mc-pi")]
     MonteCarloPi,
+    /// The Kernel lab: the diffusion kernel's source, edited, compiled and validated.
+    KernelLab,
 }
 
 impl Tab {
     /// Every tab, in the order the tab bar lists them.
-    pub const ALL: [Self; 4] = [
+    pub const ALL: [Self; 5] = [
         Self::Diffusion,
+        Self::KernelLab,
         Self::HiddenLayer,
         Self::Gaussian,
         Self::MonteCarloPi,
@@ -61,7 +64,7 @@ impl Tab {
     /// The tutorial kernel of this tab, or `None` for the diffusion tab.
     pub fn kernel(self) -> Option<TutorialKernel> {
         match self {
-            Self::Diffusion => None,
+            Self::Diffusion | Self::KernelLab => None,
             Self::HiddenLayer => Some(TutorialKernel::HiddenLayer),
             Self::Gaussian => Some(TutorialKernel::Gaussian),
             Self::MonteCarloPi => Some(TutorialKernel::MonteCarloPi),
@@ -80,6 +83,7 @@ impl Tab {
     /// The name on the command line (`diffusion`, `hidden-layer`, `gaussian`, `mc-pi`).
     pub fn cli_name(self) -> String {
         match self.kernel() {
+            None if self == Self::KernelLab => "kernel-lab".into(),
             None => "diffusion".into(),
             Some(kernel) => kernel.to_string(),
         }
@@ -89,6 +93,7 @@ impl Tab {
 impl fmt::Display for Tab {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self.kernel() {
+            None if *self == Self::KernelLab => "Kernel lab",
             None => "Diffusion",
             Some(kernel) => kernel.title(),
         })
@@ -104,7 +109,7 @@ impl std::str::FromStr for Tab {
             .find(|tab| tab.cli_name().eq_ignore_ascii_case(text.trim()))
             .ok_or_else(|| {
                 crate::HeatlabError::InvalidInput(format!(
-                    "unknown tab '{text}' (expected diffusion, hidden-layer, gaussian or mc-pi)"
+                    "unknown tab '{text}' (expected diffusion, kernel-lab, hidden-layer, gaussian or mc-pi)"
                 ))
             })
     }

@@ -24,10 +24,14 @@ impl SimThread {
             device: backend.device_name(),
             method: backend.step_method(),
             cuda_unavailable: self.cuda_unavailable.clone(),
+            kernel: backend.cuda().map(|cuda| cuda.kernel_choice()),
+            user_kernel: backend
+                .cuda()
+                .is_some_and(|cuda| cuda.user_contract().is_some()),
         })
     }
 
-    fn emit_backend_status(&self) {
+    pub(super) fn emit_backend_status(&self) {
         if let Some(status) = self.backend_status() {
             self.emit(SimEvent::Backend(status));
         }
@@ -62,6 +66,8 @@ impl SimThread {
                 return;
             }
         };
+        let mut backend = backend;
+        self.apply_kernel_to(backend.as_mut());
         match self.sim.as_mut() {
             Some(sim) => {
                 if let Err(error) = sim.switch_backend(backend) {

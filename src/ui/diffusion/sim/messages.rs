@@ -6,7 +6,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::compute::{BackendChoice, BackendKind, StepParams};
+use crate::bench::BenchRow;
+use crate::compute::{BackendChoice, BackendKind, KernelChoice, StepParams};
 use crate::error::CudaUnavailable;
 use crate::field::JaggedParams;
 use crate::grid::{GridSize, RangeMode};
@@ -170,6 +171,14 @@ pub enum SimCommand {
     /// Open a saved state, or an initial field (`.npy`, PNG or JPEG, an image's luminance
     /// mapped onto the range), told apart by the file's contents.
     Open(PathBuf, LuminanceRange),
+    /// Step with this GPU kernel (kept across backend switches; ignored by the CPU).
+    SetKernel(KernelChoice),
+    /// Time every kernel on the current field, as `heatlab bench` does.
+    MeasureKernels,
+    /// Send a copy of the current field and the step parameters (for the Kernel lab).
+    SnapshotField(std::sync::mpsc::Sender<Result<(crate::grid::Grid, StepParams), String>>),
+    /// Load a kernel the Kernel lab validated and step with it.
+    UseUserKernel(String),
 }
 
 /// The brush's part of [`SimCommand`].
@@ -296,6 +305,10 @@ pub struct BackendStatus {
     pub method: String,
     /// Why CUDA is not used, when it is not.
     pub cuda_unavailable: Option<CudaUnavailable>,
+    /// The kernel choice in force on the GPU (`None` on the CPU).
+    pub kernel: Option<KernelChoice>,
+    /// Whether a Kernel lab kernel is loaded.
+    pub user_kernel: bool,
 }
 
 /// Everything but frames that the simulation thread tells the panel.
@@ -330,6 +343,8 @@ pub enum SimEvent {
     StateSaved(PathBuf, u64),
     /// A saved state or an initial field was opened and the simulation stands on it.
     Opened(super::files::Opened),
+    /// "Measure kernels" finished (no rows when it failed; a notice says why).
+    KernelTimings(Vec<BenchRow>),
 }
 
 /// One finished agreement check and the totals so far.

@@ -9,6 +9,7 @@ mod backend;
 pub mod export;
 mod files;
 mod frame;
+mod kernels;
 pub mod messages;
 mod paint;
 mod schedule;
@@ -77,6 +78,10 @@ struct SimThread {
     origin: Option<FieldOrigin>,
     /// The video being recorded, when the recording is one.
     video: Option<crate::export::VideoWriter>,
+    /// The GPU kernel the user chose.
+    kernel: crate::compute::KernelChoice,
+    /// The Kernel lab's validated source, once used (reloaded into a new CUDA backend).
+    user_source: Option<String>,
 }
 
 impl SimThread {
@@ -99,6 +104,8 @@ impl SimThread {
             paint_counts: (0, 0),
             origin: None,
             video: None,
+            kernel: crate::compute::KernelChoice::Auto,
+            user_source: None,
         }
     }
 
@@ -185,6 +192,10 @@ impl SimThread {
             SimCommand::SetRecording(recording) => self.set_recording(recording),
             SimCommand::SaveState(path) => self.save_state(&path),
             SimCommand::Open(path, range) => self.open_file(&path, range),
+            SimCommand::SetKernel(kernel) => self.set_kernel(kernel),
+            SimCommand::MeasureKernels => self.measure_kernels(),
+            SimCommand::SnapshotField(reply) => self.snapshot_field(&reply),
+            SimCommand::UseUserKernel(source) => self.use_user_kernel(source),
             SimCommand::SetAgreementCheck(on) => {
                 self.agreement_check = on;
                 let policy = self.agreement_policy();
