@@ -44,7 +44,9 @@ fn settings(export_dir: &Path) -> Settings {
 
 fn harness(settings: Settings) -> Harness<'static, HeatlabApp> {
     let mut harness = Harness::builder()
-        .with_size(Vec2::new(1400.0, 1000.0))
+        // Tall enough that the whole side panel is on screen (in a smaller window it scrolls,
+        // and kittest clicks only what is shown).
+        .with_size(Vec2::new(1400.0, 1600.0))
         .build_eframe(move |cc| {
             HeatlabApp::new(
                 cc,

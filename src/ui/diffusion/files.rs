@@ -157,7 +157,7 @@ impl FilesSection {
             } else if ui
                 .add_enabled(ready, egui::Button::new("Record video"))
                 .on_hover_text(
-                    "records the views while the simulation runs, into the export folder;                      colorbars follow \"colorbar in PNGs\"",
+                    "records the views while the simulation runs, into the export folder; colorbars follow \"colorbar in PNGs\"",
                 )
                 .clicked()
             {
