@@ -18,9 +18,10 @@ use heatlab::sim::Simulation;
 use heatlab::{Grid, GridSize};
 
 fn main() -> Result<()> {
-    let out = std::env::args()
-        .nth(1)
-        .map_or_else(|| PathBuf::from("screenshots/painted_hot_spot.gif"), PathBuf::from);
+    let out = std::env::args().nth(1).map_or_else(
+        || PathBuf::from("screenshots/painted_hot_spot.gif"),
+        PathBuf::from,
+    );
     let size = GridSize::new(200, 320)?;
     let params = StepParams {
         coeff: 0.2,
