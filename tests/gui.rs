@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::app::{app_harness, wait_until, DEADLINE};
+
 use common::MemoryStorage;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -19,9 +21,6 @@ use heatlab::compute::{BackendChoice, BackendKind, Boundary};
 use heatlab::grid::GridSize;
 use heatlab::render::Colormap;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
-
-/// Generous: a debug build on a busy 2-core machine is slow, and a pass takes milliseconds.
-const DEADLINE: Duration = Duration::from_secs(60);
 
 #[expect(
     clippy::unwrap_used,
@@ -42,46 +41,7 @@ fn small_settings(export_dir: &Path) -> Settings {
 }
 
 fn harness(settings: Settings) -> Harness<'static, HeatlabApp> {
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(1400.0, 900.0))
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: false,
-                    autoplay: false,
-                    ..AppOptions::default()
-                },
-            )
-        });
-    wait_until(
-        &mut harness,
-        "the field is generated and shown",
-        HeatlabApp::is_ready,
-    );
-    harness
-}
-
-/// Runs frames until `done` holds, or fails after [`DEADLINE`].
-fn wait_until(
-    harness: &mut Harness<'_, HeatlabApp>,
-    what: &str,
-    done: impl Fn(&HeatlabApp) -> bool,
-) {
-    let start = Instant::now();
-    loop {
-        harness.step();
-        if done(harness.state()) {
-            return;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "timed out waiting until {what}; notices: {:?}",
-            harness.state().notices()
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    app_harness(settings, Vec2::new(1400.0, 900.0))
 }
 
 #[test]

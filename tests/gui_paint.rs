@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::app::{app_harness, wait_until, DEADLINE};
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -13,9 +15,8 @@ use egui_kittest::Harness;
 use heatlab::compute::BackendChoice;
 use heatlab::grid::GridSize;
 use heatlab::ui::diffusion::brush::Tool;
-use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+use heatlab::ui::{HeatlabApp, Settings};
 
-const DEADLINE: Duration = Duration::from_secs(60);
 const ROWS: usize = 48;
 const COLS: usize = 64;
 
@@ -35,41 +36,7 @@ fn harness(export_dir: &Path) -> Harness<'static, HeatlabApp> {
         export_dir: export_dir.to_path_buf(),
         ..Settings::default()
     };
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(1400.0, 1000.0))
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: false,
-                    autoplay: false,
-                    ..AppOptions::default()
-                },
-            )
-        });
-    wait_until(&mut harness, "the field is shown", HeatlabApp::is_ready);
-    harness
-}
-
-fn wait_until(
-    harness: &mut Harness<'_, HeatlabApp>,
-    what: &str,
-    done: impl Fn(&HeatlabApp) -> bool,
-) {
-    let start = Instant::now();
-    loop {
-        harness.step();
-        if done(harness.state()) {
-            return;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "timed out waiting until {what}; notices: {:?}",
-            harness.state().notices()
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    app_harness(settings, Vec2::new(1400.0, 1000.0))
 }
 
 /// Every cell of the field as the view shows it (unreduced at this size), as bits.

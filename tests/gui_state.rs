@@ -10,9 +10,10 @@
 
 mod common;
 
+use common::app::{app_harness, wait_until};
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Vec2};
 use egui_kittest::kittest::Queryable;
@@ -20,9 +21,7 @@ use egui_kittest::Harness;
 use heatlab::compute::{BackendChoice, Boundary, StepParams};
 use heatlab::grid::GridSize;
 use heatlab::ui::tutorial::Tab;
-use heatlab::ui::{AppOptions, HeatlabApp, Settings};
-
-const DEADLINE: Duration = Duration::from_secs(60);
+use heatlab::ui::{HeatlabApp, Settings};
 
 fn settings(export_dir: &Path) -> Settings {
     let mut field = Settings::default().field;
@@ -43,43 +42,9 @@ fn settings(export_dir: &Path) -> Settings {
 }
 
 fn harness(settings: Settings) -> Harness<'static, HeatlabApp> {
-    let mut harness = Harness::builder()
-        // Tall enough that the whole side panel is on screen (in a smaller window it scrolls,
-        // and kittest clicks only what is shown).
-        .with_size(Vec2::new(1400.0, 1600.0))
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: false,
-                    autoplay: false,
-                    ..AppOptions::default()
-                },
-            )
-        });
-    wait_until(&mut harness, "the field is shown", HeatlabApp::is_ready);
-    harness
-}
-
-fn wait_until(
-    harness: &mut Harness<'_, HeatlabApp>,
-    what: &str,
-    done: impl Fn(&HeatlabApp) -> bool,
-) {
-    let start = Instant::now();
-    loop {
-        harness.step();
-        if done(harness.state()) {
-            return;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "timed out waiting until {what}; notices: {:?}",
-            harness.state().notices()
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    // Tall enough that the whole side panel is on screen (in a smaller window it scrolls,
+    // and kittest clicks only what is shown).
+    app_harness(settings, Vec2::new(1400.0, 1600.0))
 }
 
 fn has_notice(app: &HeatlabApp, text: &str) -> bool {

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: the embedded golden files and comparisons.
 #![allow(dead_code)]
 
+pub mod app;
+
 use heatlab::export::read_npy;
 use heatlab::Grid;
 

@@ -1,0 +1,55 @@
+//! The app driven through egui_kittest, as the GUI tests share it: a harness that has shown its
+//! first field, and waiting for a condition with a deadline.
+
+use std::time::{Duration, Instant};
+
+use eframe::egui::Vec2;
+use egui_kittest::Harness;
+use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+
+/// The longest a GUI test waits for anything. Generous: a debug build on a busy 2-core machine
+/// is slow, and a pass takes milliseconds.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+
+/// The app in a `size` window with `settings`, not remembered and not playing, once its first
+/// field is generated and shown.
+pub fn app_harness(settings: Settings, size: Vec2) -> Harness<'static, HeatlabApp> {
+    let mut harness = Harness::builder().with_size(size).build_eframe(move |cc| {
+        HeatlabApp::new(
+            cc,
+            AppOptions {
+                settings: Some(settings),
+                persist: false,
+                autoplay: false,
+                ..AppOptions::default()
+            },
+        )
+    });
+    wait_until(
+        &mut harness,
+        "the field is generated and shown",
+        HeatlabApp::is_ready,
+    );
+    harness
+}
+
+/// Runs frames until `done` holds, or fails after [`DEADLINE`] naming `what` and the notices.
+pub fn wait_until(
+    harness: &mut Harness<'_, HeatlabApp>,
+    what: &str,
+    done: impl Fn(&HeatlabApp) -> bool,
+) {
+    let start = Instant::now();
+    loop {
+        harness.step();
+        if done(harness.state()) {
+            return;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "timed out waiting until {what}; notices: {:?}",
+            harness.state().notices()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
