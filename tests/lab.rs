@@ -28,13 +28,61 @@ use heatlab::lab::{validate_in_child, CaseOutcome, ChildLimits, ValidationJob, V
 use heatlab::ui::lab::worker::{CompileFailure, LabEvent};
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 
-const SYNTAX_ERROR: &str = include_str!("lab_kernels/syntax_error.cu");
-const OFF_BY_ONE: &str = include_str!("lab_kernels/off_by_one.cu");
-const OUT_OF_BOUNDS: &str = include_str!("lab_kernels/out_of_bounds.cu");
-const ENDLESS_LOOP: &str = include_str!("lab_kernels/endless_loop.cu");
+/// The template with `anchor` (which it holds exactly once) replaced by `replacement`: each bad
+/// kernel of these tests is the user's starting point with one mistake in it.
+fn template_with(anchor: &str, replacement: &str) -> String {
+    assert_eq!(
+        USER_KERNEL_TEMPLATE.matches(anchor).count(),
+        1,
+        "the template no longer holds {anchor:?} once"
+    );
+    USER_KERNEL_TEMPLATE.replacen(anchor, replacement, 1)
+}
+
+/// The statement whose semicolon the syntax error drops.
+const SEMICOLON_STATEMENT: &str = "    const int tx = threadIdx.x, ty = threadIdx.y;\n";
+
+/// A compile error: a missing semicolon.
+fn syntax_error() -> String {
+    template_with(
+        SEMICOLON_STATEMENT,
+        "    const int tx = threadIdx.x, ty = threadIdx.y  // the semicolon is missing\n",
+    )
+}
 
 /// The line of the syntax error's missing semicolon (NVRTC may name it or the next one).
-const SYNTAX_ERROR_LINE: usize = 27;
+fn syntax_error_line() -> usize {
+    // `template_with` checks that the statement is there; without it this counts every line.
+    let at = USER_KERNEL_TEMPLATE
+        .find(SEMICOLON_STATEMENT)
+        .unwrap_or(USER_KERNEL_TEMPLATE.len());
+    USER_KERNEL_TEMPLATE[..at].lines().count() + 1
+}
+
+/// Wrong: reads the cell itself instead of its right neighbour.
+fn off_by_one() -> String {
+    template_with(
+        "                    - tile[ty + 1][tx + 2];\n",
+        "                    - tile[ty + 1][tx + 1];\n",
+    )
+}
+
+/// Writes far outside `out` (a fault).
+fn out_of_bounds() -> String {
+    template_with(
+        "    out[i] = mid - coeff * l;\n",
+        "    out[i] = mid - coeff * l;\n    out[i + ((size_t)1 << 36)] = 0.0f;  // far outside the buffer\n",
+    )
+}
+
+/// Never returns: clock64() is a volatile read that no compiler may remove, and it never goes
+/// back.
+fn endless_loop() -> String {
+    template_with(
+        "    __syncthreads();\n",
+        "    __syncthreads();\n    const long long started = clock64();\n    while (clock64() >= started) { }  // never ends\n",
+    )
+}
 
 #[expect(
     clippy::unwrap_used,
@@ -303,15 +351,16 @@ fn the_lab_shows_the_source_and_says_what_compiling_needs() {
 #[test]
 fn nvrtc_errors_are_marked_on_their_lines() {
     let mut harness = lab_harness(true);
+    let line = syntax_error_line();
     let log = format!(
-        "user_step.cu({SYNTAX_ERROR_LINE}): error: expected a \";\"\n\n1 error detected in the \
+        "user_step.cu({line}): error: expected a \";\"\n\n1 error detected in the \
          compilation of \"user_step.cu\".\n"
     );
     {
         let app = harness.state_mut();
-        app.lab().set_source(SYNTAX_ERROR);
+        app.lab().set_source(syntax_error());
         app.lab().receive(LabEvent::Compiled {
-            source: SYNTAX_ERROR.to_string(),
+            source: syntax_error(),
             result: Err(CompileFailure::Nvrtc(log)),
             took: Duration::from_millis(5),
         });
@@ -324,20 +373,20 @@ fn nvrtc_errors_are_marked_on_their_lines() {
     assert!(harness
         .query_by_label_contains("expected a \";\"")
         .is_some());
-    // The line-number column marks the line: "▶27" and no other.
+    // The line-number column marks the line and no other.
     let numbers = harness
-        .query_by_label_contains(&format!("▶{SYNTAX_ERROR_LINE}"))
+        .query_by_label_contains(&format!("▶{line}"))
         .expect("the line numbers")
         .accesskit_node()
         .value()
         .unwrap_or_default();
     let marked: Vec<&str> = numbers.lines().filter(|l| l.starts_with('▶')).collect();
-    assert_eq!(marked, vec![format!("▶{SYNTAX_ERROR_LINE}")]);
+    assert_eq!(marked, vec![format!("▶{line}")]);
     // An edit makes the log stale: the mark goes (it pointed into another text).
     harness
         .state_mut()
         .lab()
-        .set_source(format!("{SYNTAX_ERROR}\n"));
+        .set_source(format!("{}\n", syntax_error()));
     harness.step();
     assert!(harness.query_by_label_contains("(edited since)").is_some());
     assert!(harness.query_by_label_contains("▶2").is_none());
@@ -360,7 +409,7 @@ fn sources_are_saved_opened_and_reset_without_losing_edits() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("mine.cu");
     let mut harness = lab_harness(true);
-    harness.state_mut().lab().set_source(OFF_BY_ONE);
+    harness.state_mut().lab().set_source(off_by_one());
     harness
         .get_by_label("file")
         .set_text_value_accesskit(&path.display().to_string());
@@ -369,13 +418,13 @@ fn sources_are_saved_opened_and_reset_without_losing_edits() {
     harness.get_by_label("Save").click();
     harness.run_steps(2);
     let saved = std::fs::read_to_string(&path).expect("the kernel was saved");
-    assert_eq!(saved, OFF_BY_ONE);
+    assert_eq!(saved, off_by_one());
     assert!(harness.query_by_label_contains("saved").is_some());
     // Reset to the template: unsaved edits are asked about first.
     harness
         .state_mut()
         .lab()
-        .set_source(format!("{OFF_BY_ONE}// more\n"));
+        .set_source(format!("{}// more\n", off_by_one()));
     harness.step();
     harness.get_by_label("Reset to built-in").click();
     harness.step();
@@ -390,7 +439,7 @@ fn sources_are_saved_opened_and_reset_without_losing_edits() {
     // Open brings the saved text back.
     harness.get_by_label("Open").click();
     harness.step();
-    assert_eq!(harness.state_mut().lab().source(), OFF_BY_ONE);
+    assert_eq!(harness.state_mut().lab().source(), off_by_one());
 }
 
 #[test]
@@ -569,7 +618,7 @@ fn validate_beside_a_running_backend(test: &str, source: &str) -> Option<(Verdic
 fn a_compile_error_is_reported_with_its_line() {
     if let Some(cuda) = common::gpu_or_skip("compile_error", CudaBackend::new()) {
         let arch = cuda.device().compute_capability();
-        let error = compile_user_kernel(SYNTAX_ERROR, arch).err().unwrap();
+        let error = compile_user_kernel(&syntax_error(), arch).err().unwrap();
         let log = match error {
             heatlab::HeatlabError::KernelCompile { log, .. } => log,
             other => panic!("{other}"),
@@ -580,11 +629,11 @@ fn a_compile_error_is_reported_with_its_line() {
             .map(|d| d.line)
             .collect();
         assert!(
-            errors.contains(&SYNTAX_ERROR_LINE) || errors.contains(&(SYNTAX_ERROR_LINE + 1)),
+            errors.contains(&syntax_error_line()) || errors.contains(&(syntax_error_line() + 1)),
             "{errors:?} in {log}"
         );
     }
-    let Some((verdict, took)) = validate_beside_a_running_backend("compile_error", SYNTAX_ERROR)
+    let Some((verdict, took)) = validate_beside_a_running_backend("compile_error", &syntax_error())
     else {
         return;
     };
@@ -605,7 +654,8 @@ fn the_template_is_bit_identical_beside_a_running_backend() {
 
 #[test]
 fn an_off_by_one_neighbour_is_caught_and_located() {
-    let Some((verdict, took)) = validate_beside_a_running_backend("off_by_one", OFF_BY_ONE) else {
+    let Some((verdict, took)) = validate_beside_a_running_backend("off_by_one", &off_by_one())
+    else {
         return;
     };
     let Verdict::Differs { cases, .. } = &verdict else {
@@ -636,7 +686,8 @@ fn an_off_by_one_neighbour_is_caught_and_located() {
 
 #[test]
 fn an_out_of_bounds_writer_faults_only_the_child() {
-    let Some((verdict, took)) = validate_beside_a_running_backend("out_of_bounds", OUT_OF_BOUNDS)
+    let Some((verdict, took)) =
+        validate_beside_a_running_backend("out_of_bounds", &out_of_bounds())
     else {
         return;
     };
@@ -653,7 +704,7 @@ fn an_out_of_bounds_writer_faults_only_the_child() {
 
 #[test]
 fn an_endless_loop_times_out_and_the_child_is_killed() {
-    let Some((verdict, took)) = validate_beside_a_running_backend("endless_loop", ENDLESS_LOOP)
+    let Some((verdict, took)) = validate_beside_a_running_backend("endless_loop", &endless_loop())
     else {
         return;
     };
