@@ -188,17 +188,13 @@ impl Simulation {
 
     /// Advances `steps` steps and records their timing.
     pub fn advance(&mut self, steps: u64) -> Result<TimingRecord> {
-        self.settle()?;
-        if let Some(watch) = self.agreement.as_mut() {
-            watch.before_advance(self.step, self.backend.as_mut())?;
+        // The app's overlapped frames' path, waited for at once.
+        match self.start_advance(steps)? {
+            Some(record) => Ok(record),
+            None => self
+                .finish_advance()?
+                .ok_or_else(|| HeatlabError::Internal("the queued advance went missing".into())),
         }
-        let elapsed = self.backend.advance(steps, &self.params)?;
-        if let Some(watch) = self.agreement.as_mut() {
-            watch.after_advance(steps, self.params, self.backend.as_mut())?;
-        }
-        let record = self.record(self.step, steps, elapsed);
-        self.step += steps;
-        Ok(record)
     }
 
     /// Starts advancing `steps` steps. On a device that runs them on its own (CUDA) this
