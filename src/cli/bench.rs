@@ -129,7 +129,7 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         bench_cpu(&config, &progress)?
     };
     if !args.no_field {
-        report.field_generation = bench_field_generation(&config, &progress)?;
+        report.field_generation = bench_field_generation(&config, use_cuda, &progress)?;
     }
     spinner.finish_and_clear();
     print(&format_table(&report))?;
@@ -232,6 +232,24 @@ pub fn format_table(report: &BenchReport) -> String {
                 numpy,
                 speedup
             ));
+            if let Some(gpu) = &row.gpu {
+                out.push_str(&format!(
+                    "{:<12} GPU (cuFFT) {} ms wall, {} ms on the GPU: {:.0}x the CPU's; \
+                     max |GPU - CPU| {:.2e} ({} of {} cells differ)\n",
+                    "",
+                    gpu.wall_ms,
+                    gpu.device_ms,
+                    gpu.speedup_over_cpu,
+                    gpu.max_abs_difference,
+                    gpu.cells_differing,
+                    row.size
+                        .parse::<crate::grid::GridSize>()
+                        .map_or(0, |size| size.cells()),
+                ));
+            }
+            if let Some(why) = &row.gpu_unavailable {
+                out.push_str(&format!("{:<12} GPU: {why}\n", ""));
+            }
         }
     }
     for note in &report.notes {

@@ -21,6 +21,7 @@ pub use preview::{Layer, PreviewPixels, PreviewSpec, ReducedPreview};
 pub use stats::FieldStats;
 
 use crate::error::{CudaUnavailable, HeatlabError, Result};
+use crate::field::JaggedParams;
 use crate::grid::Grid;
 
 /// Largest coefficient for which the explicit scheme does not blow up.
@@ -140,6 +141,17 @@ pub trait Backend: Send {
     /// The Laplacian of the held field under `boundary` (it is not kept while stepping).
     fn laplacian(&mut self, boundary: Boundary) -> Result<Grid>;
 
+    /// Generates the jagged field of `params` on the device and makes it the held field,
+    /// returning the device's time for it; or says why this backend cannot, and the caller
+    /// generates on the host ([`crate::field::generate_jagged`]) and uploads.
+    fn generate_jagged(
+        &mut self,
+        params: &JaggedParams,
+    ) -> std::result::Result<Duration, DeviceFieldUnavailable> {
+        let _ = params;
+        Err(DeviceFieldUnavailable::CpuBackend)
+    }
+
     /// The CUDA backend behind this one, for what only it has (the kernel choice, the user
     /// kernel); `None` for the CPU.
     fn cuda_mut(&mut self) -> Option<&mut CudaBackend> {
@@ -217,6 +229,29 @@ pub trait Backend: Send {
             field.as_mut_slice()[cell as usize] = value;
         }
         self.upload(&field)
+    }
+}
+
+/// Why a backend did not generate the jagged field on its device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceFieldUnavailable {
+    /// The backend is the CPU, where the field is generated anyway.
+    CpuBackend,
+    /// cuFFT (libcufft) could not be loaded.
+    CufftMissing,
+    /// The GPU could not do it; what went wrong.
+    Failed(String),
+}
+
+impl fmt::Display for DeviceFieldUnavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::CpuBackend => f.write_str("the CPU backend generates the field on the CPU"),
+            Self::CufftMissing => f.write_str(
+                "cuFFT (libcufft) was not found; install the CUDA toolkit's cufft to generate on the GPU",
+            ),
+            Self::Failed(reason) => write!(f, "generating on the GPU failed: {reason}"),
+        }
     }
 }
 

@@ -90,6 +90,67 @@ impl SeedSequence {
     }
 }
 
+/// PCG's default 128-bit multiplier (NumPy's `PCG_DEFAULT_MULTIPLIER_128`).
+pub const PCG64_MULTIPLIER: u128 = 0x2360_ed05_1fc6_5da4_4385_df64_9fcc_f645;
+
+/// The raw PCG64 stream of `np.random.default_rng(seed)`, for generators that draw it in
+/// parallel (the GPU's): its 128-bit LCG state before the first draw, and its increment.
+/// Draw `w` (counting from 0) is [`pcg64_output`] of the state `w + 1` steps after `state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pcg64Stream {
+    /// The state before the first draw.
+    pub state: u128,
+    /// The LCG's increment (always odd).
+    pub increment: u128,
+}
+
+impl Pcg64Stream {
+    /// The stream of `np.random.default_rng(seed)`: NumPy's `pcg_setseq_128_srandom_r` (and
+    /// `rand_pcg`'s `Pcg64::new`): from state 0, one step, add the initial state, one step.
+    pub fn new(seed: u64) -> Self {
+        let words = SeedSequence::new(seed).generate_state_u64(4);
+        let init_state = (u128::from(words[0]) << 64) | u128::from(words[1]);
+        let init_seq = (u128::from(words[2]) << 64) | u128::from(words[3]);
+        let increment = (init_seq << 1) | 1;
+        let state = increment
+            .wrapping_add(init_state)
+            .wrapping_mul(PCG64_MULTIPLIER)
+            .wrapping_add(increment);
+        Self { state, increment }
+    }
+
+    /// The affine map `state -> multiplier * state + plus` that advances the LCG by `delta`
+    /// steps (F. B. Brown, "Random number generation with arbitrary strides", 1994).
+    pub fn jump(&self, delta: u64) -> (u128, u128) {
+        let (mut multiplier, mut plus) = (PCG64_MULTIPLIER, self.increment);
+        let (mut acc_multiplier, mut acc_plus) = (1u128, 0u128);
+        let mut delta = delta;
+        while delta > 0 {
+            if delta & 1 == 1 {
+                acc_multiplier = acc_multiplier.wrapping_mul(multiplier);
+                acc_plus = acc_plus.wrapping_mul(multiplier).wrapping_add(plus);
+            }
+            plus = multiplier.wrapping_add(1).wrapping_mul(plus);
+            multiplier = multiplier.wrapping_mul(multiplier);
+            delta >>= 1;
+        }
+        (acc_multiplier, acc_plus)
+    }
+
+    /// Draw `index` (the 64-bit output), computed by jumping rather than stepping.
+    pub fn draw_at(&self, index: u64) -> u64 {
+        let (multiplier, plus) = self.jump(index + 1);
+        pcg64_output(multiplier.wrapping_mul(self.state).wrapping_add(plus))
+    }
+}
+
+/// PCG64's XSL RR output of a state: the two halves xored, rotated right by the top 6 bits.
+pub fn pcg64_output(state: u128) -> u64 {
+    let high = (state >> 64) as u64;
+    let low = state as u64;
+    (high ^ low).rotate_right((high >> 58) as u32)
+}
+
 /// `np.random.default_rng(seed)` restricted to what heatlab draws from it.
 pub struct NumpyGenerator {
     pcg: Pcg64,
@@ -149,6 +210,29 @@ mod tests {
     fn seed_sequence_pool_matches_numpy() {
         let pool = SeedSequence::new(3_966_789).pool();
         assert_eq!(pool, [0x42c1_4881, 0x32bd_c0f9, 0x5512_b93f, 0x18c4_b00e]);
+    }
+
+    #[test]
+    fn jumping_gives_the_stepped_draws() {
+        for seed in [0, 7, 3_966_789, u64::MAX] {
+            let stream = Pcg64Stream::new(seed);
+            let mut generator = NumpyGenerator::new(seed);
+            let stepped: Vec<u64> = (0..1000).map(|_| generator.next_u64()).collect();
+            for index in [0usize, 1, 2, 31, 32, 33, 500, 999] {
+                assert_eq!(
+                    stream.draw_at(index as u64),
+                    stepped[index],
+                    "seed {seed} draw {index}"
+                );
+            }
+            // A jump by 37 composed with a jump by 5 is a jump by 42.
+            let (m37, p37) = stream.jump(37);
+            let (m5, p5) = stream.jump(5);
+            let after_42 = m5
+                .wrapping_mul(m37.wrapping_mul(stream.state).wrapping_add(p37))
+                .wrapping_add(p5);
+            assert_eq!(pcg64_output(after_42), stepped[41]);
+        }
     }
 
     #[test]

@@ -1,5 +1,30 @@
 //! `np.percentile(a, q)` with NumPy's default (linear) method, in O(n) by selection.
 
+/// Where NumPy's linear percentile of `n` values falls: between the order statistics at
+/// `previous_index` and `next_index`, a fraction `gamma` of the way (see [`interpolate`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinearRanks {
+    /// The lower order statistic's rank (0-based).
+    pub previous_index: usize,
+    /// The upper one's: `previous_index + 1`, or `previous_index` at the top.
+    pub next_index: usize,
+    /// How far between them.
+    pub gamma: f64,
+}
+
+impl LinearRanks {
+    /// The ranks of the `q`-th percentile (0..=100) of `n >= 1` values.
+    pub fn of(n: usize, q: f64) -> Self {
+        let virtual_index = (q / 100.0) * (n - 1) as f64;
+        let previous_index = (virtual_index.floor() as usize).min(n - 1);
+        Self {
+            previous_index,
+            next_index: (previous_index + 1).min(n - 1),
+            gamma: virtual_index - previous_index as f64,
+        }
+    }
+}
+
 /// The `q`-th percentile (0..=100) of `values` as NumPy computes it for float64 data.
 /// Returns `None` for an empty slice. `values` is reordered.
 pub fn percentile_linear(values: &mut [f64], q: f64) -> Option<f64> {
@@ -7,10 +32,11 @@ pub fn percentile_linear(values: &mut [f64], q: f64) -> Option<f64> {
     if n == 0 {
         return None;
     }
-    let virtual_index = (q / 100.0) * (n - 1) as f64;
-    let previous_index = (virtual_index.floor() as usize).min(n - 1);
-    let next_index = (previous_index + 1).min(n - 1);
-    let gamma = virtual_index - previous_index as f64;
+    let LinearRanks {
+        previous_index,
+        next_index,
+        gamma,
+    } = LinearRanks::of(n, q);
     let (_, &mut previous, above) = values.select_nth_unstable_by(previous_index, f64::total_cmp);
     let next = if next_index == previous_index {
         previous

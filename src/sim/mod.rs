@@ -2,6 +2,7 @@
 //! timings and statistics. The GUI and the CLI both drive this; it knows nothing of either.
 
 pub mod agreement;
+pub mod generate;
 pub mod paint;
 mod preview;
 
@@ -84,6 +85,29 @@ impl Simulation {
             queued: None,
             paint: paint::PaintHistory::default(),
         })
+    }
+
+    /// Starts a simulation of a newly generated jagged field, generated where `backend` runs
+    /// (see [`generate::generate_on`]).
+    pub fn generated(
+        mut backend: Box<dyn Backend>,
+        field: &crate::field::JaggedParams,
+        params: StepParams,
+        progress: &(dyn Fn(f32) + Sync),
+    ) -> Result<(Self, generate::Generation)> {
+        let (initial, generation) = generate::generate_on(backend.as_mut(), field, progress)?;
+        let simulation = Self {
+            backend,
+            initial,
+            params,
+            step: 0,
+            timings: Vec::new(),
+            last_good: None,
+            agreement: None,
+            queued: None,
+            paint: paint::PaintHistory::default(),
+        };
+        Ok((simulation, generation))
     }
 
     /// Continues a saved run: `current` on `backend` at `step`, with `initial` for Reset.
@@ -360,6 +384,32 @@ impl Simulation {
         backend.upload(&current)?;
         self.backend = backend;
         Ok(())
+    }
+
+    /// Starts over from a newly generated jagged field (step 0), generated where the backend
+    /// runs (see [`generate::generate_on`]).
+    pub fn regenerate(
+        &mut self,
+        field: &crate::field::JaggedParams,
+        progress: &(dyn Fn(f32) + Sync),
+    ) -> Result<generate::Generation> {
+        self.settle()?;
+        self.interrupt_agreement();
+        self.paint.clear();
+        self.step = 0;
+        match generate::generate_on(self.backend.as_mut(), field, progress) {
+            Ok((initial, generation)) => {
+                self.initial = initial;
+                Ok(generation)
+            }
+            Err(error) => {
+                // The backend may hold nothing now: stand at the old initial field again.
+                if let Err(restore) = self.backend.upload(&self.initial) {
+                    log::error!("cannot restore the initial field: {restore}");
+                }
+                Err(error)
+            }
+        }
     }
 
     /// Starts over from a new initial field (step 0).

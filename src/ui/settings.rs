@@ -182,6 +182,14 @@ pub struct Settings {
     /// The GPU kernel that steps the simulation (a user kernel is not remembered: it must be
     /// validated again, so `user` starts as auto).
     pub kernel: crate::compute::KernelChoice,
+    /// Whether changing the seed, exponent, cutoff or percentile regenerates the field at once
+    /// (when it is generated on the GPU).
+    #[serde(default = "live_field_default")]
+    pub live_field: bool,
+}
+
+fn live_field_default() -> bool {
+    true
 }
 
 impl Default for Settings {
@@ -209,6 +217,7 @@ impl Default for Settings {
             agreement_check: false,
             tab: super::tutorial::Tab::Diffusion,
             kernel: crate::compute::KernelChoice::Auto,
+            live_field: true,
         }
     }
 }
@@ -372,6 +381,7 @@ tolerant_settings!(
     agreement_check,
     tab,
     kernel,
+    live_field,
 );
 
 /// Reads the settings' RON text: every setting that reads, defaults for the others, and what

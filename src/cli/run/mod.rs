@@ -23,10 +23,11 @@ use crate::compute::{
 };
 use crate::error::HeatlabError;
 use crate::export::{self, FrameFiles, LayerFrame, PngStyle, TimingRecord};
-use crate::field::{generate_jagged, JaggedParams, DEFAULT_SEED};
+use crate::field::{JaggedParams, DEFAULT_SEED};
 use crate::grid::{Grid, GridSize};
 use crate::render::{Colormap, RangeMode};
 use crate::sim::agreement::WindowPolicy;
+use crate::sim::generate::generate_on;
 use crate::sim::{Simulation, Stability};
 use folder::{previous_run_files, remove_previous_run, reuse_refusal};
 use record::{AgreementRecord, Ending, RunRecord};
@@ -424,7 +425,7 @@ const PIECE_SECONDS: f64 = 0.25;
 /// Generates the field, starts the simulation, saves the first frame and steps to the end.
 fn execute(
     plan: &RunPlan,
-    backend: Box<dyn Backend>,
+    mut backend: Box<dyn Backend>,
     start: Option<LoadedStart>,
     mut video: Option<RunVideo>,
     record: &mut RunRecord,
@@ -443,7 +444,7 @@ fn execute(
     let start = match start {
         Some(start) => start,
         None => LoadedStart {
-            initial: generate_field(plan, record)?,
+            initial: generate_field(plan, backend.as_mut(), record)?,
             current: None,
             step: 0,
             origin: FieldOrigin::Jagged(plan.field),
@@ -567,14 +568,22 @@ fn settle_agreement(
 }
 
 /// Generates the jagged field, timing it, and warns when it is zero everywhere.
-fn generate_field(plan: &RunPlan, record: &mut RunRecord) -> anyhow::Result<Grid> {
+/// The field is generated where the backend runs (on the GPU with cuFFT when it can).
+fn generate_field(
+    plan: &RunPlan,
+    backend: &mut dyn Backend,
+    record: &mut RunRecord,
+) -> anyhow::Result<Grid> {
     let generating = ProgressBar::new_spinner();
     generating.set_message(format!("generating the {} jagged field", plan.field.size));
-    let started = Instant::now();
-    let field = generate_jagged(&plan.field, &|_| generating.tick());
+    let generated = generate_on(backend, &plan.field, &|_| generating.tick());
     generating.finish_and_clear();
-    let field = field?;
-    record.generation_seconds = started.elapsed().as_secs_f64();
+    let (field, generation) = generated?;
+    if let Some(why) = generation.fallback() {
+        note(&format!("note: the field is generated on the CPU: {why}"));
+    }
+    record.generation_seconds = generation.wall.as_secs_f64();
+    record.generated_on = Some(generation.place.to_string());
     if let Some((row, col)) = field.first_non_finite() {
         return Err(HeatlabError::InvalidInput(format!(
             "the generated field is not finite (first at row {row}, column {col}): exponent {} \

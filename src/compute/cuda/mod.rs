@@ -2,6 +2,7 @@
 
 pub mod device;
 mod edit;
+mod field;
 mod kernel;
 mod stepping;
 pub mod user_kernel;
@@ -15,13 +16,17 @@ use cudarc::driver::{
 };
 
 pub use device::{driver_error, CudaDevice, GpuTimer};
+pub use field::FIELD_SOURCE;
 pub use kernel::{CudaKernel, KernelChoice};
 use stepping::{CachedGraph, Lookahead};
 pub use user_kernel::UserContract;
 
 use super::preview::{reduced_size, reduction_factor, Layer, PreviewSpec, ReducedPreview};
-use super::{Advance, Backend, BackendKind, Boundary, FieldStats, StepParams};
+use super::{
+    Advance, Backend, BackendKind, Boundary, DeviceFieldUnavailable, FieldStats, StepParams,
+};
 use crate::error::{HeatlabError, Result};
+use crate::field::JaggedParams;
 use crate::grid::{Grid, GridSize};
 
 /// The diffusion kernels' source, embedded so that the binary needs no files beside it.
@@ -173,6 +178,8 @@ pub struct CudaBackend {
     in_flight: Option<Option<Duration>>,
     /// Brush, gather and scatter (`kernels/brush.cu`).
     edit_kernels: edit::EditKernels,
+    /// The jagged field's generation on the device, once asked for (or why it cannot run).
+    field_generator: Option<std::result::Result<field::FieldGenerator, DeviceFieldUnavailable>>,
 }
 
 /// One call of the display path, timed on its own (`heatlab bench --display`).
@@ -250,7 +257,73 @@ impl CudaBackend {
             defer_timing: false,
             in_flight: None,
             edit_kernels,
+            field_generator: None,
         })
+    }
+
+    /// Generates the jagged field of `params` on the GPU and makes it the held field, with
+    /// cuFFT; returns the GPU's time for it. Says why when it cannot (cuFFT missing, not
+    /// enough memory, a CUDA error), and the caller generates on the CPU instead.
+    pub fn generate_jagged_on_device(
+        &mut self,
+        params: &JaggedParams,
+    ) -> std::result::Result<Duration, DeviceFieldUnavailable> {
+        let failed = |error: HeatlabError| DeviceFieldUnavailable::Failed(error.to_string());
+        if self.field_generator.is_none() {
+            self.field_generator = Some(field::FieldGenerator::new(&self.device));
+        }
+        self.settle().map_err(failed)?;
+        params.validate().map_err(failed)?;
+        let size = params.size;
+        dims(size).map_err(failed)?;
+        let same_size = self.buffers.as_ref().is_some_and(|b| b.size == size);
+        if !same_size {
+            self.graphs.clear();
+            self.buffers = None;
+            let (free, _) = self.device.memory_info().map_err(failed)?;
+            crate::memory::ensure_gpu_memory(
+                &format!("{size} field (current, next and Laplacian buffers)"),
+                3 * size.bytes(),
+                free,
+            )
+            .map_err(failed)?;
+            let stream = self.device.stream();
+            let allocate = |what: &'static str| {
+                stream
+                    .alloc_zeros::<f32>(size.cells())
+                    .map_err(|e| failed(driver_error(what)(e)))
+            };
+            self.buffers = Some(FieldBuffers {
+                size,
+                current: allocate("allocating the field")?,
+                next: allocate("allocating the field's second buffer")?,
+                laplacian: None,
+                swapped: false,
+            });
+        }
+        self.lookahead = None;
+        self.last_params = None;
+        let (free, _) = self.device.memory_info().map_err(failed)?;
+        let stream = self.device.stream().clone();
+        let Some(Ok(generator)) = self.field_generator.as_mut() else {
+            return Err(match self.field_generator.as_ref() {
+                Some(Err(why)) => why.clone(),
+                _ => DeviceFieldUnavailable::Failed("no field generator".into()),
+            });
+        };
+        let Some(buffers) = self.buffers.as_mut() else {
+            return Err(failed(HeatlabError::NoField));
+        };
+        self.timer.start().map_err(failed)?;
+        generator
+            .generate(params, &stream, free, &mut buffers.current)
+            .map_err(failed)?;
+        let elapsed = self.timer.stop().map_err(failed)?;
+        if self.tuned_size != Some(size) {
+            self.choose_kernel().map_err(failed)?;
+            self.tuned_size = Some(size);
+        }
+        Ok(elapsed)
     }
 
     /// The kernel `advance` uses for the current field.
@@ -491,6 +564,9 @@ impl Backend for CudaBackend {
         self.buffers = None;
         self.lookahead = None;
         self.last_params = None;
+        if let Some(Ok(generator)) = self.field_generator.as_mut() {
+            generator.release();
+        }
         let (free, _) = self.device.memory_info()?;
         crate::memory::ensure_gpu_memory(
             &format!("{size} field (current, next and Laplacian buffers)"),
@@ -513,7 +589,7 @@ impl Backend for CudaBackend {
             swapped: false,
         });
         if new_size {
-            self.choose_kernel(field)?;
+            self.choose_kernel()?;
             self.tuned_size = Some(size);
         }
         Ok(())
@@ -622,6 +698,13 @@ impl Backend for CudaBackend {
             .synchronize()
             .map_err(driver_error("downloading the Laplacian"))?;
         Grid::from_vec(size, data)
+    }
+
+    fn generate_jagged(
+        &mut self,
+        params: &JaggedParams,
+    ) -> std::result::Result<Duration, DeviceFieldUnavailable> {
+        self.generate_jagged_on_device(params)
     }
 
     fn cuda_mut(&mut self) -> Option<&mut CudaBackend> {

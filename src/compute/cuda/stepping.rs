@@ -14,7 +14,6 @@ use super::kernel::KernelChoice;
 use super::{dims, driver_error, CudaBackend, CudaKernel, DiffusionKernels, FieldBuffers};
 use crate::compute::{Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
-use crate::grid::Grid;
 use cudarc::driver::CudaFunction;
 
 /// Kernel launches per CUDA graph: even, so that a replay leaves the double buffers as they
@@ -412,8 +411,15 @@ impl CudaBackend {
 
     /// Times every exact kernel on the uploaded field and selects the fastest; the field is
     /// restored from `field` afterwards.
-    pub(super) fn choose_kernel(&mut self, field: &Grid) -> Result<()> {
-        let size = field.size();
+    pub(super) fn choose_kernel(&mut self) -> Result<()> {
+        let stream = self.device.stream().clone();
+        let (size, saved) = {
+            let buffers = self.buffers()?;
+            let saved = stream
+                .clone_dtod(&buffers.current)
+                .map_err(driver_error("keeping the field while timing kernels"))?;
+            (buffers.size, saved)
+        };
         let params = StepParams::default();
         // About 2e8 cell updates per trial: long enough to time, short enough to be unnoticed.
         let steps = ((2e8 / size.cells() as f64) as u64)
@@ -433,10 +439,9 @@ impl CudaBackend {
             self.selected = best;
         }
         self.tuning = results;
-        let stream = self.device.stream().clone();
         let buffers = self.buffers()?;
         stream
-            .memcpy_htod(field.as_slice(), &mut buffers.current)
+            .memcpy_dtod(&saved, &mut buffers.current)
             .map_err(driver_error("restoring the field"))?;
         Ok(())
     }

@@ -7,6 +7,7 @@ use eframe::egui::{self, RichText};
 
 use crate::compute::{BackendChoice, BackendKind, Boundary, StepParams, STABLE_COEFF_LIMIT};
 use crate::field::JaggedParams;
+use crate::sim::generate::GenerationPlace;
 use crate::sim::Stability;
 
 use super::super::folder::FolderField;
@@ -137,6 +138,7 @@ impl Controls<'_> {
             let decimals = if mib < 10.0 { 1 } else { 0 };
             ui.weak(format!("{mib:.decimals$} MiB per copy"));
         });
+        self.generation_ui(ui);
         if let Some((what, fraction)) = &self.state.progress {
             ui.add(
                 egui::ProgressBar::new(*fraction)
@@ -144,6 +146,39 @@ impl Controls<'_> {
                     .animate(true),
             );
         }
+    }
+
+    /// Where the field was generated and how long it took; the "live" toggle.
+    fn generation_ui(&mut self, ui: &mut egui::Ui) {
+        let generation = self.state.last_generation.as_ref();
+        let on_gpu = generation.is_some_and(|g| g.place == GenerationPlace::Gpu);
+        ui.horizontal_wrapped(|ui| {
+            let hint = if on_gpu {
+                "regenerate while you drag the seed, exponent, cutoff or percentile"
+            } else {
+                "regenerating while dragging needs the field generated on the GPU (CUDA with cuFFT)"
+            };
+            ui.add_enabled(
+                on_gpu,
+                egui::Checkbox::new(&mut self.settings.live_field, "live"),
+            )
+            .on_hover_text(hint)
+            .on_disabled_hover_text(hint);
+            if let Some(generation) = generation {
+                let mut text = format!(
+                    "generated on the {} in {}",
+                    generation.place,
+                    super::generation_time(generation.wall)
+                );
+                if let Some(device) = generation.device {
+                    text.push_str(&format!(" (GPU {})", super::generation_time(device)));
+                }
+                let label = ui.weak(text);
+                if let Some(why) = generation.fallback() {
+                    label.on_hover_text(why.to_string());
+                }
+            }
+        });
     }
 
     fn simulation_ui(&mut self, ui: &mut egui::Ui) {

@@ -25,6 +25,7 @@ use eframe::egui;
 use crate::compute::{BackendChoice, BackendKind};
 use crate::field::JaggedParams;
 use crate::grid::GridSize;
+use crate::sim::generate::GenerationPlace;
 use crate::sim::FieldStats;
 
 use super::folder::FolderField;
@@ -51,6 +52,10 @@ pub struct SimState {
     pub progress: Option<(String, f32)>,
     /// The size of the field, once there is one.
     pub field_size: Option<GridSize>,
+    /// How the last jagged field was generated (where, how long).
+    pub last_generation: Option<crate::sim::generate::Generation>,
+    /// Whether a regeneration asked for by dragging a field parameter is on its way.
+    pub live_generating: bool,
     /// Steps since the initial field.
     pub step: u64,
     /// Whether the simulation is playing.
@@ -367,6 +372,34 @@ impl DiffusionPanel {
         }
     }
 
+    /// Regenerates at once when a field parameter other than the size changed and the field
+    /// is generated on the GPU (milliseconds): dragging the seed, exponent, cutoff or
+    /// percentile then shows each new field. One generation is in flight at a time; the
+    /// latest values go next.
+    fn regenerate_live(&mut self, settings: &Settings) {
+        let on_gpu = self
+            .state
+            .last_generation
+            .as_ref()
+            .is_some_and(|generation| generation.place == GenerationPlace::Gpu);
+        let Some(generated) = self.generated_with else {
+            return;
+        };
+        if !settings.live_field
+            || !on_gpu
+            || self.state.live_generating
+            || self.state.progress.is_some()
+            || settings.field == generated
+            || settings.field.size != generated.size
+            || settings.field.validate().is_err()
+        {
+            return;
+        }
+        self.state.live_generating = true;
+        self.generated_with = Some(settings.field);
+        self.send(SimCommand::Generate(settings.field));
+    }
+
     fn regenerate(&mut self, settings: &Settings) {
         match settings.field.validate() {
             Ok(()) => {
@@ -524,6 +557,7 @@ impl DiffusionPanel {
         if let Some(frame) = self.worker.as_ref().and_then(SimWorker::take_frame) {
             self.show_frame(ctx, frame, settings);
         }
+        self.regenerate_live(settings);
     }
 
     fn handle_event(&mut self, event: SimEvent, settings: &mut Settings) {
@@ -543,7 +577,9 @@ impl DiffusionPanel {
                 self.state.progress =
                     (fraction < 1.0 && !what.is_empty()).then_some((what, fraction));
             }
-            SimEvent::FieldReady(size, took) => {
+            SimEvent::FieldReady(params, generation) => {
+                let size = params.size;
+                let live = std::mem::take(&mut self.state.live_generating);
                 self.agreement.clear();
                 self.state.progress = None;
                 self.state.field_size = Some(size);
@@ -553,11 +589,23 @@ impl DiffusionPanel {
                 if std::mem::take(&mut self.paint_demo) {
                     self.paint.paint_demo(size);
                 }
-                let seconds = took.as_secs_f64();
-                self.notify(
-                    Level::Info,
-                    format!("generated the {size} field in {seconds:.2} s"),
-                );
+                if let Some(why) = generation.fallback() {
+                    let text = format!("the field was generated on the CPU: {why}");
+                    if !self.notices.contains(&text) {
+                        self.notify(Level::Warning, text);
+                    }
+                }
+                if !live {
+                    self.notify(
+                        Level::Info,
+                        format!(
+                            "generated the {size} field on the {} in {}",
+                            generation.place,
+                            generation_time(generation.wall)
+                        ),
+                    );
+                }
+                self.state.last_generation = Some(generation);
                 if self.autoplay {
                     self.autoplay = false;
                     self.apply(DiffusionCommand::Play, settings);
@@ -759,5 +807,15 @@ impl DiffusionPanel {
             ui.ctx().request_repaint_after(Duration::from_millis(50));
         }
         commands
+    }
+}
+
+/// A generation's time for people: milliseconds below a second.
+pub(crate) fn generation_time(took: Duration) -> String {
+    let seconds = took.as_secs_f64();
+    if seconds < 1.0 {
+        format!("{:.1} ms", seconds * 1e3)
+    } else {
+        format!("{seconds:.2} s")
     }
 }

@@ -1,11 +1,9 @@
 //! The simulation thread's backend and field: switching between CPU and CUDA (keeping the
 //! field), and generating a new jagged field with progress.
 
-use std::time::Instant;
-
 use crate::compute::{create_backend, BackendChoice, BackendKind, CudaBackend};
 use crate::error::CudaUnavailable;
-use crate::field::{generate_jagged, JaggedParams};
+use crate::field::JaggedParams;
 use crate::sim::Simulation;
 
 use super::super::super::notice::Level;
@@ -81,7 +79,6 @@ impl SimThread {
     }
 
     pub(super) fn generate(&mut self, params: &JaggedParams) {
-        let started = Instant::now();
         let what = format!("generating the {} field", params.size);
         self.emit(SimEvent::Progress(what.clone(), 0.0));
         let (events, notify) = self.ctx.event_sender();
@@ -94,40 +91,35 @@ impl SimThread {
                 notify();
             }
         };
-        let field = match generate_jagged(params, &progress) {
-            Ok(field) => field,
-            Err(error) => {
-                self.emit(SimEvent::Progress(String::new(), 1.0));
-                self.notice(Level::Error, format!("cannot generate the field: {error}"));
-                return;
-            }
-        };
         let result = match self.sim.as_mut() {
-            Some(sim) => sim.replace_initial(field),
+            Some(sim) => sim.regenerate(params, &progress),
             None => {
                 let backend = match self.idle_backend.take() {
                     Some(backend) => Ok(backend),
                     None => create_backend(BackendChoice::Auto).map(|(backend, _)| backend),
                 };
                 backend
-                    .and_then(|backend| Simulation::new(backend, field, self.params))
-                    .map(|mut sim| {
+                    .and_then(|backend| {
+                        Simulation::generated(backend, params, self.params, &progress)
+                    })
+                    .map(|(mut sim, generation)| {
                         sim.set_agreement_check(self.agreement_policy());
                         self.sim = Some(sim);
+                        generation
                     })
             }
         };
         match result {
-            Ok(()) => {
+            Ok(generation) => {
                 self.schedule.dirty = true;
                 self.stats.reset();
                 self.origin = Some(crate::state::FieldOrigin::Jagged(*params));
-                self.emit(SimEvent::FieldReady(params.size, started.elapsed()));
+                self.emit(SimEvent::FieldReady(*params, generation));
                 self.emit_backend_status();
             }
             Err(error) => {
                 self.emit(SimEvent::Progress(String::new(), 1.0));
-                self.notice(Level::Error, format!("cannot load the field: {error}"));
+                self.notice(Level::Error, format!("cannot generate the field: {error}"));
             }
         }
     }

@@ -15,6 +15,7 @@ use crate::import::LuminanceRange;
 use crate::measure::TimingRecord;
 use crate::render::{Colormap, Preview};
 use crate::sim::agreement::Outcome;
+use crate::sim::generate::Generation;
 use crate::sim::paint::Brush;
 use crate::sim::FieldStats;
 
@@ -318,8 +319,8 @@ pub enum SimEvent {
     Backend(BackendStatus),
     /// Long work in progress: what, and the fraction done.
     Progress(String, f32),
-    /// A new field is ready: its size and how long it took.
-    FieldReady(GridSize, Duration),
+    /// A new field is ready: its parameters and how its generation went.
+    FieldReady(JaggedParams, Generation),
     /// The field went non-finite and the simulation stopped at the last good state.
     NonFinite {
         /// What happened, for the user.
