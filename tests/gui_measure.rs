@@ -84,3 +84,71 @@ fn measure_animation() {
         }
     }
 }
+
+/// Live regeneration while dragging the exponent (the field generated on the GPU when CUDA
+/// works): fields generated per second of drag, and the UI's frames per second meanwhile.
+///
+/// ```text
+/// HEATLAB_MEASURE_SIZE=2000 cargo test --release --test gui_measure measure_live_regeneration -- --ignored --nocapture
+/// ```
+#[test]
+#[ignore = "a measurement, not a check: run with --ignored on the machine to measure"]
+fn measure_live_regeneration() {
+    let size: GridSize = env_or("HEATLAB_MEASURE_SIZE", GridSize::square(2000).unwrap());
+    let frames: usize = env_or("HEATLAB_MEASURE_FRAMES", 300);
+    let mut settings = Settings {
+        auto_steps: false,
+        ..Settings::default()
+    };
+    settings.field.size = size;
+    let mut harness = Harness::builder()
+        .with_size(Vec2::new(1440.0, 1100.0))
+        .build_eframe(move |cc| {
+            HeatlabApp::new(
+                cc,
+                AppOptions {
+                    settings: Some(settings),
+                    persist: false,
+                    ..AppOptions::default()
+                },
+            )
+        });
+    let start = Instant::now();
+    while !harness.state().is_ready() {
+        harness.step();
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(start.elapsed() < Duration::from_secs(300), "no field");
+    }
+    let generated = |app: &HeatlabApp| app.diffusion().state().fields_generated;
+    let before = generated(harness.state());
+    let centre = harness
+        .get_by_role_and_label(eframe::egui::accesskit::Role::SpinButton, "exponent")
+        .rect()
+        .center();
+    harness.hover_at(centre);
+    harness.step();
+    harness.drag_at(centre);
+    harness.step();
+    let dragging = Instant::now();
+    for frame in 1..=frames {
+        // Half a point per frame: the exponent moves by 0.005 each frame (its speed is 0.01).
+        harness.hover_at(centre + Vec2::new(-0.5 * frame as f32, 0.0));
+        harness.step();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let seconds = dragging.elapsed().as_secs_f64();
+    harness.drop_at(centre + Vec2::new(-0.5 * frames as f32, 0.0));
+    harness.step();
+    let fields = generated(harness.state()) - before;
+    let state = harness.state().diffusion().state();
+    let last = state.last_generation.as_ref().map_or_else(
+        || "-".into(),
+        |g| format!("{} in {:?} (device {:?})", g.place, g.wall, g.device),
+    );
+    println!(
+        "heatlab gui measure: live regeneration at {size}: {fields} fields in {seconds:.2} s = {:.1} fields/s while dragging the exponent ({:.1} UI frames/s); exponent now {}; last: {last}",
+        fields as f64 / seconds,
+        frames as f64 / seconds,
+        harness.state().settings().field.exponent
+    );
+}

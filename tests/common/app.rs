@@ -53,3 +53,32 @@ pub fn wait_until(
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+/// Drags the DragValue labelled `label` as a hand would: presses at its centre, moves the
+/// pointer `pixels_per_frame` to the right (negative: left) once per frame for `frames` frames,
+/// and releases. Returns the time the drag took.
+pub fn drag_value(
+    harness: &mut Harness<'_, HeatlabApp>,
+    label: &str,
+    pixels_per_frame: f32,
+    frames: usize,
+) -> Duration {
+    use egui_kittest::kittest::Queryable;
+    let centre = harness
+        .get_by_role_and_label(eframe::egui::accesskit::Role::SpinButton, label)
+        .rect()
+        .center();
+    let started = Instant::now();
+    harness.hover_at(centre);
+    harness.step();
+    harness.drag_at(centre);
+    harness.step();
+    for frame in 1..=frames {
+        harness.hover_at(centre + Vec2::new(pixels_per_frame * frame as f32, 0.0));
+        harness.step();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    harness.drop_at(centre + Vec2::new(pixels_per_frame * frames as f32, 0.0));
+    harness.step();
+    started.elapsed()
+}

@@ -56,6 +56,8 @@ pub struct SimState {
     pub last_generation: Option<crate::sim::generate::Generation>,
     /// Whether a regeneration asked for by dragging a field parameter is on its way.
     pub live_generating: bool,
+    /// Jagged fields generated since the app started.
+    pub fields_generated: u64,
     /// Steps since the initial field.
     pub step: u64,
     /// Whether the simulation is playing.
@@ -606,6 +608,7 @@ impl DiffusionPanel {
                     );
                 }
                 self.state.last_generation = Some(generation);
+                self.state.fields_generated += 1;
                 if self.autoplay {
                     self.autoplay = false;
                     self.apply(DiffusionCommand::Play, settings);
