@@ -20,6 +20,7 @@ use crate::grid::{Grid, GridSize};
 use crate::render::preview::render_on;
 use crate::render::PreviewRequest;
 use crate::sim::agreement::first_difference;
+use crate::sim::generate::generate_on;
 
 pub use compare::{CellDifference, Compared, Divergence};
 pub use sequence::{FieldSource, MethodChoice, MethodFamily, Operation, SequenceGenerator};
@@ -275,8 +276,20 @@ impl Pair<'_> {
             }
             Operation::Download => {}
             Operation::Regenerate { seed } => {
-                let field = make_field(self.size, FieldSource::Jagged { seed: *seed })?;
-                self.upload(&field)?;
+                // As the app does: generated where the subject runs (on the GPU with cuFFT),
+                // held to the CPU's generation within the tolerance; the reference then
+                // continues from the subject's field, so that the steps after stay exact.
+                let params = JaggedParams {
+                    size: self.size,
+                    seed: *seed,
+                    ..JaggedParams::default()
+                };
+                let (field, _) = generate_on(self.subject.backend(), &params, &|_| {})?;
+                let cpu = generate_jagged(&params, &|_| {})?;
+                if let Some(difference) = compare::generated(&field, &cpu) {
+                    return Ok(Some((Compared::Generated, difference)));
+                }
+                self.reference.upload(&field)?;
             }
             Operation::SwitchBackend { steps_elsewhere } => {
                 let field = self.subject.backend().download()?;
