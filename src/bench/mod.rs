@@ -98,6 +98,8 @@ pub struct GpuGenerationRow {
     pub max_abs_difference: f64,
     /// Cells where the two differ at all.
     pub cells_differing: usize,
+    /// Cells compared.
+    pub cells: usize,
 }
 
 /// Everything one `heatlab bench` run measured.
@@ -612,6 +614,7 @@ fn time_gpu_generation(
         device_ms: MeanStd::of(&device),
         max_abs_difference,
         cells_differing,
+        cells: cpu_field.size().cells(),
     }))
 }
 

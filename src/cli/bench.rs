@@ -242,9 +242,7 @@ pub fn format_table(report: &BenchReport) -> String {
                     gpu.speedup_over_cpu,
                     gpu.max_abs_difference,
                     gpu.cells_differing,
-                    row.size
-                        .parse::<crate::grid::GridSize>()
-                        .map_or(0, |size| size.cells()),
+                    gpu.cells,
                 ));
             }
             if let Some(why) = &row.gpu_unavailable {

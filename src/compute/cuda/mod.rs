@@ -319,6 +319,12 @@ impl CudaBackend {
             .generate(params, &stream, free, &mut buffers.current)
             .map_err(failed)?;
         let elapsed = self.timer.stop().map_err(failed)?;
+        // Keep the plans and buffers for the next generation of this size (dragging a
+        // parameter) only while they take a small share of the GPU's memory.
+        let (_, total) = self.device.memory_info().map_err(failed)?;
+        if field::FieldGenerator::bytes_needed(size) > total / 8 {
+            generator.release();
+        }
         if self.tuned_size != Some(size) {
             self.choose_kernel().map_err(failed)?;
             self.tuned_size = Some(size);

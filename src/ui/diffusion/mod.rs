@@ -575,6 +575,8 @@ impl DiffusionPanel {
                 }
                 self.state.backend = Some(status);
             }
+            // A live regeneration takes milliseconds: no progress bar flickering while dragging.
+            SimEvent::Progress(..) if self.state.live_generating => {}
             SimEvent::Progress(what, fraction) => {
                 self.state.progress =
                     (fraction < 1.0 && !what.is_empty()).then_some((what, fraction));
