@@ -575,6 +575,12 @@ impl DiffusionPanel {
                 }
                 self.state.backend = Some(status);
             }
+            SimEvent::GenerationFailed => {
+                self.state.progress = None;
+                self.state.live_generating = false;
+                // The parameters on screen were not generated: "Regenerate *" says so.
+                self.generated_with = None;
+            }
             // A live regeneration takes milliseconds: no progress bar flickering while dragging.
             SimEvent::Progress(..) if self.state.live_generating => {}
             SimEvent::Progress(what, fraction) => {

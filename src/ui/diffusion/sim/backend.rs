@@ -118,7 +118,7 @@ impl SimThread {
                 self.emit_backend_status();
             }
             Err(error) => {
-                self.emit(SimEvent::Progress(String::new(), 1.0));
+                self.emit(SimEvent::GenerationFailed);
                 self.notice(Level::Error, format!("cannot generate the field: {error}"));
             }
         }
