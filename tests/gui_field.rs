@@ -108,3 +108,31 @@ fn on_the_gpu_dragging_the_exponent_regenerates_live() {
     assert_eq!(place(harness.state()), Some(GenerationPlace::Gpu));
     assert_eq!(harness.state().step_count(), 0);
 }
+
+#[test]
+fn a_field_too_large_to_generate_leaves_a_notice_and_the_old_field() {
+    let mut harness = harness(BackendChoice::Cpu, 64);
+    let rows = harness.get_by_role_and_label(eframe::egui::accesskit::Role::SpinButton, "rows");
+    rows.set_value_accesskit(65_536.0);
+    let cols = harness.get_by_role_and_label(eframe::egui::accesskit::Role::SpinButton, "cols");
+    cols.set_value_accesskit(65_536.0);
+    harness.step();
+    harness.get_by_label("Regenerate *").click();
+    wait_until(&mut harness, "the generation is refused", |app| {
+        app.notices()
+            .iter()
+            .any(|notice| notice.text.contains("cannot generate the field"))
+    });
+    wait_until(&mut harness, "the panel is no longer generating", |app| {
+        app.diffusion().state().progress.is_none()
+    });
+    harness.step();
+    assert_eq!(generated(harness.state()), 1);
+    assert_eq!(
+        harness.state().diffusion().state().field_size,
+        Some(GridSize::square(64).unwrap()),
+        "the old field is still there"
+    );
+    assert!(harness.query_by_label("Regenerate *").is_some());
+    assert!(harness.state().is_ready());
+}

@@ -118,6 +118,8 @@ impl SimThread {
                 self.emit_backend_status();
             }
             Err(error) => {
+                // The simulation stands at its initial field again: show it.
+                self.schedule.dirty = true;
                 self.emit(SimEvent::GenerationFailed);
                 self.notice(Level::Error, format!("cannot generate the field: {error}"));
             }
