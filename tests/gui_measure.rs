@@ -21,6 +21,23 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
+/// The app with `settings`, not remembered, playing once ready when `autoplay`.
+fn app(settings: Settings, autoplay: bool, window: Vec2) -> Harness<'static, HeatlabApp> {
+    Harness::builder()
+        .with_size(window)
+        .build_eframe(move |cc| {
+            HeatlabApp::new(
+                cc,
+                AppOptions {
+                    settings: Some(settings),
+                    persist: false,
+                    autoplay,
+                    ..AppOptions::default()
+                },
+            )
+        })
+}
+
 #[test]
 #[ignore = "a measurement, not a check: run with --ignored on the machine to measure"]
 fn measure_animation() {
@@ -39,19 +56,7 @@ fn measure_animation() {
         ..Settings::default()
     };
     settings.field.size = size;
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(1440.0, 900.0))
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: false,
-                    autoplay: true,
-                    ..AppOptions::default()
-                },
-            )
-        });
+    let mut harness = app(settings, true, Vec2::new(1440.0, 900.0));
     let start = Instant::now();
     while !(harness.state().is_playing() && harness.state().frames_shown() > 5) {
         harness.step();
@@ -101,18 +106,7 @@ fn measure_live_regeneration() {
         ..Settings::default()
     };
     settings.field.size = size;
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(1440.0, 1100.0))
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: false,
-                    ..AppOptions::default()
-                },
-            )
-        });
+    let mut harness = app(settings, false, Vec2::new(1440.0, 1100.0));
     let start = Instant::now();
     while !harness.state().is_ready() {
         harness.step();

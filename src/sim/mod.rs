@@ -74,17 +74,22 @@ impl Simulation {
     /// Starts a simulation of `initial` on `backend`.
     pub fn new(mut backend: Box<dyn Backend>, initial: Grid, params: StepParams) -> Result<Self> {
         backend.upload(&initial)?;
-        Ok(Self {
+        Ok(Self::holding(backend, initial, params, 0))
+    }
+
+    /// A simulation whose backend already holds its current field, at `step`.
+    fn holding(backend: Box<dyn Backend>, initial: Grid, params: StepParams, step: u64) -> Self {
+        Self {
             backend,
             initial,
             params,
-            step: 0,
+            step,
             timings: Vec::new(),
             last_good: None,
             agreement: None,
             queued: None,
             paint: paint::PaintHistory::default(),
-        })
+        }
     }
 
     /// Starts a simulation of a newly generated jagged field, generated where `backend` runs
@@ -96,18 +101,7 @@ impl Simulation {
         progress: &(dyn Fn(f32) + Sync),
     ) -> Result<(Self, generate::Generation)> {
         let (initial, generation) = generate::generate_on(backend.as_mut(), field, progress)?;
-        let simulation = Self {
-            backend,
-            initial,
-            params,
-            step: 0,
-            timings: Vec::new(),
-            last_good: None,
-            agreement: None,
-            queued: None,
-            paint: paint::PaintHistory::default(),
-        };
-        Ok((simulation, generation))
+        Ok((Self::holding(backend, initial, params, 0), generation))
     }
 
     /// Continues a saved run: `current` on `backend` at `step`, with `initial` for Reset.
@@ -126,17 +120,7 @@ impl Simulation {
             )));
         }
         backend.upload(current)?;
-        Ok(Self {
-            backend,
-            initial,
-            params,
-            step,
-            timings: Vec::new(),
-            last_good: None,
-            agreement: None,
-            queued: None,
-            paint: paint::PaintHistory::default(),
-        })
+        Ok(Self::holding(backend, initial, params, step))
     }
 
     /// Steps taken since the initial field.
