@@ -173,3 +173,38 @@ fn the_cpu_backend_generates_on_the_cpu_without_a_fallback_reason() {
     assert_eq!(grid, generate_jagged(&params, &|_| {}).unwrap());
     assert_eq!(cpu.download().unwrap(), grid, "the backend holds the field");
 }
+
+#[test]
+fn thin_fields_are_generated_right_wherever_they_are_generated() {
+    let Some(cuda) = gpu_or_skip(
+        "thin_fields_are_generated_right_wherever_they_are_generated",
+        CudaBackend::new(),
+    ) else {
+        return;
+    };
+    let mut backend: Box<dyn Backend> = Box::new(cuda);
+    for (rows, cols) in [(1, 1), (1, 7), (5, 1), (2, 2), (2, 3), (3, 2)] {
+        let params = JaggedParams {
+            size: size(rows, cols),
+            seed: 99,
+            ..JaggedParams::default()
+        };
+        let (grid, generation) = generate_on(backend.as_mut(), &params, &|_| {}).unwrap();
+        let cpu = generate_jagged(&params, &|_| {}).unwrap();
+        assert_close(
+            &grid,
+            &cpu,
+            &format!("{rows}x{cols} ({})", generation.place),
+        );
+        assert_eq!(
+            backend.download().unwrap(),
+            grid,
+            "{rows}x{cols}: the backend holds it"
+        );
+        eprintln!(
+            "{rows}x{cols}: generated on the {} {:?}",
+            generation.place,
+            generation.fallback()
+        );
+    }
+}
