@@ -25,7 +25,7 @@ pub struct KernelArgs {
     /// Elements (hidden-layer, gaussian) or samples (mc-pi); `1e8` and `100_000_000` work too.
     #[arg(long, default_value = "1000000", value_parser = parse_count)]
     pub n: u64,
-    /// Seed of the inputs (NumPy's default_rng) or of the PCG32 generator (mc-pi).
+    /// Seed of the inputs (NumPy's default_rng) or of the MWC64X generator (mc-pi).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// auto (the GPU when it works, else the CPU only), cpu or cuda.
