@@ -121,15 +121,20 @@ extern "C" __global__ void gaussian_pdf(const float* __restrict__ x,
 // memory. A PCG32 word costs a 64 x 64-bit multiply-add (three or four IMADs) plus the output
 // permutation's funnel shifts and rotate: its loop was 60 SASS instructions per 2 samples
 // (30 per sample, 13 of them IMAD and 10 SHF). An MWC64X word is one IMAD.WIDE.U32, a move of
-// the carry into the next addend pair, and one LOP3 for x ^ c. Per sample, in the loops below
-// (4 samples per iteration), read with cuobjdump -sass from nvcc 13.5 -arch=sm_90 --fmad=false:
-// - monte_carlo_pi (integer test): 58 per 4 samples = 14.5 per sample (22 IMAD, 9 VIADD,
-//   8 LOP3, 8 SHF, 4 LEA.HI, ...);
+// the carry into the next addend pair, and one LOP3 for x ^ c (with the coordinate's mask).
+// Per sample, in the loops below, read with cuobjdump -sass from nvcc 13.5 -arch=sm_90
+// --fmad=false (NVRTC's PTX through ptxas gives the same loops):
+// - monte_carlo_pi (integer test): 51 per 4 samples = 12.75 per sample (20 IMAD of which
+//   16 IMAD.WIDE, 10 VIADD and 2-4 MOVs that place the carry and zero in the next addend pair,
+//   8 LOP3, 2 IADD3.X for the count, ...), 32 registers;
 // - monte_carlo_pi_double_test (FP64 test): 62 per 4 samples = 15.5 per sample (18 IMAD,
-//   8 DADD, 8 DFMA, 8 LOP3, 8 VIADD, ...), with a third of the work on the FP64 pipe.
-// At PCG32's measured rate per instruction that is about 0.78e12 * 30 / 15 = 1.5e12 samples/s;
-// which test wins depends on whether IMAD.WIDE or the FP64 pipe is the tighter limit, so both
-// are kept and timed on the GPU at hand.
+//   8 DADD, 8 DFMA, 8 LOP3, 8 VIADD, 4 MOVs of 0x43300000, 4 LEA.HI, ...), 28 registers;
+// - monte_carlo_pi_alternating_test: 59 per 4 samples = 14.75 per sample, with half the FP64
+//   work and 3 IMAD.WIDE per sample instead of 4, 30 registers.
+// All three fit 2048 threads per SM (at most 32 registers). At PCG32's measured rate per
+// instruction that is about 0.78e12 * 30 / 13 = 1.8e12 samples/s; which test wins depends on
+// whether the IMAD.WIDEs (4 per sample in the integer test, 2 in the FP64 one) or the FP64 pipe
+// is the tighter limit, so all three are kept and timed on the GPU at hand.
 //
 // The state (x, c) stands for w = A * x + c, and one step is w -> A * w mod M (Thomas; the
 // unit tests check it against stepping), so the state `delta` words on is w * A^delta mod M.
@@ -141,12 +146,13 @@ extern "C" __global__ void gaussian_pdf(const float* __restrict__ x,
 // A coordinate is the top 24 bits of its word, X in [0, 2^24), x = X / 2^24 (exact in float32),
 // and the point is inside the quarter circle when X*X + Y*Y < 2^48, which is exactly
 // x*x + y*y < 1 without any rounding. Two tests give that answer bit for bit, on different units
-// of the SM (TutorialGpu::open times the kernels and keeps the faster):
-// - integer: X*X + Y*Y - 2^48 in 64 bits, whose sign bit is the answer;
-// - FP64: W = word with its low 8 bits cleared (X * 2^8, one LOP3 with the xor) becomes a
-//   double exactly (the bits (0x43300000, W) are 2^52 + W), and W*W + V*V - 2^64 is exact in
-//   two FMAs (every term is a multiple of 2^16 below 2^66); its sign bit is the answer.
-// In both, the count adds the sign bit (one LEA.HI), with no compare or select.
+// of the SM (TutorialGpu::open times the kernels and keeps the fastest):
+// - integer: with W = X * 2^8 and V = Y * 2^8, W*W + V*V carries out of 64 bits exactly when
+//   the point is outside (count_outside_integer);
+// - FP64: W (the word with its low 8 bits cleared, one LOP3 with the xor) becomes a double
+//   exactly (the bits (0x43300000, W) are 2^52 + W), and W*W + V*V - 2^64 is exact in two FMAs
+//   (every term is a multiple of 2^16 below 2^66); its sign bit is the answer, added to the
+//   count by one LEA.HI, with no compare or select.
 #define MWC_A 4294883355u
 #define MWC_M 18446383549859758079ull
 // -M^-1 mod 2^64, for the Montgomery products of the jump (R = 2^64).
@@ -215,15 +221,26 @@ __device__ __forceinline__ unsigned int mwc64x_next(unsigned int& x, unsigned in
     return word;
 }
 
-// The integer test, 1 when inside: X*X + Y*Y (< 2^49) is below 2^48, i.e. its high word less
-// 2^16 is negative. (The shift is written as a funnel shift: with a plain >> 8 the compiler
-// shifted a 64-bit pair and masked, two instructions instead of one.)
-__device__ __forceinline__ unsigned int inside_integer(unsigned int x, unsigned int c,
-                                                       unsigned int x2, unsigned int c2) {
-    const unsigned int big_x = __funnelshift_r(x ^ c, 0u, 8);
-    const unsigned int big_y = __funnelshift_r(x2 ^ c2, 0u, 8);
-    const unsigned long long s = (unsigned long long)big_x * big_x + (unsigned long long)big_y * big_y;
-    return ((unsigned int)(s >> 32) - 0x10000u) >> 31;
+// The integer test adds 1 to `outside` when the point is outside. With W = X * 2^8 and
+// V = Y * 2^8 (the words with their low 8 bits cleared: one LOP3 each, with the xor),
+// W*W + V*V = (X*X + Y*Y) * 2^16 reaches 2^64 exactly when X*X + Y*Y >= 2^48, so the point is
+// outside exactly when the 64-bit sum carries out. PTX's carry chain makes that one IMAD.WIDE
+// with a carry-out predicate, and the count one IADD3.X (which adds two samples' carries).
+// (Written with 64-bit C arithmetic and a compare instead, the loop took 14.5 instructions
+// per sample; shifted 24-bit coordinates with a sign test, 14.5; this form, 12.75.)
+__device__ __forceinline__ void count_outside_integer(unsigned int x, unsigned int c, unsigned int x2,
+                                                      unsigned int c2, unsigned int& outside) {
+    const unsigned int w = (x ^ c) & 0xffffff00u;
+    const unsigned int v = (x2 ^ c2) & 0xffffff00u;
+    const unsigned long long w_squared = (unsigned long long)w * w;
+    asm("{\n\t"
+        ".reg .u32 sum_low, sum_high;\n\t"
+        "mad.lo.cc.u32 sum_low, %1, %1, %2;\n\t"
+        "madc.hi.cc.u32 sum_high, %1, %1, %3;\n\t"
+        "addc.u32 %0, %0, 0;\n\t"
+        "}"
+        : "+r"(outside)
+        : "r"(v), "r"((unsigned int)w_squared), "r"((unsigned int)(w_squared >> 32)));
 }
 
 // The FP64 test, 1 when inside: W*W + V*V - 2^64 (exact, see above) is negative (a zero sum,
@@ -254,11 +271,16 @@ __device__ __forceinline__ void add_block_count(unsigned long long count, unsign
     }
 }
 
+// The hit tests of the Monte Carlo kernels: all on the integer units, all on the FP64 units,
+// or alternating (each sample pair: one of each), which splits the work between the integer
+// multiply pipe (already busy with the generator's IMAD.WIDEs) and the FP64 pipe.
+enum PiTest { PI_TEST_INTEGER, PI_TEST_DOUBLE, PI_TEST_ALTERNATING };
+
 // Counts the samples [first_sample, first_sample + sample_count) inside the quarter circle and
 // adds the count to *inside. A thread's share must stay below 2^32 samples (the host launches
 // at most 2^35 samples at once). Each thread takes one contiguous share, jumps to it once, and
 // steps two words per sample.
-template <bool DOUBLE_TEST>
+template <PiTest TEST>
 __device__ __forceinline__ void count_inside(unsigned long long seed,
                                              unsigned long long first_sample,
                                              unsigned long long sample_count,
@@ -271,31 +293,70 @@ __device__ __forceinline__ void count_inside(unsigned long long seed,
     unsigned int x = (unsigned int)(w / MWC_A);
     unsigned int c = (unsigned int)(w % MWC_A);
     const unsigned int samples = (unsigned int)(end - begin);
-    unsigned int count = 0;
+    // Samples found inside by the FP64 test, outside by the integer test.
+    unsigned int inside_double_count = 0;
+    unsigned int outside_integer_count = 0;
+    unsigned int integer_samples = 0;
+    if (TEST == PI_TEST_ALTERNATING) {
+        const unsigned int pairs = samples / 2;
+#pragma unroll 2
+        for (unsigned int k = 0; k < pairs; ++k) {
+            const unsigned int x0 = x, c0 = c;
+            mwc64x_next(x, c);
+            const unsigned int x1 = x, c1 = c;
+            mwc64x_next(x, c);
+            const unsigned int x2 = x, c2 = c;
+            mwc64x_next(x, c);
+            const unsigned int x3 = x, c3 = c;
+            mwc64x_next(x, c);
+            count_outside_integer(x0, c0, x1, c1, outside_integer_count);
+            inside_double_count += inside_double(x2, c2, x3, c3);
+        }
+        integer_samples = pairs;
+        if (samples & 1) {
+            const unsigned int x0 = x, c0 = c;
+            mwc64x_next(x, c);
+            count_outside_integer(x0, c0, x, c, outside_integer_count);
+            integer_samples += 1;
+        }
+    } else {
 #pragma unroll 4
-    for (unsigned int k = 0; k < samples; ++k) {
-        const unsigned int x0 = x, c0 = c;
-        mwc64x_next(x, c);
-        const unsigned int x1 = x, c1 = c;
-        mwc64x_next(x, c);
-        count += DOUBLE_TEST ? inside_double(x0, c0, x1, c1) : inside_integer(x0, c0, x1, c1);
+        for (unsigned int k = 0; k < samples; ++k) {
+            const unsigned int x0 = x, c0 = c;
+            mwc64x_next(x, c);
+            const unsigned int x1 = x, c1 = c;
+            mwc64x_next(x, c);
+            if (TEST == PI_TEST_DOUBLE) {
+                inside_double_count += inside_double(x0, c0, x1, c1);
+            } else {
+                count_outside_integer(x0, c0, x1, c1, outside_integer_count);
+            }
+        }
+        integer_samples = TEST == PI_TEST_INTEGER ? samples : 0;
     }
-    add_block_count(count, inside);
+    add_block_count(inside_double_count + (integer_samples - outside_integer_count), inside);
 }
 
-// The two Monte Carlo kernels count the same samples the same way; the hit test runs on the
-// integer units or on the FP64 units. TutorialGpu::open times both once and keeps the faster on
-// the GPU at hand, after checking that their counts are equal.
+// The three Monte Carlo kernels count the same samples the same way; the hit test runs on the
+// integer units, on the FP64 units, or on both in turn. TutorialGpu::open times them once and
+// keeps the fastest on the GPU at hand, after checking that their counts are equal.
 extern "C" __global__ void __launch_bounds__(PI_BLOCK) monte_carlo_pi(unsigned long long seed,
                                                                        unsigned long long first_sample,
                                                                        unsigned long long sample_count,
                                                                        unsigned long long* inside) {
-    count_inside<false>(seed, first_sample, sample_count, inside);
+    count_inside<PI_TEST_INTEGER>(seed, first_sample, sample_count, inside);
 }
 
 extern "C" __global__ void __launch_bounds__(PI_BLOCK) monte_carlo_pi_double_test(unsigned long long seed,
                                                                                    unsigned long long first_sample,
                                                                                    unsigned long long sample_count,
                                                                                    unsigned long long* inside) {
-    count_inside<true>(seed, first_sample, sample_count, inside);
+    count_inside<PI_TEST_DOUBLE>(seed, first_sample, sample_count, inside);
+}
+
+extern "C" __global__ void __launch_bounds__(PI_BLOCK) monte_carlo_pi_alternating_test(unsigned long long seed,
+                                                                                        unsigned long long first_sample,
+                                                                                        unsigned long long sample_count,
+                                                                                        unsigned long long* inside) {
+    count_inside<PI_TEST_ALTERNATING>(seed, first_sample, sample_count, inside);
 }

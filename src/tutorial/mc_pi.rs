@@ -18,7 +18,7 @@
 //! runs of 2026-11-23); counts of those runs differ from today's for the same seed. MWC64X
 //! replaced PCG32 because a PCG32 word costs a 64 x 64-bit multiply-add plus its output
 //! permutation (30 GPU instructions per sample, 0.78e12 samples a second on an H100) where an
-//! MWC64X word is one 32 x 32 -> 64-bit multiply-add and an xor (about 15 per sample; the
+//! MWC64X word is one 32 x 32 -> 64-bit multiply-add and an xor (13 to 15.5 per sample; the
 //! kernel's comment in `kernels/tutorial.cu` has the instruction counts).
 
 use std::time::Duration;

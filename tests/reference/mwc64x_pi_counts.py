@@ -35,14 +35,17 @@ def count(seed, first, n):
         X, Y = wx >> 8, wy >> 8
         inside += X * X + Y * Y < 2**48
     return inside
-cases = [(0, 0, 1), (0, 0, 1000), (42, 0, 100_001), (2**64 - 1, 0, 65_537), (7, 1 << 36, 10_001),
+# (seed, first sample, samples) of PI_REFERENCE_COUNTS in tests/tutorial.rs.
+CASES = [(0, 0, 1), (0, 0, 1000), (42, 0, 100_001), (2**64 - 1, 0, 65_537), (7, 1 << 36, 10_001),
          (3, 2 * ((1 << 32) - 1000) + 1, 10_000), (5, (1 << 35) - 4000, 20_000), (9, 2**63 + 5, 3_000)]
-for seed, first, n in cases:
-    print(seed, first, n, count(seed, first, n))
-# first words of seed 42, for a known-answer test
-st = start(42)
-words = []
-for _ in range(6):
-    w, st = next_u32(st)
-    words.append(hex(w))
-print("start 42:", start(42), "words:", words)
+
+if __name__ == "__main__":
+    for seed, first, n in CASES:
+        print(seed, first, n, count(seed, first, n))
+    # the first words of seed 42, for the known-answer test
+    st = start(42)
+    words = []
+    for _ in range(6):
+        w, st = next_u32(st)
+        words.append(hex(w))
+    print("start 42:", start(42), "words:", words)
