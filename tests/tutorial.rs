@@ -607,6 +607,43 @@ fn kernel_command_refuses_bad_input_with_one_line() {
 }
 
 #[test]
+fn kernel_command_prints_the_samples_per_second_of_pi() {
+    let output = heatlab(&[
+        "kernel",
+        "mc-pi",
+        "--n",
+        "300000",
+        "--seed",
+        "5",
+        "--backend",
+        "cpu",
+        "--repeat",
+        "2",
+        "--cpu",
+        "both",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("samples/s: "))
+        .unwrap_or_else(|| panic!("no samples/s line in {stdout}"));
+    // Both CPU versions, each rate the samples over the mean of its row of the table.
+    for label in ["CPU, all ", "CPU, one thread "] {
+        let rate: f64 = line
+            .split("; ")
+            .find_map(|part| part.strip_prefix(label))
+            .map(|rest| rest.rsplit(' ').next().unwrap_or(rest))
+            .unwrap_or_else(|| panic!("no {label} rate in {line}"))
+            .parse()
+            .unwrap();
+        assert!(rate > 1e5 && rate < 1e13, "{label}: {rate}");
+    }
+    // The CPU's rate for a GPU-less build says nothing of a GPU.
+    assert!(!line.contains("GPU"), "{line}");
+}
+
+#[test]
 fn kernel_command_json_is_one_object_with_the_estimate() {
     let output = heatlab(&[
         "kernel",
