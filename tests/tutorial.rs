@@ -209,16 +209,42 @@ fn pcg32_matches_the_reference_implementation() {
     assert_eq!(around, start);
 }
 
+#[test]
+fn mwc64x_matches_the_reference_implementation() {
+    // tests/reference/mwc64x_pi_counts.py: Thomas's step (mwc64x_rng.cl) from the SplitMix64
+    // start of seed 42, in Python integers.
+    let mut generator = mc_pi::Mwc64x::from_seed(42);
+    assert_eq!(
+        generator,
+        mc_pi::Mwc64x::from_residue(3_185_059_151 * 4_294_883_355 + 434_943_809)
+    );
+    let first: Vec<u32> = (0..6).map(|_| generator.next_u32()).collect();
+    assert_eq!(
+        first,
+        [
+            0xa434_920e,
+            0x923c_5cb0,
+            0x0a10_9ace,
+            0x98db_ef0f,
+            0xe74d_131b,
+            0x0a96_86d2
+        ]
+    );
+}
+
 /// (seed, first sample, samples, inside): counted by an independent Python implementation of
-/// the same definition (pcg32_srandom_r(seed, 54), words 2j and 2j + 1, top 24 bits, X^2 + Y^2
-/// < 2^48, the jump-ahead to the first sample), including far and odd starts.
-const PI_REFERENCE_COUNTS: [(u64, u64, u64, u64); 6] = [
+/// the same definition (tests/reference/mwc64x_pi_counts.py: MWC64X from the SplitMix64 start of
+/// the seed, words 2j and 2j + 1, top 24 bits, X^2 + Y^2 < 2^48, Thomas's skip to the first
+/// sample), including far and odd starts and one past 2^63 samples (word 2j modulo 2^64).
+const PI_REFERENCE_COUNTS: [(u64, u64, u64, u64); 8] = [
     (0, 0, 1, 1),
-    (0, 0, 1000, 786),
-    (42, 0, 100_001, 78_712),
-    (u64::MAX, 0, 65_537, 51_527),
-    (7, 1 << 36, 10_001, 7_836),
-    (3, 2 * ((1 << 32) - 1000) + 1, 10_000, 7_796),
+    (0, 0, 1000, 800),
+    (42, 0, 100_001, 78_591),
+    (u64::MAX, 0, 65_537, 51_383),
+    (7, 1 << 36, 10_001, 7_855),
+    (3, 2 * ((1 << 32) - 1000) + 1, 10_000, 7_883),
+    (5, (1 << 35) - 4000, 20_000, 15_704),
+    (9, (1 << 63) + 5, 3_000, 2_401),
 ];
 
 #[test]
@@ -245,8 +271,8 @@ fn pi_counts_match_the_reference_values() {
 
 #[test]
 fn pi_is_within_five_standard_errors_for_several_seeds() {
-    let n = 4_000_000;
-    for seed in [0, 1, 42, u64::MAX] {
+    let n = 10_000_000;
+    for seed in [0, 1, 2, 42, 1 << 40, u64::MAX] {
         let inside = mc_pi::count_inside_cpu(n, seed, CpuThreads::All, unattended()).unwrap();
         let estimate = PiEstimate::new(inside, n);
         assert!(
@@ -255,8 +281,8 @@ fn pi_is_within_five_standard_errors_for_several_seeds() {
             estimate.estimate,
             estimate.error / estimate.standard_error
         );
-        // 4 sqrt(p (1 - p) / n) with p = pi / 4 is about 8.2e-4 at 4M samples.
-        assert!((estimate.standard_error - 8.21e-4).abs() < 1e-5);
+        // 4 sqrt(p (1 - p) / n) with p = pi / 4 is about 5.19e-4 at 10M samples.
+        assert!((estimate.standard_error - 5.19e-4).abs() < 1e-5);
     }
 }
 
@@ -578,6 +604,43 @@ fn kernel_command_refuses_bad_input_with_one_line() {
     let output = heatlab(&["kernel", "gaussian", "--sigma", "-1", "--backend", "cpu"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn kernel_command_prints_the_samples_per_second_of_pi() {
+    let output = heatlab(&[
+        "kernel",
+        "mc-pi",
+        "--n",
+        "300000",
+        "--seed",
+        "5",
+        "--backend",
+        "cpu",
+        "--repeat",
+        "2",
+        "--cpu",
+        "both",
+    ]);
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let line = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("samples/s: "))
+        .unwrap_or_else(|| panic!("no samples/s line in {stdout}"));
+    // Both CPU versions, each rate the samples over the mean of its row of the table.
+    for label in ["CPU, all ", "CPU, one thread "] {
+        let rate: f64 = line
+            .split("; ")
+            .find_map(|part| part.strip_prefix(label))
+            .map(|rest| rest.rsplit(' ').next().unwrap_or(rest))
+            .unwrap_or_else(|| panic!("no {label} rate in {line}"))
+            .parse()
+            .unwrap();
+        assert!(rate > 1e5 && rate < 1e13, "{label}: {rate}");
+    }
+    // The CPU's rate for a GPU-less build says nothing of a GPU.
+    assert!(!line.contains("GPU"), "{line}");
 }
 
 #[test]

@@ -25,7 +25,7 @@ pub struct KernelArgs {
     /// Elements (hidden-layer, gaussian) or samples (mc-pi); `1e8` and `100_000_000` work too.
     #[arg(long, default_value = "1000000", value_parser = parse_count)]
     pub n: u64,
-    /// Seed of the inputs (NumPy's default_rng) or of the PCG32 generator (mc-pi).
+    /// Seed of the inputs (NumPy's default_rng) or of the MWC64X generator (mc-pi).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// auto (the GPU when it works, else the CPU only), cpu or cuda.
@@ -364,7 +364,42 @@ pub fn format_table(run: &KernelRun, note: Option<&str>) -> String {
     if let Some(kernel) = &run.gpu_kernel {
         text.push_str(&format!("GPU kernel: {kernel}\n"));
     }
+    if run.kernel == TutorialKernel::MonteCarloPi {
+        text.push_str(&samples_per_second(run));
+    }
     text
+}
+
+/// Monte Carlo pi's rates, `samples/s: GPU kernel (device-resident) 1.23e12; ...`: the samples
+/// of one run over each version's mean time (the target of issue 11 is the GPU's kernel rate).
+fn samples_per_second(run: &KernelRun) -> String {
+    let timings = &run.timings;
+    let all_threads = format!("CPU, all {} threads", timings.cpu_threads);
+    let versions = [
+        (
+            "GPU kernel (device-resident)",
+            timings.gpu_device_resident.as_ref(),
+        ),
+        (
+            "GPU with pinned host arrays (total)",
+            timings.gpu_pinned_arrays.as_ref().map(|host| &host.total),
+        ),
+        (all_threads.as_str(), timings.cpu_all_threads.as_ref()),
+        ("CPU, one thread", timings.cpu_one_thread.as_ref()),
+    ];
+    let rates: Vec<String> = versions
+        .iter()
+        .filter_map(|(label, stats)| {
+            stats
+                .filter(|stats| stats.mean_s > 0.0)
+                .map(|stats| format!("{label} {:.3e}", run.n as f64 / stats.mean_s))
+        })
+        .collect();
+    if rates.is_empty() {
+        String::new()
+    } else {
+        format!("samples/s: {}\n", rates.join("; "))
+    }
 }
 
 fn describe_result(result: &KernelSummary) -> String {

@@ -60,10 +60,15 @@ pub struct TutorialGpu {
 }
 
 /// The Monte Carlo kernels of `kernels/tutorial.cu`: the same count, the hit test on the
-/// integer units or on the FP64 units.
-const PI_KERNELS: [&str; 2] = ["monte_carlo_pi", "monte_carlo_pi_double_test"];
+/// integer units, on the FP64 units, or on both in turn.
+const PI_KERNELS: [&str; 3] = [
+    "monte_carlo_pi",
+    "monte_carlo_pi_double_test",
+    "monte_carlo_pi_alternating_test",
+];
 /// Samples per thread below which a Monte Carlo launch uses fewer blocks (each thread's jump
-/// to its share costs about as much as a few dozen samples).
+/// to its share, one Montgomery product per set bit of its word index, costs about as much as
+/// some tens of samples).
 const PI_SAMPLES_PER_THREAD: u64 = 64;
 
 impl TutorialGpu {

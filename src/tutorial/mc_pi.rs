@@ -1,21 +1,25 @@
 //! Monte Carlo pi (seed `001_...`): the fraction of random points of the unit square that fall
 //! inside the quarter circle, times 4, over billions of samples and no sample array.
 //!
-//! The generator is PCG32 (M. E. O'Neill, "PCG: A Family of Simple Fast Space-Efficient
-//! Statistically Good Algorithms for Random Number Generation", HMC-CS-2014-0905, 2014), the
-//! XSH RR 64/32 generator of `pcg_basic.c`, which passes TestU01's BigCrush and PractRand in that
-//! report; it is seeded as `pcg32_srandom_r(seed, 54)`. Sample `j` takes outputs `2j` (x) and
-//! `2j + 1` (y) of that one sequence; any part of it is reached in O(log n) steps with the LCG's
-//! jump-ahead (F. B. Brown, "Random number generation with arbitrary strides", 1994), so any
-//! split of the work over threads (CPU or GPU) draws the same samples. A coordinate is the top
-//! 24 bits of its word, `X / 2^24`, and a point is inside when `X^2 + Y^2 < 2^48`, which is
-//! exactly `x^2 + y^2 < 1` for those float32 coordinates. The CPU and the GPU agree exactly.
+//! The generator is MWC64X (D. B. Thomas, "The MWC64X Random Number Generator", 2011,
+//! <http://cas.ee.ic.ac.uk/people/dt10/research/rngs-gpu-mwc64x.html>): a multiply-with-carry
+//! generator with 32-bit `x` and `c`, multiplier `A = 4294883355` and output `x ^ c`, which its
+//! author reports to pass TestU01's BigCrush; its period is `(M - 1) / 2`, about 2^63, with
+//! `M = A * 2^32 - 1` (see [`Mwc64x`]). The sequence of a seed starts at SplitMix64 of the seed
+//! ([`Mwc64x::from_seed`]); sample `j` takes its words `2j` (x) and `2j + 1` (y). Any part of it
+//! is reached in O(log n) steps, since the state `(x, c)` stands for `w = A x + c` and one step
+//! is `w -> A w mod M`, so any split of the work over threads (CPU or GPU) draws the same
+//! samples. A coordinate is the top 24 bits of its word, `X / 2^24`, and a point is inside when
+//! `X^2 + Y^2 < 2^48`, which is exactly `x^2 + y^2 < 1` for those float32 coordinates. The CPU
+//! and the GPU agree exactly.
 //!
-//! Until 2026-11-23 the samples came from Philox4x32-10 (Random123), kept here as
-//! [`philox4x32_10`] with its known-answer test; counts of runs recorded before then differ from
-//! today's for the same seed. PCG32 costs two 64-bit multiply-adds per sample where Philox cost
-//! ten rounds of two 32x32 -> 64-bit products per two samples, which kept the GPU below 1e12
-//! samples a second.
+//! Earlier generators, kept with their known-answer tests: Philox4x32-10 ([`philox4x32_10`],
+//! runs recorded before 2026-11-23) and PCG32 ([`Pcg32`], seeded `pcg32_srandom_r(seed, 54)`,
+//! runs of 2026-11-23); counts of those runs differ from today's for the same seed. MWC64X
+//! replaced PCG32 because a PCG32 word costs a 64 x 64-bit multiply-add plus its output
+//! permutation (30 GPU instructions per sample, 0.78e12 samples a second on an H100) where an
+//! MWC64X word is one 32 x 32 -> 64-bit multiply-add and an xor (13 to 15.5 per sample; the
+//! kernel's comment in `kernels/tutorial.cu` has the instruction counts).
 
 use std::time::Duration;
 
@@ -63,14 +67,14 @@ pub fn philox4x32_10(counter: [u32; 4], key: [u32; 2]) -> [u32; 4] {
     ctr
 }
 
-/// The multiplier of PCG32's LCG (`PCG_MULTIPLIER` in `kernels/tutorial.cu`).
+/// The multiplier of PCG32's LCG.
 pub const PCG_MULTIPLIER: u64 = 6_364_136_223_846_793_005;
-/// The sequence selector of the Monte Carlo samples (`PCG_STREAM` in `kernels/tutorial.cu`):
-/// the one of `pcg32-demo.c`, so that seed 42 gives that demo's first numbers.
+/// The sequence selector of the Monte Carlo samples of 2026-11-23: the one of `pcg32-demo.c`,
+/// so that seed 42 gives that demo's first numbers.
 pub const PCG_STREAM: u64 = 54;
 
 /// PCG32 (XSH RR 64/32), as `pcg_basic.c`: a 64-bit LCG whose state is permuted into each
-/// 32-bit output.
+/// 32-bit output (the generator of the runs of 2026-11-23).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pcg32 {
     state: u64,
@@ -121,9 +125,157 @@ impl Pcg32 {
     }
 }
 
-/// The generator of the samples of `seed`, positioned at sample `first` (output `2 first`).
-fn samples_from(seed: u64, first: u64) -> Pcg32 {
-    let mut generator = Pcg32::new(seed, PCG_STREAM);
+/// The multiplier of MWC64X (`MWC_A` in `kernels/tutorial.cu`).
+pub const MWC64X_A: u32 = 4_294_883_355;
+/// `A * 2^32 - 1`, prime, as is `(M - 1) / 2` (`MWC_M` in `kernels/tutorial.cu`).
+pub const MWC64X_M: u64 = ((MWC64X_A as u64) << 32) - 1;
+/// The period of MWC64X: the order of `A` modulo `M`, which is `(M - 1) / 2` (a test checks it).
+pub const MWC64X_PERIOD: u64 = (MWC64X_M - 1) / 2;
+/// `-M^-1 mod 2^64`, for the Montgomery products of the GPU's jump (`MWC_M_NEG_INV`).
+const MWC64X_M_NEG_INV: u64 = inverse_mod_2_64(MWC64X_M).wrapping_neg();
+
+/// `a^-1 mod 2^64` for odd `a` (Newton's iteration, each step doubling the correct bits).
+const fn inverse_mod_2_64(a: u64) -> u64 {
+    let mut inverse = a; // correct to 3 bits for odd a
+    let mut step = 0;
+    while step < 5 {
+        inverse = inverse.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(inverse)));
+        step += 1;
+    }
+    inverse
+}
+
+/// `a * b mod M`.
+fn mul_mod_m(a: u64, b: u64) -> u64 {
+    ((u128::from(a) * u128::from(b)) % u128::from(MWC64X_M)) as u64
+}
+
+/// `A^exponent mod M`, by squaring.
+fn power_of_a(exponent: u64) -> u64 {
+    let (mut power, mut square, mut exponent) = (1u64, u64::from(MWC64X_A), exponent);
+    while exponent > 0 {
+        if exponent & 1 == 1 {
+            power = mul_mod_m(power, square);
+        }
+        square = mul_mod_m(square, square);
+        exponent >>= 1;
+    }
+    power
+}
+
+/// `a * b * 2^-64 mod M` for `a, b < M`: the Montgomery product of the GPU's jump
+/// (`mwc_montgomery` in `kernels/tutorial.cu`), step for step.
+pub fn mwc64x_montgomery(a: u64, b: u64) -> u64 {
+    let product = u128::from(a) * u128::from(b);
+    let (low, high) = (product as u64, (product >> 64) as u64);
+    let m = low.wrapping_mul(MWC64X_M_NEG_INV);
+    let m_high = ((u128::from(m) * u128::from(MWC64X_M)) >> 64) as u64;
+    let (sum, overflow_1) = high.overflowing_add(m_high);
+    let (total, overflow_2) = sum.overflowing_add(u64::from(low != 0));
+    if overflow_1 || overflow_2 || total >= MWC64X_M {
+        total.wrapping_sub(MWC64X_M)
+    } else {
+        total
+    }
+}
+
+/// The GPU's jump table (`mwc_jump_table` in `kernels/tutorial.cu`): `A^(2^k) * 2^64 mod M`,
+/// the Montgomery form of `A^(2^k)`, for k = 0..63.
+pub fn mwc64x_jump_table() -> [u64; 64] {
+    let two_64_mod_m = ((1u128 << 64) % u128::from(MWC64X_M)) as u64;
+    let mut table = [0u64; 64];
+    let mut power = u64::from(MWC64X_A); // A^(2^k)
+    for entry in &mut table {
+        *entry = mul_mod_m(power, two_64_mod_m);
+        power = mul_mod_m(power, power);
+    }
+    table
+}
+
+/// The residue `delta` words after `w`, the way the GPU computes it (`mwc64x_jump`): one
+/// Montgomery product with the table's `A^(2^k)` per set bit of `delta`. The CPU's own
+/// [`Mwc64x::advance`] computes `A^delta` directly; the tests check that both agree.
+pub fn mwc64x_jump_like_the_gpu(w: u64, delta: u64) -> u64 {
+    let table = mwc64x_jump_table();
+    let (mut w, mut delta) = (w, delta);
+    for entry in table {
+        if delta == 0 {
+            break;
+        }
+        if delta & 1 == 1 {
+            w = mwc64x_montgomery(w, entry);
+        }
+        delta >>= 1;
+    }
+    w
+}
+
+/// SplitMix64's output for `seed` (G. L. Steele, D. Lea, C. H. Flood, "Fast splittable
+/// pseudorandom number generators", OOPSLA 2014; the constants of Vigna's `splitmix64.c`).
+pub fn splitmix64(seed: u64) -> u64 {
+    let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// MWC64X (D. B. Thomas, 2011): the multiply-with-carry step `t = A x + c`, `x = t mod 2^32`,
+/// `c = t / 2^32`, output `x ^ c` before the step. The state stands for the residue
+/// `w = A x + c` in `[1, M - 1]`, and a step is `w -> A w mod M`, so the period is the order of
+/// `A` modulo `M`: [`MWC64X_PERIOD`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mwc64x {
+    x: u32,
+    c: u32,
+}
+
+impl Mwc64x {
+    /// The generator at residue `w` (in `[1, M - 1]`): `x = w / A`, `c = w mod A`.
+    pub fn from_residue(w: u64) -> Self {
+        let a = u64::from(MWC64X_A);
+        Self {
+            x: (w / a) as u32,
+            c: (w % a) as u32,
+        }
+    }
+
+    /// The sequence of `seed` (`mwc64x_start` in `kernels/tutorial.cu`): the residue is
+    /// SplitMix64 of the seed reduced into `[0, M - 2]` (one subtraction, since
+    /// `2 (M - 1) > 2^64`), plus one, so never 0 (a fixed point) and every seed valid.
+    pub fn from_seed(seed: u64) -> Self {
+        let z = splitmix64(seed);
+        let reduced = if z >= MWC64X_M - 1 {
+            z - (MWC64X_M - 1)
+        } else {
+            z
+        };
+        Self::from_residue(reduced + 1)
+    }
+
+    /// The residue `A x + c` that the state stands for.
+    pub fn residue(&self) -> u64 {
+        u64::from(MWC64X_A) * u64::from(self.x) + u64::from(self.c)
+    }
+
+    /// The next output, `x ^ c`, and one step.
+    pub fn next_u32(&mut self) -> u32 {
+        let word = self.x ^ self.c;
+        let t = u64::from(MWC64X_A) * u64::from(self.x) + u64::from(self.c);
+        self.x = t as u32;
+        self.c = (t >> 32) as u32;
+        word
+    }
+
+    /// Skips `delta` outputs in O(log delta) steps: the residue times `A^delta` modulo `M`.
+    pub fn advance(&mut self, delta: u64) {
+        *self = Self::from_residue(mul_mod_m(self.residue(), power_of_a(delta)));
+    }
+}
+
+/// The generator of the samples of `seed`, positioned at sample `first` (output `2 first`,
+/// modulo 2^64 as on the GPU).
+fn samples_from(seed: u64, first: u64) -> Mwc64x {
+    let mut generator = Mwc64x::from_seed(seed);
     generator.advance(first.wrapping_mul(2));
     generator
 }
@@ -467,4 +619,180 @@ pub fn estimate_cpu_seconds_per_sample() -> Duration {
     let count = count_inside_range(0, 0, 1 << 16);
     std::hint::black_box(count);
     started.elapsed() / (1 << 16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Miller-Rabin with the first 12 primes as bases: exact for every n < 3.3e24.
+    fn is_prime(n: u64) -> bool {
+        let n128 = u128::from(n);
+        let pow_mod = |base: u64, exponent: u64| {
+            let (mut result, mut square, mut e) = (1u128, u128::from(base) % n128, exponent);
+            while e > 0 {
+                if e & 1 == 1 {
+                    result = result * square % n128;
+                }
+                square = square * square % n128;
+                e >>= 1;
+            }
+            result
+        };
+        if n < 2 {
+            return false;
+        }
+        let bases = [2u64, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
+        if bases.contains(&n) {
+            return true;
+        }
+        let (mut d, mut s) = (n - 1, 0);
+        while d % 2 == 0 {
+            d /= 2;
+            s += 1;
+        }
+        bases.iter().all(|&a| {
+            let mut x = pow_mod(a, d);
+            if x == 1 || x == n128 - 1 {
+                return true;
+            }
+            for _ in 1..s {
+                x = x * x % n128;
+                if x == n128 - 1 {
+                    return true;
+                }
+            }
+            false
+        })
+    }
+
+    #[test]
+    fn mwc64x_constants_are_thomass_and_the_period_is_half_the_modulus() {
+        assert_eq!(MWC64X_M, 18_446_383_549_859_758_079);
+        assert!(is_prime(MWC64X_M) && is_prime(MWC64X_PERIOD));
+        // The order of A divides M - 1 = 2 (M - 1) / 2; it is neither 1 nor 2, so it is the
+        // period, (M - 1) / 2 (A is a square modulo M).
+        assert_eq!(power_of_a(MWC64X_PERIOD), 1);
+        assert_ne!(power_of_a(2), 1);
+        assert_eq!(MWC64X_M.wrapping_mul(MWC64X_M_NEG_INV), u64::MAX);
+    }
+
+    #[test]
+    fn mwc64x_step_is_thomass_reference_step() {
+        // mwc64x_rng.cl: Xn = A * X + C (32 bits); carry = Xn < C; Cn = mad_hi(A, X, carry).
+        let mut generator = Mwc64x::from_seed(12_345);
+        for _ in 0..10_000 {
+            let (x, c) = (generator.x, generator.c);
+            let word = generator.next_u32();
+            let xn = MWC64X_A.wrapping_mul(x).wrapping_add(c);
+            let carry = u32::from(xn < c);
+            let cn = ((u64::from(MWC64X_A) * u64::from(x)) >> 32) as u32 + carry;
+            assert_eq!(word, x ^ c);
+            assert_eq!((generator.x, generator.c), (xn, cn));
+            // and the residue is multiplied by A modulo M
+            assert_eq!(
+                generator.residue(),
+                mul_mod_m(
+                    u64::from(MWC64X_A) * u64::from(x) + u64::from(c),
+                    u64::from(MWC64X_A)
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn mwc64x_skip_ahead_equals_stepping_one_by_one() {
+        for seed in [0, 1, 42, u64::MAX] {
+            let start = Mwc64x::from_seed(seed);
+            let mut stepped = start;
+            for delta in 0..3000u64 {
+                let mut jumped = start;
+                jumped.advance(delta);
+                assert_eq!(jumped, stepped, "seed {seed}, delta {delta}");
+                assert_eq!(
+                    Mwc64x::from_residue(mwc64x_jump_like_the_gpu(start.residue(), delta)),
+                    stepped,
+                    "the GPU's jump, seed {seed}, delta {delta}"
+                );
+                stepped.next_u32();
+            }
+            // Far jumps compose, and a whole period comes back.
+            let mut far = start;
+            far.advance(1 << 40);
+            far.advance(12_345);
+            let mut direct = start;
+            direct.advance((1 << 40) + 12_345);
+            assert_eq!(far, direct);
+            let mut around = start;
+            around.advance(MWC64X_PERIOD);
+            assert_eq!(around, start);
+        }
+    }
+
+    #[test]
+    fn gpu_jump_equals_the_modular_power_everywhere() {
+        let mut probe = 0x0123_4567_89ab_cdefu64;
+        for _ in 0..2000 {
+            probe = splitmix64(probe);
+            let w = probe % (MWC64X_M - 1) + 1;
+            let delta = splitmix64(probe ^ 1) >> (probe % 64);
+            assert_eq!(
+                mwc64x_jump_like_the_gpu(w, delta),
+                mul_mod_m(w, power_of_a(delta)),
+                "w {w}, delta {delta}"
+            );
+            let other = splitmix64(probe ^ 2) % MWC64X_M;
+            let two_64 = ((1u128 << 64) % u128::from(MWC64X_M)) as u64;
+            assert_eq!(
+                mul_mod_m(mwc64x_montgomery(w, other), two_64),
+                mul_mod_m(w, other)
+            );
+        }
+        // The largest operands, where the Montgomery sum passes 2^64.
+        let top = MWC64X_M - 1;
+        let two_64 = ((1u128 << 64) % u128::from(MWC64X_M)) as u64;
+        assert_eq!(
+            mul_mod_m(mwc64x_montgomery(top, top), two_64),
+            mul_mod_m(top, top)
+        );
+    }
+
+    /// The hexadecimal numbers between `start` and the next `}` of the kernel source.
+    fn kernel_numbers(start: &str) -> Vec<u64> {
+        let source = crate::tutorial::TUTORIAL_SOURCE;
+        let from = source.find(start).expect("the marker is in tutorial.cu") + start.len();
+        let to = from + source[from..].find('}').expect("a closing brace");
+        source[from..to]
+            .split(',')
+            .map(str::trim)
+            .filter(|token| !token.is_empty())
+            .map(|token| {
+                let digits = token.trim_start_matches("0x").trim_end_matches("ull");
+                u64::from_str_radix(digits, 16).expect("a hexadecimal constant")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn mwc64x_jump_table_in_the_kernel_is_the_cpus() {
+        assert_eq!(
+            kernel_numbers("mwc_jump_table[64] = {"),
+            mwc64x_jump_table().to_vec()
+        );
+        let source = crate::tutorial::TUTORIAL_SOURCE;
+        assert!(source.contains(&format!("#define MWC_A {MWC64X_A}u")));
+        assert!(source.contains(&format!("#define MWC_M {MWC64X_M}ull")));
+        assert!(source.contains(&format!(
+            "#define MWC_M_NEG_INV {MWC64X_M_NEG_INV:#018x}ull"
+        )));
+    }
+
+    #[test]
+    fn seeds_start_inside_the_residues() {
+        for seed in [0, 1, 2, 42, u64::MAX, 0x8000_0000_0000_0000] {
+            let w = Mwc64x::from_seed(seed).residue();
+            assert!((1..MWC64X_M).contains(&w), "seed {seed}: {w}");
+        }
+        assert_ne!(Mwc64x::from_seed(0), Mwc64x::from_seed(1));
+    }
 }

@@ -160,7 +160,7 @@ impl CpuThreads {
 pub struct RunOptions {
     /// Elements (hidden layer, Gaussian) or samples (Monte Carlo pi).
     pub n: u64,
-    /// Seed of the inputs (NumPy's `default_rng`) or of the PCG32 generator (Monte Carlo pi).
+    /// Seed of the inputs (NumPy's `default_rng`) or of the MWC64X generator (Monte Carlo pi).
     pub seed: u64,
     /// Timed repetitions of each version (`%timeit`'s runs).
     pub repeats: u32,

@@ -219,7 +219,7 @@ pub struct KernelRun {
     pub max_abs_difference_gpu_cpu: Option<f64>,
     /// Bytes of inputs copied to the GPU and of outputs copied back in one host-arrays run.
     pub transfer_bytes: u64,
-    /// The GPU kernel that ran when there is a choice (Monte Carlo pi: the fastest of four
+    /// The GPU kernel that ran when there is a choice (Monte Carlo pi: the fastest of three
     /// kernels that count the same samples the same way, on this GPU).
     #[serde(default)]
     pub gpu_kernel: Option<String>,

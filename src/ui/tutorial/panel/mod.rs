@@ -97,7 +97,7 @@ fn intro(kernel: TutorialKernel) -> &'static str {
         }
         TutorialKernel::MonteCarloPi => {
             "4 × the fraction of random points of the unit square inside the quarter circle. \
-             The GPU draws its own numbers (PCG32) and returns one count: no arrays to copy."
+             The GPU draws its own numbers (MWC64X) and returns one count: no arrays to copy."
         }
     }
 }

@@ -247,7 +247,7 @@ pub(super) fn agreement_ui(ui: &mut egui::Ui, run: &KernelRun, visual: &Visual) 
         match (run.max_abs_difference_gpu_cpu, visual) {
             (Some(diff), Visual::Pi { .. }) => {
                 ui.label(format!(
-                    "GPU vs CPU: the counts differ by {diff:.0} (the same PCG32 sequence)."
+                    "GPU vs CPU: the counts differ by {diff:.0} (the same MWC64X sequence)."
                 ));
             }
             (Some(diff), _) => {
