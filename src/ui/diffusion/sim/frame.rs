@@ -1,14 +1,16 @@
 //! Drawing one frame on the simulation thread, in two halves. [`reduce_frame`] asks the backend
 //! for both layers reduced to the size they are shown at (on CUDA: kernels and a copy of the
 //! reduced values, through page-locked memory) and, when due, the statistics (reduced on the
-//! device too). [`colour_frame`] then picks each view's range and colours it on the host. The
-//! GPU is needed only for the first half, so while stepping overlaps drawing the next frame's
-//! steps are queued between the two. Each part's time goes into the frame's split.
+//! device too). [`colour_frame`] then picks each view's range and colours it on the host, into
+//! the pixel buffers of pictures the UI has finished with ([`SpareBuffers`]): a new megabyte per
+//! picture, freed on the UI's thread, cost page faults on every frame. The GPU is needed only
+//! for the first half, so while stepping overlaps drawing the next frame's steps are queued
+//! between the two. Each part's time goes into the frame's split.
 
 use std::time::{Duration, Instant};
 
 use crate::compute::{BackendKind, Layer, ReducedPreview};
-use crate::render::preview::centre_diverging;
+use crate::render::preview::colour_reduced;
 use crate::render::{Preview, PreviewRequest};
 use crate::sim::{FieldStats, Simulation};
 
@@ -81,11 +83,37 @@ pub fn reduce_frame(
     })
 }
 
+/// Pixel buffers of pictures the UI no longer shows, handed back to be coloured into again.
+#[derive(Default)]
+pub struct SpareBuffers {
+    rgba: Vec<Vec<u8>>,
+}
+
+impl SpareBuffers {
+    /// At most this many buffers are kept (two views, a frame or two in flight).
+    const KEPT: usize = 4;
+
+    /// Takes back pictures the UI has replaced: their pixel buffers are kept for reuse and the
+    /// rest is freed here, on the thread that allocated it.
+    pub fn take_back(&mut self, pictures: Vec<Preview>) {
+        for picture in pictures {
+            if self.rgba.len() < Self::KEPT {
+                self.rgba.push(picture.rgba);
+            }
+        }
+    }
+
+    /// A buffer to colour into: a spare one when there is one (its length does not matter).
+    fn buffer(&mut self) -> Vec<u8> {
+        self.rgba.pop().unwrap_or_default()
+    }
+}
+
 /// The host's half of a frame: each view's range picked and its values coloured (diverging
-/// colormaps centred on zero), timed as colormapping.
+/// colormaps centred on zero) into spare buffers, timed as colormapping.
 pub fn colour_frame(
     reduced: ReducedFrame,
-    views: ViewRequests,
+    spares: &mut SpareBuffers,
     split: &mut Vec<(FramePart, Duration)>,
 ) -> FramePictures {
     let ReducedFrame {
@@ -94,16 +122,11 @@ pub fn colour_frame(
         stats,
         requests: [field_request, laplacian_request],
     } = reduced;
+    let (field_rgba, laplacian_rgba) = (spares.buffer(), spares.buffer());
     timed(split, FramePart::Colour, || {
-        let (mut field, mut laplacian) = rayon::join(
-            || Preview::from(field.colour(&field_request.spec())),
-            || Preview::from(laplacian.colour(&laplacian_request.spec())),
-        );
-        centre_diverging(&mut field, views.field.colormap, views.field.range_mode);
-        centre_diverging(
-            &mut laplacian,
-            views.laplacian.colormap,
-            views.laplacian.range_mode,
+        let (field, laplacian) = rayon::join(
+            || colour_reduced(field, &field_request, field_rgba),
+            || colour_reduced(laplacian, &laplacian_request, laplacian_rgba),
         );
         FramePictures {
             field,
@@ -123,4 +146,82 @@ pub fn timed<T>(
     let value = work();
     split.push((part, timer.elapsed()));
     value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::Boundary;
+    use crate::grid::{Grid, GridSize};
+    use crate::render::Colormap;
+
+    fn reduced_frame() -> ReducedFrame {
+        let size = GridSize::new(64, 48).unwrap();
+        let grid = |scale: f32| {
+            let values = (0..size.cells())
+                .map(|i| ((i * 7919) % 1013) as f32 * scale - 1.0)
+                .collect();
+            Grid::from_vec(size, values).unwrap()
+        };
+        let views = ViewRequests::default();
+        let request = |layer, view: ViewRequest| PreviewRequest {
+            layer,
+            boundary: Boundary::Neumann,
+            colormap: Colormap::Coolwarm,
+            range_mode: view.range_mode,
+            max_size: (32, 32),
+        };
+        ReducedFrame {
+            field: ReducedPreview::of(&grid(0.01), (32, 32)),
+            laplacian: ReducedPreview::of(&grid(-0.3), (32, 32)),
+            stats: None,
+            requests: [
+                request(Layer::Field, views.field),
+                request(Layer::Laplacian, views.laplacian),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_frame_is_coloured_into_the_buffers_given_back() {
+        let mut spares = SpareBuffers::default();
+        let mut split = Vec::new();
+        let first = colour_frame(reduced_frame(), &mut spares, &mut split);
+        assert_eq!(split.len(), 1);
+        // Each picture as it is coloured on its own, into a new buffer.
+        let ReducedFrame {
+            field,
+            laplacian,
+            requests,
+            ..
+        } = reduced_frame();
+        assert_eq!(first.field, colour_reduced(field, &requests[0], Vec::new()));
+        assert_eq!(
+            first.laplacian,
+            colour_reduced(laplacian, &requests[1], Vec::new())
+        );
+        // The UI hands the pictures back (with stale pixels, as after another colormap): the
+        // next frame is coloured in their storage and is the same picture.
+        let mut storage = vec![first.field.rgba.as_ptr(), first.laplacian.rgba.as_ptr()];
+        let expected = (first.field.clone(), first.laplacian.clone());
+        spares.take_back(vec![first.field, first.laplacian]);
+        spares.rgba.iter_mut().for_each(|rgba| rgba.fill(0));
+        let second = colour_frame(reduced_frame(), &mut spares, &mut split);
+        assert!(spares.rgba.is_empty());
+        let mut used = vec![second.field.rgba.as_ptr(), second.laplacian.rgba.as_ptr()];
+        used.sort();
+        storage.sort();
+        assert_eq!(used, storage);
+        assert_eq!((second.field, second.laplacian), expected);
+    }
+
+    #[test]
+    fn only_a_few_buffers_are_kept() {
+        let mut spares = SpareBuffers::default();
+        let pictures = colour_frame(reduced_frame(), &mut spares, &mut Vec::new());
+        for _ in 0..5 {
+            spares.take_back(vec![pictures.field.clone(), pictures.laplacian.clone()]);
+        }
+        assert_eq!(spares.rgba.len(), SpareBuffers::KEPT);
+    }
 }
