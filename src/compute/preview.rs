@@ -81,16 +81,26 @@ pub fn reduced_size(size: GridSize, factor: usize) -> GridSize {
 
 /// Block means of `factor x factor` cells (partial blocks at the edges average what they hold).
 pub fn block_mean(field: &Grid, factor: usize) -> Grid {
+    block_mean_into(field, factor, Vec::new())
+}
+
+/// [`block_mean`] written into `storage` (reused when it is large enough: the values of a
+/// picture no longer shown).
+pub fn block_mean_into(field: &Grid, factor: usize, storage: Vec<f32>) -> Grid {
     if factor <= 1 {
         // The mean of one cell, computed as for larger blocks (a sum from +0.0): equal to the
         // cell but for -0.0, which becomes +0.0 here as on the GPU.
-        let mut means = field.clone();
-        means.as_mut_slice().par_iter_mut().for_each(|v| *v += 0.0);
+        let mut means = Grid::zeros_in(field.size(), storage);
+        means
+            .as_mut_slice()
+            .par_iter_mut()
+            .zip(field.as_slice())
+            .for_each(|(mean, &v)| *mean = v + 0.0);
         return means;
     }
     let (rows, cols) = (field.rows(), field.cols());
     let size = reduced_size(field.size(), factor);
-    let mut out = Grid::zeros(size);
+    let mut out = Grid::zeros_in(size, storage);
     out.as_mut_slice()
         .par_chunks_mut(size.cols)
         .enumerate()
@@ -247,10 +257,15 @@ pub struct ReducedPreview {
 impl ReducedPreview {
     /// `grid` (already the requested layer) reduced to fit `max_size`.
     pub fn of(grid: &Grid, max_size: (usize, usize)) -> Self {
+        Self::of_into(grid, max_size, Vec::new())
+    }
+
+    /// [`Self::of`], the values written into `storage` (see [`block_mean_into`]).
+    pub fn of_into(grid: &Grid, max_size: (usize, usize), storage: Vec<f32>) -> Self {
         let factor = reduction_factor(grid.size(), max_size);
         Self {
             factor,
-            values: block_mean(grid, factor),
+            values: block_mean_into(grid, factor, storage),
         }
     }
 
@@ -297,6 +312,39 @@ mod tests {
         // Block (0,0): 0,1,5,6 -> 3; block (1,2): just 14.
         assert_eq!(reduced.get(0, 0), 3.0);
         assert_eq!(reduced.get(1, 2), 14.0);
+    }
+
+    #[test]
+    fn block_means_into_used_storage_equal_new_ones() {
+        let size = GridSize::new(37, 53).unwrap();
+        let values = (0..size.cells())
+            .map(|i| {
+                if i % 5 == 0 {
+                    -0.0
+                } else {
+                    (i % 17) as f32 - 8.25
+                }
+            })
+            .collect();
+        let grid = Grid::from_vec(size, values).unwrap();
+        for factor in [1, 2, 3, 8, 60] {
+            let fresh = block_mean(&grid, factor);
+            for stale in [vec![], vec![f32::NAN; 5], vec![7.0; 4000]] {
+                let capacity = stale.capacity();
+                let storage = stale.as_ptr();
+                let reused = block_mean_into(&grid, factor, stale);
+                assert_eq!(reused, fresh, "factor {factor}");
+                let bits = |g: &Grid| g.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(
+                    bits(&reused),
+                    bits(&fresh),
+                    "factor {factor}: signs of zero"
+                );
+                if capacity >= fresh.size().cells() {
+                    assert_eq!(reused.as_slice().as_ptr(), storage, "factor {factor}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -347,8 +347,8 @@ impl CudaBackend {
     }
 
     /// Downloads the first `reduced.cells()` values of the preview's values buffer (through
-    /// page-locked memory).
-    fn download_block_means(&mut self, reduced: GridSize) -> Result<Grid> {
+    /// page-locked memory) into `storage`, reused when it is large enough.
+    fn download_block_means(&mut self, reduced: GridSize, mut storage: Vec<f32>) -> Result<Grid> {
         let stream = self.device.stream().clone();
         let pixels = reduced.cells();
         let PreviewBuffers {
@@ -372,7 +372,9 @@ impl CudaBackend {
         let copied = host
             .as_slice()
             .map_err(driver_error("downloading the preview"))?;
-        Grid::from_vec(reduced, copied[..pixels].to_vec())
+        storage.clear();
+        storage.extend_from_slice(&copied[..pixels]);
+        Grid::from_vec(reduced, storage)
     }
 
     /// Ends the timing of an advance: waits and returns its time, or, while `start_advance`
@@ -644,7 +646,11 @@ impl Backend for CudaBackend {
         self.scatter_on_device(cells, values)
     }
 
-    fn reduce_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<ReducedPreview> {
+    fn reduce_preview_into(
+        &mut self,
+        spec: &PreviewSpec<'_>,
+        storage: Vec<f32>,
+    ) -> Result<ReducedPreview> {
         let layer = spec.layer;
         if layer == Layer::Laplacian {
             self.stage(layer, "Laplacian kernel", |s| {
@@ -657,7 +663,9 @@ impl Backend for CudaBackend {
         self.stage(layer, "block-mean kernel", |s| {
             s.launch_block_mean(layer, factor, reduced)
         })?;
-        let values = self.stage(layer, "download means", |s| s.download_block_means(reduced))?;
+        let values = self.stage(layer, "download means", |s| {
+            s.download_block_means(reduced, storage)
+        })?;
         Ok(ReducedPreview { factor, values })
     }
 }

@@ -40,6 +40,7 @@ pub fn reduce_frame(
     sim: &mut Simulation,
     views: ViewRequests,
     stats_due: bool,
+    spares: &mut SpareBuffers,
     split: &mut Vec<(FramePart, Duration)>,
 ) -> crate::Result<ReducedFrame> {
     let boundary = sim.params().boundary;
@@ -57,16 +58,16 @@ pub fn reduce_frame(
     let (field, laplacian) = if sim.backend().kind() == BackendKind::Cpu {
         // On the CPU the Laplacian is computed at full resolution: its own part.
         let field = timed(split, FramePart::Reduce, || {
-            sim.reduce_preview(&requests[0].spec())
+            sim.reduce_preview_into(&requests[0].spec(), spares.values())
         })?;
         let laplacian = timed(split, FramePart::Laplacian, || {
-            sim.reduce_preview(&requests[1].spec())
+            sim.reduce_preview_into(&requests[1].spec(), spares.values())
         })?;
         (field, laplacian)
     } else {
         timed(split, FramePart::DevicePreview, || {
-            let field = sim.reduce_preview(&requests[0].spec())?;
-            let laplacian = sim.reduce_preview(&requests[1].spec())?;
+            let field = sim.reduce_preview_into(&requests[0].spec(), spares.values())?;
+            let laplacian = sim.reduce_preview_into(&requests[1].spec(), spares.values())?;
             crate::Result::Ok((field, laplacian))
         })?
     };
@@ -83,28 +84,38 @@ pub fn reduce_frame(
     })
 }
 
-/// Pixel buffers of pictures the UI no longer shows, handed back to be coloured into again.
+/// Buffers of pictures the UI no longer shows (their values and pixels), handed back to be
+/// reduced and coloured into again.
 #[derive(Default)]
 pub struct SpareBuffers {
+    values: Vec<Vec<f32>>,
     rgba: Vec<Vec<u8>>,
 }
 
 impl SpareBuffers {
-    /// At most this many buffers are kept (two views, a frame or two in flight).
+    /// At most this many buffers of each kind are kept (two views, a frame or two in flight).
     const KEPT: usize = 4;
 
-    /// Takes back pictures the UI has replaced: their pixel buffers are kept for reuse and the
-    /// rest is freed here, on the thread that allocated it.
+    /// Takes back pictures the UI has replaced: their buffers are kept for reuse and the rest
+    /// is freed here, on the thread that allocated it.
     pub fn take_back(&mut self, pictures: Vec<Preview>) {
         for picture in pictures {
             if self.rgba.len() < Self::KEPT {
                 self.rgba.push(picture.rgba);
             }
+            if self.values.len() < Self::KEPT {
+                self.values.push(picture.values.into_vec());
+            }
         }
     }
 
+    /// A buffer to reduce into: a spare one when there is one (its length does not matter).
+    fn values(&mut self) -> Vec<f32> {
+        self.values.pop().unwrap_or_default()
+    }
+
     /// A buffer to colour into: a spare one when there is one (its length does not matter).
-    fn buffer(&mut self) -> Vec<u8> {
+    fn rgba(&mut self) -> Vec<u8> {
         self.rgba.pop().unwrap_or_default()
     }
 }
@@ -122,7 +133,7 @@ pub fn colour_frame(
         stats,
         requests: [field_request, laplacian_request],
     } = reduced;
-    let (field_rgba, laplacian_rgba) = (spares.buffer(), spares.buffer());
+    let (field_rgba, laplacian_rgba) = (spares.rgba(), spares.rgba());
     timed(split, FramePart::Colour, || {
         let (field, laplacian) = rayon::join(
             || colour_reduced(field, &field_request, field_rgba),
@@ -216,6 +227,55 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_is_reduced_into_the_values_given_back() {
+        let size = GridSize::new(90, 70).unwrap();
+        let initial = Grid::from_vec(
+            size,
+            (0..size.cells())
+                .map(|i| ((i * 7919) % 1013) as f32 - 500.0)
+                .collect(),
+        )
+        .unwrap();
+        let backend = Box::new(crate::compute::CpuBackend::with_threads(2));
+        let mut sim = Simulation::new(backend, initial, Default::default()).unwrap();
+        let views = ViewRequests {
+            field: ViewRequest {
+                max_size: (32, 32),
+                ..ViewRequests::default().field
+            },
+            laplacian: ViewRequest {
+                max_size: (32, 32),
+                ..ViewRequests::default().laplacian
+            },
+        };
+        let mut spares = SpareBuffers::default();
+        let mut split = Vec::new();
+        let first = reduce_frame(&mut sim, views, false, &mut spares, &mut split).unwrap();
+        let first = colour_frame(first, &mut spares, &mut split);
+        // Spare buffers of another size, with stale values in them.
+        spares.take_back(vec![first.field.clone(), first.laplacian.clone()]);
+        spares.values.iter_mut().for_each(|values| {
+            values.fill(f32::NAN);
+            values.extend([1.0; 3000]);
+        });
+        let mut storage: Vec<*const f32> = spares.values.iter().map(|v| v.as_ptr()).collect();
+        let second = reduce_frame(&mut sim, views, false, &mut spares, &mut split).unwrap();
+        assert!(spares.values.is_empty());
+        let mut used = vec![
+            second.field.values.as_slice().as_ptr(),
+            second.laplacian.values.as_slice().as_ptr(),
+        ];
+        used.sort();
+        storage.sort();
+        assert_eq!(used, storage);
+        let second = colour_frame(second, &mut spares, &mut split);
+        assert_eq!(
+            (second.field, second.laplacian),
+            (first.field, first.laplacian)
+        );
+    }
+
+    #[test]
     fn only_a_few_buffers_are_kept() {
         let mut spares = SpareBuffers::default();
         let pictures = colour_frame(reduced_frame(), &mut spares, &mut Vec::new());
@@ -223,5 +283,6 @@ mod tests {
             spares.take_back(vec![pictures.field.clone(), pictures.laplacian.clone()]);
         }
         assert_eq!(spares.rgba.len(), SpareBuffers::KEPT);
+        assert_eq!(spares.values.len(), SpareBuffers::KEPT);
     }
 }

@@ -322,7 +322,7 @@ impl SimThread {
             return;
         };
         let stats_due = self.stats.due(self.schedule.playing);
-        let reduced = match reduce_frame(sim, self.views, stats_due, &mut split) {
+        let reduced = match reduce_frame(sim, self.views, stats_due, &mut self.spares, &mut split) {
             Ok(reduced) => reduced,
             Err(error) => {
                 self.schedule.stop();
