@@ -152,7 +152,13 @@ pub fn map_through_table(
         rgba_through_table_into(values, table, range, &mut pixels);
     } else {
         pixels.resize(values.len() * channels, 255);
-        colour_in_chunks(values, table, range, channels, &mut pixels);
+        if channels == 3 {
+            colour_in_chunks::<3>(values, table, range, &mut pixels);
+        } else {
+            for (pixel, &value) in pixels.chunks_exact_mut(channels).zip(values) {
+                pixel[..3].copy_from_slice(&table[lut_index(value, range)]);
+            }
+        }
     }
     pixels
 }
@@ -169,7 +175,7 @@ pub fn rgba_through_table_into(
 ) {
     // Only grows the buffer (no-op when it already has the length); the bytes are overwritten.
     rgba.resize(values.len() * 4, 255);
-    colour_in_chunks(values, table, range, 4, rgba);
+    colour_in_chunks::<4>(values, table, range, rgba);
 }
 
 /// Values per task when colouring: large enough that a task outweighs handing it to a thread.
@@ -178,14 +184,16 @@ const COLOUR_CHUNK: usize = 1 << 14;
 /// Values per block of table indices: computed together (in vector registers), then looked up.
 const INDEX_BLOCK: usize = 64;
 
-/// Fills `pixels` (`channels` bytes per value, 3 or 4) with the values' colours.
-fn colour_in_chunks(
+/// Fills `pixels` (`CHANNELS` bytes per value, 3 or 4) with the values' colours. The number
+/// of channels is a constant so that each pixel is a copy of fixed length (with a length known
+/// only at run time, it is a call to `memcpy` per pixel).
+fn colour_in_chunks<const CHANNELS: usize>(
     values: &[f32],
     table: &ColorTable,
     range: ValueRange,
-    channels: usize,
     pixels: &mut [u8],
 ) {
+    let channels = CHANNELS;
     // The table with its alpha byte, so that a pixel is one copy of four bytes.
     let opaque: [[u8; 4]; 256] = table.map(|[r, g, b]| [r, g, b, 255]);
     let colour_chunk = |(out, values): (&mut [u8], &[f32])| {
@@ -196,8 +204,8 @@ fn colour_in_chunks(
         {
             let indices = &mut indices[..values.len()];
             lut_indices(values, range, indices);
-            for (pixel, &index) in out.chunks_exact_mut(channels).zip(indices.iter()) {
-                pixel.copy_from_slice(&opaque[usize::from(index)][..channels]);
+            for (pixel, &index) in out.chunks_exact_mut(CHANNELS).zip(indices.iter()) {
+                pixel.copy_from_slice(&opaque[usize::from(index)][..CHANNELS]);
             }
         }
     };
