@@ -95,12 +95,13 @@ pub fn bench_display(
     }
     let mut stages: Vec<(Layer, &'static str, Vec<f64>, Vec<f64>)> = Vec::new();
     let mut host_stages: Vec<(Layer, &'static str, f64)> = Vec::new();
-    // The app colours into the buffer of a preview it has shown before.
+    // The app reduces and colours into the buffers of a preview it has shown before.
     let mut reused: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+    let mut reused_values: [Vec<f32>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..repeats {
-        for (spec, buffer) in specs.iter().zip(&mut reused) {
+        for ((spec, buffer), values) in specs.iter().zip(&mut reused).zip(&mut reused_values) {
             let start = Instant::now();
-            let reduced = backend.reduce_preview(spec)?;
+            let reduced = backend.reduce_preview_into(spec, std::mem::take(values))?;
             host_stages.push((spec.layer, "reduce (backend)", elapsed_us(start)));
             let start = Instant::now();
             let range = spec.range.resolve(&reduced.values);
@@ -117,6 +118,7 @@ pub fn bench_display(
                 4,
             ));
             host_stages.push((spec.layer, "colours, new buffer (host)", elapsed_us(start)));
+            *values = reduced.values.into_vec();
         }
         let Some(cuda) = backend.cuda_mut() else {
             continue;
@@ -178,17 +180,17 @@ pub fn bench_display(
     push("statistics", "total, min, max (backend)", &on_device, None);
 
     // Whole frames, as the app draws them: two previews (reduced on the GPU, coloured on the
-    // host), and the statistics when due.
+    // host, both into the buffers of the previous frame's), and the statistics when due.
     let mut frames = Vec::new();
     let mut frames_with_statistics = Vec::new();
     for _ in 0..repeats {
         let start = Instant::now();
-        for (spec, buffer) in specs.iter().zip(&mut reused) {
-            let reduced = backend.reduce_preview(spec)?;
+        for ((spec, buffer), values) in specs.iter().zip(&mut reused).zip(&mut reused_values) {
+            let reduced = backend.reduce_preview_into(spec, std::mem::take(values))?;
             let range = spec.range.resolve(&reduced.values);
-            *buffer = reduced
-                .colour_over(spec.table, range, std::mem::take(buffer))
-                .rgba;
+            let picture = reduced.colour_over(spec.table, range, std::mem::take(buffer));
+            *buffer = picture.rgba;
+            *values = picture.values.into_vec();
         }
         frames.push(start.elapsed().as_secs_f64() * 1e6);
         backend.statistics()?;
