@@ -93,18 +93,23 @@ pub struct SpareBuffers {
 }
 
 impl SpareBuffers {
-    /// At most this many buffers of each kind are kept (two views, a frame or two in flight).
-    const KEPT: usize = 4;
+    /// At most this many buffers of each kind are kept: one per view.
+    const KEPT: usize = 2;
 
     /// Takes back pictures the UI has replaced: their buffers are kept for reuse and the rest
-    /// is freed here, on the thread that allocated it.
+    /// is freed here, on the thread that allocated it. A buffer much larger than its picture
+    /// (left from a larger view, zoomed out since) is freed rather than kept.
     pub fn take_back(&mut self, pictures: Vec<Preview>) {
+        fn fits<T>(buffer: &Vec<T>) -> bool {
+            buffer.capacity() <= 2 * buffer.len().max(1)
+        }
         for picture in pictures {
-            if self.rgba.len() < Self::KEPT {
+            if self.rgba.len() < Self::KEPT && fits(&picture.rgba) {
                 self.rgba.push(picture.rgba);
             }
-            if self.values.len() < Self::KEPT {
-                self.values.push(picture.values.into_vec());
+            let values = picture.values.into_vec();
+            if self.values.len() < Self::KEPT && fits(&values) {
+                self.values.push(values);
             }
         }
     }
@@ -284,5 +289,12 @@ mod tests {
         }
         assert_eq!(spares.rgba.len(), SpareBuffers::KEPT);
         assert_eq!(spares.values.len(), SpareBuffers::KEPT);
+        // Buffers left from a much larger picture are not kept.
+        let mut spares = SpareBuffers::default();
+        let mut shrunk = pictures.field.clone();
+        shrunk.rgba.reserve(10 * shrunk.rgba.len());
+        spares.take_back(vec![shrunk]);
+        assert!(spares.rgba.is_empty());
+        assert_eq!(spares.values.len(), 1);
     }
 }
