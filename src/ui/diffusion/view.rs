@@ -105,7 +105,12 @@ impl ViewState {
             Ok(pixels) if pixels.len() == size[0] * size[1] => {
                 ColorImage::new(size, pixels.to_vec())
             }
-            _ => ColorImage::filled(size, Color32::BLACK),
+            _ => {
+                // Not made by `render` (which writes four bytes per value): shown as black
+                // rather than taking the app down.
+                log::error!("the {name} picture's pixels do not match its {size:?} values");
+                ColorImage::filled(size, Color32::BLACK)
+            }
         };
         // Nearest sampling: each cell (or block) stays a crisp square when zoomed in.
         let options = TextureOptions::NEAREST;
