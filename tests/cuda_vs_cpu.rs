@@ -258,6 +258,7 @@ fn long_runs_replayed_as_cuda_graphs_match_cpu() {
 /// every statistic must equal the CPU's stepped the same way, and the timings must be real.
 #[test]
 fn overlapped_stepping_with_previews_matches_cpu() {
+    use heatlab::render::preview::colour_reduced;
     use heatlab::render::{Colormap, Layer, Preview, PreviewRequest, RangeMode};
     use heatlab::sim::Simulation;
     let Some(cuda) = cuda_or_skip("overlapped_stepping_with_previews_matches_cpu") else {
@@ -290,6 +291,7 @@ fn overlapped_stepping_with_previews_matches_cpu() {
             max_size: (512, 512),
         },
     ];
+    let mut spares: [Option<Preview>; 2] = [None, None];
     let mut queued_steps = 0u64;
     for frame in 0..40u64 {
         let record = gpu.finish_advance().unwrap();
@@ -299,8 +301,15 @@ fn overlapped_stepping_with_previews_matches_cpu() {
             assert!(record.seconds > 0.0, "frame {frame}: no GPU time measured");
         }
         assert_eq!(gpu.step_count(), cpu.step_count());
-        for request in &requests {
-            let on_gpu = Preview::from(gpu.render_preview(&request.spec()).unwrap());
+        // The GPU side as the app draws: reduced and coloured into the buffers of the other
+        // view's picture of the previous frame (another size, stale contents).
+        spares.reverse();
+        for (request, spare) in requests.iter().zip(&mut spares) {
+            let (values, rgba) = spare
+                .take()
+                .map_or_else(Default::default, |p: Preview| (p.values.into_vec(), p.rgba));
+            let reduced = gpu.reduce_preview_into(&request.spec(), values).unwrap();
+            let on_gpu = colour_reduced(reduced, request, rgba);
             let on_cpu = Preview::from(cpu.render_preview(&request.spec()).unwrap());
             assert_eq!(
                 on_gpu.values, on_cpu.values,
@@ -313,6 +322,7 @@ fn overlapped_stepping_with_previews_matches_cpu() {
                 request.layer
             );
             assert!(on_gpu.rgba == on_cpu.rgba, "frame {frame} pixels");
+            *spare = Some(on_gpu);
         }
         let (gpu_stats, cpu_stats) = (gpu.statistics().unwrap(), cpu.statistics().unwrap());
         assert_eq!(

@@ -12,6 +12,7 @@ use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::compute::BackendChoice;
 use heatlab::grid::GridSize;
+use heatlab::ui::diffusion::FramePart;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -73,6 +74,23 @@ fn measure_animation() {
         std::thread::sleep(Duration::from_millis(1));
     }
     println!("heatlab gui measure: {}", harness.state().timing_summary());
+    // Issue 11's display work: everything a frame spends drawing (the previews, the statistics,
+    // the texture), as opposed to stepping, recording and the probes.
+    let split = harness.state().timings().mean_split();
+    let display_ms: f64 = split
+        .iter()
+        .filter(|(part, _)| {
+            !matches!(
+                part,
+                FramePart::Stepping | FramePart::Recording | FramePart::Sampling
+            )
+        })
+        .map(|(_, ms)| ms)
+        .sum();
+    println!(
+        "heatlab gui measure: display work {display_ms:.2} ms per frame (previews, statistics, \
+         texture; mean of the last 60 frames)"
+    );
     if agreement_check {
         for checks in (1..=200).rev() {
             let total = format!("({checks} checks)");

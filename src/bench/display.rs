@@ -1,15 +1,18 @@
-//! `heatlab bench --display`: the app's display path on the GPU, call by call. A frame of the
-//! diffusion view draws two previews (the field, min-max; its Laplacian, 5-95 percentile) and,
-//! a few times a second, the field's statistics. Each call is timed on its own (the GPU is idle
-//! before it; host timer from its start until the GPU finished it, and events around it), and
-//! whole frames are timed the way the app draws them, one after another with no waits between.
-//! The statistics are timed both ways, the field downloaded and reduced on the host (the
-//! baseline) and reduced on the GPU (what the app does).
+//! `heatlab bench --display`: the app's display path, call by call. A frame of the diffusion
+//! view draws two previews (the field, min-max; its Laplacian, 5-95 percentile) and, a few times
+//! a second, the field's statistics. On the GPU each call is timed on its own (the GPU is idle
+//! before it; host timer from its start until the GPU finished it, and events around it); on the
+//! CPU the reduction is one host call. The host's part (range, colours) is the same on every
+//! backend, so it can be measured without a GPU. Whole frames are timed the way the app draws
+//! them, one after another with no waits between. The statistics are timed both ways, the field
+//! downloaded and reduced on the host (the baseline) and reduced by the backend (what the app
+//! does). Colouring is timed both into the preview's reused buffer (what the app does) and into
+//! a new buffer per call (the baseline).
 
 use std::time::Instant;
 
-use crate::compute::preview::map_through_table;
-use crate::compute::{Backend, CudaBackend, Layer, PreviewSpec, StepParams};
+use crate::compute::preview::{map_through_table, rgba_through_table_into};
+use crate::compute::{Backend, Layer, PreviewSpec, StepParams};
 use crate::error::Result;
 use crate::grid::{GridSize, RangeMode};
 use crate::measure::MeanStd;
@@ -60,7 +63,7 @@ fn specs(max_size: (usize, usize)) -> [PreviewSpec<'static>; 2] {
 
 /// Times the display path on `backend` for a field of `size`, previews of at most `max_size`.
 pub fn bench_display(
-    backend: &mut CudaBackend,
+    backend: &mut dyn Backend,
     size: GridSize,
     max_size: (usize, usize),
     repeats: usize,
@@ -87,15 +90,26 @@ pub fn bench_display(
     };
 
     // Call by call.
-    backend.profile_display(true)?;
+    if let Some(cuda) = backend.cuda_mut() {
+        cuda.profile_display(true)?;
+    }
     let mut stages: Vec<(Layer, &'static str, Vec<f64>, Vec<f64>)> = Vec::new();
     let mut host_stages: Vec<(Layer, &'static str, f64)> = Vec::new();
+    // The app reduces and colours into the buffers of a preview it has shown before.
+    let mut reused: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+    let mut reused_values: [Vec<f32>; 2] = [Vec::new(), Vec::new()];
     for _ in 0..repeats {
-        for spec in &specs {
-            let reduced = backend.reduce_preview(spec)?;
+        for ((spec, buffer), values) in specs.iter().zip(&mut reused).zip(&mut reused_values) {
+            let start = Instant::now();
+            let reduced = backend.reduce_preview_into(spec, std::mem::take(values))?;
+            host_stages.push((spec.layer, "reduce (backend)", elapsed_us(start)));
             let start = Instant::now();
             let range = spec.range.resolve(&reduced.values);
             host_stages.push((spec.layer, "range (host)", elapsed_us(start)));
+            let start = Instant::now();
+            rgba_through_table_into(reduced.values.as_slice(), spec.table, range, buffer);
+            std::hint::black_box(&buffer);
+            host_stages.push((spec.layer, "colours (host)", elapsed_us(start)));
             let start = Instant::now();
             std::hint::black_box(map_through_table(
                 reduced.values.as_slice(),
@@ -103,9 +117,13 @@ pub fn bench_display(
                 range,
                 4,
             ));
-            host_stages.push((spec.layer, "colours (host)", elapsed_us(start)));
+            host_stages.push((spec.layer, "colours, new buffer (host)", elapsed_us(start)));
+            *values = reduced.values.into_vec();
         }
-        for timing in backend.take_display_profile() {
+        let Some(cuda) = backend.cuda_mut() else {
+            continue;
+        };
+        for timing in cuda.take_display_profile() {
             let host = timing.host.as_secs_f64() * 1e6;
             let device = timing.device.as_secs_f64() * 1e6;
             match stages
@@ -120,12 +138,19 @@ pub fn bench_display(
             }
         }
     }
-    backend.profile_display(false)?;
+    if let Some(cuda) = backend.cuda_mut() {
+        cuda.profile_display(false)?;
+    }
     for (layer, stage, hosts, devices) in &stages {
         push(layer.file_stem(), stage, hosts, Some(devices.as_slice()));
     }
     for layer in Layer::ALL {
-        for stage in ["range (host)", "colours (host)"] {
+        for stage in [
+            "reduce (backend)",
+            "range (host)",
+            "colours (host)",
+            "colours, new buffer (host)",
+        ] {
             let times: Vec<f64> = host_stages
                 .iter()
                 .filter(|(l, s, _)| *l == layer && *s == stage)
@@ -152,16 +177,20 @@ pub fn bench_display(
         std::hint::black_box(backend.statistics()?);
         on_device.push(start.elapsed().as_secs_f64() * 1e6);
     }
-    push("statistics", "total, min, max (GPU)", &on_device, None);
+    push("statistics", "total, min, max (backend)", &on_device, None);
 
     // Whole frames, as the app draws them: two previews (reduced on the GPU, coloured on the
-    // host), and the statistics when due.
+    // host, both into the buffers of the previous frame's), and the statistics when due.
     let mut frames = Vec::new();
     let mut frames_with_statistics = Vec::new();
     for _ in 0..repeats {
         let start = Instant::now();
-        for spec in &specs {
-            backend.render_preview(spec)?;
+        for ((spec, buffer), values) in specs.iter().zip(&mut reused).zip(&mut reused_values) {
+            let reduced = backend.reduce_preview_into(spec, std::mem::take(values))?;
+            let range = spec.range.resolve(&reduced.values);
+            let picture = reduced.colour_over(spec.table, range, std::mem::take(buffer));
+            *buffer = picture.rgba;
+            *values = picture.values.into_vec();
         }
         frames.push(start.elapsed().as_secs_f64() * 1e6);
         backend.statistics()?;

@@ -10,7 +10,7 @@ use crate::bench::display::{bench_display, format_display};
 use crate::bench::{
     bench_cpu, bench_cuda, bench_field_generation, parse_sizes, BenchConfig, BenchReport,
 };
-use crate::compute::{Backend, BackendChoice, CudaBackend, KernelChoice};
+use crate::compute::{Backend, BackendChoice, CpuBackend, CudaBackend, KernelChoice};
 use crate::error::HeatlabError;
 use crate::export::atomic::{check_output, remove_live_temp_files};
 use crate::export::write_json;
@@ -39,8 +39,8 @@ pub struct BenchArgs {
     /// Do not time the jagged field's generation.
     #[arg(long)]
     pub no_field: bool,
-    /// Time the app's display path on the GPU instead, call by call (previews of at most
-    /// PIXELS x PIXELS, the field's statistics, whole frames).
+    /// Time the app's display path instead, call by call (previews of at most PIXELS x PIXELS,
+    /// the field's statistics, whole frames); on the CPU backend, its host part.
     #[arg(long, value_name = "PIXELS")]
     pub display: Option<usize>,
     /// Time only these GPU kernels, comma-separated (auto, tutorial, shared, jacobi-rows, ...;
@@ -108,7 +108,7 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         with_numpy: !args.no_numpy,
     };
     if let Some(pixels) = args.display {
-        return bench_display_path(args, &config, pixels);
+        return bench_display_path(args, &config, pixels, use_cuda);
     }
     let spinner = ProgressBar::new_spinner();
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
@@ -140,19 +140,29 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `heatlab bench --display PIXELS`: the display path, call by call, on the GPU.
-fn bench_display_path(args: &BenchArgs, config: &BenchConfig, pixels: usize) -> anyhow::Result<()> {
+/// `heatlab bench --display PIXELS`: the display path, call by call, on the GPU (the host's
+/// part alone on the CPU).
+fn bench_display_path(
+    args: &BenchArgs,
+    config: &BenchConfig,
+    pixels: usize,
+    use_cuda: bool,
+) -> anyhow::Result<()> {
     if !(1..=16384).contains(&pixels) {
         return Err(HeatlabError::InvalidInput(format!(
             "--display takes a preview size of 1 to 16384 pixels, got {pixels}"
         ))
         .into());
     }
-    let mut backend = CudaBackend::new()?;
+    let mut backend: Box<dyn Backend> = if use_cuda {
+        Box::new(CudaBackend::new()?)
+    } else {
+        Box::new(CpuBackend::new())
+    };
     let mut rows = Vec::new();
     for &size in &config.sizes {
         rows.extend(bench_display(
-            &mut backend,
+            backend.as_mut(),
             size,
             (pixels, pixels),
             config.repeats.max(20),

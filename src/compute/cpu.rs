@@ -251,13 +251,22 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
-    fn reduce_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<ReducedPreview> {
+    fn reduce_preview_into(
+        &mut self,
+        spec: &PreviewSpec<'_>,
+        storage: Vec<f32>,
+    ) -> Result<ReducedPreview> {
         // The held field is reduced in place: no full-resolution copy per frame.
         match spec.layer {
-            Layer::Field => Ok(ReducedPreview::of(self.held()?, spec.max_size)),
-            Layer::Laplacian => Ok(ReducedPreview::of(
+            Layer::Field => Ok(ReducedPreview::of_into(
+                self.held()?,
+                spec.max_size,
+                storage,
+            )),
+            Layer::Laplacian => Ok(ReducedPreview::of_into(
                 &self.laplacian(spec.boundary)?,
                 spec.max_size,
+                storage,
             )),
         }
     }

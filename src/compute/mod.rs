@@ -164,14 +164,26 @@ pub trait Backend: Send {
     }
 
     /// The field or its Laplacian (under `spec.boundary`) reduced to fit `spec.max_size`, not
-    /// yet coloured. The default downloads at full resolution and reduces on the CPU; a GPU
-    /// backend reduces on the device so that only the reduced values cross to the host.
+    /// yet coloured.
     fn reduce_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<ReducedPreview> {
+        self.reduce_preview_into(spec, Vec::new())
+    }
+
+    /// [`Backend::reduce_preview`], the values written into `storage`, whose allocation is
+    /// reused when it is large enough (the values of a picture no longer shown: a new megabyte
+    /// per picture costs page faults every frame). The default downloads at full resolution
+    /// and reduces on the CPU; a GPU backend reduces on the device so that only the reduced
+    /// values cross to the host.
+    fn reduce_preview_into(
+        &mut self,
+        spec: &PreviewSpec<'_>,
+        storage: Vec<f32>,
+    ) -> Result<ReducedPreview> {
         let grid = match spec.layer {
             Layer::Field => self.download()?,
             Layer::Laplacian => self.laplacian(spec.boundary)?,
         };
-        Ok(ReducedPreview::of(&grid, spec.max_size))
+        Ok(ReducedPreview::of_into(&grid, spec.max_size, storage))
     }
 
     /// The field or its Laplacian reduced to fit `spec.max_size` and coloured through

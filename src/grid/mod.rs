@@ -106,6 +106,17 @@ impl Grid {
         }
     }
 
+    /// A field of zeros in `storage`, whose allocation is reused when it is large enough (the
+    /// values of a picture no longer shown, say).
+    pub fn zeros_in(size: GridSize, mut storage: Vec<f32>) -> Self {
+        storage.clear();
+        storage.resize(size.cells(), 0.0);
+        Self {
+            size,
+            data: storage,
+        }
+    }
+
     /// A field of zeros, or [`HeatlabError::OutOfMemory`] when the allocator refuses it
     /// (where [`Grid::zeros`] would abort the process).
     pub fn try_zeros(size: GridSize) -> Result<Self, HeatlabError> {

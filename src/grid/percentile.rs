@@ -107,13 +107,25 @@ pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option
     let histogram = values
         .par_chunks(CHUNK)
         .map(|chunk| {
-            let mut counts = vec![0u32; 1 << BUCKET_BITS];
-            for &v in chunk {
-                if v.is_finite() {
-                    counts[(order_key(v) >> SHIFT) as usize] += 1;
+            // Neighbouring values of a smooth field fall in the same bucket: four counters per
+            // bucket, one per position modulo four, so that consecutive increments do not wait
+            // for each other. A chunk of 2^15 values puts at most 2^13 in one counter.
+            let mut counts = vec![[0u16; 4]; 1 << BUCKET_BITS];
+            let mut quads = chunk.chunks_exact(4);
+            for quad in &mut quads {
+                for (lane, &v) in quad.iter().enumerate() {
+                    let bucket = (order_key(v) >> SHIFT) as usize;
+                    counts[bucket][lane] += u16::from(v.is_finite());
                 }
             }
-            counts
+            let mut total: Vec<u32> = counts
+                .iter()
+                .map(|lanes| lanes.iter().map(|&c| u32::from(c)).sum())
+                .collect();
+            for &v in quads.remainder() {
+                total[(order_key(v) >> SHIFT) as usize] += u32::from(v.is_finite());
+            }
+            total
         })
         .reduce(
             || vec![0u32; 1 << BUCKET_BITS],
@@ -155,18 +167,25 @@ pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option
     let mut wanted: Vec<u32> = located.iter().map(|&(bucket, _)| bucket).collect();
     wanted.sort_unstable();
     wanted.dedup();
-    // The keys of the wanted buckets, one list per bucket.
+    // Each bucket's list among the wanted ones (NOT_WANTED for the others): one load per value
+    // and a branch that is almost never taken, where a search among the wanted buckets took a
+    // mispredicted branch for about every other value.
+    const NOT_WANTED: u8 = u8::MAX;
+    let mut list_of_bucket = vec![NOT_WANTED; 1 << BUCKET_BITS];
+    for (list, &bucket) in wanted.iter().enumerate() {
+        list_of_bucket[bucket as usize] = list as u8;
+    }
+    // The keys of the wanted buckets, one list per bucket. A wanted bucket holds finite values
+    // only (infinities and NaN have the exponent no finite value has), so no check is needed.
     let mut candidates: Vec<Vec<u32>> = values
         .par_chunks(CHUNK)
         .map(|chunk| {
             let mut lists = vec![Vec::new(); wanted.len()];
             for &v in chunk {
-                if !v.is_finite() {
-                    continue;
-                }
                 let key = order_key(v);
-                if let Ok(slot) = wanted.binary_search(&(key >> SHIFT)) {
-                    lists[slot].push(key);
+                let list = list_of_bucket[(key >> SHIFT) as usize];
+                if list != NOT_WANTED {
+                    lists[usize::from(list)].push(key);
                 }
             }
             lists
@@ -200,14 +219,15 @@ pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option
     Some((low_result, high_result))
 }
 
-/// A key whose unsigned order is `f32::total_cmp`'s order.
+/// A key whose unsigned order is `f32::total_cmp`'s order: negative values have all their
+/// bits flipped, the others only the sign bit. Computed without a branch: the signs of a
+/// Laplacian are as good as random, and a mispredicted branch per value cost more than the
+/// rest of the histogram.
 fn order_key(value: f32) -> u32 {
     let bits = value.to_bits();
-    if bits >> 31 == 1 {
-        !bits
-    } else {
-        bits | 0x8000_0000
-    }
+    // All ones for a negative value (an arithmetic shift copies the sign bit), else zero.
+    let negative = ((bits as i32) >> 31) as u32;
+    bits ^ (negative | 0x8000_0000)
 }
 
 /// The value of an [`order_key`].
@@ -329,6 +349,29 @@ mod tests {
             }
         }
         assert_eq!(percentile_pair_finite_f32(&[f32::NAN], 5.0, 95.0), None);
+    }
+
+    #[test]
+    fn order_keys_sort_as_total_cmp() {
+        let mut values: Vec<f32> = (0..100_000u32)
+            .map(|i| f32::from_bits(i.wrapping_mul(2_654_435_761)))
+            .collect();
+        values.extend([
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            -f32::NAN,
+        ]);
+        for &v in &values {
+            assert_eq!(from_order_key(order_key(v)).to_bits(), v.to_bits());
+        }
+        let mut by_key = values.clone();
+        by_key.sort_by_key(|&v| order_key(v));
+        values.sort_by(f32::total_cmp);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&by_key), bits(&values));
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! does the heavy part (on the GPU when there is one) from plain values; this module asks it in
 //! display terms and keeps diverging maps centred on zero.
 
-use super::{field_to_rgba, Colormap, RangeMode, ValueRange};
+use super::{Colormap, RangeMode, ValueRange};
 use crate::compute::preview::preview_on_cpu;
-use crate::compute::{Backend, Boundary, Layer, PreviewPixels, PreviewSpec};
+use crate::compute::{Backend, Boundary, Layer, PreviewPixels, PreviewSpec, ReducedPreview};
 use crate::error::Result;
 use crate::grid::Grid;
 
@@ -71,20 +71,85 @@ pub fn render_on(backend: &mut dyn Backend, request: &PreviewRequest) -> Result<
     backend.render_preview(&request.spec()).map(Preview::from)
 }
 
-/// A diverging colormap is only readable when its middle colour is zero: for those, a
-/// computed range (min-max or percentile) is widened to be symmetric about zero and the
-/// (already reduced, so cheap) preview is coloured again. Fixed ranges are left as given.
-pub fn centre_diverging(preview: &mut Preview, colormap: Colormap, range_mode: RangeMode) {
+/// The range a picture is coloured over: `range` (computed from the values under
+/// `range_mode`), except that a diverging colormap is only readable when its middle colour is
+/// zero, so for those a computed range (min-max or percentile) is widened to be symmetric about
+/// zero. Fixed ranges are left as given.
+pub fn shown_range(range: ValueRange, colormap: Colormap, range_mode: RangeMode) -> ValueRange {
     if !colormap.is_diverging() || matches!(range_mode, RangeMode::Fixed(_)) {
-        return;
+        return range;
     }
-    let half = preview.range.min.abs().max(preview.range.max.abs());
-    let centred = ValueRange {
+    let half = range.min.abs().max(range.max.abs());
+    ValueRange {
         min: -half,
         max: half,
-    };
-    if centred != preview.range {
-        preview.range = centred;
-        preview.rgba = field_to_rgba(&preview.values, colormap, centred);
+    }
+}
+
+/// A preview of reduced values, its range picked as `request` says ([`shown_range`]) and
+/// coloured into `rgba`'s storage (the buffer of a picture no longer shown, or a new one):
+/// computed once, so a diverging map is not coloured twice.
+pub fn colour_reduced(reduced: ReducedPreview, request: &PreviewRequest, rgba: Vec<u8>) -> Preview {
+    let range = shown_range(
+        request.range_mode.resolve(&reduced.values),
+        request.colormap,
+        request.range_mode,
+    );
+    reduced
+        .colour_over(request.colormap.table(), range, rgba)
+        .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::preview::map_through_table;
+    use crate::grid::GridSize;
+
+    #[test]
+    fn a_picture_is_coloured_over_its_shown_range() {
+        let size = GridSize::new(40, 33).unwrap();
+        let values: Vec<f32> = (0..size.cells())
+            .map(|i| ((i * 7919) % 1013) as f32 * 0.01 - 3.0)
+            .collect();
+        let grid = Grid::from_vec(size, values).unwrap();
+        for colormap in Colormap::ALL {
+            for range_mode in [
+                RangeMode::MinMax,
+                RangeMode::LAPLACIAN_DEFAULT,
+                RangeMode::Fixed(ValueRange {
+                    min: -1.0,
+                    max: 4.0,
+                }),
+            ] {
+                let request = PreviewRequest {
+                    layer: Layer::Field,
+                    boundary: Boundary::Dirichlet,
+                    colormap,
+                    range_mode,
+                    max_size: (16, 16),
+                };
+                let reduced = ReducedPreview::of(&grid, request.max_size);
+                let computed = range_mode.resolve(&reduced.values);
+                let expected = match range_mode {
+                    RangeMode::Fixed(range) => range,
+                    _ if colormap.is_diverging() => {
+                        let half = computed.min.abs().max(computed.max.abs());
+                        ValueRange {
+                            min: -half,
+                            max: half,
+                        }
+                    }
+                    _ => computed,
+                };
+                let rgba =
+                    map_through_table(reduced.values.as_slice(), colormap.table(), expected, 4);
+                let picture = colour_reduced(reduced.clone(), &request, vec![9; 5]);
+                assert_eq!(picture.range, expected, "{colormap} {range_mode}");
+                assert!(picture.rgba == rgba, "{colormap} {range_mode}");
+                assert_eq!(picture.values, reduced.values);
+                assert_eq!(picture.factor, reduced.factor);
+            }
+        }
     }
 }

@@ -19,4 +19,14 @@ impl Simulation {
     pub fn reduce_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<ReducedPreview> {
         self.backend.reduce_preview(spec)
     }
+
+    /// [`Self::reduce_preview`], the values written into `storage` (reused when it is large
+    /// enough: the values of a picture no longer shown).
+    pub fn reduce_preview_into(
+        &mut self,
+        spec: &PreviewSpec<'_>,
+        storage: Vec<f32>,
+    ) -> Result<ReducedPreview> {
+        self.backend.reduce_preview_into(spec, storage)
+    }
 }

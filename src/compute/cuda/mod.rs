@@ -425,11 +425,10 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Downloads the first `reduced.cells()` values of the preview's values buffer (through
-    /// page-locked memory).
-    fn download_block_means(&mut self, reduced: GridSize) -> Result<Grid> {
+    /// Downloads the first `pixels` values of the preview's values buffer into its page-locked
+    /// host buffer, and waits for the copy.
+    fn download_block_means(&mut self, pixels: usize) -> Result<()> {
         let stream = self.device.stream().clone();
-        let pixels = reduced.cells();
         let PreviewBuffers {
             values,
             values_host,
@@ -447,11 +446,25 @@ impl CudaBackend {
         // slice's own event is never recorded: wait for the stream before reading it.
         stream
             .synchronize()
-            .map_err(driver_error("downloading the preview"))?;
-        let copied = host
+            .map_err(driver_error("downloading the preview"))
+    }
+
+    /// The downloaded block means (see [`Self::download_block_means`]) copied out of the
+    /// page-locked buffer into `storage`, reused when it is large enough: a new megabyte per
+    /// preview cost page faults, which were most of this copy's time.
+    fn copy_out_block_means(&self, reduced: GridSize, mut storage: Vec<f32>) -> Result<Grid> {
+        let pixels = reduced.cells();
+        let copied = self
+            .preview
+            .values_host
+            .as_ref()
+            .filter(|buffer| buffer.len() >= pixels)
+            .ok_or_else(|| HeatlabError::Internal("the preview's means are missing".into()))?
             .as_slice()
             .map_err(driver_error("downloading the preview"))?;
-        Grid::from_vec(reduced, copied[..pixels].to_vec())
+        storage.clear();
+        storage.extend_from_slice(&copied[..pixels]);
+        Grid::from_vec(reduced, storage)
     }
 
     /// Ends the timing of an advance: waits and returns its time, or, while `start_advance`
@@ -733,7 +746,11 @@ impl Backend for CudaBackend {
         self.scatter_on_device(cells, values)
     }
 
-    fn reduce_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<ReducedPreview> {
+    fn reduce_preview_into(
+        &mut self,
+        spec: &PreviewSpec<'_>,
+        storage: Vec<f32>,
+    ) -> Result<ReducedPreview> {
         let layer = spec.layer;
         if layer == Layer::Laplacian {
             self.stage(layer, "Laplacian kernel", |s| {
@@ -746,7 +763,12 @@ impl Backend for CudaBackend {
         self.stage(layer, "block-mean kernel", |s| {
             s.launch_block_mean(layer, factor, reduced)
         })?;
-        let values = self.stage(layer, "download means", |s| s.download_block_means(reduced))?;
+        self.stage(layer, "download means", |s| {
+            s.download_block_means(reduced.cells())
+        })?;
+        let values = self.stage(layer, "copy means out (host)", |s| {
+            s.copy_out_block_means(reduced, storage)
+        })?;
         Ok(ReducedPreview { factor, values })
     }
 }

@@ -654,16 +654,17 @@ impl DiffusionPanel {
         }
     }
 
-    fn show_frame(&mut self, ctx: &egui::Context, frame: Frame, settings: &mut Settings) {
+    fn show_frame(&mut self, ctx: &egui::Context, mut frame: Frame, settings: &mut Settings) {
         let size = frame.size;
+        // The pictures move into the views (no copies); the frame keeps the ones they replace.
         let mut upload = self
             .views
             .field
-            .update(ctx, "field", frame.field.clone(), size);
+            .update(ctx, "field", &mut frame.field, size);
         upload += self
             .views
             .laplacian
-            .update(ctx, "laplacian", frame.laplacian.clone(), size);
+            .update(ctx, "laplacian", &mut frame.laplacian, size);
         self.state.step = frame.step;
         self.state.playing = frame.playing;
         if frame.stats.is_some() {
@@ -676,6 +677,12 @@ impl DiffusionPanel {
         self.timings.record(&frame, upload);
         self.paint.record(frame.step, size, frame.samples.as_ref());
         self.state.frames_shown += 1;
+        // The simulation thread colours into the replaced pictures again and frees the rest on
+        // its own thread (a megabyte per picture freed here cost it page faults every frame).
+        self.send(SimCommand::ReturnPictures(vec![
+            frame.field,
+            frame.laplacian,
+        ]));
     }
 
     /// Tells the simulation thread the sizes and looks the views need, when they changed.

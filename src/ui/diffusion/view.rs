@@ -86,26 +86,42 @@ pub struct ViewState {
 }
 
 impl ViewState {
-    /// Takes a new preview: uploads its pixels to a texture and returns how long that took.
+    /// Takes a new preview: uploads its pixels to a texture and keeps it, leaving in `preview`
+    /// the one it replaces (for the simulation thread to colour into again; a copy of the new
+    /// one the first time). Returns how long that took.
     pub fn update(
         &mut self,
         ctx: &egui::Context,
         name: &str,
-        preview: Preview,
+        preview: &mut Preview,
         field_size: GridSize,
     ) -> Duration {
         let timer = Instant::now();
         let size = [preview.values.cols(), preview.values.rows()];
-        // Every pixel is opaque, so premultiplied and unmultiplied are the same bytes; the
-        // premultiplied constructor copies them without a conversion per pixel.
-        let image = ColorImage::from_rgba_premultiplied(size, &preview.rgba);
+        // Every pixel is opaque, so premultiplied and unmultiplied are the same bytes: one copy
+        // of them, made and later freed on this thread (the texture keeps its own pixels, the
+        // preview's buffer goes back to the simulation thread).
+        let image = match bytemuck::try_cast_slice::<u8, Color32>(&preview.rgba) {
+            Ok(pixels) if pixels.len() == size[0] * size[1] => {
+                ColorImage::new(size, pixels.to_vec())
+            }
+            _ => {
+                // Not made by `render` (which writes four bytes per value): shown as black
+                // rather than taking the app down.
+                log::error!("the {name} picture's pixels do not match its {size:?} values");
+                ColorImage::filled(size, Color32::BLACK)
+            }
+        };
         // Nearest sampling: each cell (or block) stays a crisp square when zoomed in.
         let options = TextureOptions::NEAREST;
         match &mut self.texture {
             Some(texture) => texture.set(image, options),
             None => self.texture = Some(ctx.load_texture(name, image, options)),
         }
-        self.preview = Some(preview);
+        match &mut self.preview {
+            Some(shown) => std::mem::swap(shown, preview),
+            None => self.preview = Some(preview.clone()),
+        }
         self.field_size = Some(field_size);
         timer.elapsed()
     }

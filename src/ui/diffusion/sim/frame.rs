@@ -1,14 +1,16 @@
 //! Drawing one frame on the simulation thread, in two halves. [`reduce_frame`] asks the backend
 //! for both layers reduced to the size they are shown at (on CUDA: kernels and a copy of the
 //! reduced values, through page-locked memory) and, when due, the statistics (reduced on the
-//! device too). [`colour_frame`] then picks each view's range and colours it on the host. The
-//! GPU is needed only for the first half, so while stepping overlaps drawing the next frame's
-//! steps are queued between the two. Each part's time goes into the frame's split.
+//! device too). [`colour_frame`] then picks each view's range and colours it on the host, into
+//! the pixel buffers of pictures the UI has finished with ([`SpareBuffers`]): a new megabyte per
+//! picture, freed on the UI's thread, cost page faults on every frame. The GPU is needed only
+//! for the first half, so while stepping overlaps drawing the next frame's steps are queued
+//! between the two. Each part's time goes into the frame's split.
 
 use std::time::{Duration, Instant};
 
 use crate::compute::{BackendKind, Layer, ReducedPreview};
-use crate::render::preview::centre_diverging;
+use crate::render::preview::colour_reduced;
 use crate::render::{Preview, PreviewRequest};
 use crate::sim::{FieldStats, Simulation};
 
@@ -38,6 +40,7 @@ pub fn reduce_frame(
     sim: &mut Simulation,
     views: ViewRequests,
     stats_due: bool,
+    spares: &mut SpareBuffers,
     split: &mut Vec<(FramePart, Duration)>,
 ) -> crate::Result<ReducedFrame> {
     let boundary = sim.params().boundary;
@@ -55,16 +58,16 @@ pub fn reduce_frame(
     let (field, laplacian) = if sim.backend().kind() == BackendKind::Cpu {
         // On the CPU the Laplacian is computed at full resolution: its own part.
         let field = timed(split, FramePart::Reduce, || {
-            sim.reduce_preview(&requests[0].spec())
+            sim.reduce_preview_into(&requests[0].spec(), spares.values())
         })?;
         let laplacian = timed(split, FramePart::Laplacian, || {
-            sim.reduce_preview(&requests[1].spec())
+            sim.reduce_preview_into(&requests[1].spec(), spares.values())
         })?;
         (field, laplacian)
     } else {
         timed(split, FramePart::DevicePreview, || {
-            let field = sim.reduce_preview(&requests[0].spec())?;
-            let laplacian = sim.reduce_preview(&requests[1].spec())?;
+            let field = sim.reduce_preview_into(&requests[0].spec(), spares.values())?;
+            let laplacian = sim.reduce_preview_into(&requests[1].spec(), spares.values())?;
             crate::Result::Ok((field, laplacian))
         })?
     };
@@ -81,11 +84,52 @@ pub fn reduce_frame(
     })
 }
 
+/// Buffers of pictures the UI no longer shows (their values and pixels), handed back to be
+/// reduced and coloured into again.
+#[derive(Default)]
+pub struct SpareBuffers {
+    values: Vec<Vec<f32>>,
+    rgba: Vec<Vec<u8>>,
+}
+
+impl SpareBuffers {
+    /// At most this many buffers of each kind are kept: one per view.
+    const KEPT: usize = 2;
+
+    /// Takes back pictures the UI has replaced: their buffers are kept for reuse and the rest
+    /// is freed here, on the thread that allocated it. A buffer much larger than its picture
+    /// (left from a larger view, zoomed out since) is freed rather than kept.
+    pub fn take_back(&mut self, pictures: Vec<Preview>) {
+        fn fits<T>(buffer: &Vec<T>) -> bool {
+            buffer.capacity() <= 2 * buffer.len().max(1)
+        }
+        for picture in pictures {
+            if self.rgba.len() < Self::KEPT && fits(&picture.rgba) {
+                self.rgba.push(picture.rgba);
+            }
+            let values = picture.values.into_vec();
+            if self.values.len() < Self::KEPT && fits(&values) {
+                self.values.push(values);
+            }
+        }
+    }
+
+    /// A buffer to reduce into: a spare one when there is one (its length does not matter).
+    fn values(&mut self) -> Vec<f32> {
+        self.values.pop().unwrap_or_default()
+    }
+
+    /// A buffer to colour into: a spare one when there is one (its length does not matter).
+    fn rgba(&mut self) -> Vec<u8> {
+        self.rgba.pop().unwrap_or_default()
+    }
+}
+
 /// The host's half of a frame: each view's range picked and its values coloured (diverging
-/// colormaps centred on zero), timed as colormapping.
+/// colormaps centred on zero) into spare buffers, timed as colormapping.
 pub fn colour_frame(
     reduced: ReducedFrame,
-    views: ViewRequests,
+    spares: &mut SpareBuffers,
     split: &mut Vec<(FramePart, Duration)>,
 ) -> FramePictures {
     let ReducedFrame {
@@ -94,16 +138,11 @@ pub fn colour_frame(
         stats,
         requests: [field_request, laplacian_request],
     } = reduced;
+    let (field_rgba, laplacian_rgba) = (spares.rgba(), spares.rgba());
     timed(split, FramePart::Colour, || {
-        let (mut field, mut laplacian) = rayon::join(
-            || Preview::from(field.colour(&field_request.spec())),
-            || Preview::from(laplacian.colour(&laplacian_request.spec())),
-        );
-        centre_diverging(&mut field, views.field.colormap, views.field.range_mode);
-        centre_diverging(
-            &mut laplacian,
-            views.laplacian.colormap,
-            views.laplacian.range_mode,
+        let (field, laplacian) = rayon::join(
+            || colour_reduced(field, &field_request, field_rgba),
+            || colour_reduced(laplacian, &laplacian_request, laplacian_rgba),
         );
         FramePictures {
             field,
@@ -123,4 +162,139 @@ pub fn timed<T>(
     let value = work();
     split.push((part, timer.elapsed()));
     value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::Boundary;
+    use crate::grid::{Grid, GridSize};
+    use crate::render::Colormap;
+
+    fn reduced_frame() -> ReducedFrame {
+        let size = GridSize::new(64, 48).unwrap();
+        let grid = |scale: f32| {
+            let values = (0..size.cells())
+                .map(|i| ((i * 7919) % 1013) as f32 * scale - 1.0)
+                .collect();
+            Grid::from_vec(size, values).unwrap()
+        };
+        let views = ViewRequests::default();
+        let request = |layer, view: ViewRequest| PreviewRequest {
+            layer,
+            boundary: Boundary::Neumann,
+            colormap: Colormap::Coolwarm,
+            range_mode: view.range_mode,
+            max_size: (32, 32),
+        };
+        ReducedFrame {
+            field: ReducedPreview::of(&grid(0.01), (32, 32)),
+            laplacian: ReducedPreview::of(&grid(-0.3), (32, 32)),
+            stats: None,
+            requests: [
+                request(Layer::Field, views.field),
+                request(Layer::Laplacian, views.laplacian),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_frame_is_coloured_into_the_buffers_given_back() {
+        let mut spares = SpareBuffers::default();
+        let mut split = Vec::new();
+        let first = colour_frame(reduced_frame(), &mut spares, &mut split);
+        assert_eq!(split.len(), 1);
+        // Each picture as it is coloured on its own, into a new buffer.
+        let ReducedFrame {
+            field,
+            laplacian,
+            requests,
+            ..
+        } = reduced_frame();
+        assert_eq!(first.field, colour_reduced(field, &requests[0], Vec::new()));
+        assert_eq!(
+            first.laplacian,
+            colour_reduced(laplacian, &requests[1], Vec::new())
+        );
+        // The UI hands the pictures back (with stale pixels, as after another colormap): the
+        // next frame is coloured in their storage and is the same picture.
+        let mut storage = vec![first.field.rgba.as_ptr(), first.laplacian.rgba.as_ptr()];
+        let expected = (first.field.clone(), first.laplacian.clone());
+        spares.take_back(vec![first.field, first.laplacian]);
+        spares.rgba.iter_mut().for_each(|rgba| rgba.fill(0));
+        let second = colour_frame(reduced_frame(), &mut spares, &mut split);
+        assert!(spares.rgba.is_empty());
+        let mut used = vec![second.field.rgba.as_ptr(), second.laplacian.rgba.as_ptr()];
+        used.sort();
+        storage.sort();
+        assert_eq!(used, storage);
+        assert_eq!((second.field, second.laplacian), expected);
+    }
+
+    #[test]
+    fn a_frame_is_reduced_into_the_values_given_back() {
+        let size = GridSize::new(90, 70).unwrap();
+        let initial = Grid::from_vec(
+            size,
+            (0..size.cells())
+                .map(|i| ((i * 7919) % 1013) as f32 - 500.0)
+                .collect(),
+        )
+        .unwrap();
+        let backend = Box::new(crate::compute::CpuBackend::with_threads(2));
+        let mut sim = Simulation::new(backend, initial, Default::default()).unwrap();
+        let views = ViewRequests {
+            field: ViewRequest {
+                max_size: (32, 32),
+                ..ViewRequests::default().field
+            },
+            laplacian: ViewRequest {
+                max_size: (32, 32),
+                ..ViewRequests::default().laplacian
+            },
+        };
+        let mut spares = SpareBuffers::default();
+        let mut split = Vec::new();
+        let first = reduce_frame(&mut sim, views, false, &mut spares, &mut split).unwrap();
+        let first = colour_frame(first, &mut spares, &mut split);
+        // Spare buffers of another size, with stale values in them.
+        spares.take_back(vec![first.field.clone(), first.laplacian.clone()]);
+        spares.values.iter_mut().for_each(|values| {
+            values.fill(f32::NAN);
+            values.extend([1.0; 3000]);
+        });
+        let mut storage: Vec<*const f32> = spares.values.iter().map(|v| v.as_ptr()).collect();
+        let second = reduce_frame(&mut sim, views, false, &mut spares, &mut split).unwrap();
+        assert!(spares.values.is_empty());
+        let mut used = vec![
+            second.field.values.as_slice().as_ptr(),
+            second.laplacian.values.as_slice().as_ptr(),
+        ];
+        used.sort();
+        storage.sort();
+        assert_eq!(used, storage);
+        let second = colour_frame(second, &mut spares, &mut split);
+        assert_eq!(
+            (second.field, second.laplacian),
+            (first.field, first.laplacian)
+        );
+    }
+
+    #[test]
+    fn only_a_few_buffers_are_kept() {
+        let mut spares = SpareBuffers::default();
+        let pictures = colour_frame(reduced_frame(), &mut spares, &mut Vec::new());
+        for _ in 0..5 {
+            spares.take_back(vec![pictures.field.clone(), pictures.laplacian.clone()]);
+        }
+        assert_eq!(spares.rgba.len(), SpareBuffers::KEPT);
+        assert_eq!(spares.values.len(), SpareBuffers::KEPT);
+        // Buffers left from a much larger picture are not kept.
+        let mut spares = SpareBuffers::default();
+        let mut shrunk = pictures.field.clone();
+        shrunk.rgba.reserve(10 * shrunk.rgba.len());
+        spares.take_back(vec![shrunk]);
+        assert!(spares.rgba.is_empty());
+        assert_eq!(spares.values.len(), 1);
+    }
 }

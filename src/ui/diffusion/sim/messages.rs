@@ -180,6 +180,9 @@ pub enum SimCommand {
     SnapshotField(std::sync::mpsc::Sender<Result<(crate::grid::Grid, StepParams), String>>),
     /// Load a kernel the Kernel lab validated and step with it.
     UseUserKernel(String),
+    /// Pictures the views have replaced: their buffers are coloured into again, and freed on
+    /// the thread that made them.
+    ReturnPictures(Vec<Preview>),
 }
 
 /// The brush's part of [`SimCommand`].

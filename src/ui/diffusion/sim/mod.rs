@@ -32,7 +32,7 @@ pub use auto_steps::{
 };
 use export::ShownRanges;
 pub use files::Opened;
-use frame::{colour_frame, reduce_frame};
+use frame::{colour_frame, reduce_frame, SpareBuffers};
 pub use messages::{
     AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, PaintCommand,
     Recording, Samples, SimCommand, SimEvent, VideoRecording, ViewRequest, ViewRequests,
@@ -82,6 +82,8 @@ struct SimThread {
     kernel: crate::compute::KernelChoice,
     /// The Kernel lab's validated source, once used (reloaded into a new CUDA backend).
     user_source: Option<String>,
+    /// Pixel buffers of pictures the UI has replaced, coloured into again.
+    spares: SpareBuffers,
 }
 
 impl SimThread {
@@ -106,6 +108,7 @@ impl SimThread {
             video: None,
             kernel: crate::compute::KernelChoice::Auto,
             user_source: None,
+            spares: SpareBuffers::default(),
         }
     }
 
@@ -196,6 +199,7 @@ impl SimThread {
             SimCommand::MeasureKernels => self.measure_kernels(),
             SimCommand::SnapshotField(reply) => self.snapshot_field(&reply),
             SimCommand::UseUserKernel(source) => self.use_user_kernel(source),
+            SimCommand::ReturnPictures(pictures) => self.spares.take_back(pictures),
             SimCommand::SetAgreementCheck(on) => {
                 self.agreement_check = on;
                 let policy = self.agreement_policy();
@@ -318,7 +322,7 @@ impl SimThread {
             return;
         };
         let stats_due = self.stats.due(self.schedule.playing);
-        let reduced = match reduce_frame(sim, self.views, stats_due, &mut split) {
+        let reduced = match reduce_frame(sim, self.views, stats_due, &mut self.spares, &mut split) {
             Ok(reduced) => reduced,
             Err(error) => {
                 self.schedule.stop();
@@ -339,7 +343,7 @@ impl SimThread {
             }
             self.queue_steps(steps);
         }
-        let pictures = colour_frame(reduced, self.views, &mut split);
+        let pictures = colour_frame(reduced, &mut self.spares, &mut split);
         if pictures.stats.is_some() {
             self.stats.computed(statistics_cost(&split));
         }
