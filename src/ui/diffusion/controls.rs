@@ -134,11 +134,8 @@ impl Controls<'_> {
             {
                 self.commands.push(DiffusionCommand::Regenerate);
             }
-            let mib = self.settings.field.size.bytes() as f64 / (1 << 20) as f64;
-            let decimals = if mib < 10.0 { 1 } else { 0 };
-            ui.weak(format!("{mib:.decimals$} MiB per copy"));
+            self.generation_ui(ui);
         });
-        self.generation_ui(ui);
         if let Some((what, fraction)) = &self.state.progress {
             ui.add(
                 egui::ProgressBar::new(*fraction)
@@ -148,37 +145,52 @@ impl Controls<'_> {
         }
     }
 
-    /// Where the field was generated and how long it took; the "live" toggle.
+    /// Beside Regenerate: the "live" toggle, the field's size in memory, and where the last
+    /// field was generated and how long it took (in full on hover, with the reason when the
+    /// GPU could not).
     fn generation_ui(&mut self, ui: &mut egui::Ui) {
         let generation = self.state.last_generation.as_ref();
         let on_gpu = generation.is_some_and(|g| g.place == GenerationPlace::Gpu);
-        ui.horizontal_wrapped(|ui| {
-            let hint = if on_gpu {
-                "regenerate while you drag the seed, exponent, cutoff or percentile"
-            } else {
-                "regenerating while dragging needs the field generated on the GPU (CUDA with cuFFT)"
+        let hint = if on_gpu {
+            "regenerate while you drag the seed, exponent, cutoff or percentile"
+        } else {
+            "regenerating while dragging needs the field generated on the GPU (CUDA with cuFFT)"
+        };
+        ui.add_enabled(
+            on_gpu,
+            egui::Checkbox::new(&mut self.settings.live_field, "live"),
+        )
+        .on_hover_text(hint)
+        .on_disabled_hover_text(hint);
+        let mib = self.settings.field.size.bytes() as f64 / (1 << 20) as f64;
+        let decimals = if mib < 10.0 { 1 } else { 0 };
+        let mut text = format!("{mib:.decimals$} MiB");
+        let mut hover = format!("{mib:.decimals$} MiB per copy of the field");
+        if let Some(generation) = generation {
+            let place = match generation.place {
+                GenerationPlace::Gpu => "GPU",
+                GenerationPlace::Cpu { .. } => "CPU",
             };
-            ui.add_enabled(
-                on_gpu,
-                egui::Checkbox::new(&mut self.settings.live_field, "live"),
-            )
-            .on_hover_text(hint)
-            .on_disabled_hover_text(hint);
-            if let Some(generation) = generation {
-                let mut text = format!(
-                    "generated on the {} in {}",
-                    generation.place,
-                    super::generation_time(generation.wall)
-                );
-                if let Some(device) = generation.device {
-                    text.push_str(&format!(" (GPU {})", super::generation_time(device)));
-                }
-                let label = ui.weak(text);
-                if let Some(why) = generation.fallback() {
-                    label.on_hover_text(why.to_string());
-                }
+            text.push_str(&format!(
+                " · {place} {}",
+                super::generation_time(generation.wall)
+            ));
+            hover.push_str(&format!(
+                "\nlast generated on the {} in {}",
+                generation.place,
+                super::generation_time(generation.wall)
+            ));
+            if let Some(device) = generation.device {
+                hover.push_str(&format!(
+                    " ({} between GPU events)",
+                    super::generation_time(device)
+                ));
             }
-        });
+            if let Some(why) = generation.fallback() {
+                hover.push_str(&format!("\n{why}"));
+            }
+        }
+        ui.weak(text).on_hover_text(hover);
     }
 
     fn simulation_ui(&mut self, ui: &mut egui::Ui) {
