@@ -122,19 +122,7 @@ impl Pcg64Stream {
     /// The affine map `state -> multiplier * state + plus` that advances the LCG by `delta`
     /// steps (F. B. Brown, "Random number generation with arbitrary strides", 1994).
     pub fn jump(&self, delta: u64) -> (u128, u128) {
-        let (mut multiplier, mut plus) = (PCG64_MULTIPLIER, self.increment);
-        let (mut acc_multiplier, mut acc_plus) = (1u128, 0u128);
-        let mut delta = delta;
-        while delta > 0 {
-            if delta & 1 == 1 {
-                acc_multiplier = acc_multiplier.wrapping_mul(multiplier);
-                acc_plus = acc_plus.wrapping_mul(multiplier).wrapping_add(plus);
-            }
-            plus = multiplier.wrapping_add(1).wrapping_mul(plus);
-            multiplier = multiplier.wrapping_mul(multiplier);
-            delta >>= 1;
-        }
-        (acc_multiplier, acc_plus)
+        lcg_jump(PCG64_MULTIPLIER, self.increment, delta)
     }
 
     /// Draw `index` (the 64-bit output), computed by jumping rather than stepping.
@@ -142,6 +130,27 @@ impl Pcg64Stream {
         let (multiplier, plus) = self.jump(index + 1);
         pcg64_output(multiplier.wrapping_mul(self.state).wrapping_add(plus))
     }
+}
+
+/// The affine map `state -> multiplier * state + plus` that advances the LCG
+/// `state -> lcg_multiplier * state + increment` (modulo 2^128) by `delta` steps, in O(log delta)
+/// (F. B. Brown, "Random number generation with arbitrary strides", 1994). Reduction modulo 2^k
+/// commutes with sums and products, so the low 64 bits of the map are the jump of the same LCG
+/// modulo 2^64 (PCG32's).
+pub fn lcg_jump(lcg_multiplier: u128, increment: u128, delta: u64) -> (u128, u128) {
+    let (mut multiplier, mut plus) = (lcg_multiplier, increment);
+    let (mut acc_multiplier, mut acc_plus) = (1u128, 0u128);
+    let mut delta = delta;
+    while delta > 0 {
+        if delta & 1 == 1 {
+            acc_multiplier = acc_multiplier.wrapping_mul(multiplier);
+            acc_plus = acc_plus.wrapping_mul(multiplier).wrapping_add(plus);
+        }
+        plus = multiplier.wrapping_add(1).wrapping_mul(plus);
+        multiplier = multiplier.wrapping_mul(multiplier);
+        delta >>= 1;
+    }
+    (acc_multiplier, acc_plus)
 }
 
 /// PCG64's XSL RR output of a state: the two halves xored, rotated right by the top 6 bits.

@@ -107,21 +107,15 @@ impl Pcg32 {
     /// Skips `delta` outputs in O(log delta) steps (`pcg32_advance_r`); the period is 2^64, so
     /// `delta` counts modulo 2^64.
     pub fn advance(&mut self, delta: u64) {
-        let (mut multiplier, mut plus) = (PCG_MULTIPLIER, self.increment);
-        let (mut acc_multiplier, mut acc_plus) = (1u64, 0u64);
-        let mut delta = delta;
-        while delta > 0 {
-            if delta & 1 == 1 {
-                acc_multiplier = acc_multiplier.wrapping_mul(multiplier);
-                acc_plus = acc_plus.wrapping_mul(multiplier).wrapping_add(plus);
-            }
-            plus = multiplier.wrapping_add(1).wrapping_mul(plus);
-            multiplier = multiplier.wrapping_mul(multiplier);
-            delta >>= 1;
-        }
-        self.state = acc_multiplier
+        let (multiplier, plus) = crate::field::numpy_rng::lcg_jump(
+            u128::from(PCG_MULTIPLIER),
+            u128::from(self.increment),
+            delta,
+        );
+        // The jump modulo 2^128 taken modulo 2^64 is the jump of the 64-bit LCG.
+        self.state = (multiplier as u64)
             .wrapping_mul(self.state)
-            .wrapping_add(acc_plus);
+            .wrapping_add(plus as u64);
     }
 }
 
