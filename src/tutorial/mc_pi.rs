@@ -695,6 +695,23 @@ mod tests {
     }
 
     #[test]
+    fn pcg32_advance_equals_stepping_one_by_one() {
+        let start = Pcg32::new(42, 54);
+        let mut stepped = start;
+        for delta in 0..500u64 {
+            let mut jumped = start;
+            jumped.advance(delta);
+            assert_eq!(jumped, stepped, "delta {delta}");
+            stepped.next_u32();
+        }
+        // A whole period (2^64) comes back: two jumps of 2^63.
+        let mut around = start;
+        around.advance(1 << 63);
+        around.advance(1 << 63);
+        assert_eq!(around, start);
+    }
+
+    #[test]
     fn mwc64x_skip_ahead_equals_stepping_one_by_one() {
         for seed in [0, 1, 42, u64::MAX] {
             let start = Mwc64x::from_seed(seed);
