@@ -5,6 +5,12 @@
 //! With `HEATLAB_RENDER_OUT=DIR`, the app's renders are also written there as PNGs, to compare
 //! by eye with `heatlab gui --screenshot` under Xvfb.
 
+#[path = "common/bad_kernels.rs"]
+#[expect(
+    dead_code,
+    reason = "the rendering uses one of the lab tests' bad kernels: the syntax error"
+)]
+mod bad_kernels;
 #[path = "common/software_renderer.rs"]
 mod software_renderer;
 
@@ -19,6 +25,7 @@ use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, TestRenderer};
 use heatlab::compute::BackendChoice;
 use heatlab::grid::GridSize;
+use heatlab::ui::lab::worker::{CompileFailure, LabEvent};
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 use image::RgbaImage;
 use software_renderer::SoftwareRenderer;
@@ -258,14 +265,19 @@ fn wait_until(harness: &mut Harness<'_, HeatlabApp>, what: &str, done: fn(&Heatl
 }
 
 /// The real app on the CPU in a 1440x900 window (as the README's screenshots) with a 512²
-/// field, on `tab`, after "Step 10": what `heatlab gui --tab TAB --screenshot FILE --frames 1
+/// field, on `tab`, after `before` and (on the diffusion tab) "Step 10", written to
+/// `$HEATLAB_RENDER_OUT/NAME.png` when that is set: what `heatlab gui --tab TAB --screenshot FILE --frames 1
 /// --size 512 --window 1440x900 --backend cpu` shows (which plays one frame of 10 steps), so
 /// that the two can be compared pixel by pixel.
 #[expect(
     clippy::unwrap_used,
     reason = "a test helper: its failure is the test's failure"
 )]
-fn render_app(tab: &str) -> (RgbaImage, Harness<'static, HeatlabApp>) {
+fn render_app(
+    name: &str,
+    tab: &str,
+    before: impl FnOnce(&mut Harness<'static, HeatlabApp>),
+) -> (RgbaImage, Harness<'static, HeatlabApp>) {
     let renderer = SoftwareRenderer::default();
     let mut field = Settings::default().field;
     field.size = GridSize::new(512, 512).unwrap();
@@ -298,6 +310,7 @@ fn render_app(tab: &str) -> (RgbaImage, Harness<'static, HeatlabApp>) {
             app.step_count() == 10
         });
     }
+    before(&mut harness);
     // No pointer over the window (nothing hovered), as in a screenshot.
     harness.input_mut().events.push(egui::Event::PointerGone);
     harness.run_steps(4);
@@ -306,7 +319,7 @@ fn render_app(tab: &str) -> (RgbaImage, Harness<'static, HeatlabApp>) {
         .render(&harness.ctx, harness.output(), clear)
         .unwrap();
     if let Some(dir) = std::env::var_os("HEATLAB_RENDER_OUT") {
-        let path = std::path::Path::new(&dir).join(format!("rendered-{tab}.png"));
+        let path = std::path::Path::new(&dir).join(format!("{name}.png"));
         software_renderer::save_png(&image, &path).unwrap();
     }
     (image, harness)
@@ -314,7 +327,7 @@ fn render_app(tab: &str) -> (RgbaImage, Harness<'static, HeatlabApp>) {
 
 #[test]
 fn the_lab_tab_renders_with_its_text_in_its_widgets() {
-    let (image, harness) = render_app("kernel-lab");
+    let (image, harness) = render_app("rendered-kernel-lab", "kernel-lab", |_| {});
     assert_eq!(image.dimensions(), (1440, 900));
     for label in ["Compile", "Reset to built-in", "your kernel (user_step.cu)"] {
         let rect = harness.get_by_label(label).rect();
@@ -328,7 +341,7 @@ fn the_lab_tab_renders_with_its_text_in_its_widgets() {
 
 #[test]
 fn the_diffusion_tab_renders_its_field_images() {
-    let (image, _harness) = render_app("diffusion");
+    let (image, _harness) = render_app("rendered-diffusion", "diffusion", |_| {});
     // The widgets are greys and one blue; the two field views are colour maps of many colours.
     let mut colours: Vec<[u8; 4]> = image
         .pixels()
@@ -345,5 +358,50 @@ fn the_diffusion_tab_renders_its_field_images() {
         saturated > 100_000 && colours.len() > 1000,
         "{saturated} saturated pixels of {} colours",
         colours.len()
+    );
+}
+
+#[test]
+fn an_nvrtc_error_is_drawn_on_its_line_in_the_editor() {
+    let line = bad_kernels::syntax_error_line();
+    // The log NVRTC gave for this kernel on the H100 (tests/lab.rs checks the real one there).
+    let log = format!(
+        "user_step.cu({line}): error: expected a \";\"\n\n1 error detected in the \
+         compilation of \"user_step.cu\".\n"
+    );
+    let (image, harness) = render_app("rendered-kernel-lab-nvrtc-error", "kernel-lab", |harness| {
+        let lab = harness.state_mut().lab();
+        lab.set_source(bad_kernels::syntax_error());
+        lab.receive(LabEvent::Compiled {
+            source: bad_kernels::syntax_error(),
+            result: Err(CompileFailure::Nvrtc(log)),
+            took: Duration::from_millis(5),
+        });
+        harness.run_steps(2);
+        // Scrolled down as the screenshot of the lab with a compile error is.
+        for _ in 0..3 {
+            harness
+                .get_by_label_contains(&format!("▶{line}"))
+                .scroll_down();
+            harness.run_steps(2);
+        }
+    });
+    let numbers = harness.get_by_label_contains(&format!("▶{line}")).rect();
+    // The marked line's red band right of the line numbers, on screen (not scrolled away):
+    // rows of red-tinted pixels across the editor.
+    let red_rows = (numbers.min.y as u32..(numbers.max.y as u32).min(image.height()))
+        .filter(|&y| {
+            let red = (numbers.max.x as u32..image.width())
+                .filter(|&x| {
+                    let [r, g, b, _] = image.get_pixel(x, y).0;
+                    r > g.saturating_add(25) && r > b.saturating_add(25)
+                })
+                .count();
+            red > 500
+        })
+        .count();
+    assert!(
+        (8..40).contains(&red_rows),
+        "{red_rows} rows of the editor are marked red"
     );
 }
