@@ -5,10 +5,14 @@
 //! GPU explained, NVRTC errors marked on their lines, the contract, open/save/reset, the kernel
 //! choice in the diffusion view). With a GPU (skipped here, `HEATLAB_REQUIRE_CUDA=1` on the
 //! GPU machine): the shared kernel and a user kernel stepping exactly with the Laplacian view
-//! computed by the step itself, and the four bad kernels (embedded below) each giving their
-//! verdict within seconds while this process's field and CUDA context stay intact.
+//! computed by the step itself, and the four bad kernels (`tests/common/bad_kernels.rs`) each
+//! giving their verdict within seconds while this process's field and CUDA context stay intact.
 
 mod common;
+
+use common::bad_kernels::{
+    endless_loop, off_by_one, out_of_bounds, syntax_error, syntax_error_line,
+};
 
 use std::time::{Duration, Instant};
 
@@ -27,62 +31,6 @@ use heatlab::grid::{Grid, GridSize};
 use heatlab::lab::{validate_in_child, CaseOutcome, ChildLimits, ValidationJob, Verdict};
 use heatlab::ui::lab::worker::{CompileFailure, LabEvent};
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
-
-/// The template with `anchor` (which it holds exactly once) replaced by `replacement`: each bad
-/// kernel of these tests is the user's starting point with one mistake in it.
-fn template_with(anchor: &str, replacement: &str) -> String {
-    assert_eq!(
-        USER_KERNEL_TEMPLATE.matches(anchor).count(),
-        1,
-        "the template no longer holds {anchor:?} once"
-    );
-    USER_KERNEL_TEMPLATE.replacen(anchor, replacement, 1)
-}
-
-/// The statement whose semicolon the syntax error drops.
-const SEMICOLON_STATEMENT: &str = "    const int tx = threadIdx.x, ty = threadIdx.y;\n";
-
-/// A compile error: a missing semicolon.
-fn syntax_error() -> String {
-    template_with(
-        SEMICOLON_STATEMENT,
-        "    const int tx = threadIdx.x, ty = threadIdx.y  // the semicolon is missing\n",
-    )
-}
-
-/// The line of the syntax error's missing semicolon (NVRTC may name it or the next one).
-fn syntax_error_line() -> usize {
-    // `template_with` checks that the statement is there; without it this counts every line.
-    let at = USER_KERNEL_TEMPLATE
-        .find(SEMICOLON_STATEMENT)
-        .unwrap_or(USER_KERNEL_TEMPLATE.len());
-    USER_KERNEL_TEMPLATE[..at].lines().count() + 1
-}
-
-/// Wrong: reads the cell itself instead of its right neighbour.
-fn off_by_one() -> String {
-    template_with(
-        "                    - tile[ty + 1][tx + 2];\n",
-        "                    - tile[ty + 1][tx + 1];\n",
-    )
-}
-
-/// Writes far outside `out` (a fault).
-fn out_of_bounds() -> String {
-    template_with(
-        "    out[i] = mid - coeff * l;\n",
-        "    out[i] = mid - coeff * l;\n    out[i + ((size_t)1 << 36)] = 0.0f;  // far outside the buffer\n",
-    )
-}
-
-/// Never returns: clock64() is a volatile read that no compiler may remove, and it never goes
-/// back.
-fn endless_loop() -> String {
-    template_with(
-        "    __syncthreads();\n",
-        "    __syncthreads();\n    const long long started = clock64();\n    while (clock64() >= started) { }  // never ends\n",
-    )
-}
 
 #[expect(
     clippy::unwrap_used,

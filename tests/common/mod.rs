@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod app;
+pub mod bad_kernels;
 
 use heatlab::export::read_npy;
 use heatlab::Grid;
