@@ -46,7 +46,7 @@ const STAGE_LIMIT: Duration = Duration::from_secs(120);
 fn main() -> Result<()> {
     let mut args = std::env::args_os().skip(1);
     let (Some(out_dir), None) = (args.next(), args.next()) else {
-        bail!("usage: lab_screenshots OUT_DIR (writes kernel-lab-compile-error.png and kernel-lab-validated.png there)");
+        bail!("usage: lab_screenshots OUT_DIR (writes kernel-lab-compile-error.png, kernel-lab-validated.png and diffusion-h100.png there)");
     };
     let out_dir = PathBuf::from(out_dir);
     // Before any thread starts: the app's lab finds its checker through HEATLAB_BIN.
@@ -58,23 +58,7 @@ fn main() -> Result<()> {
     let renderer = SoftwareRenderer::default();
     let mut harness = open_app(&renderer)?;
     let shot = |harness: &mut Harness<'_, HeatlabApp>, name: &str| -> Result<()> {
-        // No pointer over the window, as in a screenshot: nothing hovered.
-        harness.input_mut().events.push(egui::Event::PointerGone);
-        harness.run_steps(4);
-        let clear = eframe::App::clear_color(harness.state(), &harness.ctx.global_style().visuals);
-        let image = renderer
-            .render(&harness.ctx, harness.output(), clear)
-            .map_err(anyhow::Error::msg)
-            .with_context(|| format!("cannot paint {name}"))?;
-        let path = out_dir.join(name);
-        software_renderer::save_png(&image, &path)?;
-        println!(
-            "saved {} ({}x{})",
-            path.display(),
-            image.width(),
-            image.height()
-        );
-        Ok(())
+        shot_with(&renderer, harness, &out_dir, name)
     };
 
     // (a) A missing semicolon (the tests' syntax error), compiled.
@@ -157,6 +141,71 @@ fn main() -> Result<()> {
         );
     }
     shot(&mut harness, "kernel-lab-validated.png")?;
+    drop(harness);
+
+    // (c) The diffusion view on the same GPU: the notebook's 2000x2000 field generated there
+    // with cuFFT (the Field section says where and how long), playing with automatic steps.
+    let renderer = SoftwareRenderer::default();
+    let mut harness = open_diffusion(&renderer)?;
+    let start = harness.state().frames_shown();
+    wait_until(&mut harness, "100 frames are shown", |app| {
+        app.frames_shown() >= start + 100
+    })?;
+    let generation = harness.state().diffusion().state().last_generation.clone();
+    println!("field: {generation:?}");
+    shot_with(&renderer, &mut harness, &out_dir, "diffusion-h100.png")?;
+    Ok(())
+}
+
+/// The app on CUDA, on the diffusion tab at the notebook's field size, playing.
+fn open_diffusion(renderer: &SoftwareRenderer) -> Result<Harness<'static, HeatlabApp>> {
+    let settings = Settings {
+        backend: BackendChoice::Cuda,
+        ..Settings::default()
+    };
+    let mut harness = Harness::builder()
+        .with_size(Vec2::new(1440.0, 900.0))
+        .renderer(renderer.clone())
+        .build_eframe(move |cc| {
+            HeatlabApp::new(
+                cc,
+                AppOptions {
+                    settings: Some(settings),
+                    persist: false,
+                    autoplay: true,
+                    ..AppOptions::default()
+                },
+            )
+        });
+    wait_until(&mut harness, "the field is shown and playing", |app| {
+        app.is_ready() && app.is_playing()
+    })?;
+    Ok(harness)
+}
+
+/// Paints the last frame of `harness` with `renderer` and saves it as `out_dir/name`, with no
+/// pointer over the window (nothing hovered), as in a screenshot.
+fn shot_with(
+    renderer: &SoftwareRenderer,
+    harness: &mut Harness<'_, HeatlabApp>,
+    out_dir: &std::path::Path,
+    name: &str,
+) -> Result<()> {
+    harness.input_mut().events.push(egui::Event::PointerGone);
+    harness.run_steps(4);
+    let clear = eframe::App::clear_color(harness.state(), &harness.ctx.global_style().visuals);
+    let image = renderer
+        .render(&harness.ctx, harness.output(), clear)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("cannot paint {name}"))?;
+    let path = out_dir.join(name);
+    software_renderer::save_png(&image, &path)?;
+    println!(
+        "saved {} ({}x{})",
+        path.display(),
+        image.width(),
+        image.height()
+    );
     Ok(())
 }
 
