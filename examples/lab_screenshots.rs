@@ -163,7 +163,20 @@ fn open_diffusion(renderer: &SoftwareRenderer) -> Result<Harness<'static, Heatla
         backend: BackendChoice::Cuda,
         ..Settings::default()
     };
-    let mut harness = Harness::builder()
+    let mut harness = build(renderer, settings, true);
+    wait_until(&mut harness, "the field is shown and playing", |app| {
+        app.is_ready() && app.is_playing()
+    })?;
+    Ok(harness)
+}
+
+/// The app with `settings` in a 1440x900 window painted by `renderer`, not remembered.
+fn build(
+    renderer: &SoftwareRenderer,
+    settings: Settings,
+    autoplay: bool,
+) -> Harness<'static, HeatlabApp> {
+    Harness::builder()
         .with_size(Vec2::new(1440.0, 900.0))
         .renderer(renderer.clone())
         .build_eframe(move |cc| {
@@ -172,15 +185,11 @@ fn open_diffusion(renderer: &SoftwareRenderer) -> Result<Harness<'static, Heatla
                 AppOptions {
                     settings: Some(settings),
                     persist: false,
-                    autoplay: true,
+                    autoplay,
                     ..AppOptions::default()
                 },
             )
-        });
-    wait_until(&mut harness, "the field is shown and playing", |app| {
-        app.is_ready() && app.is_playing()
-    })?;
-    Ok(harness)
+        })
 }
 
 /// Paints the last frame of `harness` with `renderer` and saves it as `out_dir/name`, with no
@@ -238,20 +247,7 @@ fn open_app(renderer: &SoftwareRenderer) -> Result<Harness<'static, HeatlabApp>>
         tab: "kernel-lab".parse().map_err(anyhow::Error::msg)?,
         ..Settings::default()
     };
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(1440.0, 900.0))
-        .renderer(renderer.clone())
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: false,
-                    autoplay: false,
-                    ..AppOptions::default()
-                },
-            )
-        });
+    let mut harness = build(renderer, settings, false);
     wait_until(
         &mut harness,
         "the backend is known and the field shown",
