@@ -55,19 +55,14 @@ pub fn percentile_pair_linear(values: &mut [f64], low: f64, high: f64) -> Option
     if n == 0 {
         return None;
     }
-    let index = |q: f64| {
-        let virtual_index = (q / 100.0) * (n - 1) as f64;
-        let previous = (virtual_index.floor() as usize).min(n - 1);
-        (virtual_index, previous)
-    };
-    let (low_virtual, low_previous) = index(low);
-    let (high_virtual, high_previous) = index(high);
+    let (low_ranks, high_ranks) = (LinearRanks::of(n, low), LinearRanks::of(n, high));
+    let (low_previous, high_previous) = (low_ranks.previous_index, high_ranks.previous_index);
     let (_, &mut low_value, above) = values.select_nth_unstable_by(low_previous, f64::total_cmp);
     let low_next = above.iter().copied().fold(f64::INFINITY, f64::min);
     let low_result = if low_previous + 1 >= n {
         low_value
     } else {
-        lerp(low_value, low_next, low_virtual - low_previous as f64)
+        lerp(low_value, low_next, low_ranks.gamma)
     };
     // Everything above `low_previous` is now in `values[low_previous + 1..]`.
     let high_value = if high_previous == low_previous {
@@ -85,7 +80,7 @@ pub fn percentile_pair_linear(values: &mut [f64], low: f64, high: f64) -> Option
             .iter()
             .copied()
             .fold(f64::INFINITY, f64::min);
-        lerp(high_value, high_next, high_virtual - high_previous as f64)
+        lerp(high_value, high_next, high_ranks.gamma)
     };
     Some((low_result, high_result))
 }
@@ -138,18 +133,13 @@ pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option
     if n == 0 {
         return None;
     }
-    let index = |q: f64| {
-        let virtual_index = (q / 100.0) * (n - 1) as f64;
-        let previous = (virtual_index.floor() as usize).min(n - 1);
-        (virtual_index, previous)
-    };
-    let (low_virtual, low_previous) = index(low);
-    let (high_virtual, high_previous) = index(high);
+    let (low_ranks, high_ranks) = (LinearRanks::of(n, low), LinearRanks::of(n, high));
+    let (low_previous, high_previous) = (low_ranks.previous_index, high_ranks.previous_index);
     let ranks = [
         low_previous,
-        (low_previous + 1).min(n - 1),
+        low_ranks.next_index,
         high_previous,
-        (high_previous + 1).min(n - 1),
+        high_ranks.next_index,
     ];
     // The bucket of each rank, and the rank within it.
     let mut located = [(0u32, 0usize); 4];
@@ -209,12 +199,12 @@ pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option
     let low_result = if low_previous + 1 >= n {
         value(0)
     } else {
-        lerp(value(0), value(1), low_virtual - low_previous as f64)
+        lerp(value(0), value(1), low_ranks.gamma)
     };
     let high_result = if high_previous + 1 >= n {
         value(2)
     } else {
-        lerp(value(2), value(3), high_virtual - high_previous as f64)
+        lerp(value(2), value(3), high_ranks.gamma)
     };
     Some((low_result, high_result))
 }
