@@ -156,8 +156,9 @@ fn refuse(path: &Path, why: &str) -> HeatlabError {
     HeatlabError::InvalidInput(format!("cannot import {}: it {why}", path.display()))
 }
 
-/// Reads until `buffer` is full or the input ends; returns the bytes read.
-fn read_up_to(reader: &mut impl Read, buffer: &mut [u8]) -> std::io::Result<usize> {
+/// Reads until `buffer` is full or the input ends; returns the bytes read (file headers of
+/// imports and saved states).
+pub(crate) fn read_up_to(reader: &mut impl Read, buffer: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buffer.len() {
         match reader.read(&mut buffer[filled..]) {

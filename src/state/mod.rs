@@ -33,6 +33,7 @@ use crate::error::{HeatlabError, Result};
 use crate::export::write_atomically;
 use crate::field::JaggedParams;
 use crate::grid::{Grid, GridSize};
+use crate::import::read_up_to;
 use crate::sim::Simulation;
 
 /// The first eight bytes of every state file (the high first byte keeps text files out).
@@ -273,20 +274,6 @@ impl SavedState {
     pub fn into_simulation(self, backend: Box<dyn crate::compute::Backend>) -> Result<Simulation> {
         Simulation::resume(backend, self.initial, &self.current, self.step, self.params)
     }
-}
-
-/// Reads until `buffer` is full or the input ends; returns the bytes read.
-fn read_up_to(reader: &mut impl Read, buffer: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match reader.read(&mut buffer[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
 }
 
 /// A failure while reading a field: the allocation or the input.
