@@ -18,7 +18,7 @@ use super::screenshot::{Readiness, Screenshot, ScreenshotResult};
 use super::settings::{Overrides, Settings, STORAGE_KEY};
 use super::shutdown::StopRequest;
 use super::tutorial::{recorded_elsewhere, Action, Tab, TutorialPanels};
-use super::worker::Notify;
+use crate::session::worker::Notify;
 
 /// How the app starts.
 #[derive(Debug, Clone, Default)]

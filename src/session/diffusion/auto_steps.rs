@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use crate::measure::TimingRecord;
 
+/// Most steps per frame, set by hand or automatically.
+pub const MAX_STEPS_PER_FRAME: u64 = 10_000;
+
 /// Share of a frame's time that the automatic steps-per-frame gives to stepping.
 pub const AUTO_STEPPING_SHARE: f64 = 0.75;
 

@@ -14,9 +14,9 @@ use crate::import::{import_field, LuminanceRange};
 use crate::sim::Simulation;
 use crate::state::{FieldOrigin, SavedState, MAGIC};
 
-use super::super::super::notice::Level;
 use super::messages::SimEvent;
 use super::SimThread;
+use crate::session::notice::Level;
 
 /// A field or state opened from a file, as the panel learns of it.
 #[derive(Debug, Clone, PartialEq)]

@@ -19,7 +19,7 @@ use crate::sim::generate::Generation;
 use crate::sim::paint::Brush;
 use crate::sim::FieldStats;
 
-use super::super::super::notice::Level;
+use crate::session::notice::Level;
 
 /// How one view should be rendered.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -22,13 +22,12 @@ use crate::measure::TimingRecord;
 use crate::sim::agreement::WindowPolicy;
 use crate::sim::{Simulation, Stability};
 
-use super::super::notice::Level;
-use super::super::settings::MAX_STEPS_PER_FRAME;
-use super::super::worker::{Notify, Received, Worker, WorkerContext};
+use crate::session::notice::Level;
+use crate::session::worker::{Notify, Received, Worker, WorkerContext};
 use crate::state::FieldOrigin;
 pub use auto_steps::{
     auto_steps_per_frame, overlapped_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING_SHARE,
-    OVERLAPPED_FRAME_RATE,
+    MAX_STEPS_PER_FRAME, OVERLAPPED_FRAME_RATE,
 };
 use export::ShownRanges;
 pub use files::Opened;

@@ -15,8 +15,8 @@ use crate::sim::paint::Brush;
 
 use super::probes::{probe_color, Probes, MAX_PROBES};
 use super::profile::LineProfile;
-use super::sim::{PaintCommand, Samples, SimCommand};
 use super::view::{from_field, to_field, Picture, Viewport};
+use crate::session::diffusion::{PaintCommand, Samples, SimCommand};
 
 /// Screen distance within which a click picks a probe, in points.
 const PICK_DISTANCE: f32 = 10.0;

@@ -4,7 +4,7 @@
 
 use crate::compute::{BackendChoice, KernelChoice};
 
-use super::sim::ExportKind;
+use crate::session::diffusion::ExportKind;
 
 /// A request from a control of the diffusion panel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

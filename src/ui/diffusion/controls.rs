@@ -14,8 +14,8 @@ use super::super::folder::FolderField;
 use super::super::notice::{ERROR, WARNING};
 use super::super::settings::{Preset, Settings, MAX_STEPS_PER_FRAME, MAX_STEP_N};
 use super::command::DiffusionCommand;
-use super::sim::ExportKind;
 use super::SimState;
+use crate::session::diffusion::ExportKind;
 
 /// The coefficient as typed, and whether coefficients above 0.25 are allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]

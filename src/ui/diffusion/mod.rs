@@ -11,7 +11,6 @@ pub mod files;
 pub mod kernels;
 pub mod probes;
 pub mod profile;
-pub mod sim;
 pub mod timings;
 pub mod timings_panel;
 pub mod view;
@@ -31,11 +30,13 @@ use crate::sim::FieldStats;
 use super::folder::FolderField;
 use super::notice::{Level, Notices};
 use super::settings::Settings;
+use crate::session::diffusion::{
+    self as sim, ExportJob, Recording, SimCommand, SimEvent, SimWorker, ViewRequest, ViewRequests,
+};
+pub use crate::session::diffusion::{BackendStatus, ExportKind, Frame, FramePart};
 pub use command::DiffusionCommand;
 use controls::{CoefficientInput, Controls};
 use files::{FileRequest, FilesSection};
-pub use sim::{BackendStatus, ExportKind, Frame, FramePart};
-use sim::{ExportJob, Recording, SimCommand, SimEvent, SimWorker, ViewRequest, ViewRequests};
 pub use timings::Timings;
 use view::{Viewport, MAX_PREVIEW_SIDE};
 use views::Views;
@@ -104,7 +105,11 @@ pub struct DiffusionPanel {
 impl DiffusionPanel {
     /// Starts the simulation thread and asks it for the backend and the field of `settings`.
     /// `notify` asks the UI for a repaint.
-    pub fn new(settings: &Settings, notify: super::worker::Notify, autoplay: bool) -> Self {
+    pub fn new(
+        settings: &Settings,
+        notify: crate::session::worker::Notify,
+        autoplay: bool,
+    ) -> Self {
         let mut notices = Notices::default();
         let worker = match sim::spawn(notify) {
             Ok(worker) => Some(worker),

@@ -10,7 +10,6 @@
 
 pub mod editor;
 pub mod highlight;
-pub mod worker;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,9 +29,9 @@ use crate::lab::{CaseOutcome, Verdict};
 
 use super::diffusion::kernels::KernelTimings;
 use super::notice::{Level, Notice, ERROR, WARNING};
-use super::worker::Notify;
+use crate::session::lab::{self as lab_worker, CompileFailure, LabEvent, LabJob, LabWorker};
+use crate::session::worker::Notify;
 use editor::{code_editor_ui, ERROR_LINE, WARNING_LINE};
-use worker::{CompileFailure, LabEvent, LabJob, LabWorker};
 
 /// What the lab asks the app to do (it needs the diffusion panel).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,7 +179,7 @@ impl LabPanel {
 
     fn worker(&mut self) -> Option<&LabWorker> {
         if self.worker.as_ref().is_none_or(|w| !w.is_alive()) {
-            match worker::spawn(self.notify.clone()) {
+            match lab_worker::spawn(self.notify.clone()) {
                 Ok(worker) => self.worker = Some(worker),
                 Err(error) => {
                     self.notice = Some(Notice::new(
