@@ -154,23 +154,21 @@ fn bench_display_path(
         ))
         .into());
     }
-    let mut backend: Box<dyn Backend> = if use_cuda {
+    let backend: Box<dyn Backend> = if use_cuda {
         Box::new(CudaBackend::new()?)
     } else {
         Box::new(CpuBackend::new())
     };
-    let mut rows = Vec::new();
-    for &size in &config.sizes {
-        rows.extend(bench_display(
-            backend.as_mut(),
-            size,
-            (pixels, pixels),
-            config.repeats.max(20),
-        )?);
-    }
+    let device = backend.device_name();
+    let rows = bench_display(
+        backend,
+        &config.sizes,
+        (pixels, pixels),
+        config.repeats.max(20),
+    )?;
     print(&format!(
         "heatlab bench --display on {}\n{}",
-        backend.device_name(),
+        device,
         format_display(&rows)
     ))?;
     if let Some(path) = &args.json {

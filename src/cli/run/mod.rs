@@ -26,12 +26,13 @@ use crate::export::{self, FrameFiles, LayerFrame, PngStyle, TimingRecord};
 use crate::field::{JaggedParams, DEFAULT_SEED};
 use crate::grid::{Grid, GridSize};
 use crate::render::{Colormap, RangeMode};
+use crate::session::start::Start;
 use crate::sim::agreement::WindowPolicy;
 use crate::sim::generate::generate_on;
 use crate::sim::{Simulation, Stability};
 use folder::{previous_run_files, remove_previous_run, reuse_refusal};
 use record::{AgreementRecord, Ending, RunRecord};
-use start::{LoadedStart, StartFrom};
+use start::StartFrom;
 use video::{RunVideo, VideoPlan};
 
 use crate::export::VideoLayers;
@@ -280,7 +281,7 @@ impl RunPlan {
 
     /// Takes the size and the starting step from a field read from a file, and a resumed
     /// state's coefficient and boundary where the command line does not give them.
-    fn start_at(&mut self, args: &RunArgs, start: &LoadedStart) -> Result<(), HeatlabError> {
+    fn start_at(&mut self, args: &RunArgs, start: &Start) -> Result<(), HeatlabError> {
         self.field.size = start.initial.size();
         self.start_step = start.step;
         if let Some(saved) = start.saved_params {
@@ -426,7 +427,7 @@ const PIECE_SECONDS: f64 = 0.25;
 fn execute(
     plan: &RunPlan,
     mut backend: Box<dyn Backend>,
-    start: Option<LoadedStart>,
+    start: Option<Start>,
     mut video: Option<RunVideo>,
     record: &mut RunRecord,
     interrupt: &Interrupt,
@@ -443,20 +444,17 @@ fn execute(
     )?;
     let start = match start {
         Some(start) => start,
-        None => LoadedStart {
-            initial: generate_field(plan, backend.as_mut(), record)?,
-            current: None,
-            step: 0,
-            origin: FieldOrigin::Jagged(plan.field),
-            saved_params: None,
-        },
+        None => Start::generated(
+            generate_field(plan, backend.as_mut(), record)?,
+            FieldOrigin::Jagged(plan.field),
+        ),
     };
     if let Some(signal) = interrupt.requested() {
         return Ok(Ending::Interrupted(signal));
     }
     let origin = start.origin.clone();
     // The GPU chooses its kernel for the field's size when the field is uploaded.
-    let mut simulation = start::simulation(plan, backend, start)?;
+    let mut simulation = start.into_simulation(backend, plan.step)?;
     record.steps_completed = simulation.step_count();
     if plan.check_every > 0 {
         simulation.set_agreement_check(Some(WindowPolicy::Every(plan.check_every)));

@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::compute::{BackendKind, Layer, ReducedPreview};
+use crate::compute::{BackendKind, Boundary, Layer, ReducedPreview};
 use crate::render::preview::colour_reduced;
 use crate::render::{Preview, PreviewRequest};
 use crate::sim::{FieldStats, Simulation};
@@ -43,18 +43,7 @@ pub fn reduce_frame(
     spares: &mut SpareBuffers,
     split: &mut Vec<(FramePart, Duration)>,
 ) -> crate::Result<ReducedFrame> {
-    let boundary = sim.params().boundary;
-    let request = |layer: Layer, view: ViewRequest| PreviewRequest {
-        layer,
-        boundary,
-        colormap: view.colormap,
-        range_mode: view.range_mode,
-        max_size: view.max_size,
-    };
-    let requests = [
-        request(Layer::Field, views.field),
-        request(Layer::Laplacian, views.laplacian),
-    ];
+    let requests = preview_requests(sim.params().boundary, views);
     let (field, laplacian) = if sim.backend().kind() == BackendKind::Cpu {
         // On the CPU the Laplacian is computed at full resolution: its own part.
         let field = timed(split, FramePart::Reduce, || {
@@ -82,6 +71,30 @@ pub fn reduce_frame(
         stats,
         requests,
     })
+}
+
+/// What the two views ask the backend for: the field and its Laplacian (at `boundary`).
+pub fn preview_requests(boundary: Boundary, views: ViewRequests) -> [PreviewRequest; 2] {
+    let request = |layer: Layer, view: ViewRequest| PreviewRequest {
+        layer,
+        boundary,
+        colormap: view.colormap,
+        range_mode: view.range_mode,
+        max_size: view.max_size,
+    };
+    [
+        request(Layer::Field, views.field),
+        request(Layer::Laplacian, views.laplacian),
+    ]
+}
+
+/// What the statistics cost in a frame's `split`.
+pub fn statistics_cost(split: &[(FramePart, Duration)]) -> Duration {
+    split
+        .iter()
+        .filter(|(part, _)| *part == FramePart::Statistics)
+        .map(|(_, time)| *time)
+        .sum()
 }
 
 /// Buffers of pictures the UI no longer shows (their values and pixels), handed back to be

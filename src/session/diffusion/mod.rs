@@ -8,7 +8,7 @@ mod auto_steps;
 mod backend;
 pub mod export;
 mod files;
-mod frame;
+pub mod frame;
 mod kernels;
 pub mod messages;
 mod paint;
@@ -31,7 +31,7 @@ pub use auto_steps::{
 };
 use export::ShownRanges;
 pub use files::Opened;
-use frame::{colour_frame, reduce_frame, SpareBuffers};
+use frame::{colour_frame, reduce_frame, statistics_cost, SpareBuffers};
 pub use messages::{
     AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, PaintCommand,
     Recording, Samples, SimCommand, SimEvent, VideoRecording, ViewRequest, ViewRequests,
@@ -574,13 +574,4 @@ impl SimThread {
             }
         }
     }
-}
-
-/// What the statistics cost this frame.
-fn statistics_cost(split: &[(FramePart, Duration)]) -> Duration {
-    split
-        .iter()
-        .filter(|(part, _)| *part == FramePart::Statistics)
-        .map(|(_, time)| *time)
-        .sum()
 }

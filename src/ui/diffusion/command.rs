@@ -1,6 +1,9 @@
 //! What the controls of the diffusion panel ask for. The controls only push commands; the panel
 //! applies them after drawing ([`super::DiffusionPanel::apply`]), so every change of state
-//! happens in one place. A new control is a new variant and one arm there.
+//! happens in one place. A new control is a new variant and one arm there; a key that asks for
+//! one goes in [`shortcuts`].
+
+use eframe::egui;
 
 use crate::compute::{BackendChoice, KernelChoice};
 
@@ -49,4 +52,34 @@ pub enum DiffusionCommand {
     ZoomOut,
     /// Show the whole field.
     Fit,
+}
+
+/// Space plays or pauses (`playing` says which), S steps once, R resets; nothing while a text
+/// field has the keyboard.
+pub fn shortcuts(ctx: &egui::Context, playing: bool) -> Vec<DiffusionCommand> {
+    if ctx.egui_wants_keyboard_input() {
+        return Vec::new();
+    }
+    let (space, s, r) = ctx.input(|i| {
+        (
+            i.key_pressed(egui::Key::Space),
+            i.key_pressed(egui::Key::S),
+            i.key_pressed(egui::Key::R),
+        )
+    });
+    let mut commands = Vec::new();
+    if space {
+        commands.push(if playing {
+            DiffusionCommand::Pause
+        } else {
+            DiffusionCommand::Play
+        });
+    }
+    if s {
+        commands.push(DiffusionCommand::Step(1));
+    }
+    if r {
+        commands.push(DiffusionCommand::Reset);
+    }
+    commands
 }

@@ -712,33 +712,12 @@ impl DiffusionPanel {
         }
     }
 
-    /// Space plays or pauses, S steps once, R resets (unless a text field has the keyboard).
+    /// What the keyboard asked for this frame (see [`command::shortcuts`]).
     pub fn shortcuts(&self, ctx: &egui::Context) -> Vec<DiffusionCommand> {
-        if ctx.egui_wants_keyboard_input() || self.state.field_size.is_none() {
+        if self.state.field_size.is_none() {
             return Vec::new();
         }
-        let (space, s, r) = ctx.input(|i| {
-            (
-                i.key_pressed(egui::Key::Space),
-                i.key_pressed(egui::Key::S),
-                i.key_pressed(egui::Key::R),
-            )
-        });
-        let mut commands = Vec::new();
-        if space {
-            commands.push(if self.state.playing {
-                DiffusionCommand::Pause
-            } else {
-                DiffusionCommand::Play
-            });
-        }
-        if s {
-            commands.push(DiffusionCommand::Step(1));
-        }
-        if r {
-            commands.push(DiffusionCommand::Reset);
-        }
-        commands
+        command::shortcuts(ctx, self.state.playing)
     }
 
     /// The whole tab; returns what its controls asked for, for the app to apply.
