@@ -12,7 +12,7 @@ mod video;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -37,6 +37,7 @@ use video::{RunVideo, VideoPlan};
 
 use crate::export::VideoLayers;
 use crate::import::LuminanceRange;
+use crate::session::pacing::Pacer;
 use crate::state::FieldOrigin;
 
 /// Arguments of `heatlab run`.
@@ -610,7 +611,7 @@ fn step_loop(
     bar: &ProgressBar,
     video: &mut Option<RunVideo>,
 ) -> anyhow::Result<Ending> {
-    let mut pacer = Pacer::default();
+    let mut pacer = Pacer::new(PIECE_SECONDS);
     loop {
         let step = simulation.step_count();
         if step >= plan.end_step() {
@@ -705,51 +706,10 @@ fn merge_timings(plan: &RunPlan, start: u64, pieces: &[TimingRecord]) -> Option<
     ))
 }
 
-/// Sizes the advance calls within a chunk from the speed of the last one.
-#[derive(Debug, Default)]
-struct Pacer {
-    seconds_per_step: Option<f64>,
-}
-
-impl Pacer {
-    /// Steps for the next call: one step until the speed is known, then about
-    /// [`PIECE_SECONDS`] worth, at most `remaining`.
-    fn next_piece(&self, remaining: u64) -> u64 {
-        match self.seconds_per_step {
-            Some(per_step) if per_step > 0.0 => {
-                ((PIECE_SECONDS / per_step) as u64).clamp(1, remaining.max(1))
-            }
-            Some(_) => remaining,
-            None => remaining.min(1),
-        }
-    }
-
-    fn learn(&mut self, steps: u64, elapsed: Duration) {
-        if steps > 0 {
-            self.seconds_per_step = Some(elapsed.as_secs_f64() / steps as f64);
-        }
-    }
-}
-
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "no message".into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pieces_aim_at_a_quarter_second() {
-        let mut pacer = Pacer::default();
-        assert_eq!(pacer.next_piece(1000), 1);
-        pacer.learn(1, Duration::from_millis(10));
-        assert_eq!(pacer.next_piece(1000), 25);
-        pacer.learn(25, Duration::from_micros(250));
-        assert_eq!(pacer.next_piece(1000), 1000);
-    }
 }

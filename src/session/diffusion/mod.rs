@@ -4,7 +4,6 @@
 //! previous one, so stepping runs as fast as the display shows it and never piles up frames
 //! nobody sees.
 
-mod auto_steps;
 mod backend;
 pub mod export;
 mod files;
@@ -23,12 +22,12 @@ use crate::sim::agreement::WindowPolicy;
 use crate::sim::{Simulation, Stability};
 
 use crate::session::notice::Level;
-use crate::session::worker::{Notify, Received, Worker, WorkerContext};
-use crate::state::FieldOrigin;
-pub use auto_steps::{
+pub use crate::session::pacing::{
     auto_steps_per_frame, overlapped_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING_SHARE,
     MAX_STEPS_PER_FRAME, OVERLAPPED_FRAME_RATE,
 };
+use crate::session::worker::{Notify, Received, Worker, WorkerContext};
+use crate::state::FieldOrigin;
 use export::ShownRanges;
 pub use files::Opened;
 use frame::{colour_frame, reduce_frame, statistics_cost, SpareBuffers};
