@@ -45,7 +45,7 @@ pub struct AppOptions {
 }
 
 /// What a panel asks the app to do; the app applies it after drawing the frame.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// A control of the diffusion tab.
     Diffusion(DiffusionCommand),

@@ -36,7 +36,7 @@ use crate::session::diffusion::{
 pub use crate::session::diffusion::{BackendStatus, ExportKind, Frame, FramePart};
 pub use command::DiffusionCommand;
 use controls::{CoefficientInput, Controls};
-use files::{FileRequest, FilesSection};
+use files::FilesSection;
 pub use timings::Timings;
 use view::{Viewport, MAX_PREVIEW_SIDE};
 use views::Views;
@@ -262,19 +262,6 @@ impl DiffusionPanel {
     /// Saves the state to `path` (written by the simulation thread; a notice says how it went).
     pub fn save_state(&mut self, path: PathBuf) {
         self.send(SimCommand::SaveState(path));
-    }
-
-    fn file_request(&mut self, request: FileRequest, settings: &mut Settings) {
-        match request {
-            FileRequest::SaveState(path) => self.save_state(path),
-            FileRequest::Open(path) => self.open_file(path),
-            FileRequest::StartVideo(choice) => self.start_video(choice, settings),
-            FileRequest::StopVideo => {
-                self.files.video_recording = false;
-                self.state.recording = false;
-                self.send(SimCommand::SetRecording(None));
-            }
-        }
     }
 
     /// Records a video into the export folder, named after the step it starts at.
@@ -507,35 +494,56 @@ impl DiffusionPanel {
                 settings.backend = choice;
                 self.send(SimCommand::SwitchBackend(choice));
             }
-            DiffusionCommand::BoundaryChanged => self.send(SimCommand::SetParams(settings.step)),
-            DiffusionCommand::CoefficientChanged => {
+            DiffusionCommand::SetBoundary(boundary) => {
+                settings.step.boundary = boundary;
+                self.send(SimCommand::SetParams(settings.step));
+            }
+            DiffusionCommand::SetCoefficient(input) => {
+                self.coefficient = input;
                 let accepted = self.coefficient.accepted(settings.step.boundary);
                 if let Some(params) = accepted.filter(|p| p.coeff != settings.step.coeff) {
                     settings.step = params;
                     self.send(SimCommand::SetParams(params));
                 }
             }
-            DiffusionCommand::StepsPerFrameChanged => {
+            DiffusionCommand::SetStepsPerFrame(steps) => {
+                settings.steps_per_frame = steps;
+                self.send(SimCommand::SetStepsPerFrame(steps));
+            }
+            DiffusionCommand::SetAutoSteps(auto) => {
+                settings.auto_steps = auto;
+                self.send(SimCommand::SetAutoSteps(auto));
                 self.send(SimCommand::SetStepsPerFrame(settings.steps_per_frame));
             }
-            DiffusionCommand::AutoStepsChanged => {
-                self.send(SimCommand::SetAutoSteps(settings.auto_steps));
-                self.send(SimCommand::SetStepsPerFrame(settings.steps_per_frame));
+            DiffusionCommand::SetViews { field, laplacian } => {
+                settings.field_view = field;
+                settings.laplacian_view = laplacian;
+                self.sent_views = None;
             }
-            DiffusionCommand::ViewsChanged => self.sent_views = None,
             DiffusionCommand::Export(kind) => self.export(kind, settings),
             DiffusionCommand::SetRecording(on) => self.set_recording(on, settings),
-            DiffusionCommand::RecordEveryChanged => {
+            DiffusionCommand::SetRecordEvery(every) => {
+                settings.record_every = every;
                 if self.state.recording {
                     self.set_recording(true, settings);
                 }
             }
+            DiffusionCommand::SaveState(path) => self.save_state(path),
+            DiffusionCommand::Open(path) => self.open_file(path),
+            DiffusionCommand::StartVideo(choice) => self.start_video(choice, settings),
+            DiffusionCommand::StopVideo => {
+                self.files.video_recording = false;
+                self.state.recording = false;
+                self.send(SimCommand::SetRecording(None));
+            }
+            DiffusionCommand::ExportProbes => self.export_probes(settings),
             DiffusionCommand::ZoomIn => self.views.viewport.zoom_by(2.0),
             DiffusionCommand::ZoomOut => self.views.viewport.zoom_by(0.5),
             DiffusionCommand::Fit => self.views.viewport = Viewport::default(),
-            DiffusionCommand::AgreementCheckChanged => {
-                self.agreement.set_enabled(settings.agreement_check);
-                self.send(SimCommand::SetAgreementCheck(settings.agreement_check));
+            DiffusionCommand::SetAgreementCheck(on) => {
+                settings.agreement_check = on;
+                self.agreement.set_enabled(on);
+                self.send(SimCommand::SetAgreementCheck(on));
             }
             DiffusionCommand::SetKernel(kernel) => {
                 settings.kernel = kernel;
@@ -726,7 +734,6 @@ impl DiffusionPanel {
         if self.state.field_size.is_some() {
             self.paint.shortcuts(ui.ctx());
         }
-        let mut file_requests = Vec::new();
         egui::Panel::top("status").show(ui, |ui| views::status_ui(ui, settings, &self.state));
         egui::Panel::left("controls")
             .resizable(true)
@@ -736,7 +743,7 @@ impl DiffusionPanel {
                     Controls {
                         settings: &mut *settings,
                         state: &self.state,
-                        coefficient: &mut self.coefficient,
+                        coefficient: &self.coefficient,
                         folder: &mut self.folder,
                         generated_with: self.generated_with,
                         commands: &mut commands,
@@ -748,9 +755,7 @@ impl DiffusionPanel {
                     self.files
                         .ui(ui, ready, self.state.step, &self.folder.path());
                     ui.separator();
-                    if let Some(request) = self.files.video_ui(ui, ready) {
-                        file_requests.push(request);
-                    }
+                    commands.extend(self.files.video_ui(ui, ready));
                 });
             });
         // The views are as tall as their width allows; the timings take the rest of the height.
@@ -781,7 +786,7 @@ impl DiffusionPanel {
                 .show(ui, |ui| self.paint.plots_ui(ui))
                 .inner;
             if export {
-                self.export_probes(settings);
+                commands.push(DiffusionCommand::ExportProbes);
             }
         }
         egui::CentralPanel::default().show(ui, |ui| {
@@ -799,10 +804,7 @@ impl DiffusionPanel {
         if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
             settings.export_dir = dir;
         }
-        file_requests.extend(self.files.dialog_ui(ui.ctx()));
-        for request in file_requests {
-            self.file_request(request, settings);
-        }
+        commands.extend(self.files.dialog_ui(ui.ctx()));
         FilesSection::hover_ui(ui);
         if self.state.progress.is_some() || self.state.exports_pending > 0 {
             // Spinners and progress bars animate.
