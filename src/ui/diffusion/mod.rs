@@ -1,7 +1,7 @@
 //! The diffusion tab: the controls on the left, the status line on top, the field and its
-//! Laplacian in the middle, the timings below. The simulation runs on its own thread
-//! the controls push [`DiffusionCommand`]s, which [`DiffusionPanel::apply`] turns into changes
-//! of the settings and commands to that thread.
+//! Laplacian in the middle, the timings below. The simulation runs on its own thread (the
+//! session's [`crate::session::diffusion`]); the controls push [`DiffusionCommand`]s, which
+//! [`DiffusionPanel::apply`] turns into changes of the settings and commands to that thread.
 
 mod actions;
 pub mod agreement;
