@@ -1,7 +1,8 @@
 //! The tutorial panels of the app (issue 4): the hidden layer, the Gaussian PDF and Monte Carlo
 //! pi, each timed on the CPU (one thread, all threads) and on the GPU (host arrays: upload +
 //! kernel + download; device-resident: kernel only), with a size sweep that shows where the GPU
-//! starts to win. The kernels run on their own thread ([`runner`]); the UI never waits on them.
+//! starts to win. The kernels run on their own thread
+//! ([`crate::session::tutorial::runner`]); the UI never waits on them.
 
 pub mod format;
 pub mod gaussian;
