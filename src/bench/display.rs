@@ -153,20 +153,23 @@ const HOST_STAGES: [&str; 4] = [
 /// Times per call of a device stage: its layer, its name, host and GPU microseconds.
 type DeviceStages = Vec<(Layer, &'static str, Vec<f64>, Vec<f64>)>;
 
+/// Host microseconds of one call of a host stage, with its layer and name.
+type HostStages = Vec<(Layer, &'static str, f64)>;
+
 /// The display path call by call: each layer's reduction, range and colouring on the host, and
 /// on CUDA each kernel and copy with events around it.
 fn time_calls(
     sim: &mut Simulation,
     views: ViewRequests,
     repeats: usize,
-) -> Result<(DeviceStages, Vec<(Layer, &'static str, f64)>)> {
+) -> Result<(DeviceStages, HostStages)> {
     let specs = preview_requests(sim.params().boundary, views).map(|request| request.spec());
     let backend = sim.backend_mut();
     if let Some(cuda) = backend.cuda_mut() {
         cuda.profile_display(true)?;
     }
     let mut stages: DeviceStages = Vec::new();
-    let mut host_stages: Vec<(Layer, &'static str, f64)> = Vec::new();
+    let mut host_stages: HostStages = Vec::new();
     // The app reduces and colours into the buffers of a preview it has shown before.
     let mut reused: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
     let mut reused_values: [Vec<f32>; 2] = [Vec::new(), Vec::new()];
