@@ -8,7 +8,7 @@
 //! downloaded and reduced on the host (the baseline) and reduced by the backend (what the app
 //! does). Colouring is timed both into the preview's reused buffer (what the app does) and into
 //! a new buffer per call (the baseline). Whole frames run the session's own frame pipeline
-//! ([`crate::session::diffusion::frame`]): the backend reduces both layers, the host colours
+//! ([`crate::render::frame`]): the backend reduces both layers, the host colours
 //! them (both at once, as in the app) into the buffers of the frame before.
 
 use std::time::{Duration, Instant};
@@ -18,10 +18,10 @@ use crate::compute::{Backend, Layer, StepParams};
 use crate::error::Result;
 use crate::grid::GridSize;
 use crate::measure::MeanStd;
-use crate::session::diffusion::frame::{
-    colour_frame, preview_requests, reduce_frame, statistics_cost, SpareBuffers,
+use crate::render::frame::{
+    colour_frame, preview_requests, reduce_frame, statistics_cost, FramePart, SpareBuffers,
+    ViewRequests,
 };
-use crate::session::diffusion::{FramePart, ViewRequests};
 use crate::sim::{FieldStats, Simulation};
 
 /// One call of the display path, over the repeats.

@@ -7,7 +7,6 @@
 mod backend;
 pub mod export;
 mod files;
-pub mod frame;
 mod kernels;
 pub mod messages;
 mod paint;
@@ -21,6 +20,7 @@ use crate::measure::TimingRecord;
 use crate::sim::agreement::WindowPolicy;
 use crate::sim::{Simulation, Stability};
 
+use crate::render::frame::{colour_frame, reduce_frame, statistics_cost, SpareBuffers};
 use crate::session::notice::Level;
 pub use crate::session::pacing::{
     auto_steps_per_frame, overlapped_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING_SHARE,
@@ -30,7 +30,6 @@ use crate::session::worker::{Notify, Received, Worker, WorkerContext};
 use crate::state::FieldOrigin;
 use export::ShownRanges;
 pub use files::Opened;
-use frame::{colour_frame, reduce_frame, statistics_cost, SpareBuffers};
 pub use messages::{
     AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, PaintCommand,
     Recording, Samples, SimCommand, SimEvent, VideoRecording, ViewRequest, ViewRequests,
