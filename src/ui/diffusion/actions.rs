@@ -46,12 +46,9 @@ impl DiffusionPanel {
 
     /// Records a video into the export folder, named after the step it starts at.
     pub(super) fn start_video(&mut self, choice: files::VideoChoice, settings: &mut Settings) {
-        let dir = self.folder.path();
-        if dir.as_os_str().is_empty() {
-            self.notify(Level::Error, "choose a folder to record into first");
+        let Some(dir) = self.export_folder("record into", settings) else {
             return;
-        }
-        settings.export_dir = dir.clone();
+        };
         let path = dir.join(format!(
             "recording_{:06}.{}",
             self.state.step,
@@ -157,22 +154,10 @@ impl DiffusionPanel {
     }
 
     pub(super) fn set_recording(&mut self, on: bool, settings: &mut Settings) {
-        let dir = self.folder.path();
-        if on && dir.as_os_str().is_empty() {
-            self.notify(Level::Error, "choose a folder to record into first");
-            return;
-        }
-        settings.export_dir = dir.clone();
-        self.state.recording = on;
-        // A PNG recording replaces a video being recorded (which is finished and kept).
-        self.files.video_recording = false;
-        let recording = on.then(|| Recording {
-            dir: dir.join("frames"),
-            every: settings.record_every.max(1),
-            colorbar: settings.export_colorbar,
-            video: None,
-        });
-        if on {
+        let recording = if on {
+            let Some(dir) = self.export_folder("record into", settings) else {
+                return;
+            };
             self.notify(
                 Level::Info,
                 format!(
@@ -181,17 +166,26 @@ impl DiffusionPanel {
                     dir.join("frames").display()
                 ),
             );
-        }
+            Some(Recording {
+                dir: dir.join("frames"),
+                every: settings.record_every.max(1),
+                colorbar: settings.export_colorbar,
+                video: None,
+            })
+        } else {
+            settings.export_dir = self.folder.path();
+            None
+        };
+        self.state.recording = on;
+        // A PNG recording replaces a video being recorded (which is finished and kept).
+        self.files.video_recording = false;
         self.send(SimCommand::SetRecording(recording));
     }
 
     pub(super) fn export(&mut self, kind: ExportKind, settings: &mut Settings) {
-        let dir = self.folder.path();
-        if dir.as_os_str().is_empty() {
-            self.notify(Level::Error, "choose a folder to export into first");
+        let Some(dir) = self.export_folder("export into", settings) else {
             return;
-        }
-        settings.export_dir = dir.clone();
+        };
         self.state.exports_pending += 1;
         self.send(SimCommand::Export(ExportJob {
             kind,
@@ -202,12 +196,9 @@ impl DiffusionPanel {
 
     /// Writes the probe series as CSV into the export folder.
     pub(super) fn export_probes(&mut self, settings: &mut Settings) {
-        let dir = self.folder.path();
-        if dir.as_os_str().is_empty() {
-            self.notify(Level::Error, "choose a folder to export into first");
+        let Some(dir) = self.export_folder("export into", settings) else {
             return;
-        }
-        settings.export_dir = dir.clone();
+        };
         match self.paint.export_csv(&dir, self.state.step) {
             Ok(path) => {
                 self.notify(Level::Info, format!("wrote {}", path.display()));
@@ -215,6 +206,18 @@ impl DiffusionPanel {
             }
             Err(error) => self.notify(Level::Error, format!("probe export failed: {error}")),
         }
+    }
+
+    /// The export folder as typed, remembered in the settings; `None`, with a notice saying
+    /// what it is needed to do (`into`: "export into", "record into"), while there is none.
+    fn export_folder(&mut self, into: &str, settings: &mut Settings) -> Option<PathBuf> {
+        let dir = self.folder.path();
+        if dir.as_os_str().is_empty() {
+            self.notify(Level::Error, format!("choose a folder to {into} first"));
+            return None;
+        }
+        settings.export_dir = dir.clone();
+        Some(dir)
     }
 
     /// Applies what a control asked for.

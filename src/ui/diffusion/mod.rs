@@ -338,7 +338,9 @@ impl DiffusionPanel {
                 .show(ui, |ui| self.paint.plots_ui(ui))
                 .inner;
             if export {
-                commands.push(DiffusionCommand::ExportProbes);
+                // Applied at once, before the notices are drawn, so that its notice shows in
+                // this frame's layout.
+                self.apply(DiffusionCommand::ExportProbes, settings);
             }
         }
         egui::CentralPanel::default().show(ui, |ui| {
