@@ -16,6 +16,7 @@ pub mod lab;
 pub mod measure;
 pub mod memory;
 pub mod render;
+pub mod session;
 pub mod sim;
 pub mod state;
 pub mod tutorial;

@@ -25,7 +25,7 @@ use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, TestRenderer};
 use heatlab::compute::BackendChoice;
 use heatlab::grid::GridSize;
-use heatlab::ui::lab::worker::{CompileFailure, LabEvent};
+use heatlab::session::lab::{CompileFailure, LabEvent};
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 use image::RgbaImage;
 use software_renderer::SoftwareRenderer;

@@ -29,7 +29,7 @@ use heatlab::compute::{
 use heatlab::field::numpy_rng::NumpyGenerator;
 use heatlab::grid::{Grid, GridSize};
 use heatlab::lab::{validate_in_child, CaseOutcome, ChildLimits, ValidationJob, Verdict};
-use heatlab::ui::lab::worker::{CompileFailure, LabEvent};
+use heatlab::session::lab::{CompileFailure, LabEvent};
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 
 #[expect(

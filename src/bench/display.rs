@@ -7,17 +7,22 @@
 //! them, one after another with no waits between. The statistics are timed both ways, the field
 //! downloaded and reduced on the host (the baseline) and reduced by the backend (what the app
 //! does). Colouring is timed both into the preview's reused buffer (what the app does) and into
-//! a new buffer per call (the baseline).
+//! a new buffer per call (the baseline). Whole frames run the session's own frame pipeline
+//! ([`crate::render::frame`]): the backend reduces both layers, the host colours
+//! them (both at once, as in the app) into the buffers of the frame before.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::compute::preview::{map_through_table, rgba_through_table_into};
-use crate::compute::{Backend, Layer, PreviewSpec, StepParams};
+use crate::compute::{Backend, Layer, StepParams};
 use crate::error::Result;
-use crate::grid::{GridSize, RangeMode};
+use crate::grid::GridSize;
 use crate::measure::MeanStd;
-use crate::render::Colormap;
-use crate::sim::FieldStats;
+use crate::render::frame::{
+    colour_frame, preview_requests, reduce_frame, statistics_cost, FramePart, SpareBuffers,
+    ViewRequests,
+};
+use crate::sim::{FieldStats, Simulation};
 
 /// One call of the display path, over the repeats.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -40,42 +45,45 @@ fn elapsed_us(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e6
 }
 
-/// The previews the app asks for by default at `max_size`.
-fn specs(max_size: (usize, usize)) -> [PreviewSpec<'static>; 2] {
-    let boundary = StepParams::default().boundary;
-    [
-        PreviewSpec {
-            layer: Layer::Field,
-            boundary,
-            max_size,
-            table: Colormap::Viridis.table(),
-            range: RangeMode::MinMax,
-        },
-        PreviewSpec {
-            layer: Layer::Laplacian,
-            boundary,
-            max_size,
-            table: Colormap::Viridis.table(),
-            range: RangeMode::LAPLACIAN_DEFAULT,
-        },
-    ]
+/// The views the app asks for by default, at `max_size`.
+fn views(max_size: (usize, usize)) -> ViewRequests {
+    let mut views = ViewRequests::default();
+    views.field.max_size = max_size;
+    views.laplacian.max_size = max_size;
+    views
 }
 
-/// Times the display path on `backend` for a field of `size`, previews of at most `max_size`.
+/// Times the display path on `backend` for fields of `sizes`, previews of at most `max_size`.
 pub fn bench_display(
-    backend: &mut dyn Backend,
-    size: GridSize,
+    backend: Box<dyn Backend>,
+    sizes: &[GridSize],
     max_size: (usize, usize),
     repeats: usize,
 ) -> Result<Vec<DisplayRow>> {
-    let field = super::bench_field(size)?;
-    backend.upload(&field)?;
+    let Some((&first, rest)) = sizes.split_first() else {
+        return Ok(Vec::new());
+    };
     let params = StepParams {
         coeff: 0.2,
         ..StepParams::default()
     };
-    backend.advance(100, &params)?;
-    let specs = specs(max_size);
+    let mut sim = Simulation::new(backend, super::bench_field(first)?, params)?;
+    let mut rows = bench_display_size(&mut sim, max_size, repeats)?;
+    for &size in rest {
+        sim.replace_initial(super::bench_field(size)?)?;
+        rows.extend(bench_display_size(&mut sim, max_size, repeats)?);
+    }
+    Ok(rows)
+}
+
+/// Rows of one field size: the field held by `sim`, stepped 100 steps first.
+fn bench_display_size(
+    sim: &mut Simulation,
+    max_size: (usize, usize),
+    repeats: usize,
+) -> Result<Vec<DisplayRow>> {
+    sim.advance(100)?;
+    let size = sim.initial().size();
     let preview = format!("{}x{}", max_size.0, max_size.1);
     let mut rows = Vec::new();
     let mut push = |layer: &str, stage: &str, host: &[f64], device: Option<&[f64]>| {
@@ -88,13 +96,80 @@ pub fn bench_display(
             device_us: device.map(MeanStd::of),
         });
     };
+    let views = views(max_size);
+    let (device_stages, host_stages) = time_calls(sim, views, repeats)?;
+    for (layer, stage, hosts, devices) in &device_stages {
+        push(layer.file_stem(), stage, hosts, Some(devices.as_slice()));
+    }
+    for layer in Layer::ALL {
+        for stage in HOST_STAGES {
+            let times: Vec<f64> = host_stages
+                .iter()
+                .filter(|(l, s, _)| *l == layer && *s == stage)
+                .map(|(_, _, t)| *t)
+                .collect();
+            push(layer.file_stem(), stage, &times, None);
+        }
+    }
+    let backend = sim.backend_mut();
+    let mut download = Vec::new();
+    let mut statistics = Vec::new();
+    for _ in 0..repeats {
+        let start = Instant::now();
+        let grid = backend.download()?;
+        download.push(elapsed_us(start));
+        let start = Instant::now();
+        std::hint::black_box(FieldStats::of(&grid));
+        statistics.push(elapsed_us(start));
+    }
+    push("statistics", "download field", &download, None);
+    push("statistics", "total, min, max (host)", &statistics, None);
+    let mut on_device = Vec::new();
+    for _ in 0..repeats {
+        let start = Instant::now();
+        std::hint::black_box(backend.statistics()?);
+        on_device.push(elapsed_us(start));
+    }
+    push("statistics", "total, min, max (backend)", &on_device, None);
+    let (frames, frames_with_statistics) = time_frames(sim, views, repeats)?;
+    push("frame", "both previews", &frames, None);
+    push(
+        "frame",
+        "both previews + statistics",
+        &frames_with_statistics,
+        None,
+    );
+    Ok(rows)
+}
 
-    // Call by call.
+/// The host's stages of one layer's preview, in the order they run.
+const HOST_STAGES: [&str; 4] = [
+    "reduce (backend)",
+    "range (host)",
+    "colours (host)",
+    "colours, new buffer (host)",
+];
+
+/// Times per call of a device stage: its layer, its name, host and GPU microseconds.
+type DeviceStages = Vec<(Layer, &'static str, Vec<f64>, Vec<f64>)>;
+
+/// Host microseconds of one call of a host stage, with its layer and name.
+type HostStages = Vec<(Layer, &'static str, f64)>;
+
+/// The display path call by call: each layer's reduction, range and colouring on the host, and
+/// on CUDA each kernel and copy with events around it.
+fn time_calls(
+    sim: &mut Simulation,
+    views: ViewRequests,
+    repeats: usize,
+) -> Result<(DeviceStages, HostStages)> {
+    let specs = preview_requests(sim.params().boundary, views).map(|request| request.spec());
+    let backend = sim.backend_mut();
     if let Some(cuda) = backend.cuda_mut() {
         cuda.profile_display(true)?;
     }
-    let mut stages: Vec<(Layer, &'static str, Vec<f64>, Vec<f64>)> = Vec::new();
-    let mut host_stages: Vec<(Layer, &'static str, f64)> = Vec::new();
+    let mut stages: DeviceStages = Vec::new();
+    let mut host_stages: HostStages = Vec::new();
     // The app reduces and colours into the buffers of a preview it has shown before.
     let mut reused: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
     let mut reused_values: [Vec<f32>; 2] = [Vec::new(), Vec::new()];
@@ -102,14 +177,14 @@ pub fn bench_display(
         for ((spec, buffer), values) in specs.iter().zip(&mut reused).zip(&mut reused_values) {
             let start = Instant::now();
             let reduced = backend.reduce_preview_into(spec, std::mem::take(values))?;
-            host_stages.push((spec.layer, "reduce (backend)", elapsed_us(start)));
+            host_stages.push((spec.layer, HOST_STAGES[0], elapsed_us(start)));
             let start = Instant::now();
             let range = spec.range.resolve(&reduced.values);
-            host_stages.push((spec.layer, "range (host)", elapsed_us(start)));
+            host_stages.push((spec.layer, HOST_STAGES[1], elapsed_us(start)));
             let start = Instant::now();
             rgba_through_table_into(reduced.values.as_slice(), spec.table, range, buffer);
             std::hint::black_box(&buffer);
-            host_stages.push((spec.layer, "colours (host)", elapsed_us(start)));
+            host_stages.push((spec.layer, HOST_STAGES[2], elapsed_us(start)));
             let start = Instant::now();
             std::hint::black_box(map_through_table(
                 reduced.values.as_slice(),
@@ -117,7 +192,7 @@ pub fn bench_display(
                 range,
                 4,
             ));
-            host_stages.push((spec.layer, "colours, new buffer (host)", elapsed_us(start)));
+            host_stages.push((spec.layer, HOST_STAGES[3], elapsed_us(start)));
             *values = reduced.values.into_vec();
         }
         let Some(cuda) = backend.cuda_mut() else {
@@ -141,69 +216,32 @@ pub fn bench_display(
     if let Some(cuda) = backend.cuda_mut() {
         cuda.profile_display(false)?;
     }
-    for (layer, stage, hosts, devices) in &stages {
-        push(layer.file_stem(), stage, hosts, Some(devices.as_slice()));
-    }
-    for layer in Layer::ALL {
-        for stage in [
-            "reduce (backend)",
-            "range (host)",
-            "colours (host)",
-            "colours, new buffer (host)",
-        ] {
-            let times: Vec<f64> = host_stages
-                .iter()
-                .filter(|(l, s, _)| *l == layer && *s == stage)
-                .map(|(_, _, t)| *t)
-                .collect();
-            push(layer.file_stem(), stage, &times, None);
-        }
-    }
-    let mut download = Vec::new();
-    let mut statistics = Vec::new();
-    for _ in 0..repeats {
-        let start = Instant::now();
-        let grid = backend.download()?;
-        download.push(start.elapsed().as_secs_f64() * 1e6);
-        let start = Instant::now();
-        std::hint::black_box(FieldStats::of(&grid));
-        statistics.push(start.elapsed().as_secs_f64() * 1e6);
-    }
-    push("statistics", "download field", &download, None);
-    push("statistics", "total, min, max (host)", &statistics, None);
-    let mut on_device = Vec::new();
-    for _ in 0..repeats {
-        let start = Instant::now();
-        std::hint::black_box(backend.statistics()?);
-        on_device.push(start.elapsed().as_secs_f64() * 1e6);
-    }
-    push("statistics", "total, min, max (backend)", &on_device, None);
+    Ok((stages, host_stages))
+}
 
-    // Whole frames, as the app draws them: two previews (reduced on the GPU, coloured on the
-    // host, both into the buffers of the previous frame's), and the statistics when due.
+/// Whole frames through the session's frame pipeline, one after another with no waits between,
+/// each with the statistics due: microseconds of both previews (the statistics' part taken
+/// out), and of the whole frame. The pictures go back to be coloured into again, as the app
+/// hands them back.
+fn time_frames(
+    sim: &mut Simulation,
+    views: ViewRequests,
+    repeats: usize,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let mut spares = SpareBuffers::default();
     let mut frames = Vec::new();
     let mut frames_with_statistics = Vec::new();
     for _ in 0..repeats {
+        let mut split: Vec<(FramePart, Duration)> = Vec::new();
         let start = Instant::now();
-        for ((spec, buffer), values) in specs.iter().zip(&mut reused).zip(&mut reused_values) {
-            let reduced = backend.reduce_preview_into(spec, std::mem::take(values))?;
-            let range = spec.range.resolve(&reduced.values);
-            let picture = reduced.colour_over(spec.table, range, std::mem::take(buffer));
-            *buffer = picture.rgba;
-            *values = picture.values.into_vec();
-        }
-        frames.push(start.elapsed().as_secs_f64() * 1e6);
-        backend.statistics()?;
-        frames_with_statistics.push(start.elapsed().as_secs_f64() * 1e6);
+        let reduced = reduce_frame(sim, views, true, &mut spares, &mut split)?;
+        let pictures = colour_frame(reduced, &mut spares, &mut split);
+        let whole = start.elapsed();
+        frames_with_statistics.push(whole.as_secs_f64() * 1e6);
+        frames.push(whole.saturating_sub(statistics_cost(&split)).as_secs_f64() * 1e6);
+        spares.take_back(vec![pictures.field, pictures.laplacian]);
     }
-    push("frame", "both previews", &frames, None);
-    push(
-        "frame",
-        "both previews + statistics",
-        &frames_with_statistics,
-        None,
-    );
-    Ok(rows)
+    Ok((frames, frames_with_statistics))
 }
 
 /// The rows as a fixed-width table.

@@ -3,7 +3,10 @@
 //! single-threaded loop and NumPy on the CPU). Figures are ratios measured in one run.
 
 pub mod display;
+pub mod generation;
 pub mod numpy;
+
+pub use generation::{bench_field_generation, FieldGenerationRow, GpuGenerationRow};
 
 use std::time::Duration;
 
@@ -62,44 +65,6 @@ pub struct BenchRow {
     pub exact: Option<bool>,
     /// Whether the simulation picks this variant for this size.
     pub selected: bool,
-}
-
-/// Field generation at one size, against NumPy's recipe run beside it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct FieldGenerationRow {
-    /// "2000x2000".
-    pub size: String,
-    /// heatlab's `generate_jagged`, seconds.
-    pub heatlab_seconds: MeanStd,
-    /// Threads heatlab used.
-    pub threads: usize,
-    /// NumPy's recipe, seconds (when Python with NumPy is there).
-    pub numpy_seconds: Option<MeanStd>,
-    /// NumPy's version.
-    pub numpy_version: Option<String>,
-    /// NumPy's time over heatlab's.
-    pub speedup: Option<f64>,
-    /// heatlab's generation on the GPU (cuFFT), when CUDA is benchmarked and it works.
-    pub gpu: Option<GpuGenerationRow>,
-    /// Why the GPU did not generate, when CUDA is benchmarked and it could not.
-    pub gpu_unavailable: Option<String>,
-}
-
-/// The jagged field generated on the GPU, timed beside the CPU's and compared with it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct GpuGenerationRow {
-    /// Wall time from the request until the field is held by the GPU, milliseconds.
-    pub wall_ms: MeanStd,
-    /// The GPU's own time between events, milliseconds.
-    pub device_ms: MeanStd,
-    /// The CPU generation's time over the GPU's wall time.
-    pub speedup_over_cpu: f64,
-    /// Largest |GPU - CPU| over the cells.
-    pub max_abs_difference: f64,
-    /// Cells where the two differ at all.
-    pub cells_differing: usize,
-    /// Cells compared.
-    pub cells: usize,
 }
 
 /// Everything one `heatlab bench` run measured.
@@ -506,116 +471,6 @@ fn bench_cpu_variant(
     measured.exact = Some(exact);
     measured.selected = is_used;
     Ok(measured)
-}
-
-/// Times the jagged field's generation at each size up to [`LARGEST_JAGGED_CELLS`], against
-/// NumPy's recipe when `with_numpy`.
-pub fn bench_field_generation(
-    config: &BenchConfig,
-    use_cuda: bool,
-    progress: &dyn Fn(&str),
-) -> Result<Vec<FieldGenerationRow>> {
-    let threads = rayon::current_num_threads();
-    let mut rows = Vec::new();
-    let mut cuda = if use_cuda {
-        Some(CudaBackend::new()?)
-    } else {
-        None
-    };
-    for &size in config
-        .sizes
-        .iter()
-        .filter(|s| s.cells() <= LARGEST_JAGGED_CELLS)
-    {
-        progress(&format!("{size}: field generation"));
-        let params = JaggedParams {
-            size,
-            ..JaggedParams::default()
-        };
-        generate_jagged(&params, &|_| {})?; // warm-up: FFT plans, page faults
-        let repeats = config.repeats.clamp(1, 5);
-        let mut samples = Vec::with_capacity(repeats);
-        let mut cpu_field = None;
-        for _ in 0..repeats {
-            let started = std::time::Instant::now();
-            let field = generate_jagged(&params, &|_| {})?;
-            samples.push(started.elapsed().as_secs_f64());
-            cpu_field = Some(field);
-        }
-        let heatlab_seconds = MeanStd::of(&samples);
-        let (gpu, gpu_unavailable) = match (cuda.as_mut(), cpu_field.as_ref()) {
-            (Some(cuda), Some(cpu_field)) => {
-                progress(&format!("{size}: field generation on the GPU"));
-                match time_gpu_generation(cuda, &params, cpu_field, heatlab_seconds.mean)? {
-                    Ok(row) => (Some(row), None),
-                    Err(why) => (None, Some(why.to_string())),
-                }
-            }
-            _ => (None, None),
-        };
-        let numpy = if config.with_numpy {
-            progress(&format!("{size}: NumPy field generation"));
-            numpy::time_numpy_field(size, repeats)
-                .inspect_err(|error| log::warn!("NumPy field generation not timed: {error}"))
-                .ok()
-        } else {
-            None
-        };
-        rows.push(FieldGenerationRow {
-            size: size.to_string(),
-            heatlab_seconds,
-            threads,
-            speedup: numpy.as_ref().map(|(n, _)| n.mean / heatlab_seconds.mean),
-            numpy_seconds: numpy.as_ref().map(|(n, _)| *n),
-            numpy_version: numpy.map(|(_, v)| v),
-            gpu,
-            gpu_unavailable,
-        });
-    }
-    Ok(rows)
-}
-
-/// Generations of `params` on the GPU timed over at least 10 repetitions (after a warm-up that
-/// plans the transforms and tunes the kernels for the size), and the last one compared cell by
-/// cell with `cpu_field`. The outer error is a failure of the GPU; the inner, why it cannot
-/// generate at all.
-fn time_gpu_generation(
-    cuda: &mut CudaBackend,
-    params: &JaggedParams,
-    cpu_field: &Grid,
-    cpu_seconds: f64,
-) -> Result<std::result::Result<GpuGenerationRow, crate::compute::DeviceFieldUnavailable>> {
-    if let Err(why) = cuda.generate_jagged_on_device(params) {
-        return Ok(Err(why));
-    }
-    let mut wall = Vec::new();
-    let mut device = Vec::new();
-    for _ in 0..10 {
-        let started = std::time::Instant::now();
-        match cuda.generate_jagged_on_device(params) {
-            Ok(elapsed) => device.push(elapsed.as_secs_f64() * 1e3),
-            Err(why) => return Ok(Err(why)),
-        }
-        wall.push(started.elapsed().as_secs_f64() * 1e3);
-    }
-    let gpu_field = cuda.download()?;
-    let mut max_abs_difference = 0.0f64;
-    let mut cells_differing = 0;
-    for (&a, &b) in gpu_field.as_slice().iter().zip(cpu_field.as_slice()) {
-        if a.to_bits() != b.to_bits() {
-            cells_differing += 1;
-            max_abs_difference = max_abs_difference.max((f64::from(a) - f64::from(b)).abs());
-        }
-    }
-    let wall_ms = MeanStd::of(&wall);
-    Ok(Ok(GpuGenerationRow {
-        speedup_over_cpu: cpu_seconds * 1e3 / wall_ms.mean,
-        wall_ms,
-        device_ms: MeanStd::of(&device),
-        max_abs_difference,
-        cells_differing,
-        cells: cpu_field.size().cells(),
-    }))
 }
 
 /// A size list like "2000,8192,16384" or "512x1024,2000".

@@ -9,6 +9,7 @@ use super::output::{note, print};
 use crate::bench::display::{bench_display, format_display};
 use crate::bench::{
     bench_cpu, bench_cuda, bench_field_generation, parse_sizes, BenchConfig, BenchReport,
+    FieldGenerationRow,
 };
 use crate::compute::{Backend, BackendChoice, CpuBackend, CudaBackend, KernelChoice};
 use crate::error::HeatlabError;
@@ -53,54 +54,11 @@ pub struct BenchArgs {
 /// (a partial benchmark is not a result).
 pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     let sizes = parse_sizes(&args.sizes)?;
-    if args.repeats == 0 {
-        return Err(HeatlabError::InvalidInput("--repeats must be at least 1".into()).into());
-    }
-    if let Some(seconds) = args.seconds {
-        if !(seconds > 0.0 && seconds.is_finite()) {
-            return Err(HeatlabError::InvalidInput(format!(
-                "--seconds must be positive, got {seconds}"
-            ))
-            .into());
-        }
-    }
-    if let Some(kernels) = &args.kernel {
-        if kernels.contains(&KernelChoice::User) {
-            return Err(HeatlabError::InvalidInput(
-                "--kernel user: user kernels are timed in the app's Kernel lab \
-                 (\"measure kernels\" in the diffusion view)"
-                    .into(),
-            )
-            .into());
-        }
-        if args.backend == BackendChoice::Cpu {
-            return Err(HeatlabError::InvalidInput(
-                "--kernel chooses GPU kernels; it cannot be used with --backend cpu".into(),
-            )
-            .into());
-        }
-    }
+    check_args(args)?;
     if let Some(path) = &args.json {
         check_output(path)?;
     }
-    let use_cuda = match args.backend {
-        BackendChoice::Cpu => false,
-        BackendChoice::Cuda => {
-            CudaBackend::new()?;
-            true
-        }
-        BackendChoice::Auto if args.kernel.is_some() => {
-            CudaBackend::new()?;
-            true
-        }
-        BackendChoice::Auto => match CudaBackend::new() {
-            Ok(_) => true,
-            Err(reason) => {
-                note(&format!("benchmarking the CPU: {reason}"));
-                false
-            }
-        },
-    };
+    let use_cuda = cuda_benchmarked(args)?;
     let config = BenchConfig {
         sizes,
         repeats: args.repeats,
@@ -140,6 +98,60 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Refuses arguments that cannot make a benchmark, before anything is measured.
+fn check_args(args: &BenchArgs) -> Result<(), HeatlabError> {
+    if args.repeats == 0 {
+        return Err(HeatlabError::InvalidInput(
+            "--repeats must be at least 1".into(),
+        ));
+    }
+    if let Some(seconds) = args.seconds {
+        if !(seconds > 0.0 && seconds.is_finite()) {
+            return Err(HeatlabError::InvalidInput(format!(
+                "--seconds must be positive, got {seconds}"
+            )));
+        }
+    }
+    if let Some(kernels) = &args.kernel {
+        if kernels.contains(&KernelChoice::User) {
+            return Err(HeatlabError::InvalidInput(
+                "--kernel user: user kernels are timed in the app's Kernel lab \
+                 (\"measure kernels\" in the diffusion view)"
+                    .into(),
+            ));
+        }
+        if args.backend == BackendChoice::Cpu {
+            return Err(HeatlabError::InvalidInput(
+                "--kernel chooses GPU kernels; it cannot be used with --backend cpu".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the GPU is benchmarked: when asked for (refused when it does not work), or when it
+/// works.
+fn cuda_benchmarked(args: &BenchArgs) -> anyhow::Result<bool> {
+    Ok(match args.backend {
+        BackendChoice::Cpu => false,
+        BackendChoice::Cuda => {
+            CudaBackend::new()?;
+            true
+        }
+        BackendChoice::Auto if args.kernel.is_some() => {
+            CudaBackend::new()?;
+            true
+        }
+        BackendChoice::Auto => match CudaBackend::new() {
+            Ok(_) => true,
+            Err(reason) => {
+                note(&format!("benchmarking the CPU: {reason}"));
+                false
+            }
+        },
+    })
+}
+
 /// `heatlab bench --display PIXELS`: the display path, call by call, on the GPU (the host's
 /// part alone on the CPU).
 fn bench_display_path(
@@ -154,23 +166,21 @@ fn bench_display_path(
         ))
         .into());
     }
-    let mut backend: Box<dyn Backend> = if use_cuda {
+    let backend: Box<dyn Backend> = if use_cuda {
         Box::new(CudaBackend::new()?)
     } else {
         Box::new(CpuBackend::new())
     };
-    let mut rows = Vec::new();
-    for &size in &config.sizes {
-        rows.extend(bench_display(
-            backend.as_mut(),
-            size,
-            (pixels, pixels),
-            config.repeats.max(20),
-        )?);
-    }
+    let device = backend.device_name();
+    let rows = bench_display(
+        backend,
+        &config.sizes,
+        (pixels, pixels),
+        config.repeats.max(20),
+    )?;
     print(&format!(
         "heatlab bench --display on {}\n{}",
-        backend.device_name(),
+        device,
         format_display(&rows)
     ))?;
     if let Some(path) = &args.json {
@@ -226,42 +236,48 @@ pub fn format_table(report: &BenchReport) -> String {
         ));
     }
     if !report.field_generation.is_empty() {
-        out.push_str("field generation (jagged, seconds):\n");
-        for row in &report.field_generation {
-            let numpy = row
-                .numpy_seconds
-                .map_or_else(|| "-".into(), |n| n.to_string());
-            let speedup = row
-                .speedup
-                .map_or_else(|| "-".into(), |s| format!("{s:.1}x"));
-            out.push_str(&format!(
-                "{:<12} heatlab ({} threads) {:>16}   numpy {:>16}   {:>7} faster\n",
-                row.size,
-                row.threads,
-                row.heatlab_seconds.to_string(),
-                numpy,
-                speedup
-            ));
-            if let Some(gpu) = &row.gpu {
-                out.push_str(&format!(
-                    "{:<12} GPU (cuFFT) {} ms wall, {} ms on the GPU: {:.0}x the CPU's; \
-                     max |GPU - CPU| {:.2e} ({} of {} cells differ)\n",
-                    "",
-                    gpu.wall_ms,
-                    gpu.device_ms,
-                    gpu.speedup_over_cpu,
-                    gpu.max_abs_difference,
-                    gpu.cells_differing,
-                    gpu.cells,
-                ));
-            }
-            if let Some(why) = &row.gpu_unavailable {
-                out.push_str(&format!("{:<12} GPU: {why}\n", ""));
-            }
-        }
+        out.push_str(&format_field_generation(&report.field_generation));
     }
     for note in &report.notes {
         out.push_str(&format!("note: {note}\n"));
+    }
+    out
+}
+
+/// The field generation rows of the table.
+fn format_field_generation(rows: &[FieldGenerationRow]) -> String {
+    let mut out = String::from("field generation (jagged, seconds):\n");
+    for row in rows {
+        let numpy = row
+            .numpy_seconds
+            .map_or_else(|| "-".into(), |n| n.to_string());
+        let speedup = row
+            .speedup
+            .map_or_else(|| "-".into(), |s| format!("{s:.1}x"));
+        out.push_str(&format!(
+            "{:<12} heatlab ({} threads) {:>16}   numpy {:>16}   {:>7} faster\n",
+            row.size,
+            row.threads,
+            row.heatlab_seconds.to_string(),
+            numpy,
+            speedup
+        ));
+        if let Some(gpu) = &row.gpu {
+            out.push_str(&format!(
+                "{:<12} GPU (cuFFT) {} ms wall, {} ms on the GPU: {:.0}x the CPU's; \
+                 max |GPU - CPU| {:.2e} ({} of {} cells differ)\n",
+                "",
+                gpu.wall_ms,
+                gpu.device_ms,
+                gpu.speedup_over_cpu,
+                gpu.max_abs_difference,
+                gpu.cells_differing,
+                gpu.cells,
+            ));
+        }
+        if let Some(why) = &row.gpu_unavailable {
+            out.push_str(&format!("{:<12} GPU: {why}\n", ""));
+        }
     }
     out
 }

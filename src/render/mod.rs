@@ -4,6 +4,7 @@
 
 pub mod colormap;
 mod colormap_tables;
+pub mod frame;
 pub mod label;
 pub mod preview;
 

@@ -18,7 +18,7 @@ use super::screenshot::{Readiness, Screenshot, ScreenshotResult};
 use super::settings::{Overrides, Settings, STORAGE_KEY};
 use super::shutdown::StopRequest;
 use super::tutorial::{recorded_elsewhere, Action, Tab, TutorialPanels};
-use super::worker::Notify;
+use crate::session::worker::Notify;
 
 /// How the app starts.
 #[derive(Debug, Clone, Default)]
@@ -45,7 +45,7 @@ pub struct AppOptions {
 }
 
 /// What a panel asks the app to do; the app applies it after drawing the frame.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     /// A control of the diffusion tab.
     Diffusion(DiffusionCommand),

@@ -1,5 +1,5 @@
 //! The desktop app (eframe/egui). Each tab is a panel ([`diffusion`], [`tutorial`]) whose slow
-//! work runs on a [`worker`] thread; the panels emit commands that the [`app`] applies, and draw
+//! work runs on a [`crate::session`] thread; the panels emit commands that the [`app`] applies, and draw
 //! what their threads send back. Nothing here computes the physics.
 
 pub mod app;
@@ -11,7 +11,6 @@ pub mod screenshot;
 pub mod settings;
 pub mod shutdown;
 pub mod tutorial;
-pub mod worker;
 
 pub use app::{AppOptions, Command, HeatlabApp, ScreenshotPlan};
 pub use notice::{Level, Notice};

@@ -1,18 +1,9 @@
-//! The one notice type: a message with a level, shown above the diffusion views and in the
-//! tutorial panels. Newest last; repeats collapse into one.
+//! Notices on screen: the colour of a [`Level`], the latest few [`Notices`] (newest last; repeats
+//! collapse into one) above the diffusion views and in the tutorial panels.
 
 use eframe::egui::{self, Color32, RichText};
 
-/// How serious a notice is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    /// Something done.
-    Info,
-    /// Something to know.
-    Warning,
-    /// Something failed.
-    Error,
-}
+pub use crate::session::notice::{Level, Notice};
 
 impl Level {
     /// The colour its text is drawn in.
@@ -29,25 +20,6 @@ impl Level {
 pub const WARNING: Color32 = Color32::from_rgb(220, 170, 60);
 /// Red, for failures and refusals.
 pub const ERROR: Color32 = Color32::from_rgb(240, 90, 80);
-
-/// A message for the user.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Notice {
-    /// How serious.
-    pub level: Level,
-    /// What to say.
-    pub text: String,
-}
-
-impl Notice {
-    /// A notice of `level`.
-    pub fn new(level: Level, text: impl Into<String>) -> Self {
-        Self {
-            level,
-            text: text.into(),
-        }
-    }
-}
 
 /// The latest few notices.
 #[derive(Debug, Clone, Default)]

@@ -242,8 +242,7 @@ impl Settings {
     }
 }
 
-/// Upper end of the steps-per-frame control.
-pub const MAX_STEPS_PER_FRAME: u64 = 10_000;
+pub use crate::session::diffusion::MAX_STEPS_PER_FRAME;
 
 /// Upper end of the "Step N" control.
 pub const MAX_STEP_N: u64 = 1_000_000;

@@ -5,38 +5,39 @@
 //! status and reason and `timings.csv` with every chunk timed so far, where there is room to
 //! write them; no temporary file stays behind.
 
+mod ending;
 mod folder;
 mod record;
 mod start;
+mod stepping;
 mod video;
 
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::interrupt::Interrupt;
 use super::output::note;
-use crate::compute::{
-    create_backend, Backend, BackendChoice, Boundary, KernelChoice, Layer, StepParams,
-};
+use crate::compute::{create_backend, Backend, BackendChoice, Boundary, KernelChoice, StepParams};
 use crate::error::HeatlabError;
-use crate::export::{self, FrameFiles, LayerFrame, PngStyle, TimingRecord};
+use crate::export;
+use crate::export::VideoLayers;
 use crate::field::{JaggedParams, DEFAULT_SEED};
 use crate::grid::{Grid, GridSize};
-use crate::render::{Colormap, RangeMode};
+use crate::import::LuminanceRange;
+use crate::render::Colormap;
+use crate::session::start::Start;
 use crate::sim::agreement::WindowPolicy;
 use crate::sim::generate::generate_on;
-use crate::sim::{Simulation, Stability};
-use folder::{previous_run_files, remove_previous_run, reuse_refusal};
-use record::{AgreementRecord, Ending, RunRecord};
-use start::{LoadedStart, StartFrom};
-use video::{RunVideo, VideoPlan};
-
-use crate::export::VideoLayers;
-use crate::import::LuminanceRange;
+use crate::sim::Stability;
 use crate::state::FieldOrigin;
+use ending::{keep_state, keep_video, settle_agreement};
+use folder::{previous_run_files, remove_previous_run, reuse_refusal};
+use record::{Ending, RunRecord};
+use start::StartFrom;
+use stepping::{save_frame, step_loop};
+use video::{RunVideo, VideoPlan};
 
 /// Arguments of `heatlab run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -280,7 +281,7 @@ impl RunPlan {
 
     /// Takes the size and the starting step from a field read from a file, and a resumed
     /// state's coefficient and boundary where the command line does not give them.
-    fn start_at(&mut self, args: &RunArgs, start: &LoadedStart) -> Result<(), HeatlabError> {
+    fn start_at(&mut self, args: &RunArgs, start: &Start) -> Result<(), HeatlabError> {
         self.field.size = start.initial.size();
         self.start_step = start.step;
         if let Some(saved) = start.saved_params {
@@ -317,34 +318,6 @@ impl RunPlan {
             || step == self.end_step()
             || (self.save_every > 0 && step % self.save_every == 0)
     }
-}
-
-/// Writes the field and Laplacian frames of one step; returns the paths written.
-fn save_frame(
-    plan: &RunPlan,
-    step: u64,
-    field: &Grid,
-    laplacian: &Grid,
-) -> crate::Result<Vec<PathBuf>> {
-    let layer = |layer, grid, colormap, mode| LayerFrame {
-        layer,
-        grid,
-        style: PngStyle::resolved(colormap, mode, grid, plan.colorbar),
-    };
-    let layers = [
-        layer(Layer::Field, field, plan.colormap, RangeMode::MinMax),
-        layer(
-            Layer::Laplacian,
-            laplacian,
-            plan.laplacian_colormap,
-            RangeMode::LAPLACIAN_DEFAULT,
-        ),
-    ];
-    let files = FrameFiles {
-        png: true,
-        npy: plan.npy,
-    };
-    export::write_frame(&plan.out, step, &layers, files)
 }
 
 fn progress_bar(from: u64, to: u64) -> ProgressBar {
@@ -418,15 +391,11 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
 /// Laplacian and pixels.
 const HOST_FIELD_COPIES: usize = 7;
 
-/// Seconds one advance call aims at, so that a stop asked for in the middle of a long chunk
-/// comes within about this long.
-const PIECE_SECONDS: f64 = 0.25;
-
 /// Generates the field, starts the simulation, saves the first frame and steps to the end.
 fn execute(
     plan: &RunPlan,
     mut backend: Box<dyn Backend>,
-    start: Option<LoadedStart>,
+    start: Option<Start>,
     mut video: Option<RunVideo>,
     record: &mut RunRecord,
     interrupt: &Interrupt,
@@ -443,20 +412,17 @@ fn execute(
     )?;
     let start = match start {
         Some(start) => start,
-        None => LoadedStart {
-            initial: generate_field(plan, backend.as_mut(), record)?,
-            current: None,
-            step: 0,
-            origin: FieldOrigin::Jagged(plan.field),
-            saved_params: None,
-        },
+        None => Start::generated(
+            generate_field(plan, backend.as_mut(), record)?,
+            FieldOrigin::Jagged(plan.field),
+        ),
     };
     if let Some(signal) = interrupt.requested() {
         return Ok(Ending::Interrupted(signal));
     }
     let origin = start.origin.clone();
     // The GPU chooses its kernel for the field's size when the field is uploaded.
-    let mut simulation = start::simulation(plan, backend, start)?;
+    let mut simulation = start.into_simulation(backend, plan.step)?;
     record.steps_completed = simulation.step_count();
     if plan.check_every > 0 {
         simulation.set_agreement_check(Some(WindowPolicy::Every(plan.check_every)));
@@ -496,77 +462,6 @@ fn execute(
     }
 }
 
-/// Finishes the video, however the run ended (a stopped run leaves a shorter video). A failure
-/// fails a completed run; after another ending it is noted and the ending kept.
-fn keep_video(
-    video: RunVideo,
-    record: &mut RunRecord,
-    ending: anyhow::Result<Ending>,
-) -> anyhow::Result<Ending> {
-    match video.finish() {
-        Ok((path, line)) => {
-            note(&line);
-            record.files.push(path);
-            ending
-        }
-        Err(error) => match ending {
-            Ok(Ending::Completed) => Err(anyhow::Error::new(error).context("finishing the video")),
-            other => {
-                note(&format!("the video could not be finished: {error}"));
-                other
-            }
-        },
-    }
-}
-
-/// Saves the state the run ended in, however it ended. A failure fails a completed run; after
-/// another ending it is noted and the ending kept.
-fn keep_state(
-    path: &std::path::Path,
-    simulation: &mut Simulation,
-    origin: &FieldOrigin,
-    record: &mut RunRecord,
-    ending: anyhow::Result<Ending>,
-) -> anyhow::Result<Ending> {
-    match start::save_state(path, simulation, origin) {
-        Ok(()) => {
-            record.files.push(path.to_path_buf());
-            ending
-        }
-        Err(error) => match ending {
-            Ok(Ending::Completed) => Err(anyhow::Error::new(error).context("saving the state")),
-            other => {
-                note(&format!("the state could not be saved: {error}"));
-                other
-            }
-        },
-    }
-}
-
-/// Waits for the agreement checks (checking the last, partial window of a completed run) and
-/// keeps their outcomes in the record.
-fn settle_agreement(
-    simulation: &mut Simulation,
-    record: &mut RunRecord,
-    ending: anyhow::Result<Ending>,
-) -> anyhow::Result<Ending> {
-    if simulation.agreement().is_none() {
-        return ending;
-    }
-    let settled = match &ending {
-        Ok(Ending::Completed) => simulation.finish_agreement(),
-        _ => {
-            simulation.cancel_agreement();
-            Ok(())
-        }
-    };
-    if let Some(watch) = simulation.agreement() {
-        record.agreement = Some(AgreementRecord::of(watch));
-    }
-    settled?;
-    ending
-}
-
 /// Generates the jagged field, timing it, and warns when it is zero everywhere.
 /// The field is generated where the backend runs (on the GPU with cuFFT when it can).
 fn generate_field(
@@ -602,156 +497,10 @@ fn generate_field(
     Ok(field)
 }
 
-/// Steps chunk by chunk to the last step, saving frames at the save points; stops early on a
-/// signal or a non-finite field. Errors (a failed export) come back as they are.
-fn step_loop(
-    plan: &RunPlan,
-    simulation: &mut Simulation,
-    record: &mut RunRecord,
-    interrupt: &Interrupt,
-    bar: &ProgressBar,
-    video: &mut Option<RunVideo>,
-) -> anyhow::Result<Ending> {
-    let mut pacer = Pacer::default();
-    loop {
-        let step = simulation.step_count();
-        if step >= plan.end_step() {
-            return Ok(Ending::Completed);
-        }
-        if let Some(signal) = interrupt.requested() {
-            return Ok(Ending::Interrupted(signal));
-        }
-        let stop = plan.next_stop(step);
-        let chunk = advance_chunk(plan, simulation, stop, &mut pacer, interrupt, record);
-        bar.set_position(simulation.step_count());
-        match chunk {
-            Ok(Some(field)) => {
-                if plan.is_save_point(stop) {
-                    let laplacian = simulation.laplacian()?;
-                    record
-                        .files
-                        .extend(save_frame(plan, stop, &field, &laplacian)?);
-                }
-                if let Some(video) = video.as_mut().filter(|v| v.is_due(stop)) {
-                    video.add(plan, stop, &field, simulation)?;
-                    bar.set_message(format!(
-                        "{}, {} video frames",
-                        record.backend,
-                        video.frames()
-                    ));
-                }
-            }
-            Ok(None) => {}
-            Err(error @ HeatlabError::NonFinite { .. }) => {
-                let good_step = simulation.step_count();
-                let field = simulation.field()?;
-                let laplacian = simulation.laplacian()?;
-                record
-                    .files
-                    .extend(save_frame(plan, good_step, &field, &laplacian)?);
-                return Ok(Ending::NonFinite(error));
-            }
-            Err(other) => return Err(other.into()),
-        }
-    }
-}
-
-/// Advances to `stop` in pieces of about [`PIECE_SECONDS`], checking for a signal between
-/// them, and records the chunk as one timing row. Returns the field at `stop`, or `None`
-/// when a signal stopped the chunk early.
-fn advance_chunk(
-    plan: &RunPlan,
-    simulation: &mut Simulation,
-    stop: u64,
-    pacer: &mut Pacer,
-    interrupt: &Interrupt,
-    record: &mut RunRecord,
-) -> Result<Option<Grid>, HeatlabError> {
-    let start = simulation.step_count();
-    let first_timing = simulation.timings().len();
-    let mut outcome = Ok(None);
-    while simulation.step_count() < stop && interrupt.requested().is_none() {
-        let piece = pacer.next_piece(stop - simulation.step_count());
-        let began = Instant::now();
-        match simulation.advance_checked(piece) {
-            Ok((_, field)) => {
-                pacer.learn(piece, began.elapsed());
-                if simulation.step_count() == stop {
-                    outcome = Ok(Some(field));
-                }
-            }
-            Err(error) => {
-                outcome = Err(error);
-                break;
-            }
-        }
-    }
-    let pieces = &simulation.timings()[first_timing..];
-    record.timings.extend(merge_timings(plan, start, pieces));
-    record.steps_completed = simulation.step_count();
-    outcome
-}
-
-/// One timing row for the pieces of one chunk (none when no piece ran).
-fn merge_timings(plan: &RunPlan, start: u64, pieces: &[TimingRecord]) -> Option<TimingRecord> {
-    let first = pieces.first()?;
-    let steps = pieces.iter().map(|t| t.steps).sum();
-    let seconds = pieces.iter().fold(0.0, |sum, t| sum + t.seconds);
-    Some(TimingRecord::diffusion(
-        start,
-        steps,
-        &first.backend,
-        &first.method,
-        plan.field.size,
-        seconds,
-    ))
-}
-
-/// Sizes the advance calls within a chunk from the speed of the last one.
-#[derive(Debug, Default)]
-struct Pacer {
-    seconds_per_step: Option<f64>,
-}
-
-impl Pacer {
-    /// Steps for the next call: one step until the speed is known, then about
-    /// [`PIECE_SECONDS`] worth, at most `remaining`.
-    fn next_piece(&self, remaining: u64) -> u64 {
-        match self.seconds_per_step {
-            Some(per_step) if per_step > 0.0 => {
-                ((PIECE_SECONDS / per_step) as u64).clamp(1, remaining.max(1))
-            }
-            Some(_) => remaining,
-            None => remaining.min(1),
-        }
-    }
-
-    fn learn(&mut self, steps: u64, elapsed: Duration) {
-        if steps > 0 {
-            self.seconds_per_step = Some(elapsed.as_secs_f64() / steps as f64);
-        }
-    }
-}
-
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| (*s).to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "no message".into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pieces_aim_at_a_quarter_second() {
-        let mut pacer = Pacer::default();
-        assert_eq!(pacer.next_piece(1000), 1);
-        pacer.learn(1, Duration::from_millis(10));
-        assert_eq!(pacer.next_piece(1000), 25);
-        pacer.learn(25, Duration::from_micros(250));
-        assert_eq!(pacer.next_piece(1000), 1000);
-    }
 }

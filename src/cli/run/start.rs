@@ -5,12 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::RunPlan;
 use crate::cli::output::note;
-use crate::compute::{Backend, StepParams};
 use crate::error::HeatlabError;
-use crate::grid::Grid;
-use crate::import::{import_field, ImportKind, LuminanceRange};
+use crate::import::{ImportKind, LuminanceRange};
+use crate::session::start::{open, Expected, Start};
 use crate::sim::Simulation;
 use crate::state::{FieldOrigin, SavedState};
 
@@ -34,76 +32,38 @@ pub(super) enum StartFrom {
     },
 }
 
-/// A start read from a file: the fields and where they stand.
-#[derive(Debug)]
-pub(super) struct LoadedStart {
-    pub(super) initial: Grid,
-    /// The field to continue from, when it is not the initial one (a resumed state).
-    pub(super) current: Option<Grid>,
-    pub(super) step: u64,
-    pub(super) origin: FieldOrigin,
-    /// Coefficient and boundary saved with the state.
-    pub(super) saved_params: Option<StepParams>,
-}
-
-/// Reads the file the run starts from (none for the jagged field).
-pub(super) fn load(start: &StartFrom) -> Result<Option<LoadedStart>, HeatlabError> {
+/// Reads the file the run starts from (none for the jagged field), through the session's one
+/// [`open`], and says what it holds.
+pub(super) fn load(start: &StartFrom) -> Result<Option<Start>, HeatlabError> {
     match start {
         StartFrom::Jagged => Ok(None),
         StartFrom::Initial { file, range } => {
-            let (initial, kind) = import_field(file, *range)?;
-            let how = match kind {
-                ImportKind::Npy => "array".to_string(),
-                ImportKind::Image => format!("image, luminance mapped onto {range}"),
+            let start = open(file, *range, Expected::Field)?;
+            let how = match start.import {
+                Some(ImportKind::Image) => format!("image, luminance mapped onto {range}"),
+                Some(ImportKind::Npy) | None => "array".to_string(),
             };
             note(&format!(
                 "initial field: {} from {} ({how})",
-                initial.size(),
+                start.initial.size(),
                 file.display()
             ));
-            Ok(Some(LoadedStart {
-                initial,
-                current: None,
-                step: 0,
-                origin: FieldOrigin::Imported {
-                    file: file.display().to_string(),
-                },
-                saved_params: None,
-            }))
+            Ok(Some(start))
         }
         StartFrom::Resume { file } => {
-            let state = SavedState::load(file)?;
+            let start = open(file, LuminanceRange::default(), Expected::State)?;
+            let params = start.saved_params.unwrap_or_default();
             note(&format!(
                 "resuming {} at step {} (coeff {}, {} boundary; {}) from {}",
-                state.current.size(),
-                state.step,
-                state.params.coeff,
-                state.params.boundary,
-                state.origin,
+                start.initial.size(),
+                start.step,
+                params.coeff,
+                params.boundary,
+                start.origin,
                 file.display()
             ));
-            Ok(Some(LoadedStart {
-                initial: state.initial,
-                current: Some(state.current),
-                step: state.step,
-                origin: state.origin,
-                saved_params: Some(state.params),
-            }))
+            Ok(Some(start))
         }
-    }
-}
-
-/// A simulation standing where `start` stands, on `backend`.
-pub(super) fn simulation(
-    plan: &RunPlan,
-    backend: Box<dyn Backend>,
-    start: LoadedStart,
-) -> crate::Result<Simulation> {
-    match start.current {
-        Some(current) => {
-            Simulation::resume(backend, start.initial, &current, start.step, plan.step)
-        }
-        None => Simulation::new(backend, start.initial, plan.step),
     }
 }
 

@@ -1,13 +1,21 @@
 //! What the controls of the diffusion panel ask for. The controls only push commands; the panel
 //! applies them after drawing ([`super::DiffusionPanel::apply`]), so every change of state
-//! happens in one place. A new control is a new variant and one arm there.
+//! happens in one place. A new control is a new variant and one arm there; a key that asks for
+//! one goes in [`shortcuts`].
 
-use crate::compute::{BackendChoice, KernelChoice};
+use eframe::egui;
 
-use super::sim::ExportKind;
+use crate::compute::{BackendChoice, Boundary, KernelChoice};
+use crate::session::diffusion::ExportKind;
+use crate::ui::settings::ViewSettings;
+
+use std::path::PathBuf;
+
+use super::controls::CoefficientInput;
+use super::files::VideoChoice;
 
 /// A request from a control of the diffusion panel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum DiffusionCommand {
     /// Step continuously.
     Play,
@@ -21,32 +29,77 @@ pub enum DiffusionCommand {
     Regenerate,
     /// Use this backend.
     SwitchBackend(BackendChoice),
-    /// The boundary in the settings changed.
-    BoundaryChanged,
-    /// The typed coefficient or its unlock changed.
-    CoefficientChanged,
-    /// The steps per frame in the settings changed.
-    StepsPerFrameChanged,
-    /// The automatic steps per frame was turned on or off.
-    AutoStepsChanged,
-    /// A view's colormap or range changed.
-    ViewsChanged,
+    /// Step with this boundary.
+    SetBoundary(Boundary),
+    /// The coefficient as typed, and its unlock (used when the guard allows it).
+    SetCoefficient(CoefficientInput),
+    /// Take this many steps per frame.
+    SetStepsPerFrame(u64),
+    /// Choose the steps per frame automatically, or not.
+    SetAutoSteps(bool),
+    /// The field view's and the Laplacian view's colormaps and ranges.
+    SetViews {
+        /// The field view's.
+        field: ViewSettings,
+        /// The Laplacian view's.
+        laplacian: ViewSettings,
+    },
     /// Write a file.
     Export(ExportKind),
     /// Start or stop recording a PNG sequence.
     SetRecording(bool),
-    /// The recording interval changed (while recording, recording restarts with it).
-    RecordEveryChanged,
-    /// The live agreement check was turned on or off.
-    AgreementCheckChanged,
+    /// Record a frame every this many steps (while recording, recording restarts with it).
+    SetRecordEvery(u64),
+    /// Turn the live agreement check on or off.
+    SetAgreementCheck(bool),
     /// Step with this GPU kernel.
     SetKernel(KernelChoice),
     /// Time every kernel on the current field.
     MeasureKernels,
+    /// Save the state to this file.
+    SaveState(PathBuf),
+    /// Open a saved state or an initial field (`.npy`, PNG, JPEG).
+    Open(PathBuf),
+    /// Start recording a video into the export folder.
+    StartVideo(VideoChoice),
+    /// Stop recording the video (it is finished and kept).
+    StopVideo,
+    /// Write the probes' and the line profile's values as CSV into the export folder.
+    ExportProbes,
     /// Zoom both views in by two.
     ZoomIn,
     /// Zoom both views out by two.
     ZoomOut,
     /// Show the whole field.
     Fit,
+}
+
+/// Space plays or pauses (`playing` says which), S steps once, R resets; nothing while a text
+/// field has the keyboard.
+pub fn shortcuts(ctx: &egui::Context, playing: bool) -> Vec<DiffusionCommand> {
+    if ctx.egui_wants_keyboard_input() {
+        return Vec::new();
+    }
+    let (space, s, r) = ctx.input(|i| {
+        (
+            i.key_pressed(egui::Key::Space),
+            i.key_pressed(egui::Key::S),
+            i.key_pressed(egui::Key::R),
+        )
+    });
+    let mut commands = Vec::new();
+    if space {
+        commands.push(if playing {
+            DiffusionCommand::Pause
+        } else {
+            DiffusionCommand::Play
+        });
+    }
+    if s {
+        commands.push(DiffusionCommand::Step(1));
+    }
+    if r {
+        commands.push(DiffusionCommand::Reset);
+    }
+    commands
 }

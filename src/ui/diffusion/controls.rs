@@ -14,8 +14,8 @@ use super::super::folder::FolderField;
 use super::super::notice::{ERROR, WARNING};
 use super::super::settings::{Preset, Settings, MAX_STEPS_PER_FRAME, MAX_STEP_N};
 use super::command::DiffusionCommand;
-use super::sim::ExportKind;
 use super::SimState;
+use crate::session::diffusion::ExportKind;
 
 /// The coefficient as typed, and whether coefficients above 0.25 are allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,7 +45,7 @@ pub struct Controls<'a> {
     /// What the simulation thread reported.
     pub state: &'a SimState,
     /// The coefficient slider and its unlock.
-    pub coefficient: &'a mut CoefficientInput,
+    pub coefficient: &'a CoefficientInput,
     /// The export folder.
     pub folder: &'a mut FolderField,
     /// The field parameters of the field on screen.
@@ -99,14 +99,13 @@ impl Controls<'_> {
 
     /// The live agreement check's toggle.
     fn agreement_ui(&mut self, ui: &mut egui::Ui) {
-        let toggle = ui
-            .checkbox(&mut self.settings.agreement_check, "check against the CPU")
-            .on_hover_text(
-                "While it runs, a background CPU thread catches up with the backend from a \
+        let mut on = self.settings.agreement_check;
+        let toggle = ui.checkbox(&mut on, "check against the CPU").on_hover_text(
+            "While it runs, a background CPU thread catches up with the backend from a \
                  snapshot and compares the fields bit for bit; the result shows beside the timings",
-            );
+        );
         if toggle.changed() {
-            self.commands.push(DiffusionCommand::AgreementCheckChanged);
+            self.commands.push(DiffusionCommand::SetAgreementCheck(on));
         }
     }
 
@@ -212,10 +211,9 @@ impl Controls<'_> {
                 }
             });
         if boundary != self.settings.step.boundary {
-            self.settings.step.boundary = boundary;
-            self.commands.push(DiffusionCommand::BoundaryChanged);
+            self.commands.push(DiffusionCommand::SetBoundary(boundary));
         }
-        ui.weak(self.settings.step.boundary.description());
+        ui.weak(boundary.description());
         self.coefficient_ui(ui);
     }
 
@@ -257,22 +255,24 @@ impl Controls<'_> {
         egui::Grid::new("sim_params").num_columns(2).show(ui, |ui| {
             let label = ui.label("steps per frame");
             ui.horizontal(|ui| {
-                let auto = self.settings.auto_steps;
-                let steps = egui::DragValue::new(&mut self.settings.steps_per_frame)
+                let mut auto = self.settings.auto_steps;
+                let mut steps = self.settings.steps_per_frame;
+                let drag = egui::DragValue::new(&mut steps)
                     .range(1..=MAX_STEPS_PER_FRAME)
                     .speed(1.0);
-                if ui.add_enabled(!auto, steps).labelled_by(label.id).changed() {
-                    self.commands.push(DiffusionCommand::StepsPerFrameChanged);
+                if ui.add_enabled(!auto, drag).labelled_by(label.id).changed() {
+                    self.commands
+                        .push(DiffusionCommand::SetStepsPerFrame(steps));
                 }
                 if ui
-                    .checkbox(&mut self.settings.auto_steps, "auto")
+                    .checkbox(&mut auto, "auto")
                     .on_hover_text(
                         "choose the steps per frame so that stepping takes 3/4 of each frame \
                          and drawing the rest",
                     )
                     .changed()
                 {
-                    self.commands.push(DiffusionCommand::AutoStepsChanged);
+                    self.commands.push(DiffusionCommand::SetAutoSteps(auto));
                 }
             });
             ui.end_row();
@@ -288,7 +288,7 @@ impl Controls<'_> {
     }
 
     fn coefficient_ui(&mut self, ui: &mut egui::Ui) {
-        let input = &mut *self.coefficient;
+        let mut input = *self.coefficient;
         let max = if input.unlock_unstable { 0.5 } else { 0.3 };
         let slider = egui::Slider::new(&mut input.typed, 0.001..=max)
             .text("coefficient")
@@ -311,7 +311,7 @@ impl Controls<'_> {
             changed = true;
         }
         if changed {
-            self.commands.push(DiffusionCommand::CoefficientChanged);
+            self.commands.push(DiffusionCommand::SetCoefficient(input));
         }
         let in_use = self.settings.step.coeff;
         if input.typed > STABLE_COEFF_LIMIT && !input.unlock_unstable {
@@ -353,11 +353,13 @@ impl Controls<'_> {
                     .push(DiffusionCommand::SetRecording(recording));
             }
             let every = ui.label("every");
-            let interval = egui::DragValue::new(&mut self.settings.record_every)
+            let mut record_every = self.settings.record_every;
+            let interval = egui::DragValue::new(&mut record_every)
                 .range(1..=1_000_000)
                 .suffix(" steps");
             if ui.add(interval).labelled_by(every.id).changed() {
-                self.commands.push(DiffusionCommand::RecordEveryChanged);
+                self.commands
+                    .push(DiffusionCommand::SetRecordEvery(record_every));
             }
         });
         if self.state.exports_pending > 0 {

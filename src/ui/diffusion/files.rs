@@ -12,21 +12,10 @@ use egui_file::{FileDialog, State};
 use crate::export::{FrameLook, VideoFormat, VideoLayers};
 use crate::import::LuminanceRange;
 
+use super::command::DiffusionCommand;
+
 /// The extension heatlab gives saved states.
 pub const STATE_EXTENSION: &str = "hlstate";
-
-/// What the section asks the panel to do.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FileRequest {
-    /// Save the state to this file.
-    SaveState(PathBuf),
-    /// Open a saved state or an initial field.
-    Open(PathBuf),
-    /// Start recording a video.
-    StartVideo(VideoChoice),
-    /// Stop recording the video (it is finished and kept).
-    StopVideo,
-}
 
 /// The video the user set up.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -100,7 +89,7 @@ fn start_dir(dir: &Path) -> PathBuf {
 
 impl FilesSection {
     /// Record video: format, layers, pace, step counter and the Record / Stop button.
-    pub fn video_ui(&mut self, ui: &mut egui::Ui, ready: bool) -> Option<FileRequest> {
+    pub fn video_ui(&mut self, ui: &mut egui::Ui, ready: bool) -> Option<DiffusionCommand> {
         ui.heading("Video");
         let video = &mut self.video;
         let idle = !self.video_recording;
@@ -150,7 +139,7 @@ impl FilesSection {
                     .on_hover_text("finish the video file (it is kept and playable)")
                     .clicked()
                 {
-                    request = Some(FileRequest::StopVideo);
+                    request = Some(DiffusionCommand::StopVideo);
                 }
                 ui.spinner();
                 ui.label("recording…");
@@ -161,7 +150,7 @@ impl FilesSection {
                 )
                 .clicked()
             {
-                request = Some(FileRequest::StartVideo(self.video));
+                request = Some(DiffusionCommand::StartVideo(self.video));
             }
         });
         request
@@ -215,7 +204,7 @@ impl FilesSection {
     }
 
     /// Shows the open dialog; returns what was chosen in it.
-    pub fn dialog_ui(&mut self, ctx: &egui::Context) -> Option<FileRequest> {
+    pub fn dialog_ui(&mut self, ctx: &egui::Context) -> Option<DiffusionCommand> {
         let (dialog, save) = match self.dialog.as_mut()? {
             Dialog::Save(dialog) => (dialog, true),
             Dialog::Open(dialog) => (dialog, false),
@@ -228,9 +217,9 @@ impl FilesSection {
         self.dialog = None;
         let path = chosen?;
         Some(if save {
-            FileRequest::SaveState(path)
+            DiffusionCommand::SaveState(path)
         } else {
-            FileRequest::Open(path)
+            DiffusionCommand::Open(path)
         })
     }
 

@@ -1,17 +1,18 @@
 //! The diffusion tab: the controls on the left, the status line on top, the field and its
-//! Laplacian in the middle, the timings below. The simulation runs on its own thread ([`sim`]);
-//! the controls push [`DiffusionCommand`]s, which [`DiffusionPanel::apply`] turns into changes
-//! of the settings and commands to that thread.
+//! Laplacian in the middle, the timings below. The simulation runs on its own thread (the
+//! session's [`crate::session::diffusion`]); the controls push [`DiffusionCommand`]s, which
+//! [`DiffusionPanel::apply`] turns into changes of the settings and commands to that thread.
 
+mod actions;
 pub mod agreement;
 pub mod brush;
 pub mod command;
 pub mod controls;
+mod events;
 pub mod files;
 pub mod kernels;
 pub mod probes;
 pub mod profile;
-pub mod sim;
 pub mod timings;
 pub mod timings_panel;
 pub mod view;
@@ -22,22 +23,19 @@ use std::time::Duration;
 
 use eframe::egui;
 
-use crate::compute::{BackendChoice, BackendKind};
 use crate::field::JaggedParams;
 use crate::grid::GridSize;
-use crate::sim::generate::GenerationPlace;
 use crate::sim::FieldStats;
 
 use super::folder::FolderField;
 use super::notice::{Level, Notices};
 use super::settings::Settings;
+use crate::session::diffusion::{self as sim, SimCommand, SimWorker, ViewRequests};
+pub use crate::session::diffusion::{BackendStatus, ExportKind, Frame, FramePart};
 pub use command::DiffusionCommand;
 use controls::{CoefficientInput, Controls};
-use files::{FileRequest, FilesSection};
-pub use sim::{BackendStatus, ExportKind, Frame, FramePart};
-use sim::{ExportJob, Recording, SimCommand, SimEvent, SimWorker, ViewRequest, ViewRequests};
+use files::FilesSection;
 pub use timings::Timings;
-use view::{Viewport, MAX_PREVIEW_SIDE};
 use views::Views;
 
 /// Notices shown at once above the views (the newest).
@@ -104,7 +102,11 @@ pub struct DiffusionPanel {
 impl DiffusionPanel {
     /// Starts the simulation thread and asks it for the backend and the field of `settings`.
     /// `notify` asks the UI for a repaint.
-    pub fn new(settings: &Settings, notify: super::worker::Notify, autoplay: bool) -> Self {
+    pub fn new(
+        settings: &Settings,
+        notify: crate::session::worker::Notify,
+        autoplay: bool,
+    ) -> Self {
         let mut notices = Notices::default();
         let worker = match sim::spawn(notify) {
             Ok(worker) => Some(worker),
@@ -231,119 +233,6 @@ impl DiffusionPanel {
         }
     }
 
-    /// Opens a saved state or an initial field (`.npy`, PNG, JPEG), as dropping it on the
-    /// window does; the simulation thread reads it and a notice says how it went.
-    pub fn open_file(&mut self, path: PathBuf) {
-        self.notify(Level::Info, format!("opening {}…", path.display()));
-        self.send(SimCommand::Open(path, self.files.range));
-    }
-
-    /// Opens the first of the files dropped on the window this frame, if any (the app calls
-    /// this whichever tab is shown); returns whether a file was dropped.
-    pub fn open_dropped(&mut self, ctx: &egui::Context) -> bool {
-        let (Some(path), count) = FilesSection::dropped(ctx) else {
-            return false;
-        };
-        if count > 1 {
-            self.notify(
-                Level::Warning,
-                format!("{count} files dropped: opening only the first"),
-            );
-        }
-        self.open_file(path);
-        true
-    }
-
-    /// Saves the state to `path` (written by the simulation thread; a notice says how it went).
-    pub fn save_state(&mut self, path: PathBuf) {
-        self.send(SimCommand::SaveState(path));
-    }
-
-    fn file_request(&mut self, request: FileRequest, settings: &mut Settings) {
-        match request {
-            FileRequest::SaveState(path) => self.save_state(path),
-            FileRequest::Open(path) => self.open_file(path),
-            FileRequest::StartVideo(choice) => self.start_video(choice, settings),
-            FileRequest::StopVideo => {
-                self.files.video_recording = false;
-                self.state.recording = false;
-                self.send(SimCommand::SetRecording(None));
-            }
-        }
-    }
-
-    /// Records a video into the export folder, named after the step it starts at.
-    fn start_video(&mut self, choice: files::VideoChoice, settings: &mut Settings) {
-        let dir = self.folder.path();
-        if dir.as_os_str().is_empty() {
-            self.notify(Level::Error, "choose a folder to record into first");
-            return;
-        }
-        settings.export_dir = dir.clone();
-        let path = dir.join(format!(
-            "recording_{:06}.{}",
-            self.state.step,
-            choice.format.extension()
-        ));
-        self.files.video_recording = true;
-        self.state.recording = true;
-        self.notify(
-            Level::Info,
-            format!(
-                "recording a frame every {} steps into {}",
-                choice.every,
-                path.display()
-            ),
-        );
-        self.send(SimCommand::SetRecording(Some(Recording {
-            dir,
-            every: choice.every.max(1),
-            colorbar: settings.export_colorbar,
-            video: Some(sim::VideoRecording {
-                path,
-                fps: choice.fps,
-                look: choice.look(settings.export_colorbar),
-            }),
-        })));
-    }
-
-    fn opened(&mut self, opened: sim::Opened, settings: &mut Settings) {
-        self.agreement.clear();
-        self.timings.clear();
-        self.state.progress = None;
-        self.state.field_size = Some(opened.size);
-        self.state.step = opened.step;
-        self.state.non_finite = None;
-        if let Some(params) = opened.params {
-            settings.step = params;
-            self.coefficient.typed = params.coeff;
-            self.coefficient.unlock_unstable |= params.coeff > crate::compute::STABLE_COEFF_LIMIT;
-        }
-        self.generated_with = match opened.origin {
-            crate::state::FieldOrigin::Jagged(params) => {
-                settings.field = params;
-                Some(params)
-            }
-            crate::state::FieldOrigin::Imported { .. } => None,
-        };
-        let what = match opened.params {
-            Some(params) => format!(
-                "opened the state of a {} field at step {} (coeff {}, {} boundary) from {}",
-                opened.size,
-                opened.step,
-                params.coeff,
-                params.boundary,
-                opened.path.display()
-            ),
-            None => format!(
-                "imported a {} initial field from {}",
-                opened.size,
-                opened.path.display()
-            ),
-        };
-        self.notify(Level::Info, what);
-    }
-
     /// Asks the simulation thread for a copy of the current field and the step parameters
     /// (the Kernel lab validates against them); the answer comes on `reply`.
     pub fn snapshot_field(
@@ -374,366 +263,37 @@ impl DiffusionPanel {
         }
     }
 
-    /// Regenerates at once when a field parameter other than the size changed and the field
-    /// is generated on the GPU (milliseconds): dragging the seed, exponent, cutoff or
-    /// percentile then shows each new field. One generation is in flight at a time; the
-    /// latest values go next.
-    fn regenerate_live(&mut self, settings: &Settings) {
-        let on_gpu = self
-            .state
-            .last_generation
-            .as_ref()
-            .is_some_and(|generation| generation.place == GenerationPlace::Gpu);
-        let Some(generated) = self.generated_with else {
-            return;
-        };
-        if !settings.live_field
-            || !on_gpu
-            || self.state.live_generating
-            || self.state.progress.is_some()
-            || settings.field == generated
-            || settings.field.size != generated.size
-            || settings.field.validate().is_err()
-        {
-            return;
-        }
-        self.state.live_generating = true;
-        self.generated_with = Some(settings.field);
-        self.send(SimCommand::Generate(settings.field));
-    }
-
-    fn regenerate(&mut self, settings: &Settings) {
-        match settings.field.validate() {
-            Ok(()) => {
-                self.state.progress =
-                    Some((format!("generating the {} field", settings.field.size), 0.0));
-                self.generated_with = Some(settings.field);
-                self.send(SimCommand::Generate(settings.field));
-            }
-            Err(error) => self.notify(Level::Error, format!("cannot generate: {error}")),
-        }
-    }
-
-    fn set_recording(&mut self, on: bool, settings: &mut Settings) {
-        let dir = self.folder.path();
-        if on && dir.as_os_str().is_empty() {
-            self.notify(Level::Error, "choose a folder to record into first");
-            return;
-        }
-        settings.export_dir = dir.clone();
-        self.state.recording = on;
-        // A PNG recording replaces a video being recorded (which is finished and kept).
-        self.files.video_recording = false;
-        let recording = on.then(|| Recording {
-            dir: dir.join("frames"),
-            every: settings.record_every.max(1),
-            colorbar: settings.export_colorbar,
-            video: None,
-        });
-        if on {
-            self.notify(
-                Level::Info,
-                format!(
-                    "recording a frame every {} steps into {}",
-                    settings.record_every,
-                    dir.join("frames").display()
-                ),
-            );
-        }
-        self.send(SimCommand::SetRecording(recording));
-    }
-
-    fn export(&mut self, kind: ExportKind, settings: &mut Settings) {
-        let dir = self.folder.path();
-        if dir.as_os_str().is_empty() {
-            self.notify(Level::Error, "choose a folder to export into first");
-            return;
-        }
-        settings.export_dir = dir.clone();
-        self.state.exports_pending += 1;
-        self.send(SimCommand::Export(ExportJob {
-            kind,
-            dir,
-            colorbar: settings.export_colorbar,
-        }));
-    }
-
-    /// Writes the probe series as CSV into the export folder.
-    fn export_probes(&mut self, settings: &mut Settings) {
-        let dir = self.folder.path();
-        if dir.as_os_str().is_empty() {
-            self.notify(Level::Error, "choose a folder to export into first");
-            return;
-        }
-        settings.export_dir = dir.clone();
-        match self.paint.export_csv(&dir, self.state.step) {
-            Ok(path) => {
-                self.notify(Level::Info, format!("wrote {}", path.display()));
-                self.state.last_exported = vec![path];
-            }
-            Err(error) => self.notify(Level::Error, format!("probe export failed: {error}")),
-        }
-    }
-
-    /// Applies what a control asked for.
-    pub fn apply(&mut self, command: DiffusionCommand, settings: &mut Settings) {
-        match command {
-            DiffusionCommand::Play => {
-                self.state.playing = true;
-                self.state.non_finite = None;
-                self.send(SimCommand::Play);
-            }
-            DiffusionCommand::Pause => {
-                self.state.playing = false;
-                self.send(SimCommand::Pause);
-            }
-            DiffusionCommand::Step(steps) => {
-                self.state.non_finite = None;
-                self.send(SimCommand::Step(steps));
-            }
-            DiffusionCommand::Reset => {
-                self.state.non_finite = None;
-                self.send(SimCommand::Reset);
-                self.timings.clear();
-                self.paint.restart(None);
-            }
-            DiffusionCommand::Regenerate => self.regenerate(settings),
-            DiffusionCommand::SwitchBackend(choice) => {
-                settings.backend = choice;
-                self.send(SimCommand::SwitchBackend(choice));
-            }
-            DiffusionCommand::BoundaryChanged => self.send(SimCommand::SetParams(settings.step)),
-            DiffusionCommand::CoefficientChanged => {
-                let accepted = self.coefficient.accepted(settings.step.boundary);
-                if let Some(params) = accepted.filter(|p| p.coeff != settings.step.coeff) {
-                    settings.step = params;
-                    self.send(SimCommand::SetParams(params));
-                }
-            }
-            DiffusionCommand::StepsPerFrameChanged => {
-                self.send(SimCommand::SetStepsPerFrame(settings.steps_per_frame));
-            }
-            DiffusionCommand::AutoStepsChanged => {
-                self.send(SimCommand::SetAutoSteps(settings.auto_steps));
-                self.send(SimCommand::SetStepsPerFrame(settings.steps_per_frame));
-            }
-            DiffusionCommand::ViewsChanged => self.sent_views = None,
-            DiffusionCommand::Export(kind) => self.export(kind, settings),
-            DiffusionCommand::SetRecording(on) => self.set_recording(on, settings),
-            DiffusionCommand::RecordEveryChanged => {
-                if self.state.recording {
-                    self.set_recording(true, settings);
-                }
-            }
-            DiffusionCommand::ZoomIn => self.views.viewport.zoom_by(2.0),
-            DiffusionCommand::ZoomOut => self.views.viewport.zoom_by(0.5),
-            DiffusionCommand::Fit => self.views.viewport = Viewport::default(),
-            DiffusionCommand::AgreementCheckChanged => {
-                self.agreement.set_enabled(settings.agreement_check);
-                self.send(SimCommand::SetAgreementCheck(settings.agreement_check));
-            }
-            DiffusionCommand::SetKernel(kernel) => {
-                settings.kernel = kernel;
-                self.send(SimCommand::SetKernel(kernel));
-            }
-            DiffusionCommand::MeasureKernels => {
-                self.state.kernel_timings.started();
-                self.send(SimCommand::MeasureKernels);
-            }
-        }
-    }
-
-    // ----- Messages from the simulation thread. -----
-
-    /// Takes the thread's events and its latest frame.
-    pub fn poll(&mut self, ctx: &egui::Context, settings: &mut Settings) {
-        let mut events = Vec::new();
-        if let Some(worker) = &self.worker {
-            while let Some(event) = worker.try_event() {
-                events.push(event);
-            }
-        }
-        for event in events {
-            self.handle_event(event, settings);
-        }
-        if let Some(frame) = self.worker.as_ref().and_then(SimWorker::take_frame) {
-            self.show_frame(ctx, frame, settings);
-        }
-        self.regenerate_live(settings);
-    }
-
-    fn handle_event(&mut self, event: SimEvent, settings: &mut Settings) {
-        match event {
-            SimEvent::Backend(status) => {
-                self.timings.clear();
-                // A refused switch leaves the old backend running: the selector shows that one.
-                if settings.backend != BackendChoice::Auto {
-                    settings.backend = match status.kind {
-                        BackendKind::Cpu => BackendChoice::Cpu,
-                        BackendKind::Cuda => BackendChoice::Cuda,
-                    };
-                }
-                self.state.backend = Some(status);
-            }
-            SimEvent::GenerationFailed => {
-                self.state.progress = None;
-                self.state.live_generating = false;
-                // The parameters on screen were not generated: "Regenerate *" says so.
-                self.generated_with = None;
-            }
-            // A live regeneration takes milliseconds: no progress bar flickering while dragging.
-            SimEvent::Progress(..) if self.state.live_generating => {}
-            SimEvent::Progress(what, fraction) => {
-                self.state.progress =
-                    (fraction < 1.0 && !what.is_empty()).then_some((what, fraction));
-            }
-            SimEvent::FieldReady(params, generation) => {
-                let size = params.size;
-                let live = std::mem::take(&mut self.state.live_generating);
-                self.agreement.clear();
-                self.state.progress = None;
-                self.state.field_size = Some(size);
-                self.state.step = 0;
-                self.timings.clear();
-                self.paint.restart(Some(size));
-                if std::mem::take(&mut self.paint_demo) {
-                    self.paint.paint_demo(size);
-                }
-                if let Some(why) = generation.fallback() {
-                    let text = format!("the field was generated on the CPU: {why}");
-                    if !self.notices.contains(&text) {
-                        self.notify(Level::Warning, text);
-                    }
-                }
-                if !live {
-                    self.notify(
-                        Level::Info,
-                        format!(
-                            "generated the {size} field on the {} in {}",
-                            generation.place,
-                            generation_time(generation.wall)
-                        ),
-                    );
-                }
-                self.state.last_generation = Some(generation);
-                self.state.fields_generated += 1;
-                if self.autoplay {
-                    self.autoplay = false;
-                    self.apply(DiffusionCommand::Play, settings);
-                }
-            }
-            SimEvent::NonFinite { message, step } => {
-                self.state.playing = false;
-                self.state.step = step;
-                self.notify(Level::Error, message.clone());
-                self.state.non_finite = Some(message);
-            }
-            SimEvent::Stopped => self.state.playing = false,
-            SimEvent::Notice(level, text) => self.notify(level, text),
-            SimEvent::RecordingStopped => {
-                self.state.recording = false;
-                self.files.video_recording = false;
-            }
-            SimEvent::Agreement(report) => self.agreement.record(report),
-            SimEvent::PaintHistory(undo, redo) => self.paint.set_history(undo, redo),
-            SimEvent::Opened(opened) => self.opened(opened, settings),
-            SimEvent::StateSaved(path, step) => self.notify(
-                Level::Info,
-                format!("saved the state at step {step} to {}", path.display()),
-            ),
-            SimEvent::KernelTimings(rows) => self.state.kernel_timings.finished(rows),
-            SimEvent::Exported(paths) => {
-                self.state.exports_pending = self.state.exports_pending.saturating_sub(1);
-                if !paths.is_empty() {
-                    let names: Vec<String> =
-                        paths.iter().map(|p| p.display().to_string()).collect();
-                    self.notify(Level::Info, format!("wrote {}", names.join(", ")));
-                    self.state.last_exported = paths;
-                }
-            }
-        }
-    }
-
-    fn show_frame(&mut self, ctx: &egui::Context, mut frame: Frame, settings: &mut Settings) {
-        let size = frame.size;
-        // The pictures move into the views (no copies); the frame keeps the ones they replace.
-        let mut upload = self
-            .views
-            .field
-            .update(ctx, "field", &mut frame.field, size);
-        upload += self
-            .views
-            .laplacian
-            .update(ctx, "laplacian", &mut frame.laplacian, size);
-        self.state.step = frame.step;
-        self.state.playing = frame.playing;
-        if frame.stats.is_some() {
-            self.state.stats = frame.stats;
-        }
-        self.state.field_size = Some(size);
-        if settings.auto_steps {
-            settings.steps_per_frame = frame.steps_per_frame;
-        }
-        self.timings.record(&frame, upload);
-        self.paint.record(frame.step, size, frame.samples.as_ref());
-        self.state.frames_shown += 1;
-        // The simulation thread colours into the replaced pictures again and frees the rest on
-        // its own thread (a megabyte per picture freed here cost it page faults every frame).
-        self.send(SimCommand::ReturnPictures(vec![
-            frame.field,
-            frame.laplacian,
-        ]));
-    }
-
-    /// Tells the simulation thread the sizes and looks the views need, when they changed.
-    pub fn sync_views(&mut self, settings: &Settings) {
-        let clamp =
-            |(w, h): (usize, usize)| (w.clamp(16, MAX_PREVIEW_SIDE), h.clamp(16, MAX_PREVIEW_SIDE));
-        let views = ViewRequests {
-            field: ViewRequest {
-                colormap: settings.field_view.colormap,
-                range_mode: settings.field_view.range_mode(),
-                max_size: clamp(self.views.field.shown_pixels),
-            },
-            laplacian: ViewRequest {
-                colormap: settings.laplacian_view.colormap,
-                range_mode: settings.laplacian_view.range_mode(),
-                max_size: clamp(self.views.laplacian.shown_pixels),
-            },
-        };
-        if self.sent_views != Some(views) {
-            self.sent_views = Some(views);
-            self.send(SimCommand::SetViews(views));
-        }
-    }
-
-    /// Space plays or pauses, S steps once, R resets (unless a text field has the keyboard).
+    /// What the keyboard asked for this frame (see [`command::shortcuts`]).
     pub fn shortcuts(&self, ctx: &egui::Context) -> Vec<DiffusionCommand> {
-        if ctx.egui_wants_keyboard_input() || self.state.field_size.is_none() {
+        if self.state.field_size.is_none() {
             return Vec::new();
         }
-        let (space, s, r) = ctx.input(|i| {
-            (
-                i.key_pressed(egui::Key::Space),
-                i.key_pressed(egui::Key::S),
-                i.key_pressed(egui::Key::R),
-            )
-        });
-        let mut commands = Vec::new();
-        if space {
-            commands.push(if self.state.playing {
-                DiffusionCommand::Pause
-            } else {
-                DiffusionCommand::Play
-            });
+        command::shortcuts(ctx, self.state.playing)
+    }
+
+    /// The controls, the paint tools and the files, down the left side.
+    fn side_panel_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        settings: &mut Settings,
+        commands: &mut Vec<DiffusionCommand>,
+    ) {
+        Controls {
+            settings,
+            state: &self.state,
+            coefficient: &self.coefficient,
+            folder: &mut self.folder,
+            generated_with: self.generated_with,
+            commands,
         }
-        if s {
-            commands.push(DiffusionCommand::Step(1));
-        }
-        if r {
-            commands.push(DiffusionCommand::Reset);
-        }
-        commands
+        .ui(ui);
+        ui.separator();
+        self.paint.controls_ui(ui);
+        let ready = self.state.field_size.is_some();
+        self.files
+            .ui(ui, ready, self.state.step, &self.folder.path());
+        ui.separator();
+        commands.extend(self.files.video_ui(ui, ready));
     }
 
     /// The whole tab; returns what its controls asked for, for the app to apply.
@@ -742,32 +302,13 @@ impl DiffusionPanel {
         if self.state.field_size.is_some() {
             self.paint.shortcuts(ui.ctx());
         }
-        let mut file_requests = Vec::new();
         egui::Panel::top("status").show(ui, |ui| views::status_ui(ui, settings, &self.state));
         egui::Panel::left("controls")
             .resizable(true)
             .default_size(300.0)
             .show(ui, |ui| {
-                egui::ScrollArea::vertical().show(ui, |ui| {
-                    Controls {
-                        settings: &mut *settings,
-                        state: &self.state,
-                        coefficient: &mut self.coefficient,
-                        folder: &mut self.folder,
-                        generated_with: self.generated_with,
-                        commands: &mut commands,
-                    }
-                    .ui(ui);
-                    ui.separator();
-                    self.paint.controls_ui(ui);
-                    let ready = self.state.field_size.is_some();
-                    self.files
-                        .ui(ui, ready, self.state.step, &self.folder.path());
-                    ui.separator();
-                    if let Some(request) = self.files.video_ui(ui, ready) {
-                        file_requests.push(request);
-                    }
-                });
+                egui::ScrollArea::vertical()
+                    .show(ui, |ui| self.side_panel_ui(ui, settings, &mut commands));
             });
         // The views are as tall as their width allows; the timings take the rest of the height.
         let available = ui.available_size();
@@ -797,7 +338,9 @@ impl DiffusionPanel {
                 .show(ui, |ui| self.paint.plots_ui(ui))
                 .inner;
             if export {
-                self.export_probes(settings);
+                // Applied at once, before the notices are drawn, so that its notice shows in
+                // this frame's layout.
+                self.apply(DiffusionCommand::ExportProbes, settings);
             }
         }
         egui::CentralPanel::default().show(ui, |ui| {
@@ -815,10 +358,7 @@ impl DiffusionPanel {
         if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
             settings.export_dir = dir;
         }
-        file_requests.extend(self.files.dialog_ui(ui.ctx()));
-        for request in file_requests {
-            self.file_request(request, settings);
-        }
+        commands.extend(self.files.dialog_ui(ui.ctx()));
         FilesSection::hover_ui(ui);
         if self.state.progress.is_some() || self.state.exports_pending > 0 {
             // Spinners and progress bars animate.

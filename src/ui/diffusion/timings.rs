@@ -9,7 +9,7 @@ use eframe::egui;
 use crate::measure::{format_seconds, MeanStd};
 use crate::sim::FieldStats;
 
-use super::sim::{Frame, FramePart};
+use crate::session::diffusion::{Frame, FramePart};
 
 /// How many frames the plots and averages keep.
 const HISTORY: usize = 1200;

@@ -9,8 +9,8 @@ use crate::measure::format_seconds;
 use crate::sim::FieldStats;
 
 use super::agreement::AgreementLog;
-use super::sim::FramePart;
 use super::timings::{part_color, Sample, Timings};
+use crate::session::diffusion::FramePart;
 
 /// The plots of the timings area, left to right.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -48,24 +48,18 @@ impl Views {
             let (left, right) = columns.split_at_mut(1);
             let (left, right) = (&mut left[0], &mut right[0]);
             left.strong("Field");
-            let mut changed =
-                view::view_controls_ui(left, "Field", &mut settings.field_view, ranges.0);
+            let (mut field, mut laplacian) = (settings.field_view, settings.laplacian_view);
+            let mut changed = view::view_controls_ui(left, "Field", &mut field, ranges.0);
             right.strong("Laplacian  (4f − neighbours)");
-            changed |=
-                view::view_controls_ui(right, "Laplacian", &mut settings.laplacian_view, ranges.1);
+            changed |= view::view_controls_ui(right, "Laplacian", &mut laplacian, ranges.1);
             if changed {
-                commands.push(DiffusionCommand::ViewsChanged);
+                commands.push(DiffusionCommand::SetViews { field, laplacian });
             }
             let height =
                 (left.available_height().min(right.available_height()) - READOUT_HEIGHT).max(64.0);
             let sides = [
-                (left, &mut self.field, settings.field_view.colormap, "field"),
-                (
-                    right,
-                    &mut self.laplacian,
-                    settings.laplacian_view.colormap,
-                    "Laplacian",
-                ),
+                (left, &mut self.field, field.colormap, "field"),
+                (right, &mut self.laplacian, laplacian.colormap, "Laplacian"),
             ];
             for (index, (column, state, colormap, name)) in sides.into_iter().enumerate() {
                 column.allocate_ui(egui::vec2(column.available_width(), height), |ui| {

@@ -4,13 +4,13 @@
 //! with it and see it timed beside the built-in kernels. The built-in kernel chosen in the
 //! diffusion view can be read beside it.
 //!
-//! The panel only asks: compiling and validating run on its [`worker`] thread, the field to
-//! validate against and "use in simulation" go through the app to the diffusion panel
-//! ([`LabCommand`]).
+//! The panel only asks: compiling and validating run on its thread ([`crate::session::lab`]),
+//! the field to validate against and "use in simulation" go through the app to the diffusion
+//! panel ([`LabCommand`]).
 
 pub mod editor;
 pub mod highlight;
-pub mod worker;
+mod sections;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,17 +22,15 @@ use eframe::egui::{self, Color32, RichText};
 use crate::compute::cuda::user_kernel::{
     compile_diagnostics, UserContract, USER_KERNEL_FILE, USER_KERNEL_TEMPLATE,
 };
-use crate::compute::cuda::DIFFUSION_SOURCE;
 use crate::compute::{CudaKernel, KernelChoice, StepParams};
 use crate::grid::Grid;
-use crate::lab::verdict::describe_case;
-use crate::lab::{CaseOutcome, Verdict};
+use crate::lab::Verdict;
 
 use super::diffusion::kernels::KernelTimings;
 use super::notice::{Level, Notice, ERROR, WARNING};
-use super::worker::Notify;
-use editor::{code_editor_ui, ERROR_LINE, WARNING_LINE};
-use worker::{CompileFailure, LabEvent, LabJob, LabWorker};
+use crate::session::lab::{self as lab_worker, CompileFailure, LabEvent, LabJob, LabWorker};
+use crate::session::worker::Notify;
+use editor::{ERROR_LINE, WARNING_LINE};
 
 /// What the lab asks the app to do (it needs the diffusion panel).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,7 +178,7 @@ impl LabPanel {
 
     fn worker(&mut self) -> Option<&LabWorker> {
         if self.worker.as_ref().is_none_or(|w| !w.is_alive()) {
-            match worker::spawn(self.notify.clone()) {
+            match lab_worker::spawn(self.notify.clone()) {
                 Ok(worker) => self.worker = Some(worker),
                 Err(error) => {
                     self.notice = Some(Notice::new(
@@ -380,7 +378,7 @@ impl LabPanel {
         self.compile_ui(ui);
         self.validation_ui(ui);
         ui.separator();
-        timings_ui(ui, context);
+        sections::timings_ui(ui, context);
     }
 
     /// Open, save and reset.
@@ -522,186 +520,6 @@ impl LabPanel {
             ui.label(RichText::new("The simulation steps with your kernel.").strong());
         }
     }
-
-    fn compile_ui(&mut self, ui: &mut egui::Ui) {
-        let stale = |source: &String| *source != self.source;
-        match &self.compile {
-            CompileState::NotCompiled => {
-                ui.weak("not compiled yet");
-            }
-            CompileState::Compiling(_) => {
-                ui.horizontal(|ui| {
-                    ui.spinner();
-                    ui.label("compiling with NVRTC…");
-                });
-            }
-            CompileState::Compiled { source, arch, took } => {
-                let text = format!(
-                    "compiled for compute_{}{} in {:.0} ms{}",
-                    arch.0,
-                    arch.1,
-                    took.as_secs_f64() * 1e3,
-                    if stale(source) { " (edited since)" } else { "" }
-                );
-                ui.label(text);
-            }
-            CompileState::Failed {
-                source: _,
-                failure: CompileFailure::Unavailable(reason),
-            } => {
-                ui.colored_label(
-                    WARNING,
-                    format!("compiling needs an NVIDIA GPU with NVRTC: {reason}"),
-                );
-            }
-            CompileState::Failed {
-                source,
-                failure: CompileFailure::Nvrtc(log),
-            } => {
-                let diagnostics = compile_diagnostics(log);
-                let errors = diagnostics.iter().filter(|d| d.is_error).count();
-                ui.colored_label(
-                    ERROR,
-                    format!(
-                        "NVRTC: {errors} error(s){}; marked ▶ in the editor",
-                        if stale(source) { " (edited since)" } else { "" }
-                    ),
-                );
-                egui::CollapsingHeader::new("NVRTC log")
-                    .default_open(true)
-                    .show(ui, |ui| {
-                        ui.label(RichText::new(log.trim()).monospace().small());
-                    });
-            }
-        }
-    }
-
-    fn validation_ui(&mut self, ui: &mut egui::Ui) {
-        match &self.validation {
-            ValidationState::None => {}
-            ValidationState::Running { started, .. } => {
-                ui.horizontal(|ui| {
-                    ui.spinner();
-                    ui.label(format!(
-                        "validating in a separate process… {:.0} s",
-                        started.elapsed().as_secs_f64()
-                    ));
-                });
-            }
-            ValidationState::Done {
-                source,
-                verdict,
-                field_note,
-            } => {
-                let colour = match verdict {
-                    Verdict::Identical { .. } => Color32::from_rgb(90, 190, 110),
-                    Verdict::Differs { .. } => WARNING,
-                    _ => ERROR,
-                };
-                ui.colored_label(colour, verdict.summary());
-                if *source != self.source {
-                    ui.weak("(for an earlier version of the source)");
-                }
-                if let Some(note) = field_note {
-                    ui.weak(note);
-                }
-                if let Verdict::Compile(log) = verdict {
-                    ui.label(RichText::new(log.trim()).monospace().small());
-                }
-                let cases = match verdict {
-                    Verdict::Identical { cases, .. } | Verdict::Differs { cases, .. } => {
-                        cases.as_slice()
-                    }
-                    _ => &[],
-                };
-                if !cases.is_empty() {
-                    egui::CollapsingHeader::new(format!("{} cases", cases.len()))
-                        .default_open(!verdict.is_identical())
-                        .show(ui, |ui| {
-                            for case in cases {
-                                let colour = if case.outcome == CaseOutcome::Identical {
-                                    ui.visuals().weak_text_color()
-                                } else {
-                                    WARNING
-                                };
-                                ui.colored_label(
-                                    colour,
-                                    RichText::new(describe_case(case)).small(),
-                                );
-                            }
-                        });
-                }
-            }
-        }
-    }
-
-    fn source_ui(
-        &mut self,
-        ui: &mut egui::Ui,
-        context: &LabContext<'_>,
-        contract: &Result<UserContract, crate::compute::cuda::user_kernel::ContractError>,
-    ) {
-        let builtin = match context.chosen {
-            KernelChoice::Auto | KernelChoice::User => None,
-            choice => choice.builtin(),
-        };
-        let tabs = ui.horizontal(|ui| {
-            let yours = ui.selectable_value(
-                &mut self.shown,
-                Shown::Yours,
-                format!("your kernel ({USER_KERNEL_FILE})"),
-            );
-            let label = match builtin {
-                Some(_) => format!("built-in: {} (diffusion.cu)", context.chosen),
-                None => "built-in kernels (diffusion.cu)".to_string(),
-            };
-            let builtin = ui.selectable_value(&mut self.shown, Shown::Builtin, label);
-            (yours.id, builtin.id)
-        });
-        let (yours_id, builtin_id) = tabs.inner;
-        ui.separator();
-        match self.shown {
-            Shown::Yours => {
-                let marked = self.marked_lines(contract);
-                code_editor_ui(
-                    ui,
-                    "lab_source",
-                    yours_id,
-                    &mut self.source,
-                    &marked,
-                    true,
-                    None,
-                );
-            }
-            Shown::Builtin => {
-                let range = builtin.and_then(|kernel| builtin_lines(DIFFUSION_SOURCE, kernel));
-                let mut marked = BTreeMap::new();
-                if let Some((first, last)) = range {
-                    ui.weak(format!(
-                        "lines {first}–{last}: the {} kernel the diffusion view chose (read only)",
-                        context.chosen
-                    ));
-                    for line in first..=last {
-                        marked.insert(line, Color32::from_rgba_premultiplied(30, 60, 110, 90));
-                    }
-                }
-                let scroll = (self.scrolled_to != Some(context.chosen))
-                    .then_some(range.map(|(first, _)| first))
-                    .flatten();
-                self.scrolled_to = Some(context.chosen);
-                let mut text = DIFFUSION_SOURCE.to_string();
-                code_editor_ui(
-                    ui,
-                    "lab_builtin",
-                    builtin_id,
-                    &mut text,
-                    &marked,
-                    false,
-                    scroll,
-                );
-            }
-        }
-    }
 }
 
 /// The lines (1-based, inclusive) of a built-in kernel's body in `diffusion.cu`: from the
@@ -727,42 +545,10 @@ pub fn builtin_lines(source: &str, kernel: CudaKernel) -> Option<(usize, usize)>
     Some((first + 1, last + 1))
 }
 
-/// The diffusion view's last measurement, the user's kernel among the built-in ones.
-fn timings_ui(ui: &mut egui::Ui, context: &LabContext<'_>) {
-    ui.strong("Timed beside the built-in kernels");
-    let rows = &context.timings.rows;
-    if rows.is_empty() {
-        ui.weak(
-            "Use it in the simulation, then \"Measure kernels\" in the diffusion view's GPU \
-             kernel section: every kernel is timed on the current field, in µs/step and % of \
-             the device copy's bandwidth.",
-        );
-        return;
-    }
-    egui::Grid::new("lab_timings").striped(true).show(ui, |ui| {
-        for row in rows {
-            let name = if row.variant == "user" {
-                RichText::new("user (yours)").strong()
-            } else {
-                RichText::new(&row.variant)
-            };
-            ui.label(name.small().monospace());
-            ui.label(RichText::new(format!("{:.2} µs/step", row.us_per_step.mean)).small());
-            let percent = row
-                .percent_of_copy
-                .map_or_else(|| "-".into(), |p| format!("{p:.0}% of copy"));
-            ui.label(RichText::new(percent).small());
-            ui.end_row();
-        }
-    });
-    if let Some(row) = rows.first() {
-        ui.weak(format!("measured at {}", row.size));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compute::cuda::DIFFUSION_SOURCE;
 
     #[test]
     fn every_builtin_kernel_has_its_lines() {

@@ -7,7 +7,7 @@ use crate::tutorial::gaussian::{pdf_f64, X_HIGH, X_LOW};
 
 use crate::tutorial::KernelSummary;
 
-use super::jobs::{Outcome, Visual};
+use crate::session::tutorial::jobs::{Outcome, Visual};
 
 /// Points of the exact curve.
 const EXACT_POINTS: usize = 400;

@@ -6,8 +6,8 @@ use egui_plot::{Legend, Line, MarkerShape, Plot, PlotPoints, Points};
 
 use crate::tutorial::KernelSummary;
 
-use super::jobs::Visual;
 use super::PanelState;
+use crate::session::tutorial::jobs::Visual;
 
 /// Points of the quarter circle.
 const ARC_POINTS: usize = 200;

@@ -1,16 +1,14 @@
 //! The tutorial panels of the app (issue 4): the hidden layer, the Gaussian PDF and Monte Carlo
 //! pi, each timed on the CPU (one thread, all threads) and on the GPU (host arrays: upload +
 //! kernel + download; device-resident: kernel only), with a size sweep that shows where the GPU
-//! starts to win. The kernels run on their own thread ([`runner`]); the UI never waits on them.
+//! starts to win. The kernels run on their own thread
+//! ([`crate::session::tutorial::runner`]); the UI never waits on them.
 
 pub mod format;
 pub mod gaussian;
 pub mod hidden_layer;
-pub mod jobs;
 pub mod mc_pi;
 pub mod panel;
-pub mod runner;
-pub mod state;
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -24,12 +22,13 @@ use crate::tutorial::gaussian::GaussianParams;
 use crate::tutorial::{KernelRun, TutorialKernel};
 
 use super::notice::Level;
-use super::worker::Notify;
+use crate::session::tutorial::runner;
+pub use crate::session::tutorial::PanelState;
+use crate::session::tutorial::TutorialWorker;
+pub use crate::session::tutorial::{Job, JobProgress, Outcome, TutorialEvent, Visual};
+use crate::session::worker::Notify;
 pub use format::format_count;
-pub use jobs::{Job, JobProgress, Outcome, TutorialEvent, Visual};
 pub use panel::{Action, GpuNote};
-use runner::TutorialWorker;
-pub use state::PanelState;
 
 /// The app's top-level tabs: the diffusion simulation or one of the tutorial panels.
 #[derive(

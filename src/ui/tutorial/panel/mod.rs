@@ -17,8 +17,8 @@ use super::super::notice::notice_label;
 pub use super::format::{
     about_seconds, decade_seconds, format_bytes, log_count_mark, log_value_mark,
 };
-use super::jobs::{JobProgress, Visual};
 use super::PanelState;
+use crate::session::tutorial::jobs::{JobProgress, Visual};
 pub use controls::controls_ui;
 pub use plots::empty_plot_ui;
 use plots::{agreement_ui, bars_ui, sweep_plot_ui, timings_table_ui};

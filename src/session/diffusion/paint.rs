@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use super::super::super::notice::Level;
 use super::messages::{FramePart, PaintCommand, Samples, SimEvent};
 use super::SimThread;
+use crate::session::notice::Level;
 
 impl SimThread {
     /// Applies a paint command. The next frame is drawn even while paused, with fresh

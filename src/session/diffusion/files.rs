@@ -3,20 +3,18 @@
 //! are read and written here, off the UI thread; a failure is a notice and leaves the field
 //! that was there.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::compute::{create_backend, BackendChoice, StepParams};
-use crate::error::HeatlabError;
-use crate::grid::{Grid, GridSize};
-use crate::import::{import_field, LuminanceRange};
-use crate::sim::Simulation;
-use crate::state::{FieldOrigin, SavedState, MAGIC};
+use crate::grid::GridSize;
+use crate::import::LuminanceRange;
+use crate::session::start::{open, Expected, Start};
+use crate::state::{FieldOrigin, SavedState};
 
-use super::super::super::notice::Level;
 use super::messages::SimEvent;
 use super::SimThread;
+use crate::session::notice::Level;
 
 /// A field or state opened from a file, as the panel learns of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,28 +29,6 @@ pub struct Opened {
     pub params: Option<StepParams>,
     /// Where the initial field came from.
     pub origin: FieldOrigin,
-}
-
-/// What a file turned out to hold.
-enum Contents {
-    State(SavedState),
-    Field(Grid),
-}
-
-/// Whether `path` starts with a saved state's mark (anything unreadable is left to the reader
-/// that follows, which says why).
-fn is_state_file(path: &Path) -> bool {
-    let mut start = [0u8; MAGIC.len()];
-    std::fs::File::open(path)
-        .and_then(|mut file| file.read_exact(&mut start))
-        .is_ok_and(|()| start == MAGIC)
-}
-
-fn read(path: &Path, range: LuminanceRange) -> Result<Contents, HeatlabError> {
-    if is_state_file(path) {
-        return SavedState::load(path).map(Contents::State);
-    }
-    import_field(path, range).map(|(grid, _)| Contents::Field(grid))
 }
 
 impl SimThread {
@@ -79,58 +55,14 @@ impl SimThread {
     /// Opens a saved state or an initial field (told apart by their contents).
     pub(super) fn open_file(&mut self, path: &Path, range: LuminanceRange) {
         let started = Instant::now();
-        let contents = match read(path, range) {
-            Ok(contents) => contents,
+        let start = match open(path, range, Expected::Any) {
+            Ok(start) => start,
             Err(error) => {
                 self.notice(Level::Error, format!("{error}; the field is unchanged"));
                 return;
             }
         };
-        let opened = match contents {
-            Contents::State(state) => {
-                let params = state.params;
-                let opened = Opened {
-                    path: path.to_path_buf(),
-                    size: state.current.size(),
-                    step: state.step,
-                    params: Some(state.params),
-                    origin: state.origin.clone(),
-                };
-                let result = match self.sim.as_mut() {
-                    Some(sim) => {
-                        sim.restore(state.initial, &state.current, state.step, state.params)
-                    }
-                    None => self
-                        .take_backend()
-                        .and_then(|backend| state.into_simulation(backend))
-                        .map(|sim| self.sim = Some(sim)),
-                };
-                result.map(|()| {
-                    self.params = params;
-                    opened
-                })
-            }
-            Contents::Field(grid) => {
-                let opened = Opened {
-                    path: path.to_path_buf(),
-                    size: grid.size(),
-                    step: 0,
-                    params: None,
-                    origin: FieldOrigin::Imported {
-                        file: path.display().to_string(),
-                    },
-                };
-                let result = match self.sim.as_mut() {
-                    Some(sim) => sim.replace_initial(grid),
-                    None => self
-                        .take_backend()
-                        .and_then(|backend| Simulation::new(backend, grid, self.params))
-                        .map(|sim| self.sim = Some(sim)),
-                };
-                result.map(|()| opened)
-            }
-        };
-        match opened {
+        match self.start_from(path, start) {
             Ok(opened) => {
                 let policy = self.agreement_policy();
                 if let Some(sim) = self.sim.as_mut() {
@@ -151,6 +83,30 @@ impl SimThread {
                 format!("cannot open {}: {error}", path.display()),
             ),
         }
+    }
+
+    /// Puts `start` into the simulation (or makes the first one from it): a saved state with
+    /// its coefficient and boundary, an initial field with the ones in use.
+    fn start_from(&mut self, path: &Path, start: Start) -> crate::Result<Opened> {
+        let opened = Opened {
+            path: path.to_path_buf(),
+            size: start.initial.size(),
+            step: start.step,
+            params: start.saved_params,
+            origin: start.origin.clone(),
+        };
+        let params = start.saved_params.unwrap_or(self.params);
+        match self.sim.as_mut() {
+            Some(sim) => start.load_into(sim, params)?,
+            None => {
+                let sim = self
+                    .take_backend()
+                    .and_then(|backend| start.into_simulation(backend, params))?;
+                self.sim = Some(sim);
+            }
+        }
+        self.params = params;
+        Ok(opened)
     }
 
     /// The backend made before the first field, or a new one.

@@ -12,10 +12,10 @@ use crate::tutorial::{
     TutorialGpu, TutorialKernel,
 };
 
-use super::super::worker::{Notify, Received, SlotWriter, Worker, WorkerContext};
 use super::jobs::{
     Failure, Job, JobProgress, Outcome, TutorialEvent, Visual, CURVE_SAMPLES, HISTOGRAM_BINS,
 };
+use crate::session::worker::{Notify, Received, SlotWriter, Worker, WorkerContext};
 
 /// The panels' handle on the tutorial thread.
 pub type TutorialWorker = Worker<Job, TutorialEvent, JobProgress>;

@@ -10,53 +10,17 @@ use crate::bench::BenchRow;
 use crate::compute::{BackendChoice, BackendKind, KernelChoice, StepParams};
 use crate::error::CudaUnavailable;
 use crate::field::JaggedParams;
-use crate::grid::{GridSize, RangeMode};
+use crate::grid::GridSize;
 use crate::import::LuminanceRange;
 use crate::measure::TimingRecord;
-use crate::render::{Colormap, Preview};
+use crate::render::Preview;
 use crate::sim::agreement::Outcome;
 use crate::sim::generate::Generation;
 use crate::sim::paint::Brush;
 use crate::sim::FieldStats;
 
-use super::super::super::notice::Level;
-
-/// How one view should be rendered.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ViewRequest {
-    /// Colours.
-    pub colormap: Colormap,
-    /// How the colour range is chosen.
-    pub range_mode: RangeMode,
-    /// Largest preview in pixels (the on-screen size, times the zoom).
-    pub max_size: (usize, usize),
-}
-
-/// Field and Laplacian view requests.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ViewRequests {
-    /// The field view.
-    pub field: ViewRequest,
-    /// The Laplacian view.
-    pub laplacian: ViewRequest,
-}
-
-impl Default for ViewRequests {
-    fn default() -> Self {
-        let view = ViewRequest {
-            colormap: Colormap::Viridis,
-            range_mode: RangeMode::MinMax,
-            max_size: (512, 512),
-        };
-        Self {
-            field: view,
-            laplacian: ViewRequest {
-                range_mode: RangeMode::LAPLACIAN_DEFAULT,
-                ..view
-            },
-        }
-    }
-}
+pub use crate::render::frame::{FramePart, ViewRequest, ViewRequests};
+use crate::session::notice::Level;
 
 /// Recording a PNG sequence while the simulation runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,61 +176,6 @@ pub struct Samples {
     pub cells: Vec<u32>,
     /// Their values, in the same order.
     pub values: Vec<f32>,
-}
-
-/// A named part of a frame's time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FramePart {
-    /// Advancing the field (device time on CUDA).
-    Stepping,
-    /// Computing the Laplacian and reducing it to the display size (CPU).
-    Laplacian,
-    /// Reducing the field to the display size (CPU).
-    Reduce,
-    /// Both layers reduced on the device and the reduced values copied to the host (CUDA:
-    /// Laplacian and block-mean kernels, copy through page-locked memory).
-    DevicePreview,
-    /// Picking each view's range and colouring the reduced values (host).
-    Colour,
-    /// Total heat, minimum and maximum.
-    Statistics,
-    /// Writing recorded frames.
-    Recording,
-    /// Reading the probes' and the line profile's cells.
-    Sampling,
-    /// Handing the pictures to the GPU of the display (measured on the UI thread).
-    TextureUpload,
-}
-
-impl FramePart {
-    /// Every part, in the order the timings panel lists them.
-    pub const ALL: [Self; 9] = [
-        Self::Stepping,
-        Self::Laplacian,
-        Self::Reduce,
-        Self::DevicePreview,
-        Self::Colour,
-        Self::Statistics,
-        Self::Recording,
-        Self::Sampling,
-        Self::TextureUpload,
-    ];
-}
-
-impl fmt::Display for FramePart {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Stepping => "stepping",
-            Self::Laplacian => "Laplacian",
-            Self::Reduce => "reduce",
-            Self::DevicePreview => "GPU reduce + copy",
-            Self::Colour => "range + colours",
-            Self::Statistics => "statistics",
-            Self::Recording => "recording",
-            Self::Sampling => "probes",
-            Self::TextureUpload => "texture upload",
-        })
-    }
 }
 
 /// One displayed frame: the pictures and what it cost.

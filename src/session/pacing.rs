@@ -1,9 +1,15 @@
-//! The automatic steps-per-frame controller: as many steps per frame as keep stepping at a
-//! fixed share of each frame, without letting the animation drop below 10 frames per second.
+//! How many steps to take at a time, from how fast the last ones went: the app's automatic
+//! steps per frame (stepping at a fixed share of each frame, without letting the animation drop
+//! below 10 frames per second, or covering the host's work while stepping overlaps drawing) and
+//! `heatlab run`'s [`Pacer`] (advance calls of about a quarter second, so that a stop asked for
+//! comes soon). Both measure the speed the one way, [`seconds_per_step`].
 
 use std::time::Duration;
 
 use crate::measure::TimingRecord;
+
+/// Most steps per frame, set by hand or automatically.
+pub const MAX_STEPS_PER_FRAME: u64 = 10_000;
 
 /// Share of a frame's time that the automatic steps-per-frame gives to stepping.
 pub const AUTO_STEPPING_SHARE: f64 = 0.75;
@@ -16,11 +22,10 @@ pub const AUTO_MAX_FRAME_SECONDS: f64 = 0.1;
 /// display took this frame, moving a quarter of the way there each frame so that one slow
 /// frame does not swing it. At most `max`.
 pub fn auto_steps_per_frame(current: u64, record: &TimingRecord, wall: Duration, max: u64) -> u64 {
-    let stepping = record.seconds;
-    if record.steps == 0 || stepping <= 0.0 {
+    let Some(per_step) = seconds_per_step(record.steps, record.seconds) else {
         return current;
-    }
-    let per_step = stepping / record.steps as f64;
+    };
+    let stepping = record.seconds;
     let display = (wall.as_secs_f64() - stepping).max(0.0);
     let share = (AUTO_STEPPING_SHARE / (1.0 - AUTO_STEPPING_SHARE) * display / per_step).ceil();
     // ... but never so many that the animation drops below 10 frames per second.
@@ -51,16 +56,59 @@ pub fn overlapped_steps_per_frame(
     host: Duration,
     max: u64,
 ) -> u64 {
-    if record.steps == 0 || record.seconds <= 0.0 {
+    let Some(per_step) = seconds_per_step(record.steps, record.seconds) else {
         return current;
-    }
-    let per_step = record.seconds / record.steps as f64;
+    };
     let target = (1.0 / OVERLAPPED_FRAME_RATE)
         .max(host.as_secs_f64() * OVERLAP_MARGIN)
         .min(AUTO_MAX_FRAME_SECONDS);
     let wanted = (target / per_step).round().max(1.0);
     let next = (current as f64 * 0.75 + wanted * 0.25).round();
     (next as u64).clamp(1, max.max(1))
+}
+
+/// Seconds per step of `steps` steps that took `seconds`; `None` when nothing was measured.
+pub fn seconds_per_step(steps: u64, seconds: f64) -> Option<f64> {
+    (steps > 0 && seconds > 0.0).then(|| seconds / steps as f64)
+}
+
+/// Sizes the advance calls of a run from the speed of the last one, so that each takes about
+/// `piece_seconds`.
+#[derive(Debug)]
+pub struct Pacer {
+    piece_seconds: f64,
+    seconds_per_step: Option<f64>,
+}
+
+impl Pacer {
+    /// A pacer aiming at calls of `piece_seconds`, not knowing the speed yet.
+    pub fn new(piece_seconds: f64) -> Self {
+        Self {
+            piece_seconds,
+            seconds_per_step: None,
+        }
+    }
+
+    /// Steps for the next call: one step until the speed is known, then about `piece_seconds`
+    /// worth, at most `remaining` (all of them when steps take no measurable time).
+    pub fn next_piece(&self, remaining: u64) -> u64 {
+        match self.seconds_per_step {
+            Some(per_step) if per_step > 0.0 => {
+                ((self.piece_seconds / per_step) as u64).clamp(1, remaining.max(1))
+            }
+            Some(_) => remaining,
+            None => remaining.min(1),
+        }
+    }
+
+    /// Learns the speed from a call of `steps` steps that took `elapsed`.
+    pub fn learn(&mut self, steps: u64, elapsed: Duration) {
+        if steps > 0 {
+            // A call too quick to measure: the rest go in one piece.
+            self.seconds_per_step =
+                Some(seconds_per_step(steps, elapsed.as_secs_f64()).unwrap_or(0.0));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -120,5 +168,15 @@ mod tests {
             overlapped_steps_per_frame(10, &record, Duration::from_secs(1), MAX),
             33
         );
+    }
+
+    #[test]
+    fn pieces_aim_at_a_quarter_second() {
+        let mut pacer = Pacer::new(0.25);
+        assert_eq!(pacer.next_piece(1000), 1);
+        pacer.learn(1, Duration::from_millis(10));
+        assert_eq!(pacer.next_piece(1000), 25);
+        pacer.learn(25, Duration::from_micros(250));
+        assert_eq!(pacer.next_piece(1000), 1000);
     }
 }

@@ -1,4 +1,5 @@
-//! Drawing one frame on the simulation thread, in two halves. [`reduce_frame`] asks the backend
+//! Drawing one frame of a running simulation, in two halves (the app's simulation thread and
+//! `heatlab bench --display` run these). [`reduce_frame`] asks the backend
 //! for both layers reduced to the size they are shown at (on CUDA: kernels and a copy of the
 //! reduced values, through page-locked memory) and, when due, the statistics (reduced on the
 //! device too). [`colour_frame`] then picks each view's range and colours it on the host, into
@@ -7,14 +8,106 @@
 //! for the first half, so while stepping overlaps drawing the next frame's steps are queued
 //! between the two. Each part's time goes into the frame's split.
 
+use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::compute::{BackendKind, Layer, ReducedPreview};
-use crate::render::preview::colour_reduced;
-use crate::render::{Preview, PreviewRequest};
+use super::preview::colour_reduced;
+use super::{Colormap, Preview, PreviewRequest};
+use crate::compute::{BackendKind, Boundary, Layer, ReducedPreview};
+use crate::grid::RangeMode;
 use crate::sim::{FieldStats, Simulation};
 
-use super::messages::{FramePart, ViewRequest, ViewRequests};
+/// How one view should be rendered.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ViewRequest {
+    /// Colours.
+    pub colormap: Colormap,
+    /// How the colour range is chosen.
+    pub range_mode: RangeMode,
+    /// Largest preview in pixels (the on-screen size, times the zoom).
+    pub max_size: (usize, usize),
+}
+
+/// Field and Laplacian view requests.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ViewRequests {
+    /// The field view.
+    pub field: ViewRequest,
+    /// The Laplacian view.
+    pub laplacian: ViewRequest,
+}
+
+impl Default for ViewRequests {
+    fn default() -> Self {
+        let view = ViewRequest {
+            colormap: Colormap::Viridis,
+            range_mode: RangeMode::MinMax,
+            max_size: (512, 512),
+        };
+        Self {
+            field: view,
+            laplacian: ViewRequest {
+                range_mode: RangeMode::LAPLACIAN_DEFAULT,
+                ..view
+            },
+        }
+    }
+}
+
+/// A named part of a frame's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FramePart {
+    /// Advancing the field (device time on CUDA).
+    Stepping,
+    /// Computing the Laplacian and reducing it to the display size (CPU).
+    Laplacian,
+    /// Reducing the field to the display size (CPU).
+    Reduce,
+    /// Both layers reduced on the device and the reduced values copied to the host (CUDA:
+    /// Laplacian and block-mean kernels, copy through page-locked memory).
+    DevicePreview,
+    /// Picking each view's range and colouring the reduced values (host).
+    Colour,
+    /// Total heat, minimum and maximum.
+    Statistics,
+    /// Writing recorded frames.
+    Recording,
+    /// Reading the probes' and the line profile's cells.
+    Sampling,
+    /// Handing the pictures to the GPU of the display (measured on the UI thread).
+    TextureUpload,
+}
+
+impl FramePart {
+    /// Every part, in the order the timings panel lists them.
+    pub const ALL: [Self; 9] = [
+        Self::Stepping,
+        Self::Laplacian,
+        Self::Reduce,
+        Self::DevicePreview,
+        Self::Colour,
+        Self::Statistics,
+        Self::Recording,
+        Self::Sampling,
+        Self::TextureUpload,
+    ];
+}
+
+impl fmt::Display for FramePart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Stepping => "stepping",
+            Self::Laplacian => "Laplacian",
+            Self::Reduce => "reduce",
+            Self::DevicePreview => "GPU reduce + copy",
+            Self::Colour => "range + colours",
+            Self::Statistics => "statistics",
+            Self::Recording => "recording",
+            Self::Sampling => "probes",
+            Self::TextureUpload => "texture upload",
+        })
+    }
+}
 
 /// Both layers reduced to their views' sizes and, when due, the statistics.
 pub struct ReducedFrame {
@@ -43,18 +136,7 @@ pub fn reduce_frame(
     spares: &mut SpareBuffers,
     split: &mut Vec<(FramePart, Duration)>,
 ) -> crate::Result<ReducedFrame> {
-    let boundary = sim.params().boundary;
-    let request = |layer: Layer, view: ViewRequest| PreviewRequest {
-        layer,
-        boundary,
-        colormap: view.colormap,
-        range_mode: view.range_mode,
-        max_size: view.max_size,
-    };
-    let requests = [
-        request(Layer::Field, views.field),
-        request(Layer::Laplacian, views.laplacian),
-    ];
+    let requests = preview_requests(sim.params().boundary, views);
     let (field, laplacian) = if sim.backend().kind() == BackendKind::Cpu {
         // On the CPU the Laplacian is computed at full resolution: its own part.
         let field = timed(split, FramePart::Reduce, || {
@@ -82,6 +164,30 @@ pub fn reduce_frame(
         stats,
         requests,
     })
+}
+
+/// What the two views ask the backend for: the field and its Laplacian (at `boundary`).
+pub fn preview_requests(boundary: Boundary, views: ViewRequests) -> [PreviewRequest; 2] {
+    let request = |layer: Layer, view: ViewRequest| PreviewRequest {
+        layer,
+        boundary,
+        colormap: view.colormap,
+        range_mode: view.range_mode,
+        max_size: view.max_size,
+    };
+    [
+        request(Layer::Field, views.field),
+        request(Layer::Laplacian, views.laplacian),
+    ]
+}
+
+/// What the statistics cost in a frame's `split`.
+pub fn statistics_cost(split: &[(FramePart, Duration)]) -> Duration {
+    split
+        .iter()
+        .filter(|(part, _)| *part == FramePart::Statistics)
+        .map(|(_, time)| *time)
+        .sum()
 }
 
 /// Buffers of pictures the UI no longer shows (their values and pixels), handed back to be

@@ -12,7 +12,7 @@ use crate::error::HeatlabError;
 use crate::grid::Grid;
 use crate::lab::{validate_in_child, ChildLimits, ValidationJob, Verdict};
 
-use super::super::worker::{Notify, Received, Worker, WorkerContext};
+use crate::session::worker::{Notify, Received, Worker, WorkerContext};
 
 /// How long a validation waits for the simulation's copy of the field.
 const SNAPSHOT_WAIT: Duration = Duration::from_secs(10);

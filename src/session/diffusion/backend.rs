@@ -6,9 +6,9 @@ use crate::error::CudaUnavailable;
 use crate::field::JaggedParams;
 use crate::sim::Simulation;
 
-use super::super::super::notice::Level;
 use super::messages::{BackendStatus, SimEvent};
 use super::SimThread;
+use crate::session::notice::Level;
 
 impl SimThread {
     pub(super) fn backend_status(&self) -> Option<BackendStatus> {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use crate::tutorial::gaussian::GaussianParams;
 use crate::tutorial::{CpuRuns, KernelRun, RunOptions, TutorialKernel};
 
-use super::super::notice::{Level, Notice};
 use super::jobs::{Failure, Job, Outcome};
+use crate::session::notice::{Level, Notice};
 
 /// Everything one panel shows and remembers while the app runs.
 #[derive(Debug, Clone)]

@@ -4,11 +4,9 @@
 //! previous one, so stepping runs as fast as the display shows it and never piles up frames
 //! nobody sees.
 
-mod auto_steps;
 mod backend;
 pub mod export;
 mod files;
-mod frame;
 mod kernels;
 pub mod messages;
 mod paint;
@@ -22,17 +20,16 @@ use crate::measure::TimingRecord;
 use crate::sim::agreement::WindowPolicy;
 use crate::sim::{Simulation, Stability};
 
-use super::super::notice::Level;
-use super::super::settings::MAX_STEPS_PER_FRAME;
-use super::super::worker::{Notify, Received, Worker, WorkerContext};
-use crate::state::FieldOrigin;
-pub use auto_steps::{
+use crate::render::frame::{colour_frame, reduce_frame, statistics_cost, SpareBuffers};
+use crate::session::notice::Level;
+pub use crate::session::pacing::{
     auto_steps_per_frame, overlapped_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING_SHARE,
-    OVERLAPPED_FRAME_RATE,
+    MAX_STEPS_PER_FRAME, OVERLAPPED_FRAME_RATE,
 };
+use crate::session::worker::{Notify, Received, Worker, WorkerContext};
+use crate::state::FieldOrigin;
 use export::ShownRanges;
 pub use files::Opened;
-use frame::{colour_frame, reduce_frame, SpareBuffers};
 pub use messages::{
     AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, PaintCommand,
     Recording, Samples, SimCommand, SimEvent, VideoRecording, ViewRequest, ViewRequests,
@@ -575,13 +572,4 @@ impl SimThread {
             }
         }
     }
-}
-
-/// What the statistics cost this frame.
-fn statistics_cost(split: &[(FramePart, Duration)]) -> Duration {
-    split
-        .iter()
-        .filter(|(part, _)| *part == FramePart::Statistics)
-        .map(|(_, time)| *time)
-        .sum()
 }

@@ -8,9 +8,9 @@ use crate::bench::{measure_kernels, BenchConfig};
 use crate::compute::{Backend, KernelChoice, StepParams};
 use crate::grid::Grid;
 
-use super::super::super::notice::Level;
 use super::messages::SimEvent;
 use super::SimThread;
+use crate::session::notice::Level;
 
 /// Timed repetitions per kernel in the app (fewer than `heatlab bench`'s 5: the app waits).
 const APP_REPEATS: usize = 3;

@@ -1,0 +1,160 @@
+//! The run's steps: chunk by chunk to the last step, in advance calls paced by the session's
+//! [`Pacer`], with the frames written at the save points and the video's frames added.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use indicatif::ProgressBar;
+
+use super::record::{Ending, RunRecord};
+use super::video::RunVideo;
+use super::RunPlan;
+use crate::cli::interrupt::Interrupt;
+use crate::compute::Layer;
+use crate::error::HeatlabError;
+use crate::export::{self, FrameFiles, LayerFrame, PngStyle, TimingRecord};
+use crate::grid::Grid;
+use crate::render::RangeMode;
+use crate::session::pacing::Pacer;
+use crate::sim::Simulation;
+
+/// Seconds one advance call aims at, so that a stop asked for in the middle of a long chunk
+/// comes within about this long.
+const PIECE_SECONDS: f64 = 0.25;
+
+/// Writes the field and Laplacian frames of one step; returns the paths written.
+pub(super) fn save_frame(
+    plan: &RunPlan,
+    step: u64,
+    field: &Grid,
+    laplacian: &Grid,
+) -> crate::Result<Vec<PathBuf>> {
+    let layer = |layer, grid, colormap, mode| LayerFrame {
+        layer,
+        grid,
+        style: PngStyle::resolved(colormap, mode, grid, plan.colorbar),
+    };
+    let layers = [
+        layer(Layer::Field, field, plan.colormap, RangeMode::MinMax),
+        layer(
+            Layer::Laplacian,
+            laplacian,
+            plan.laplacian_colormap,
+            RangeMode::LAPLACIAN_DEFAULT,
+        ),
+    ];
+    let files = FrameFiles {
+        png: true,
+        npy: plan.npy,
+    };
+    export::write_frame(&plan.out, step, &layers, files)
+}
+
+/// Steps chunk by chunk to the last step, saving frames at the save points; stops early on a
+/// signal or a non-finite field. Errors (a failed export) come back as they are.
+pub(super) fn step_loop(
+    plan: &RunPlan,
+    simulation: &mut Simulation,
+    record: &mut RunRecord,
+    interrupt: &Interrupt,
+    bar: &ProgressBar,
+    video: &mut Option<RunVideo>,
+) -> anyhow::Result<Ending> {
+    let mut pacer = Pacer::new(PIECE_SECONDS);
+    loop {
+        let step = simulation.step_count();
+        if step >= plan.end_step() {
+            return Ok(Ending::Completed);
+        }
+        if let Some(signal) = interrupt.requested() {
+            return Ok(Ending::Interrupted(signal));
+        }
+        let stop = plan.next_stop(step);
+        let chunk = advance_chunk(plan, simulation, stop, &mut pacer, interrupt, record);
+        bar.set_position(simulation.step_count());
+        match chunk {
+            Ok(Some(field)) => {
+                if plan.is_save_point(stop) {
+                    let laplacian = simulation.laplacian()?;
+                    record
+                        .files
+                        .extend(save_frame(plan, stop, &field, &laplacian)?);
+                }
+                if let Some(video) = video.as_mut().filter(|v| v.is_due(stop)) {
+                    video.add(plan, stop, &field, simulation)?;
+                    bar.set_message(format!(
+                        "{}, {} video frames",
+                        record.backend,
+                        video.frames()
+                    ));
+                }
+            }
+            Ok(None) => {}
+            Err(error @ HeatlabError::NonFinite { .. }) => {
+                let good_step = simulation.step_count();
+                let field = simulation.field()?;
+                let laplacian = simulation.laplacian()?;
+                record
+                    .files
+                    .extend(save_frame(plan, good_step, &field, &laplacian)?);
+                return Ok(Ending::NonFinite(error));
+            }
+            Err(other) => return Err(other.into()),
+        }
+    }
+}
+
+/// Advances to `stop` in pieces of about [`PIECE_SECONDS`], checking for a signal between
+/// them, and records the chunk as one timing row. Returns the field at `stop`, or `None`
+/// when a signal stopped the chunk early.
+pub(super) fn advance_chunk(
+    plan: &RunPlan,
+    simulation: &mut Simulation,
+    stop: u64,
+    pacer: &mut Pacer,
+    interrupt: &Interrupt,
+    record: &mut RunRecord,
+) -> Result<Option<Grid>, HeatlabError> {
+    let start = simulation.step_count();
+    let first_timing = simulation.timings().len();
+    let mut outcome = Ok(None);
+    while simulation.step_count() < stop && interrupt.requested().is_none() {
+        let piece = pacer.next_piece(stop - simulation.step_count());
+        let began = Instant::now();
+        match simulation.advance_checked(piece) {
+            Ok((_, field)) => {
+                pacer.learn(piece, began.elapsed());
+                if simulation.step_count() == stop {
+                    outcome = Ok(Some(field));
+                }
+            }
+            Err(error) => {
+                outcome = Err(error);
+                break;
+            }
+        }
+    }
+    let pieces = &simulation.timings()[first_timing..];
+    record.timings.extend(merge_timings(plan, start, pieces));
+    record.steps_completed = simulation.step_count();
+    outcome
+}
+
+/// One timing row for the pieces of one chunk (none when no piece ran).
+pub(super) fn merge_timings(
+    plan: &RunPlan,
+    start: u64,
+    pieces: &[TimingRecord],
+) -> Option<TimingRecord> {
+    let first = pieces.first()?;
+    let steps = pieces.iter().map(|t| t.steps).sum();
+    let seconds = pieces.iter().fold(0.0, |sum, t| sum + t.seconds);
+    Some(TimingRecord::diffusion(
+        start,
+        steps,
+        &first.backend,
+        &first.method,
+        plan.field.size,
+        seconds,
+    ))
+}

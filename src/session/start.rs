@@ -1,0 +1,122 @@
+//! Where a simulation starts from a file, for every front end: [`open`] reads a saved state,
+//! a `.npy` array or an image (PNG, JPEG) into a [`Start`], which becomes a new simulation or
+//! replaces what an existing one holds. The app opens whatever it is given (told apart by the
+//! first bytes); `heatlab run` asks for a state with `--resume` and an initial field with
+//! `--initial`, so that a file of the other kind is refused with the reader's own reason.
+
+use std::path::Path;
+
+use crate::compute::{Backend, StepParams};
+use crate::error::HeatlabError;
+use crate::grid::Grid;
+use crate::import::{import_field, read_up_to, ImportKind, LuminanceRange};
+use crate::sim::Simulation;
+use crate::state::{FieldOrigin, SavedState, MAGIC};
+
+/// What a file to start from must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expected {
+    /// Either, told apart by the file's first bytes (the app's open and drop).
+    Any,
+    /// A saved state (`--resume`).
+    State,
+    /// An initial field: a `.npy` array or an image (`--initial`).
+    Field,
+}
+
+/// A start read from a file: the fields and where they stand.
+#[derive(Debug)]
+pub struct Start {
+    /// The initial field (what a reset goes back to).
+    pub initial: Grid,
+    /// The field to continue from, when it is not the initial one (a saved state).
+    pub current: Option<Grid>,
+    /// The step it stands at (0 for an initial field).
+    pub step: u64,
+    /// Where the initial field came from.
+    pub origin: FieldOrigin,
+    /// A saved state's coefficient and boundary.
+    pub saved_params: Option<StepParams>,
+    /// How an initial field was read (`None` for a saved state).
+    pub import: Option<ImportKind>,
+}
+
+/// Reads `path` as `expected` (an image's luminance mapped onto `range`).
+pub fn open(path: &Path, range: LuminanceRange, expected: Expected) -> Result<Start, HeatlabError> {
+    let state = match expected {
+        Expected::Any => is_state_file(path),
+        Expected::State => true,
+        Expected::Field => false,
+    };
+    if state {
+        return SavedState::load(path).map(Start::from);
+    }
+    let (initial, kind) = import_field(path, range)?;
+    Ok(Start {
+        initial,
+        current: None,
+        step: 0,
+        origin: FieldOrigin::Imported {
+            file: path.display().to_string(),
+        },
+        saved_params: None,
+        import: Some(kind),
+    })
+}
+
+/// Whether `path` starts with a saved state's mark (anything unreadable is left to the reader
+/// that follows, which says why).
+fn is_state_file(path: &Path) -> bool {
+    let mut start = [0u8; MAGIC.len()];
+    std::fs::File::open(path)
+        .and_then(|mut file| read_up_to(&mut file, &mut start))
+        .is_ok_and(|got| got == MAGIC.len() && start == MAGIC)
+}
+
+impl From<SavedState> for Start {
+    fn from(state: SavedState) -> Self {
+        Self {
+            initial: state.initial,
+            current: Some(state.current),
+            step: state.step,
+            origin: state.origin,
+            saved_params: Some(state.params),
+            import: None,
+        }
+    }
+}
+
+impl Start {
+    /// The start of a generated field.
+    pub fn generated(initial: Grid, origin: FieldOrigin) -> Self {
+        Self {
+            initial,
+            current: None,
+            step: 0,
+            origin,
+            saved_params: None,
+            import: None,
+        }
+    }
+
+    /// A simulation on `backend` standing where this start stands, stepping with `params`.
+    pub fn into_simulation(
+        self,
+        backend: Box<dyn Backend>,
+        params: StepParams,
+    ) -> crate::Result<Simulation> {
+        match self.current {
+            Some(current) => Simulation::resume(backend, self.initial, &current, self.step, params),
+            None => Simulation::new(backend, self.initial, params),
+        }
+    }
+
+    /// Puts this start into a running simulation: a state with `params`; an initial field
+    /// keeps the simulation's coefficient and boundary.
+    pub fn load_into(self, sim: &mut Simulation, params: StepParams) -> crate::Result<()> {
+        match self.current {
+            Some(current) => sim.restore(self.initial, &current, self.step, params),
+            None => sim.replace_initial(self.initial),
+        }
+    }
+}
