@@ -58,9 +58,14 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 70.0)]
     pub percentile: f64,
     /// Start from this file instead of the jagged field: a 2-D float32/float64 .npy array, or
-    /// a PNG or JPEG image whose luminance is mapped onto --initial-range (the field's
-    /// parameters --size, --seed, ... are then not used).
-    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    /// a PNG or JPEG image whose luminance is mapped onto --initial-range (the file gives the
+    /// size; the jagged field's --size, --seed, --exponent, --cutoff and --percentile cannot be
+    /// given with it).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["resume", "size", "seed", "exponent", "cutoff", "percentile"]
+    )]
     pub initial: Option<PathBuf>,
     /// The values of black and white when --initial is an image.
     #[arg(
@@ -72,8 +77,14 @@ pub struct RunArgs {
     pub initial_range: LuminanceRange,
     /// Continue a state saved with --save-state (or the app's Save state), bit for bit: its
     /// field, step, initial field, coefficient and boundary (--coeff and --boundary, when
-    /// given, change them from now on). --steps more steps are taken.
-    #[arg(long, value_name = "FILE")]
+    /// given, change them from now on). --steps more steps are taken. The state's field is
+    /// kept: --size, --seed, --exponent, --cutoff, --percentile and --initial-range cannot be
+    /// given with it.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["size", "seed", "exponent", "cutoff", "percentile", "initial_range"]
+    )]
     pub resume: Option<PathBuf>,
     /// Save the state the run ends in (completed, interrupted or stopped at the last finite
     /// step) to this file, to continue it later with --resume.
@@ -283,6 +294,16 @@ impl RunPlan {
     fn start_at(&mut self, args: &RunArgs, start: &LoadedStart) -> Result<(), HeatlabError> {
         self.field.size = start.initial.size();
         self.start_step = start.step;
+        if start.step.checked_add(self.steps).is_none() {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the state stands at step {}: {} more steps would pass the largest step count \
+                 heatlab can keep ({}); resume it with --steps {} at most",
+                start.step,
+                self.steps,
+                u64::MAX,
+                u64::MAX - start.step
+            )));
+        }
         if let Some(saved) = start.saved_params {
             self.step = StepParams {
                 coeff: args.coeff.unwrap_or(saved.coeff),
@@ -302,11 +323,15 @@ impl RunPlan {
 
     /// The step at which the next chunk should stop: a save point, a chunk's end, or the last step.
     fn next_stop(&self, step: u64) -> u64 {
-        let mut stop = (step + self.chunk).min(self.end_step());
+        // Saturating: a resumed state may stand near the largest step count.
+        let mut stop = step.saturating_add(self.chunk).min(self.end_step());
         let video_every = self.video.as_ref().map_or(0, |v| v.every);
         for every in [self.save_every, self.check_every, video_every] {
-            if let Some(blocks) = step.checked_div(every) {
-                stop = stop.min((blocks + 1) * every);
+            let next_multiple = step
+                .checked_div(every)
+                .and_then(|blocks| (blocks + 1).checked_mul(every));
+            if let Some(next_multiple) = next_multiple {
+                stop = stop.min(next_multiple);
             }
         }
         stop
