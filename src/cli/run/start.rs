@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::RunPlan;
+use super::{RunPlan, HOST_FIELD_COPIES};
 use crate::cli::output::note;
 use crate::compute::{Backend, StepParams};
 use crate::error::HeatlabError;
 use crate::grid::Grid;
-use crate::import::{import_field, ImportKind, LuminanceRange};
+use crate::import::{import_field_for, ImportKind, LuminanceRange};
 use crate::sim::Simulation;
 use crate::state::{FieldOrigin, SavedState};
 
@@ -51,7 +51,8 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<LoadedStart>, HeatlabErro
     match start {
         StartFrom::Jagged => Ok(None),
         StartFrom::Initial { file, range } => {
-            let (initial, kind) = import_field(file, *range)?;
+            // The header's size is checked against the run's copies before the data is read.
+            let (initial, kind) = import_field_for(file, *range, HOST_FIELD_COPIES)?;
             let how = match kind {
                 ImportKind::Npy => "array".to_string(),
                 ImportKind::Image => format!("image, luminance mapped onto {range}"),
@@ -72,7 +73,7 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<LoadedStart>, HeatlabErro
             }))
         }
         StartFrom::Resume { file } => {
-            let state = SavedState::load(file)?;
+            let state = SavedState::load_for(file, HOST_FIELD_COPIES)?;
             note(&format!(
                 "resuming {} at step {} (coeff {}, {} boundary; {}) from {}",
                 state.current.size(),
