@@ -391,10 +391,13 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         export::atomic::check_output(path)?;
     }
     let video = plan.video.as_ref().map(RunVideo::start).transpose()?;
-    let start = start::load(&plan.start)?;
+    // Reading a FIFO with no writer blocks: a signal meanwhile stops at once.
+    let start = interrupt.at_once_while(|| start::load(&plan.start))?;
     if let Some(start) = &start {
         plan.start_at(args, start)?;
     }
+    // Held to the end, so that a second run on this folder is refused.
+    let _claim = folder::claim(&plan.out)?;
     let previous = previous_run_files(&plan.out);
     if !previous.is_empty() && !args.overwrite {
         return Err(reuse_refusal(&plan.out, &previous).into());
@@ -423,14 +426,20 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     remove_previous_run(&plan.out, &previous)?;
     export::ensure_writable_dir(&plan.out)?;
 
-    let mut record = RunRecord::new(backend.as_ref(), fallback_note);
+    let mut record = RunRecord::new(backend.as_ref(), fallback_note, &plan.out);
     let execution = std::panic::catch_unwind(AssertUnwindSafe(|| {
         execute(&plan, backend, start, video, &mut record, interrupt)
     }));
-    let ending = match execution {
-        Ok(Ok(ending)) => ending,
-        Ok(Err(error)) => Ending::Failed(error),
-        Err(panic) => Ending::Failed(anyhow::anyhow!(
+    let ending = match (execution, interrupt.requested()) {
+        (Ok(Ok(ending)), _) => ending,
+        // A stop was asked for: what failed after it (an ffmpeg stopped for not finishing)
+        // is said, and the run counts as stopped by the signal.
+        (Ok(Err(error)), Some(signal)) => {
+            note(&format!("after {signal}: {error:#}"));
+            Ending::Interrupted(signal)
+        }
+        (Ok(Err(error)), None) => Ending::Failed(error),
+        (Err(panic), _) => Ending::Failed(anyhow::anyhow!(
             "internal error (a panic): {}",
             panic_message(panic.as_ref())
         )),
@@ -693,7 +702,6 @@ fn advance_chunk(
     record: &mut RunRecord,
 ) -> Result<Option<Grid>, HeatlabError> {
     let start = simulation.step_count();
-    let first_timing = simulation.timings().len();
     let mut outcome = Ok(None);
     while simulation.step_count() < stop && interrupt.requested().is_none() {
         let piece = pacer.next_piece(stop - simulation.step_count());
@@ -711,8 +719,11 @@ fn advance_chunk(
             }
         }
     }
-    let pieces = &simulation.timings()[first_timing..];
-    record.timings.extend(merge_timings(plan, start, pieces));
+    // Taken out of the simulation: the record writes them as they come.
+    let pieces = simulation.take_timings();
+    if let Some(timing) = merge_timings(plan, start, &pieces) {
+        record.add_timing(&timing);
+    }
     record.steps_completed = simulation.step_count();
     outcome
 }
