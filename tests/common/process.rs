@@ -27,11 +27,8 @@ pub fn spawn(dir: &std::path::Path, args: &[&str]) -> Child {
 pub fn send_to(pid: u32, signal: i32) {
     let pid = libc::pid_t::try_from(pid).unwrap_or(libc::pid_t::MAX);
     // SAFETY: kill(2) with a process id and a plain signal number has no memory effects.
-    assert_eq!(
-        unsafe { libc::kill(pid, signal) },
-        0,
-        "kill({pid}, {signal})"
-    );
+    let result = unsafe { libc::kill(pid, signal) };
+    assert_eq!(result, 0, "kill({pid}, {signal})");
 }
 
 /// Sends `signal` to `child`.

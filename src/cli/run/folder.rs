@@ -55,12 +55,10 @@ pub(super) fn claim(out: &Path) -> Result<FolderClaim, HeatlabError> {
             .truncate(false)
             .open(&lock_path)
             .map_err(|e| HeatlabError::io("creating the lock file", &lock_path, e))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(held_refusal(out, &lock_path)),
-            Err(std::fs::TryLockError::Error(e)) => {
-                return Err(HeatlabError::io("locking", &lock_path, e))
-            }
+        let locked =
+            try_lock_exclusive(&file).map_err(|e| HeatlabError::io("locking", &lock_path, e))?;
+        if !locked {
+            return Err(held_refusal(out, &lock_path));
         }
         if !is_same_file(&file, &lock_path) {
             continue;
@@ -88,6 +86,22 @@ fn held_refusal(out: &Path, lock_path: &Path) -> HeatlabError {
         "another heatlab run{holder} is writing to {}; wait for it to end or choose another --out",
         out.display()
     ))
+}
+
+/// Locks `file` for this process alone; `false` when another process holds it.
+#[cfg(unix)]
+fn try_lock_exclusive(file: &File) -> std::io::Result<bool> {
+    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(errno) => Err(std::io::Error::from_raw_os_error(errno.raw_os_error())),
+    }
+}
+
+/// Elsewhere the lock file is created but not locked.
+#[cfg(not(unix))]
+fn try_lock_exclusive(_file: &File) -> std::io::Result<bool> {
+    Ok(true)
 }
 
 /// Whether the open `file` is still the one at `path`.
