@@ -251,21 +251,7 @@ fn read_npy_field(reader: impl Read, path: &Path, held_copies: usize) -> Result<
             }
         )));
     }
-    let npyz::DType::Plain(type_str) = npy.dtype() else {
-        return Err(bad(
-            "holds records or sub-arrays; heatlab needs a plain float32 or float64 array".into(),
-        ));
-    };
-    let float_bytes = match (type_str.type_char(), type_str.size_field()) {
-        (npyz::TypeChar::Float, 4) => 4,
-        (npyz::TypeChar::Float, 8) => 8,
-        _ => {
-            return Err(bad(format!(
-                "holds {type_str} values; heatlab imports float32 or float64 arrays \
-                 (convert with a.astype(np.float32))"
-            )))
-        }
-    };
+    let float_bytes = float_bytes(&npy.dtype()).map_err(bad)?;
     let fortran = npy.order() == npyz::Order::Fortran;
     // The field and, for Fortran order, one more copy while converting.
     let copies = if fortran { 2 } else { 1 };
@@ -317,6 +303,24 @@ fn read_npy_field(reader: impl Read, path: &Path, held_copies: usize) -> Result<
         )));
     }
     Ok(grid)
+}
+
+/// Bytes of each value of an array of `dtype`: 4 or 8 (float32 or float64); the error says
+/// what else it holds.
+fn float_bytes(dtype: &npyz::DType) -> std::result::Result<usize, String> {
+    let npyz::DType::Plain(type_str) = dtype else {
+        return Err(
+            "holds records or sub-arrays; heatlab needs a plain float32 or float64 array".into(),
+        );
+    };
+    match (type_str.type_char(), type_str.size_field()) {
+        (npyz::TypeChar::Float, 4) => Ok(4),
+        (npyz::TypeChar::Float, 8) => Ok(8),
+        _ => Err(format!(
+            "holds {type_str} values; heatlab imports float32 or float64 arrays \
+             (convert with a.astype(np.float32))"
+        )),
+    }
 }
 
 /// Row-major values of a column-major (Fortran order) array.

@@ -222,38 +222,7 @@ impl SavedState {
             reason,
         };
         let mut reader = ChecksumReader::new(reader);
-        let mut preamble = [0u8; PREAMBLE_BYTES];
-        let got = read_up_to(&mut reader, &mut preamble)
-            .map_err(|e| HeatlabError::io("reading", path, e))?;
-        if got < MAGIC.len() || preamble[..MAGIC.len()] != MAGIC {
-            return Err(refuse(StateFileError::WrongMagic));
-        }
-        if got < PREAMBLE_BYTES {
-            return Err(refuse(StateFileError::Truncated {
-                expected: PREAMBLE_BYTES as u64,
-                found: got as u64,
-            }));
-        }
-        let version = u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]]);
-        if version == 0 {
-            return Err(refuse(StateFileError::BadHeader(
-                "format version 0 does not exist".into(),
-            )));
-        }
-        if version > FORMAT_VERSION {
-            return Err(refuse(StateFileError::NewerVersion {
-                found: version,
-                ours: env!("CARGO_PKG_VERSION"),
-                supported: FORMAT_VERSION,
-            }));
-        }
-        let header_len =
-            u32::from_le_bytes([preamble[12], preamble[13], preamble[14], preamble[15]]);
-        if header_len > MAX_HEADER_BYTES {
-            return Err(refuse(StateFileError::BadHeader(format!(
-                "a header of {header_len} bytes"
-            ))));
-        }
+        let header_len = read_preamble(&mut reader, path)?;
         let fixed = (PREAMBLE_BYTES + CHECKSUM_BYTES) as u64 + u64::from(header_len);
         let check_length = |expected: u64| match length {
             Some(found) if found < expected => {
@@ -274,10 +243,8 @@ impl SavedState {
         reader
             .read_exact(&mut header)
             .map_err(|e| cut(fixed, &reader, e))?;
-        let header: StateHeader = serde_json::from_slice(&header)
-            .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
-        let size = GridSize::new(header.rows, header.cols)
-            .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
+        let (header, size, params) =
+            parse_header(&header).map_err(|why| refuse(StateFileError::BadHeader(why)))?;
         let expected = fixed + 2 * size.bytes() as u64;
         check_length(expected)?;
         if let Some(found) = length.filter(|&found| found > expected) {
@@ -285,26 +252,19 @@ impl SavedState {
                 extra: found - expected,
             }));
         }
-        let params = StepParams {
-            coeff: header.coeff,
-            boundary: header.boundary,
-        };
-        params
-            .validate(true)
-            .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
         let copies = held_copies.max(STATE_COPIES);
         crate::memory::ensure_host_memory(
             &format!("{size} saved state ({copies} copies of the field)"),
             copies.saturating_mul(size.bytes()),
         )?;
-        let current = read_grid(&mut reader, size).map_err(|e| match e {
-            GridReadError::Memory(error) => error,
-            GridReadError::Io(error) => cut(expected, &reader, error),
-        })?;
-        let initial = read_grid(&mut reader, size).map_err(|e| match e {
-            GridReadError::Memory(error) => error,
-            GridReadError::Io(error) => cut(expected, &reader, error),
-        })?;
+        let read_field = |reader: &mut ChecksumReader<_>| {
+            read_grid(reader, size).map_err(|e| match e {
+                GridReadError::Memory(error) => error,
+                GridReadError::Io(error) => cut(expected, reader, error),
+            })
+        };
+        let current = read_field(&mut reader)?;
+        let initial = read_field(&mut reader)?;
         let computed = reader.hasher.clone().finalize();
         let mut stored = [0u8; CHECKSUM_BYTES];
         reader
@@ -335,6 +295,60 @@ impl SavedState {
     pub fn into_simulation(self, backend: Box<dyn crate::compute::Backend>) -> Result<Simulation> {
         Simulation::resume(backend, self.initial, &self.current, self.step, self.params)
     }
+}
+
+/// Reads the preamble (magic, version, header length) and returns the header's length,
+/// refusing another file, an unknown version or an impossible length.
+fn read_preamble(reader: &mut impl Read, path: &Path) -> Result<u32> {
+    let refuse = |reason| HeatlabError::StateFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut preamble = [0u8; PREAMBLE_BYTES];
+    let got =
+        read_up_to(reader, &mut preamble).map_err(|e| HeatlabError::io("reading", path, e))?;
+    if got < MAGIC.len() || preamble[..MAGIC.len()] != MAGIC {
+        return Err(refuse(StateFileError::WrongMagic));
+    }
+    if got < PREAMBLE_BYTES {
+        return Err(refuse(StateFileError::Truncated {
+            expected: PREAMBLE_BYTES as u64,
+            found: got as u64,
+        }));
+    }
+    let version = u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]]);
+    if version == 0 {
+        return Err(refuse(StateFileError::BadHeader(
+            "format version 0 does not exist".into(),
+        )));
+    }
+    if version > FORMAT_VERSION {
+        return Err(refuse(StateFileError::NewerVersion {
+            found: version,
+            ours: env!("CARGO_PKG_VERSION"),
+            supported: FORMAT_VERSION,
+        }));
+    }
+    let header_len = u32::from_le_bytes([preamble[12], preamble[13], preamble[14], preamble[15]]);
+    if header_len > MAX_HEADER_BYTES {
+        return Err(refuse(StateFileError::BadHeader(format!(
+            "a header of {header_len} bytes"
+        ))));
+    }
+    Ok(header_len)
+}
+
+/// The header's JSON, the size of its fields and its step parameters, each checked; the
+/// error says what is wrong with it.
+fn parse_header(bytes: &[u8]) -> std::result::Result<(StateHeader, GridSize, StepParams), String> {
+    let header: StateHeader = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let size = GridSize::new(header.rows, header.cols).map_err(|e| e.to_string())?;
+    let params = StepParams {
+        coeff: header.coeff,
+        boundary: header.boundary,
+    };
+    params.validate(true).map_err(|e| e.to_string())?;
+    Ok((header, size, params))
 }
 
 /// A failure while reading a field: the allocation or the input.

@@ -118,7 +118,8 @@ pub struct RunArgs {
     /// Draw a colorbar with values beside each PNG, as the app's exports do.
     #[arg(long)]
     pub colorbar: bool,
-    /// Output folder (created if missing).
+    /// Output folder (created if missing). A run holds it while it runs: a second run on the
+    /// same folder is refused.
     #[arg(long, default_value = "heatlab-run")]
     pub out: PathBuf,
     /// Accept a coefficient above 0.25 (the field will blow up).
