@@ -11,23 +11,12 @@
 
 mod common;
 
+use common::process::{child_stderr, send, spawn, wait_for, wait_with_limit};
 use common::{heatlab_binary as binary, heatlab_in as heatlab};
 use std::fs;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn spawn(dir: &Path, args: &[&str]) -> Child {
-    Command::new(binary())
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the heatlab binary starts")
-}
 
 fn stderr_of(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
@@ -58,42 +47,6 @@ fn assert_no_temporary_files(dir: &Path) {
         "temporary files left in {}: {names:?}",
         dir.display()
     );
-}
-
-fn send(child: &Child, signal: i32) {
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    // SAFETY: kill(2) with a child's pid and a plain signal number has no memory effects.
-    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
-}
-
-fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < limit, "waited {limit:?} for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn wait_with_limit(child: &mut Child, limit: Duration) -> ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("heatlab did not stop within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn child_stderr(child: &mut Child) -> String {
-    let mut text = String::new();
-    if let Some(mut stderr) = child.stderr.take() {
-        stderr.read_to_string(&mut text).unwrap();
-    }
-    text
 }
 
 /// A run far too long to finish in a test, in chunks that take many seconds each, so that a

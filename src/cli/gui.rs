@@ -83,6 +83,10 @@ pub struct GuiArgs {
     pub kernel: Option<KernelChoice>,
 }
 
+/// Copies of the field the app holds at the least (the current field and the initial one,
+/// which Reset goes back to).
+const SCREENSHOT_FIELD_COPIES: usize = 2;
+
 /// Runs `heatlab gui` (also what `heatlab` with no subcommand does).
 pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
     let screenshot = args.screenshot.clone().map(|path| ScreenshotPlan {
@@ -94,6 +98,13 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         // A screenshot of something else than what was asked for is worse than none.
         for path in &args.tutorial_run {
             crate::ui::tutorial::read_recorded_run(path).map_err(anyhow::Error::msg)?;
+        }
+        if let Some(size) = args.size {
+            // A field that cannot be made fails the shot now, not at its time limit.
+            crate::memory::ensure_host_memory(
+                &format!("the {size} field of the screenshot (its current and initial copies)"),
+                SCREENSHOT_FIELD_COPIES.saturating_mul(size.bytes()),
+            )?;
         }
     }
     if args.kernel == Some(KernelChoice::User) {
@@ -178,11 +189,7 @@ fn watch_signals(stop: &StopRequest) -> anyhow::Result<()> {
                     continue;
                 };
                 if stop.requested().is_some() {
-                    let removed = crate::export::atomic::remove_live_temp_files();
-                    output::note(&format!(
-                        "{signal} again: stopping now ({removed} temporary files removed)"
-                    ));
-                    std::process::exit(i32::from(signal.exit_status()));
+                    super::interrupt::stop_now(signal, "again");
                 }
                 output::note(&format!(
                     "{signal}: closing the window, saving the settings (send it again to \

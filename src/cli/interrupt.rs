@@ -2,13 +2,17 @@
 //!
 //! The first SIGINT or SIGTERM asks the command to stop at its next chunk: `run` then writes
 //! `run.json` (status "interrupted") and `timings.csv`, `kernel` and `bench` stop before their
-//! next measurement. A second signal exits at once, after deleting the temporary files of the
-//! writes in progress. Either way the exit status is the shell's for a death by that signal:
-//! 130 for SIGINT, 143 for SIGTERM.
+//! next measurement; an ffmpeg still encoding is given [`ENCODER_GRACE`] to finish the video,
+//! then stopped. While the command waits for its input (a FIFO with no writer yet), where
+//! there is nothing to finish, the first signal exits at once. A second signal exits at once,
+//! after stopping ffmpeg and deleting the temporary files of the writes in progress. Either
+//! way the exit status is the shell's for a death by that signal: 130 for SIGINT, 143 for
+//! SIGTERM.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -64,11 +68,33 @@ impl fmt::Display for StopSignal {
 #[error("interrupted by {0}")]
 pub struct Interrupted(pub StopSignal);
 
+/// How long an ffmpeg still encoding after the first signal may take to finish the video
+/// before it is stopped (one that hangs would otherwise hold the command forever).
+pub const ENCODER_GRACE: Duration = Duration::from_secs(10);
+
+/// Ends the process at once after `signal`: stops the video encoders and deletes the
+/// temporary files of the writes in progress (and a run's lock file) first.
+pub fn stop_now(signal: StopSignal, why: &str) -> ! {
+    let stopped = crate::export::ffmpeg::stop_live_encoders();
+    let removed = crate::export::atomic::remove_live_temp_files();
+    let encoders = if stopped > 0 {
+        format!("{stopped} ffmpeg stopped, ")
+    } else {
+        String::new()
+    };
+    output::note(&format!(
+        "{signal} {why}: stopping now ({encoders}{removed} temporary files removed)"
+    ));
+    std::process::exit(i32::from(signal.exit_status()));
+}
+
 /// The shared state of the signal watcher: whether, and by which signal, a stop was asked for.
 #[derive(Debug, Clone)]
 pub struct Interrupt {
     requested: Arc<AtomicBool>,
     signal: Arc<AtomicI32>,
+    /// Set while the command waits for input: a signal then exits at once.
+    at_once: Arc<AtomicBool>,
 }
 
 impl Interrupt {
@@ -92,6 +118,7 @@ impl Interrupt {
         Self {
             requested: Arc::new(AtomicBool::new(false)),
             signal: Arc::new(AtomicI32::new(0)),
+            at_once: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -102,16 +129,39 @@ impl Interrupt {
         // One thread handles the signals, one at a time: this test and the stores below race
         // with nothing but the command's reads.
         if self.requested.load(Ordering::SeqCst) {
-            let removed = crate::export::atomic::remove_live_temp_files();
-            output::note(&format!(
-                "{signal} again: stopping now ({removed} temporary files removed)"
-            ));
-            std::process::exit(i32::from(signal.exit_status()));
+            stop_now(signal, "again");
+        }
+        if self.at_once.load(Ordering::SeqCst) {
+            stop_now(signal, "while waiting for input");
         }
         self.request(signal);
         output::note(&format!(
             "{signal}: stopping after the current chunk (send it again to stop at once)"
         ));
+        let watchdog = std::thread::Builder::new()
+            .name("heatlab-encoder-grace".into())
+            .spawn(|| {
+                std::thread::sleep(ENCODER_GRACE);
+                let stopped = crate::export::ffmpeg::stop_live_encoders();
+                if stopped > 0 {
+                    output::note(&format!(
+                        "ffmpeg did not finish the video within {} s of the signal: stopped it",
+                        ENCODER_GRACE.as_secs()
+                    ));
+                }
+            });
+        if let Err(error) = watchdog {
+            output::note(&format!("cannot watch ffmpeg after the signal: {error}"));
+        }
+    }
+
+    /// Runs `wait` (reading input that may never come, such as a FIFO with no writer) with
+    /// signals exiting at once: there is nothing to finish yet.
+    pub fn at_once_while<T>(&self, wait: impl FnOnce() -> T) -> T {
+        self.at_once.store(true, Ordering::SeqCst);
+        let result = wait();
+        self.at_once.store(false, Ordering::SeqCst);
+        result
     }
 
     /// The signal that asked for a stop, if one did.

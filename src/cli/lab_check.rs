@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::compute::Boundary;
+use crate::import::{import_field, read_to_end_bounded, BoundedReadError, LuminanceRange};
 use crate::lab::check::{run_checks, CheckRequest};
 use crate::lab::{ChildEnding, ChildLine};
 
@@ -50,15 +51,30 @@ pub fn run(args: &LabCheckArgs) -> ! {
     std::process::exit(status)
 }
 
+/// The longest kernel source read (a real one is a few KB; `/dev/zero` never ends).
+const MAX_SOURCE_BYTES: u64 = 1 << 20;
+
 fn read_request(args: &LabCheckArgs) -> Result<CheckRequest, String> {
-    let source = std::fs::read_to_string(&args.source)
-        .map_err(|e| format!("cannot read {}: {e}", args.source.display()))?;
+    let path = &args.source;
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = read_to_end_bounded(file, MAX_SOURCE_BYTES).map_err(|e| match e {
+        BoundedReadError::Io(e) => format!("cannot read {}: {e}", path.display()),
+        BoundedReadError::Longer(limit) => format!(
+            "{} is longer than {} KiB; a kernel source is a few KB of CUDA C",
+            path.display(),
+            limit >> 10
+        ),
+    })?;
+    let source =
+        String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text", path.display()))?;
+    // The field's header is checked (size, memory) before its data is read.
     let current = match &args.field {
-        Some(path) => {
-            let bytes =
-                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            Some(crate::export::read_npy(&bytes).map_err(|e| e.to_string())?)
-        }
+        Some(path) => Some(
+            import_field(path, LuminanceRange::default())
+                .map_err(|e| e.to_string())?
+                .0,
+        ),
         None => None,
     };
     Ok(CheckRequest {

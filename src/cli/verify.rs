@@ -117,6 +117,10 @@ pub fn run(args: &VerifyArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         operations: usize::try_from(args.operations)?,
         max_cells: usize::try_from(args.max_cells)?,
     };
+    // The report must have somewhere to go before the sequences run, not after.
+    if let Some(path) = &args.json {
+        crate::export::atomic::check_output(path).context("--json")?;
+    }
     let mut subject = open_subject(args.backend)?;
     let bar = progress_bar(args.sequences, args.quiet);
     let report = verify(&mut subject, &options, interrupt.flag(), &|done| {

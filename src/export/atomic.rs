@@ -382,8 +382,17 @@ struct LiveTempFile {
     _listed: Listed,
 }
 
-/// Takes a path off the registry when dropped.
-struct Listed(PathBuf);
+/// Keeps a path in the registry of files to delete on an immediate exit
+/// ([`remove_live_temp_files`]) while it lives; takes it off when dropped.
+#[derive(Debug)]
+pub struct Listed(PathBuf);
+
+/// Lists `path` beside the temporary files, so that an immediate exit (a second Ctrl-C)
+/// deletes it too, until the returned guard is dropped (a run's lock file).
+pub fn list_for_removal_on_exit(path: &Path) -> Listed {
+    live_temp_files().push(path.to_path_buf());
+    Listed(path.to_path_buf())
+}
 
 impl Drop for Listed {
     fn drop(&mut self) {

@@ -5,6 +5,7 @@
 
 pub mod atomic;
 pub mod colorbar;
+pub mod ffmpeg;
 pub mod frame;
 pub mod npy;
 pub mod png;
@@ -21,7 +22,7 @@ pub use frame::{
 pub use npy::{read_npy, write_npy};
 pub use png::write_png_rgb;
 pub use probes::{write_probe_csv, ProbeSeries};
-pub use timing_log::{write_timings_csv, write_timings_json};
+pub use timing_log::{write_timings_csv, write_timings_json, TimingCsvWriter};
 pub use video::{video_frame, FrameLook, VideoFormat, VideoLayers, VideoSummary, VideoWriter};
 
 use std::path::{Path, PathBuf};

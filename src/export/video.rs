@@ -11,12 +11,18 @@
 //! renamed into place by [`VideoWriter::finish`], so a recording stopped early (a stop, a
 //! signal) is finished as a shorter, playable video, and a failed one leaves no temporary file
 //! and the old file untouched. ffmpeg runs in its own process group, so that the Ctrl-C of a
-//! terminal reaches heatlab alone and heatlab closes the video.
+//! terminal reaches heatlab alone and heatlab closes the video. Every ffmpeg process is listed
+//! while it runs, so that a command that must stop can stop it rather than leave it behind
+//! ([`super::ffmpeg`]).
 
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+pub use super::ffmpeg::{ffmpeg_available, stop_live_encoders};
+use super::ffmpeg::{locked, spawn_listed, stop_and_reap, wait_reaped};
 
 use super::atomic::{check_output, AtomicFile};
 use super::frame::{compose_frame, LayerFrame, PngStyle};
@@ -164,20 +170,10 @@ pub fn video_frame(
     compose_frame(&styled, caption.as_deref())
 }
 
-/// Whether `ffmpeg` can be started here.
-pub fn ffmpeg_available() -> bool {
-    Command::new("ffmpeg")
-        .arg("-version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
-}
-
 /// The one line said when MP4 cannot be made here.
-pub const NO_FFMPEG: &str = "MP4 needs ffmpeg on PATH, and it was not found (install it, e.g. \
-     apt-get install ffmpeg); record a .gif instead, or PNG frames";
+pub const NO_FFMPEG: &str = "MP4 needs ffmpeg on PATH, and it was not found or did not answer \
+     `ffmpeg -version` within 5 s (install it, e.g. apt-get install ffmpeg); record a .gif \
+     instead, or PNG frames";
 
 /// What a finished video holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,8 +204,10 @@ enum Encoder {
 
 /// An ffmpeg process writing the temporary file of `file`.
 struct Ffmpeg {
-    child: Child,
+    /// Shared with the list of live encoders, which may stop it.
+    child: Arc<Mutex<Child>>,
     stdin: Option<ChildStdin>,
+    stderr: Option<ChildStderr>,
     /// Taken out when the video is committed (a regular file: ffmpeg writes its temporary).
     file: Option<AtomicFile>,
     /// The thread copying ffmpeg's output into a stream, device or FIFO target.
@@ -222,9 +220,10 @@ impl Drop for Ffmpeg {
         // as it is); the temporary file goes with `file`.
         self.stdin = None;
         if self.file.is_some() || self.copier.is_some() {
-            let _ = self.child.kill();
+            stop_and_reap(&self.child);
+        } else {
+            let _ = wait_reaped(&self.child);
         }
-        let _ = self.child.wait();
     }
 }
 
@@ -362,11 +361,13 @@ impl VideoWriter {
                     use std::os::unix::process::CommandExt;
                     command.process_group(0);
                 }
-                let mut child = command
-                    .spawn()
+                let child = spawn_listed(command)
                     .map_err(|e| encode_error(&self.path, format!("cannot start ffmpeg: {e}")))?;
-                let stdin = child.stdin.take();
-                let (file, copier) = match (&temporary, child.stdout.take()) {
+                let (stdin, stdout, stderr) = {
+                    let mut child = locked(&child);
+                    (child.stdin.take(), child.stdout.take(), child.stderr.take())
+                };
+                let (file, copier) = match (&temporary, stdout) {
                     (None, Some(mut out)) => {
                         let mut file = file;
                         let copier = std::thread::Builder::new()
@@ -382,6 +383,7 @@ impl VideoWriter {
                 Ok(Encoder::Mp4(Ffmpeg {
                     child,
                     stdin,
+                    stderr,
                     file,
                     copier,
                 }))
@@ -412,9 +414,7 @@ impl VideoWriter {
             }
             Some(Encoder::Mp4(mut ffmpeg)) => {
                 ffmpeg.stdin = None;
-                let output = ffmpeg
-                    .child
-                    .wait()
+                let output = wait_reaped(&ffmpeg.child)
                     .map_err(|e| encode_error(&path, format!("waiting for ffmpeg: {e}")))?;
                 if !output.success() {
                     let reason = ffmpeg_failure(&mut ffmpeg, &format!("ffmpeg {output}"));
@@ -447,9 +447,9 @@ impl VideoWriter {
 fn ffmpeg_failure(ffmpeg: &mut Ffmpeg, fallback: &str) -> String {
     use std::io::Read;
     ffmpeg.stdin = None;
-    let _ = ffmpeg.child.wait();
+    let _ = wait_reaped(&ffmpeg.child);
     let mut said = String::new();
-    if let Some(mut stderr) = ffmpeg.child.stderr.take() {
+    if let Some(mut stderr) = ffmpeg.stderr.take() {
         let _ = stderr.read_to_string(&mut said);
     }
     let said = said.trim();

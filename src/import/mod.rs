@@ -17,8 +17,14 @@ use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};
 use crate::memory::{ensure_host_memory, try_vec_with_capacity};
 
+mod jpeg;
+
 /// The first bytes of every `.npy` file.
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";
+
+/// Copies of the field that decoding an image holds at its peak: the pixels (up to 16-bit
+/// RGBA, two copies' worth), the luminance and the field.
+const IMAGE_DECODE_COPIES: usize = 6;
 
 /// The values that black and white of an image become.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -89,6 +95,17 @@ pub enum ImportKind {
 /// Reads the initial field in `path`: a `.npy` array as it is, or an image's luminance mapped
 /// onto `range`.
 pub fn import_field(path: &Path, range: LuminanceRange) -> Result<(Grid, ImportKind)> {
+    import_field_for(path, range, 1)
+}
+
+/// As [`import_field`], for a caller that will hold `held_copies` copies of the field at once
+/// (a run): the size in the file's header is checked against the memory those copies need, or
+/// the import's own if more, before the data is read or decoded.
+pub fn import_field_for(
+    path: &Path,
+    range: LuminanceRange,
+    held_copies: usize,
+) -> Result<(Grid, ImportKind)> {
     let file = std::fs::File::open(path).map_err(|e| HeatlabError::io("opening", path, e))?;
     let metadata = file
         .metadata()
@@ -106,21 +123,27 @@ pub fn import_field(path: &Path, range: LuminanceRange) -> Result<(Grid, ImportK
     }
     let rest = std::io::Cursor::new(start.to_vec()).chain(reader);
     if start.starts_with(NPY_MAGIC) {
-        return Ok((read_npy_field(rest, path)?, ImportKind::Npy));
+        return Ok((read_npy_field(rest, path, held_copies)?, ImportKind::Npy));
     }
     match image::guess_format(start) {
-        Ok(image::ImageFormat::Png | image::ImageFormat::Jpeg) => {
+        Ok(format @ (image::ImageFormat::Png | image::ImageFormat::Jpeg)) => {
             // Compressed images are small beside what they decode to; the decoded size is
-            // checked before decoding.
+            // checked before decoding. A pipe's or a device's length is not known (0): it is
+            // read up to the memory there is.
             ensure_host_memory(
                 &format!("{} image file", path.display()),
                 usize::try_from(metadata.len()).unwrap_or(usize::MAX),
             )?;
-            let mut bytes = Vec::new();
-            let mut rest = rest;
-            rest.read_to_end(&mut bytes)
-                .map_err(|e| HeatlabError::io("reading", path, e))?;
-            Ok((read_image_field(&bytes, path, range)?, ImportKind::Image))
+            let limit = crate::memory::host_available_bytes().map_or(u64::MAX, |b| b as u64);
+            let bytes = read_to_end_bounded(rest, limit).map_err(|e| match e {
+                BoundedReadError::Io(e) => HeatlabError::io("reading", path, e),
+                BoundedReadError::Longer(limit) => refuse(
+                    path,
+                    &format!("is longer than the {} MiB of memory there is", limit >> 20),
+                ),
+            })?;
+            let field = read_image_field(&bytes, format, path, range, held_copies)?;
+            Ok((field, ImportKind::Image))
         }
         Ok(other) => Err(refuse(
             path,
@@ -171,8 +194,34 @@ pub(crate) fn read_up_to(reader: &mut impl Read, buffer: &mut [u8]) -> std::io::
     Ok(filled)
 }
 
+/// Why [`read_to_end_bounded`] stopped.
+#[derive(Debug)]
+pub(crate) enum BoundedReadError {
+    /// The input failed.
+    Io(std::io::Error),
+    /// The input holds more than this many bytes.
+    Longer(u64),
+}
+
+/// Reads `reader` to its end, refusing more than `limit` bytes: a pipe or a device such as
+/// `/dev/zero` reports no length and may never end.
+pub(crate) fn read_to_end_bounded(
+    reader: impl Read,
+    limit: u64,
+) -> std::result::Result<Vec<u8>, BoundedReadError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(BoundedReadError::Io)?;
+    if bytes.len() as u64 > limit {
+        return Err(BoundedReadError::Longer(limit));
+    }
+    Ok(bytes)
+}
+
 /// The size of a 2-D array or image, checked against heatlab's largest side and the memory
-/// there is (the field and, for float64 or Fortran order, one more copy while converting).
+/// there is for `copies` copies of the field (the import's own, or its caller's if more).
 fn checked_size(path: &Path, rows: u64, cols: u64, copies: usize) -> Result<GridSize> {
     let rows = usize::try_from(rows).unwrap_or(usize::MAX);
     let cols = usize::try_from(cols).unwrap_or(usize::MAX);
@@ -185,8 +234,8 @@ fn checked_size(path: &Path, rows: u64, cols: u64, copies: usize) -> Result<Grid
     Ok(size)
 }
 
-/// A `.npy` array as a field.
-fn read_npy_field(reader: impl Read, path: &Path) -> Result<Grid> {
+/// A `.npy` array as a field, for a caller that holds `held_copies` copies of it.
+fn read_npy_field(reader: impl Read, path: &Path, held_copies: usize) -> Result<Grid> {
     let bad = |why: String| refuse(path, &why);
     let npy = npyz::NpyFile::new(reader)
         .map_err(|e| bad(format!("is not a readable .npy array ({e})")))?;
@@ -202,24 +251,11 @@ fn read_npy_field(reader: impl Read, path: &Path) -> Result<Grid> {
             }
         )));
     }
-    let npyz::DType::Plain(type_str) = npy.dtype() else {
-        return Err(bad(
-            "holds records or sub-arrays; heatlab needs a plain float32 or float64 array".into(),
-        ));
-    };
-    let float_bytes = match (type_str.type_char(), type_str.size_field()) {
-        (npyz::TypeChar::Float, 4) => 4,
-        (npyz::TypeChar::Float, 8) => 8,
-        _ => {
-            return Err(bad(format!(
-                "holds {type_str} values; heatlab imports float32 or float64 arrays \
-                 (convert with a.astype(np.float32))"
-            )))
-        }
-    };
+    let float_bytes = float_bytes(&npy.dtype()).map_err(bad)?;
     let fortran = npy.order() == npyz::Order::Fortran;
+    // The field and, for Fortran order, one more copy while converting.
     let copies = if fortran { 2 } else { 1 };
-    let size = checked_size(path, shape[0], shape[1], copies)?;
+    let size = checked_size(path, shape[0], shape[1], copies.max(held_copies))?;
     let mut values: Vec<f32> = try_vec_with_capacity(&format!("{size} field"), size.cells())?;
     let truncated = |e: std::io::Error| {
         bad(format!(
@@ -269,6 +305,24 @@ fn read_npy_field(reader: impl Read, path: &Path) -> Result<Grid> {
     Ok(grid)
 }
 
+/// Bytes of each value of an array of `dtype`: 4 or 8 (float32 or float64); the error says
+/// what else it holds.
+fn float_bytes(dtype: &npyz::DType) -> std::result::Result<usize, String> {
+    let npyz::DType::Plain(type_str) = dtype else {
+        return Err(
+            "holds records or sub-arrays; heatlab needs a plain float32 or float64 array".into(),
+        );
+    };
+    match (type_str.type_char(), type_str.size_field()) {
+        (npyz::TypeChar::Float, 4) => Ok(4),
+        (npyz::TypeChar::Float, 8) => Ok(8),
+        _ => Err(format!(
+            "holds {type_str} values; heatlab imports float32 or float64 arrays \
+             (convert with a.astype(np.float32))"
+        )),
+    }
+}
+
 /// Row-major values of a column-major (Fortran order) array.
 fn transpose_column_major(values: &[f32], size: GridSize) -> Result<Vec<f32>> {
     let mut rows: Vec<f32> = try_vec_with_capacity(&format!("{size} field"), size.cells())?;
@@ -280,17 +334,27 @@ fn transpose_column_major(values: &[f32], size: GridSize) -> Result<Vec<f32>> {
 
 /// An image's luminance (Rec. 709, from 8- or 16-bit pixels), mapped onto `range`. The top
 /// row of the image is the field's first row, as the views draw it.
-fn read_image_field(bytes: &[u8], path: &Path, range: LuminanceRange) -> Result<Grid> {
+fn read_image_field(
+    bytes: &[u8],
+    format: image::ImageFormat,
+    path: &Path,
+    range: LuminanceRange,
+    held_copies: usize,
+) -> Result<Grid> {
     let damaged = |e: image::ImageError| refuse(path, &format!("is a damaged image: {e}"));
-    let reader = image::ImageReader::new(std::io::Cursor::new(bytes))
-        .with_guessed_format()
-        .map_err(|e| HeatlabError::io("reading", path, e))?;
+    let reader = image::ImageReader::with_format(std::io::Cursor::new(bytes), format);
     let (width, height) = reader.into_dimensions().map_err(damaged)?;
     // The decoder holds the pixels (up to 16-bit RGBA) and the luminance beside the field.
-    checked_size(path, u64::from(height), u64::from(width), 6)?;
-    let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes))
-        .with_guessed_format()
-        .map_err(|e| HeatlabError::io("reading", path, e))?;
+    checked_size(
+        path,
+        u64::from(height),
+        u64::from(width),
+        IMAGE_DECODE_COPIES.max(held_copies),
+    )?;
+    if format == image::ImageFormat::Jpeg {
+        jpeg::check_complete(bytes).map_err(|cut| refuse(path, &cut.to_string()))?;
+    }
+    let mut reader = image::ImageReader::with_format(std::io::Cursor::new(bytes), format);
     reader.no_limits();
     let image = reader.decode().map_err(damaged)?;
     let luminance = image.to_luma32f();

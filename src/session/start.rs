@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::compute::{Backend, StepParams};
 use crate::error::HeatlabError;
 use crate::grid::Grid;
-use crate::import::{import_field, read_up_to, ImportKind, LuminanceRange};
+use crate::import::{import_field_for, read_up_to, ImportKind, LuminanceRange};
 use crate::sim::Simulation;
 use crate::state::{FieldOrigin, SavedState, MAGIC};
 
@@ -41,17 +41,23 @@ pub struct Start {
     pub import: Option<ImportKind>,
 }
 
-/// Reads `path` as `expected` (an image's luminance mapped onto `range`).
-pub fn open(path: &Path, range: LuminanceRange, expected: Expected) -> Result<Start, HeatlabError> {
+/// Reads `path` as `expected` (an image's luminance mapped onto `range`), checking the size its
+/// header gives against the memory for `held_copies` copies of the field before reading it.
+pub fn open(
+    path: &Path,
+    range: LuminanceRange,
+    expected: Expected,
+    held_copies: usize,
+) -> Result<Start, HeatlabError> {
     let state = match expected {
         Expected::Any => is_state_file(path),
         Expected::State => true,
         Expected::Field => false,
     };
     if state {
-        return SavedState::load(path).map(Start::from);
+        return SavedState::load_for(path, held_copies).map(Start::from);
     }
-    let (initial, kind) = import_field(path, range)?;
+    let (initial, kind) = import_field_for(path, range, held_copies)?;
     Ok(Start {
         initial,
         current: None,

@@ -158,6 +158,12 @@ impl Simulation {
         &self.timings
     }
 
+    /// Takes the timed chunks kept so far, for a caller that writes them as they come (a long
+    /// headless run would otherwise keep one record per chunk in memory).
+    pub fn take_timings(&mut self) -> Vec<TimingRecord> {
+        std::mem::take(&mut self.timings)
+    }
+
     /// Turns the live agreement check on (windows cut by `policy`) or off (`None`; a check in
     /// flight is cancelled).
     pub fn set_agreement_check(&mut self, policy: Option<WindowPolicy>) {

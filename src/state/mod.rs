@@ -51,6 +51,12 @@ const CHECKSUM_BYTES: usize = 4;
 /// The longest header a reader accepts (a real one is a few hundred bytes).
 const MAX_HEADER_BYTES: u32 = 1 << 20;
 
+/// Copies of the field a loaded state holds: the current and the initial field.
+const STATE_COPIES: usize = 2;
+
+/// Bytes after a state's end that a reader counts before it stops (a stream may never end).
+const TRAILING_BYTES_READ: u64 = 1 << 20;
+
 /// Where the initial field came from.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
@@ -68,9 +74,26 @@ impl std::fmt::Display for FieldOrigin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Jagged(params) => write!(f, "jagged field, seed {}", params.seed),
-            Self::Imported { file } => write!(f, "imported from {file}"),
+            Self::Imported { file } => write!(f, "imported from {}", printable(file)),
         }
     }
+}
+
+/// `text` with its control characters escaped (`\u{1b}`): a name read from a file must not
+/// move the cursor, recolour or retitle the terminal it is printed to.
+fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            escaped.extend(c.escape_default());
+        } else {
+            escaped.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(escaped)
 }
 
 /// The JSON header of a state file.
@@ -164,100 +187,98 @@ impl SavedState {
     /// Reads a state file, refusing anything that is not a whole state of a version this
     /// heatlab knows ([`HeatlabError::StateFile`] says why).
     pub fn load(path: &Path) -> Result<Self> {
+        Self::load_for(path, STATE_COPIES)
+    }
+
+    /// As [`SavedState::load`], for a caller that will hold `held_copies` copies of the field
+    /// at once (a run): the size in the header is checked against the memory they need, or
+    /// the state's own two if more, before the fields are read. A pipe or a FIFO
+    /// (`--resume <(cat state)`) is read to its end; its reported length is not trusted.
+    pub fn load_for(path: &Path, held_copies: usize) -> Result<Self> {
         let file = std::fs::File::open(path).map_err(|e| HeatlabError::io("opening", path, e))?;
-        let length = file
+        let metadata = file
             .metadata()
-            .map_err(|e| HeatlabError::io("reading", path, e))?
-            .len();
-        Self::read(std::io::BufReader::new(file), length, path)
+            .map_err(|e| HeatlabError::io("reading", path, e))?;
+        let length = metadata.is_file().then_some(metadata.len());
+        Self::read_checked(std::io::BufReader::new(file), length, path, held_copies)
     }
 
     /// Reads a state of `length` bytes from `reader`; `path` names it in messages.
     pub fn read(reader: impl Read, length: u64, path: &Path) -> Result<Self> {
+        Self::read_checked(reader, Some(length), path, STATE_COPIES)
+    }
+
+    /// Reads a state from `reader`. A known `length` (a regular file's) refuses a truncated
+    /// or a longer file before its fields are read; either way the data itself must end
+    /// where the header says.
+    fn read_checked(
+        reader: impl Read,
+        length: Option<u64>,
+        path: &Path,
+        held_copies: usize,
+    ) -> Result<Self> {
         let refuse = |reason| HeatlabError::StateFile {
             path: path.to_path_buf(),
             reason,
         };
-        let io = |e: std::io::Error| match e.kind() {
+        let mut reader = ChecksumReader::new(reader);
+        let header_len = read_preamble(&mut reader, path)?;
+        let fixed = (PREAMBLE_BYTES + CHECKSUM_BYTES) as u64 + u64::from(header_len);
+        let check_length = |expected: u64| match length {
+            Some(found) if found < expected => {
+                Err(refuse(StateFileError::Truncated { expected, found }))
+            }
+            _ => Ok(()),
+        };
+        check_length(fixed)?;
+        // A read that ends early: the bytes read so far against those expected.
+        let cut = |expected: u64, reader: &ChecksumReader<_>, e: std::io::Error| match e.kind() {
             std::io::ErrorKind::UnexpectedEof => refuse(StateFileError::Truncated {
-                expected: length + 1,
-                found: length,
+                expected,
+                found: length.unwrap_or(reader.consumed),
             }),
             _ => HeatlabError::io("reading", path, e),
         };
-        let mut reader = ChecksumReader::new(reader);
-        let mut preamble = [0u8; PREAMBLE_BYTES];
-        let got = read_up_to(&mut reader, &mut preamble).map_err(io)?;
-        if got < MAGIC.len() || preamble[..MAGIC.len()] != MAGIC {
-            return Err(refuse(StateFileError::WrongMagic));
-        }
-        if got < PREAMBLE_BYTES {
-            return Err(refuse(StateFileError::Truncated {
-                expected: PREAMBLE_BYTES as u64,
-                found: length,
-            }));
-        }
-        let version = u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]]);
-        if version == 0 {
-            return Err(refuse(StateFileError::BadHeader(
-                "format version 0 does not exist".into(),
-            )));
-        }
-        if version > FORMAT_VERSION {
-            return Err(refuse(StateFileError::NewerVersion {
-                found: version,
-                ours: env!("CARGO_PKG_VERSION"),
-                supported: FORMAT_VERSION,
-            }));
-        }
-        let header_len =
-            u32::from_le_bytes([preamble[12], preamble[13], preamble[14], preamble[15]]);
-        if header_len > MAX_HEADER_BYTES {
-            return Err(refuse(StateFileError::BadHeader(format!(
-                "a header of {header_len} bytes"
-            ))));
-        }
-        let fixed = (PREAMBLE_BYTES + CHECKSUM_BYTES) as u64 + u64::from(header_len);
-        if length < fixed {
-            return Err(refuse(StateFileError::Truncated {
-                expected: fixed,
-                found: length,
-            }));
-        }
         let mut header = vec![0u8; header_len as usize];
-        reader.read_exact(&mut header).map_err(io)?;
-        let header: StateHeader = serde_json::from_slice(&header)
-            .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
-        let size = GridSize::new(header.rows, header.cols)
-            .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
+        reader
+            .read_exact(&mut header)
+            .map_err(|e| cut(fixed, &reader, e))?;
+        let (header, size, params) =
+            parse_header(&header).map_err(|why| refuse(StateFileError::BadHeader(why)))?;
         let expected = fixed + 2 * size.bytes() as u64;
-        if length < expected {
-            return Err(refuse(StateFileError::Truncated {
-                expected,
-                found: length,
-            }));
-        }
-        if length > expected {
+        check_length(expected)?;
+        if let Some(found) = length.filter(|&found| found > expected) {
             return Err(refuse(StateFileError::TrailingBytes {
-                extra: length - expected,
+                extra: found - expected,
             }));
         }
-        let params = StepParams {
-            coeff: header.coeff,
-            boundary: header.boundary,
-        };
-        params
-            .validate(true)
-            .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
+        let copies = held_copies.max(STATE_COPIES);
         crate::memory::ensure_host_memory(
-            &format!("{size} saved state (two copies of the field)"),
-            2 * size.bytes(),
+            &format!("{size} saved state ({copies} copies of the field)"),
+            copies.saturating_mul(size.bytes()),
         )?;
-        let current = read_grid(&mut reader, size).map_err(|e| e.into_error(io))?;
-        let initial = read_grid(&mut reader, size).map_err(|e| e.into_error(io))?;
+        let read_field = |reader: &mut ChecksumReader<_>| {
+            read_grid(reader, size).map_err(|e| match e {
+                GridReadError::Memory(error) => error,
+                GridReadError::Io(error) => cut(expected, reader, error),
+            })
+        };
+        let current = read_field(&mut reader)?;
+        let initial = read_field(&mut reader)?;
         let computed = reader.hasher.clone().finalize();
         let mut stored = [0u8; CHECKSUM_BYTES];
-        reader.inner.read_exact(&mut stored).map_err(io)?;
+        reader
+            .read_exact(&mut stored)
+            .map_err(|e| cut(expected, &reader, e))?;
+        // A stream's length is known only now: bytes after the checksum are refused.
+        let extra = std::io::copy(
+            &mut (&mut reader.inner).take(TRAILING_BYTES_READ),
+            &mut std::io::sink(),
+        )
+        .map_err(|e| HeatlabError::io("reading", path, e))?;
+        if extra > 0 {
+            return Err(refuse(StateFileError::TrailingBytes { extra }));
+        }
         if u32::from_le_bytes(stored) != computed {
             return Err(refuse(StateFileError::ChecksumMismatch));
         }
@@ -276,19 +297,64 @@ impl SavedState {
     }
 }
 
+/// Reads the preamble (magic, version, header length) and returns the header's length,
+/// refusing another file, an unknown version or an impossible length.
+fn read_preamble(reader: &mut impl Read, path: &Path) -> Result<u32> {
+    let refuse = |reason| HeatlabError::StateFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut preamble = [0u8; PREAMBLE_BYTES];
+    let got =
+        read_up_to(reader, &mut preamble).map_err(|e| HeatlabError::io("reading", path, e))?;
+    if got < MAGIC.len() || preamble[..MAGIC.len()] != MAGIC {
+        return Err(refuse(StateFileError::WrongMagic));
+    }
+    if got < PREAMBLE_BYTES {
+        return Err(refuse(StateFileError::Truncated {
+            expected: PREAMBLE_BYTES as u64,
+            found: got as u64,
+        }));
+    }
+    let version = u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]]);
+    if version == 0 {
+        return Err(refuse(StateFileError::BadHeader(
+            "format version 0 does not exist".into(),
+        )));
+    }
+    if version > FORMAT_VERSION {
+        return Err(refuse(StateFileError::NewerVersion {
+            found: version,
+            ours: env!("CARGO_PKG_VERSION"),
+            supported: FORMAT_VERSION,
+        }));
+    }
+    let header_len = u32::from_le_bytes([preamble[12], preamble[13], preamble[14], preamble[15]]);
+    if header_len > MAX_HEADER_BYTES {
+        return Err(refuse(StateFileError::BadHeader(format!(
+            "a header of {header_len} bytes"
+        ))));
+    }
+    Ok(header_len)
+}
+
+/// The header's JSON, the size of its fields and its step parameters, each checked; the
+/// error says what is wrong with it.
+fn parse_header(bytes: &[u8]) -> std::result::Result<(StateHeader, GridSize, StepParams), String> {
+    let header: StateHeader = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let size = GridSize::new(header.rows, header.cols).map_err(|e| e.to_string())?;
+    let params = StepParams {
+        coeff: header.coeff,
+        boundary: header.boundary,
+    };
+    params.validate(true).map_err(|e| e.to_string())?;
+    Ok((header, size, params))
+}
+
 /// A failure while reading a field: the allocation or the input.
 enum GridReadError {
     Memory(HeatlabError),
     Io(std::io::Error),
-}
-
-impl GridReadError {
-    fn into_error(self, io: impl Fn(std::io::Error) -> HeatlabError) -> HeatlabError {
-        match self {
-            Self::Memory(error) => error,
-            Self::Io(error) => io(error),
-        }
-    }
 }
 
 fn read_grid(reader: &mut impl Read, size: GridSize) -> Result<Grid, GridReadError> {
@@ -349,10 +415,11 @@ impl<W: Write> Write for ChecksumWriter<W> {
     }
 }
 
-/// Passes bytes on and keeps their CRC-32.
+/// Passes bytes on, counts them and keeps their CRC-32.
 struct ChecksumReader<R> {
     inner: R,
     hasher: crc32fast::Hasher,
+    consumed: u64,
 }
 
 impl<R: Read> ChecksumReader<R> {
@@ -360,6 +427,7 @@ impl<R: Read> ChecksumReader<R> {
         Self {
             inner,
             hasher: crc32fast::Hasher::new(),
+            consumed: 0,
         }
     }
 }
@@ -368,6 +436,7 @@ impl<R: Read> Read for ChecksumReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.hasher.update(&buf[..n]);
+        self.consumed += n as u64;
         Ok(n)
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod bad_kernels;
+pub mod process;
 
 use heatlab::export::read_npy;
 use heatlab::Grid;

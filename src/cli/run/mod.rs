@@ -59,9 +59,14 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 70.0)]
     pub percentile: f64,
     /// Start from this file instead of the jagged field: a 2-D float32/float64 .npy array, or
-    /// a PNG or JPEG image whose luminance is mapped onto --initial-range (the field's
-    /// parameters --size, --seed, ... are then not used).
-    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    /// a PNG or JPEG image whose luminance is mapped onto --initial-range (the file gives the
+    /// size; the jagged field's --size, --seed, --exponent, --cutoff and --percentile cannot be
+    /// given with it).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["resume", "size", "seed", "exponent", "cutoff", "percentile"]
+    )]
     pub initial: Option<PathBuf>,
     /// The values of black and white when --initial is an image.
     #[arg(
@@ -73,8 +78,14 @@ pub struct RunArgs {
     pub initial_range: LuminanceRange,
     /// Continue a state saved with --save-state (or the app's Save state), bit for bit: its
     /// field, step, initial field, coefficient and boundary (--coeff and --boundary, when
-    /// given, change them from now on). --steps more steps are taken.
-    #[arg(long, value_name = "FILE")]
+    /// given, change them from now on). --steps more steps are taken. The state's field is
+    /// kept: --size, --seed, --exponent, --cutoff, --percentile and --initial-range cannot be
+    /// given with it.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["size", "seed", "exponent", "cutoff", "percentile", "initial_range"]
+    )]
     pub resume: Option<PathBuf>,
     /// Save the state the run ends in (completed, interrupted or stopped at the last finite
     /// step) to this file, to continue it later with --resume.
@@ -108,7 +119,8 @@ pub struct RunArgs {
     /// Draw a colorbar with values beside each PNG, as the app's exports do.
     #[arg(long)]
     pub colorbar: bool,
-    /// Output folder (created if missing).
+    /// Output folder (created if missing). A run holds it while it runs: a second run on the
+    /// same folder is refused.
     #[arg(long, default_value = "heatlab-run")]
     pub out: PathBuf,
     /// Accept a coefficient above 0.25 (the field will blow up).
@@ -284,6 +296,16 @@ impl RunPlan {
     fn start_at(&mut self, args: &RunArgs, start: &Start) -> Result<(), HeatlabError> {
         self.field.size = start.initial.size();
         self.start_step = start.step;
+        if start.step.checked_add(self.steps).is_none() {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the state stands at step {}: {} more steps would pass the largest step count \
+                 heatlab can keep ({}); resume it with --steps {} at most",
+                start.step,
+                self.steps,
+                u64::MAX,
+                u64::MAX - start.step
+            )));
+        }
         if let Some(saved) = start.saved_params {
             self.step = StepParams {
                 coeff: args.coeff.unwrap_or(saved.coeff),
@@ -303,11 +325,15 @@ impl RunPlan {
 
     /// The step at which the next chunk should stop: a save point, a chunk's end, or the last step.
     fn next_stop(&self, step: u64) -> u64 {
-        let mut stop = (step + self.chunk).min(self.end_step());
+        // Saturating: a resumed state may stand near the largest step count.
+        let mut stop = step.saturating_add(self.chunk).min(self.end_step());
         let video_every = self.video.as_ref().map_or(0, |v| v.every);
         for every in [self.save_every, self.check_every, video_every] {
-            if let Some(blocks) = step.checked_div(every) {
-                stop = stop.min((blocks + 1) * every);
+            let next_multiple = step
+                .checked_div(every)
+                .and_then(|blocks| (blocks + 1).checked_mul(every));
+            if let Some(next_multiple) = next_multiple {
+                stop = stop.min(next_multiple);
             }
         }
         stop
@@ -339,10 +365,13 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         export::atomic::check_output(path)?;
     }
     let video = plan.video.as_ref().map(RunVideo::start).transpose()?;
-    let start = start::load(&plan.start)?;
+    // Reading a FIFO with no writer blocks: a signal meanwhile stops at once.
+    let start = interrupt.at_once_while(|| start::load(&plan.start))?;
     if let Some(start) = &start {
         plan.start_at(args, start)?;
     }
+    // Held to the end, so that a second run on this folder is refused.
+    let _claim = folder::claim(&plan.out)?;
     let previous = previous_run_files(&plan.out);
     if !previous.is_empty() && !args.overwrite {
         return Err(reuse_refusal(&plan.out, &previous).into());
@@ -371,14 +400,20 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     remove_previous_run(&plan.out, &previous)?;
     export::ensure_writable_dir(&plan.out)?;
 
-    let mut record = RunRecord::new(backend.as_ref(), fallback_note);
+    let mut record = RunRecord::new(backend.as_ref(), fallback_note, &plan.out);
     let execution = std::panic::catch_unwind(AssertUnwindSafe(|| {
         execute(&plan, backend, start, video, &mut record, interrupt)
     }));
-    let ending = match execution {
-        Ok(Ok(ending)) => ending,
-        Ok(Err(error)) => Ending::Failed(error),
-        Err(panic) => Ending::Failed(anyhow::anyhow!(
+    let ending = match (execution, interrupt.requested()) {
+        (Ok(Ok(ending)), _) => ending,
+        // A stop was asked for: what failed after it (an ffmpeg stopped for not finishing)
+        // is said, and the run counts as stopped by the signal.
+        (Ok(Err(error)), Some(signal)) => {
+            note(&format!("after {signal}: {error:#}"));
+            Ending::Interrupted(signal)
+        }
+        (Ok(Err(error)), None) => Ending::Failed(error),
+        (Err(panic), _) => Ending::Failed(anyhow::anyhow!(
             "internal error (a panic): {}",
             panic_message(panic.as_ref())
         )),

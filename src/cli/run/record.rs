@@ -2,7 +2,7 @@
 //! ([`Ending`]), what it did ([`RunRecord`]), the agreement checks ([`AgreementRecord`]) and
 //! `run.json` ([`RunSummary`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
@@ -13,7 +13,10 @@ use crate::cli::interrupt::{Interrupted, StopSignal};
 use crate::cli::output::note;
 use crate::compute::Backend;
 use crate::error::HeatlabError;
-use crate::export::{self, TimingRecord};
+use crate::export::{self, TimingCsvWriter, TimingRecord};
+
+/// The timing log of a run, in its folder.
+const TIMINGS_CSV: &str = "timings.csv";
 use crate::sim::agreement::{AgreementWatch, Outcome, WindowPolicy};
 
 /// How a run ended.
@@ -63,7 +66,11 @@ pub(super) struct RunRecord {
     /// Where the field was generated ("GPU (cuFFT)" or "CPU"), once it was.
     pub(super) generated_on: Option<String>,
     pub(super) steps_completed: u64,
-    pub(super) timings: Vec<TimingRecord>,
+    /// `timings.csv`, written row by row (its first failure, once one happened).
+    timings_csv: Option<Result<TimingCsvWriter, HeatlabError>>,
+    /// Steps and seconds of every timed chunk, for the totals.
+    timed_steps: u64,
+    timed_seconds: f64,
     pub(super) files: Vec<PathBuf>,
     pub(super) agreement: Option<AgreementRecord>,
 }
@@ -130,7 +137,8 @@ impl AgreementRecord {
 }
 
 impl RunRecord {
-    pub(super) fn new(backend: &dyn Backend, fallback_note: Option<String>) -> Self {
+    /// The record of a run on `backend` writing into the folder `out`.
+    pub(super) fn new(backend: &dyn Backend, fallback_note: Option<String>, out: &Path) -> Self {
         Self {
             started: Instant::now(),
             backend: backend.kind().to_string(),
@@ -140,10 +148,36 @@ impl RunRecord {
             generation_seconds: 0.0,
             generated_on: None,
             steps_completed: 0,
-            timings: Vec::new(),
+            timings_csv: Some(TimingCsvWriter::create(&out.join(TIMINGS_CSV))),
+            timed_steps: 0,
+            timed_seconds: 0.0,
             files: Vec::new(),
             agreement: None,
         }
+    }
+
+    /// Keeps a timed chunk: in the totals, and as a row of `timings.csv`.
+    pub(super) fn add_timing(&mut self, timing: &TimingRecord) {
+        self.timed_steps += timing.steps;
+        self.timed_seconds += timing.seconds;
+        if let Some(Ok(writer)) = &mut self.timings_csv {
+            if let Err(error) = writer.push(timing) {
+                // The first failure is kept for the end; the temporary file goes now.
+                self.timings_csv = Some(Err(error));
+            }
+        }
+    }
+
+    /// All the timed chunks as one.
+    fn total_timing(&self, plan: &RunPlan) -> TimingRecord {
+        TimingRecord::diffusion(
+            0,
+            self.timed_steps,
+            &self.backend,
+            &self.method,
+            plan.field.size,
+            self.timed_seconds,
+        )
     }
 
     /// Writes `timings.csv` and `run.json`, whatever the ending, then reports the ending:
@@ -192,8 +226,14 @@ impl RunRecord {
 
     /// Writes `timings.csv`, then `run.json` (also when the first failed, with the failure).
     fn write(&mut self, plan: &RunPlan, ending: &Ending) -> crate::Result<()> {
-        let csv_path = plan.out.join("timings.csv");
-        let csv = export::write_timings_csv(&csv_path, &self.timings);
+        let csv_path = plan.out.join(TIMINGS_CSV);
+        let csv = match self.timings_csv.take() {
+            Some(Ok(writer)) => writer.commit(),
+            Some(Err(error)) => Err(error),
+            None => Err(HeatlabError::Internal(
+                "timings.csv was already written".into(),
+            )),
+        };
         if csv.is_ok() {
             self.files.push(csv_path);
         }
@@ -203,7 +243,7 @@ impl RunRecord {
     }
 
     fn report_completion(&self, plan: &RunPlan) {
-        let total = total_timing(plan, &self.backend, &self.method, &self.timings);
+        let total = self.total_timing(plan);
         note(&format!(
             "{} steps in {:.3} s stepping ({:.2} us/step, {:.1} GB/s effective); wrote {} files to {}",
             self.steps_completed.saturating_sub(plan.start_step),
@@ -214,19 +254,6 @@ impl RunRecord {
             plan.out.display()
         ));
     }
-}
-
-/// All the timed chunks as one.
-fn total_timing(
-    plan: &RunPlan,
-    backend: &str,
-    method: &str,
-    timings: &[TimingRecord],
-) -> TimingRecord {
-    // A fold from +0.0: the sum of no chunks is "0.000 s", not "-0.000 s".
-    let seconds = timings.iter().fold(0.0, |sum, t| sum + t.seconds);
-    let steps = timings.iter().map(|t| t.steps).sum();
-    TimingRecord::diffusion(0, steps, backend, method, plan.field.size, seconds)
 }
 
 /// What `run.json` holds.
@@ -257,7 +284,7 @@ struct RunSummary {
 
 impl RunSummary {
     fn new(plan: &RunPlan, record: &RunRecord, ending: &Ending) -> Self {
-        let total = total_timing(plan, &record.backend, &record.method, &record.timings);
+        let total = record.total_timing(plan);
         Self {
             heatlab_version: env!("CARGO_PKG_VERSION"),
             status: ending.status(),

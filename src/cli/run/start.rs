@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::HOST_FIELD_COPIES;
 use crate::cli::output::note;
 use crate::error::HeatlabError;
 use crate::import::{ImportKind, LuminanceRange};
@@ -38,7 +39,7 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<Start>, HeatlabError> {
     match start {
         StartFrom::Jagged => Ok(None),
         StartFrom::Initial { file, range } => {
-            let start = open(file, *range, Expected::Field)?;
+            let start = open(file, *range, Expected::Field, HOST_FIELD_COPIES)?;
             let how = match start.import {
                 Some(ImportKind::Image) => format!("image, luminance mapped onto {range}"),
                 Some(ImportKind::Npy) | None => "array".to_string(),
@@ -51,7 +52,12 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<Start>, HeatlabError> {
             Ok(Some(start))
         }
         StartFrom::Resume { file } => {
-            let start = open(file, LuminanceRange::default(), Expected::State)?;
+            let start = open(
+                file,
+                LuminanceRange::default(),
+                Expected::State,
+                HOST_FIELD_COPIES,
+            )?;
             let params = start.saved_params.unwrap_or_default();
             note(&format!(
                 "resuming {} at step {} (coeff {}, {} boundary; {}) from {}",

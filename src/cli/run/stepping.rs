@@ -116,7 +116,6 @@ pub(super) fn advance_chunk(
     record: &mut RunRecord,
 ) -> Result<Option<Grid>, HeatlabError> {
     let start = simulation.step_count();
-    let first_timing = simulation.timings().len();
     let mut outcome = Ok(None);
     while simulation.step_count() < stop && interrupt.requested().is_none() {
         let piece = pacer.next_piece(stop - simulation.step_count());
@@ -134,8 +133,11 @@ pub(super) fn advance_chunk(
             }
         }
     }
-    let pieces = &simulation.timings()[first_timing..];
-    record.timings.extend(merge_timings(plan, start, pieces));
+    // Taken out of the simulation: the record writes them as they come.
+    let pieces = simulation.take_timings();
+    if let Some(timing) = merge_timings(plan, start, &pieces) {
+        record.add_timing(&timing);
+    }
     record.steps_completed = simulation.step_count();
     outcome
 }

@@ -55,7 +55,7 @@ impl SimThread {
     /// Opens a saved state or an initial field (told apart by their contents).
     pub(super) fn open_file(&mut self, path: &Path, range: LuminanceRange) {
         let started = Instant::now();
-        let start = match open(path, range, Expected::Any) {
+        let start = match open(path, range, Expected::Any, 1) {
             Ok(start) => start,
             Err(error) => {
                 self.notice(Level::Error, format!("{error}; the field is unchanged"));
