@@ -17,6 +17,7 @@ pub mod device;
 pub mod geometry;
 pub mod maximum;
 pub mod reduce;
+mod request;
 pub mod row_sums;
 pub mod sin_exp;
 mod timing;
@@ -25,6 +26,7 @@ use std::fmt;
 
 use cudarc::driver::{CudaFunction, LaunchConfig};
 
+pub use request::{BasicsOutcome, BasicsRequest};
 pub use timing::KernelTime;
 
 use super::TutorialGpu;
