@@ -109,7 +109,7 @@ fn the_maximum_ladder_runs_its_cpu_rungs_and_says_why_the_gpu_is_missing() {
 }
 
 #[test]
-fn an_unguarded_launch_is_caught_and_explained_and_every_lesson_runs() {
+fn an_unguarded_launch_is_caught_and_explained() {
     let mut harness = harness();
     open_basics(&mut harness);
     harness.get_by_label("Launch geometry").click();
@@ -140,7 +140,12 @@ fn an_unguarded_launch_is_caught_and_explained_and_every_lesson_runs() {
     assert_eq!(run.tally.writes_past_end, 24);
     harness.get_by_label_contains("writes landed past the end");
     harness.get_by_label_contains("launches so far");
+}
 
+#[test]
+fn every_lesson_runs_and_the_device_lesson_says_it_needs_a_gpu() {
+    let mut harness = harness();
+    open_basics(&mut harness);
     // Every lesson at a small size: the device lesson has nothing to read without a GPU.
     let small: [(BasicsLesson, BasicsRequest); 3] = [
         (

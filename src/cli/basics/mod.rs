@@ -14,6 +14,7 @@ use crate::tutorial::basics::maximum::MaximumOptions;
 use crate::tutorial::basics::{open_basics_gpu, BasicsLesson, BasicsOutcome, BasicsRequest};
 use crate::tutorial::{RunControl, TutorialKernel};
 
+pub mod bench;
 mod table;
 
 /// A kernel `heatlab kernel` runs: a tutorial kernel or a lesson of the GPU basics.

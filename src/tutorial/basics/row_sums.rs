@@ -224,14 +224,26 @@ fn run_gpu(
         control,
         &launch,
     )?;
-    let rows_equal = output
+    let (rows_equal, max_relative_difference) = compare(&output, expected);
+    Ok(RowSumsGpu {
+        kernel,
+        host_arrays,
+        device_resident,
+        max_relative_difference,
+        rows_equal,
+    })
+}
+
+/// Rows equal to the CPU's bit for bit, and the largest difference relative to the sum.
+fn compare(gpu: &[f32], cpu: &[f32]) -> (u64, f64) {
+    let equal = gpu
         .iter()
-        .zip(expected)
+        .zip(cpu)
         .filter(|(g, c)| g.to_bits() == c.to_bits())
         .count() as u64;
-    let max_relative_difference = output
+    let largest = gpu
         .iter()
-        .zip(expected)
+        .zip(cpu)
         .map(|(&g, &c)| {
             let diff =
                 (f64::from(g) - f64::from(c)).abs() / f64::from(c.abs()).max(f64::MIN_POSITIVE);
@@ -242,13 +254,7 @@ fn run_gpu(
             }
         })
         .fold(0.0f64, f64::max);
-    Ok(RowSumsGpu {
-        kernel,
-        host_arrays,
-        device_resident,
-        max_relative_difference,
-        rows_equal,
-    })
+    (equal, largest)
 }
 
 #[cfg(test)]

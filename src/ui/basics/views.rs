@@ -124,6 +124,11 @@ fn maximum_ui(ui: &mut egui::Ui, ladder: &MaximumLadder) {
     {
         ui.label(RichText::new(line).strong());
     }
+    ladder_plot_ui(ui, ladder);
+}
+
+/// Time against size for every rung, log-log.
+fn ladder_plot_ui(ui: &mut egui::Ui, ladder: &MaximumLadder) {
     Plot::new("basics_ladder_plot")
         .height(260.0)
         .legend(Legend::default().position(Corner::LeftTop))
@@ -359,10 +364,23 @@ fn reduce_ui(ui: &mut egui::Ui, report: &ReduceReport) {
 }
 
 fn device_ui(ui: &mut egui::Ui, report: &DeviceReport) {
+    egui::Grid::new("basics_device")
+        .striped(true)
+        .show(ui, |ui| {
+            for (label, value) in device_rows(report) {
+                ui.label(label);
+                ui.label(value);
+                ui.end_row();
+            }
+        });
+}
+
+/// The device's figures as (label, value) lines.
+fn device_rows(report: &DeviceReport) -> Vec<(&'static str, String)> {
     let (major, minor) = report.compute_capability;
     let unknown = || "not reported".to_string();
     let gb = |bytes_per_s: f64| format!("{:.0} GB/s", bytes_per_s / 1e9);
-    let rows: Vec<(&str, String)> = vec![
+    vec![
         ("name", report.name.clone()),
         ("compute capability", format!("{major}.{minor}")),
         (
