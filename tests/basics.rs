@@ -232,6 +232,10 @@ fn gpu_device_figures_are_consistent() {
     );
 }
 
+#[expect(
+    clippy::expect_used,
+    reason = "a test helper: its failure is the test's failure, with this message"
+)]
 fn heatlab(args: &[&str]) -> std::process::Output {
     Command::new(common::heatlab_binary())
         .args(args)

@@ -20,6 +20,10 @@ use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 /// Generous: a busy 2-core machine, and the runs take milliseconds.
 const DEADLINE: Duration = Duration::from_secs(120);
 
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure, with this message"
+)]
 fn harness() -> Harness<'static, HeatlabApp> {
     let mut field = Settings::default().field;
     field.size = GridSize::new(32, 32).unwrap();

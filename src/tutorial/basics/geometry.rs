@@ -277,10 +277,12 @@ pub fn tally(options: &GeometryOptions, buffer: &[f64]) -> Tally {
     let (array, padding) = buffer.split_at(elements);
     let mut tally = Tally::default();
     for &value in array {
-        match value {
-            v if v == 2.0 => tally.incremented_once += 1,
-            v if v <= 1.0 => tally.missed += 1,
-            _ => tally.touched_more_than_once += 1,
+        if value == 2.0 {
+            tally.incremented_once += 1;
+        } else if value <= 1.0 {
+            tally.missed += 1;
+        } else {
+            tally.touched_more_than_once += 1;
         }
     }
     tally.writes_past_end = padding.iter().map(|&v| v as u64).sum();

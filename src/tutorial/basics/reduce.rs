@@ -203,7 +203,7 @@ pub fn run(
     check_repeats(repeats)?;
     let len = usize::try_from(n)
         .ok()
-        .filter(|&n| n >= 1 && n <= 1 << 30)
+        .filter(|n| (1..=1 << 30).contains(n))
         .ok_or_else(|| HeatlabError::InvalidInput(format!("n = {n} is outside 1 to 2^30")))?;
     crate::memory::ensure_host_memory("the reductions' arrays", len * 8 * 2)?;
     let x = generate_x(len, seed);

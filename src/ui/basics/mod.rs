@@ -188,17 +188,17 @@ impl BasicsPanel {
     fn finished(
         &mut self,
         lesson: BasicsLesson,
-        result: Result<BasicsOutcome, String>,
+        result: Result<Box<BasicsOutcome>, String>,
         took: Duration,
     ) {
         self.running = None;
         match result {
             Ok(outcome) => {
                 log::info!("GPU basics: {lesson} took {took:?}");
-                if let BasicsOutcome::Geometry(run) = &outcome {
+                if let BasicsOutcome::Geometry(run) = outcome.as_ref() {
                     self.geometry_history.push(run.clone());
                 }
-                self.outcomes.insert(lesson, outcome);
+                self.outcomes.insert(lesson, *outcome);
                 self.notice = None;
             }
             Err(reason) => {

@@ -455,14 +455,5 @@ fn device_rows(report: &DeviceReport) -> Vec<(&'static str, String)> {
             "measured upload, pinned",
             report.upload_pinned_bandwidth.map_or_else(unknown, gb),
         ),
-    ];
-    egui::Grid::new("basics_device")
-        .striped(true)
-        .show(ui, |ui| {
-            for (label, value) in rows {
-                ui.label(label);
-                ui.label(value);
-                ui.end_row();
-            }
-        });
+    ]
 }

@@ -32,7 +32,7 @@ pub enum BasicsEvent {
         /// The lesson run.
         lesson: BasicsLesson,
         /// Its outcome, or why it failed.
-        result: Result<BasicsOutcome, String>,
+        result: Result<Box<BasicsOutcome>, String>,
         /// How long it took.
         took: Duration,
     },
@@ -92,6 +92,7 @@ fn run(ctx: WorkerContext<BasicsRequest, BasicsEvent, ()>, choice: BackendChoice
                 // The panel shows the failure to the user; that is where it is handled.
                 let result = request
                     .run(gpu.as_ref(), control)
+                    .map(Box::new)
                     .map_err(|error| error.to_string());
                 ctx.emit(BasicsEvent::Finished {
                     lesson: request.lesson(),
