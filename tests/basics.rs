@@ -357,3 +357,38 @@ fn cli_refuses_bad_lesson_input_with_a_message() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn bench_basics_writes_the_ladder_and_the_notebooks_rungs_or_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("basics.json");
+    let output = heatlab(&[
+        "bench",
+        "--basics",
+        "8,16",
+        "--repeats",
+        "1",
+        "--backend",
+        "cpu",
+        "--json",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(json["heatlab"]["steps"].as_array().map(Vec::len), Some(2));
+    // Python with NumPy measured the notebook's rungs, or the report says why it did not.
+    let notebook = &json["notebook"];
+    if notebook.is_null() {
+        assert!(json["notebook_note"].is_string(), "{json}");
+    } else {
+        assert!(
+            notebook["sides"]["8"]["np.maximum (maximum_2)"].is_array(),
+            "{json}"
+        );
+    }
+}

@@ -20,16 +20,23 @@ use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 /// Generous: a busy 2-core machine, and the runs take milliseconds.
 const DEADLINE: Duration = Duration::from_secs(120);
 
+fn harness() -> Harness<'static, HeatlabApp> {
+    harness_on(Tab::Diffusion)
+}
+
+/// The app on `tab`, on the CPU backend with a small field (egui_kittest checks, as it builds
+/// the harness, that every widget shown has a name a screen reader can say).
 #[expect(
     clippy::unwrap_used,
     reason = "a test helper: its failure is the test's failure, with this message"
 )]
-fn harness() -> Harness<'static, HeatlabApp> {
+fn harness_on(tab: Tab) -> Harness<'static, HeatlabApp> {
     let mut field = Settings::default().field;
     field.size = GridSize::new(32, 32).unwrap();
     let settings = Settings {
         backend: BackendChoice::Cpu,
         field,
+        tab,
         ..Settings::default()
     };
     Harness::builder()
@@ -68,6 +75,22 @@ fn open_basics(harness: &mut Harness<'_, HeatlabApp>) {
     harness.get_by_label("GPU basics").click();
     harness.run_steps(2);
     assert_eq!(harness.state().settings().tab, Tab::GpuBasics);
+}
+
+#[test]
+fn the_tab_opens_on_its_own_with_every_control_named() {
+    let mut harness = harness_on(Tab::GpuBasics);
+    for lesson in BasicsLesson::ALL {
+        // The side panel's entry comes first; the heading of the lesson shown repeats it.
+        harness
+            .query_all_by_label(lesson.title())
+            .next()
+            .unwrap()
+            .click();
+        harness.run_steps(2);
+        assert_eq!(harness.state().basics().lesson, lesson);
+    }
+    harness.get_by_label_contains("the GPU is opened on the first run");
 }
 
 #[test]

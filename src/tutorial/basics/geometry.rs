@@ -296,7 +296,7 @@ pub struct GeometryOutcome {
     pub options: GeometryOptions,
     /// Threads launched.
     pub launched_threads: u64,
-    /// Threads whose index falls outside the array.
+    /// Threads whose index falls outside the array (idle behind the guard, stray without it).
     pub idle_threads: u64,
     /// Elements of the array.
     pub elements: u64,
@@ -316,13 +316,13 @@ impl GeometryOutcome {
     /// What happened, in sentences for people.
     pub fn explanation(&self) -> Vec<String> {
         let mut lines = vec![format!(
-            "{} threads launched for {} elements; {} of them idle past the end",
+            "{} threads launched for {} elements; {} of them past the end",
             self.launched_threads, self.elements, self.idle_threads
         )];
         let tally = &self.tally;
         if self.options.guarded && self.idle_threads > 0 {
             lines.push(format!(
-                "the guard kept the {} idle threads from writing",
+                "the guard kept the {} threads past the end idle",
                 self.idle_threads
             ));
         }

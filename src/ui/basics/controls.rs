@@ -25,10 +25,12 @@ pub(super) fn request_ui(ui: &mut egui::Ui, request: &mut BasicsRequest) {
             ..
         } => {
             ui.horizontal(|ui| {
-                ui.label("matrix");
-                ui.add(egui::DragValue::new(rows).range(1..=16_384).speed(10.0));
-                ui.label("x");
-                ui.add(egui::DragValue::new(cols).range(1..=16_384).speed(10.0));
+                let label = ui.label("matrix rows");
+                ui.add(egui::DragValue::new(rows).range(1..=16_384).speed(10.0))
+                    .labelled_by(label.id);
+                let label = ui.label("x columns");
+                ui.add(egui::DragValue::new(cols).range(1..=16_384).speed(10.0))
+                    .labelled_by(label.id);
             });
             repeats_ui(ui, repeats);
         }
@@ -44,15 +46,17 @@ pub(super) fn request_ui(ui: &mut egui::Ui, request: &mut BasicsRequest) {
 
 fn count_ui(ui: &mut egui::Ui, label: &str, n: &mut u64, range: std::ops::RangeInclusive<u64>) {
     ui.horizontal(|ui| {
-        ui.label(label);
-        ui.add(egui::DragValue::new(n).range(range).speed(1000.0));
+        let label = ui.label(label);
+        ui.add(egui::DragValue::new(n).range(range).speed(1000.0))
+            .labelled_by(label.id);
     });
 }
 
 fn repeats_ui(ui: &mut egui::Ui, repeats: &mut u32) {
     ui.horizontal(|ui| {
-        ui.label("timed runs");
-        ui.add(egui::DragValue::new(repeats).range(1..=100));
+        let label = ui.label("timed runs");
+        ui.add(egui::DragValue::new(repeats).range(1..=100))
+            .labelled_by(label.id);
     });
 }
 
@@ -99,10 +103,12 @@ fn geometry_ui(ui: &mut egui::Ui, options: &mut GeometryOptions) {
     let two_d = options.dimensions == Dimensions::Two;
     if two_d {
         ui.horizontal(|ui| {
-            ui.label("array");
-            ui.add(egui::DragValue::new(&mut options.rows).range(1..=8192));
-            ui.label("x");
-            ui.add(egui::DragValue::new(&mut options.cols).range(1..=8192));
+            let label = ui.label("array rows");
+            ui.add(egui::DragValue::new(&mut options.rows).range(1..=8192))
+                .labelled_by(label.id);
+            let label = ui.label("x columns");
+            ui.add(egui::DragValue::new(&mut options.cols).range(1..=8192))
+                .labelled_by(label.id);
         });
         ui.checkbox(
             &mut options.x_along_rows,
@@ -114,19 +120,23 @@ fn geometry_ui(ui: &mut egui::Ui, options: &mut GeometryOptions) {
         options.grid[1] = 1;
     }
     ui.horizontal(|ui| {
-        ui.label("threads per block");
-        ui.add(egui::DragValue::new(&mut options.block[0]).range(1..=1024));
+        let label = ui.label("threads per block");
+        ui.add(egui::DragValue::new(&mut options.block[0]).range(1..=1024))
+            .labelled_by(label.id);
         if two_d {
-            ui.label("x");
-            ui.add(egui::DragValue::new(&mut options.block[1]).range(1..=1024));
+            let label = ui.label("x");
+            ui.add(egui::DragValue::new(&mut options.block[1]).range(1..=1024))
+                .labelled_by(label.id);
         }
     });
     ui.horizontal(|ui| {
-        ui.label("blocks in the grid");
-        ui.add(egui::DragValue::new(&mut options.grid[0]).range(1..=1 << 24));
+        let label = ui.label("blocks in the grid");
+        ui.add(egui::DragValue::new(&mut options.grid[0]).range(1..=1 << 24))
+            .labelled_by(label.id);
         if two_d {
-            ui.label("x");
-            ui.add(egui::DragValue::new(&mut options.grid[1]).range(1..=65_535));
+            let label = ui.label("x");
+            ui.add(egui::DragValue::new(&mut options.grid[1]).range(1..=65_535))
+                .labelled_by(label.id);
         }
         if ui
             .button("fit")
