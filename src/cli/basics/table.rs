@@ -6,7 +6,7 @@ use crate::tutorial::basics::geometry::{Dimensions, GeometryOutcome};
 use crate::tutorial::basics::maximum::MaximumLadder;
 use crate::tutorial::basics::reduce::ReduceReport;
 use crate::tutorial::basics::row_sums::RowSumsReport;
-use crate::tutorial::basics::sin_exp::SinExpReport;
+use crate::tutorial::basics::sin_exp::{SinExpReport, SinExpVariant};
 use crate::tutorial::basics::BasicsOutcome;
 use crate::tutorial::TimingStats;
 
@@ -153,8 +153,10 @@ fn sin_exp(report: &SinExpReport) -> String {
                 stats,
             ));
         }
-        if let Some(error) = entry.cpu_max_relative_error {
-            text.push_str(&format!("  CPU error {error:.2e}\n"));
+        match (entry.variant, entry.cpu_max_relative_error) {
+            (SinExpVariant::F64, _) => text.push_str("  the CPU's float64 is the reference\n"),
+            (_, Some(error)) => text.push_str(&format!("  CPU error {error:.2e}\n")),
+            (_, None) => {}
         }
         if entry.cpu_one_thread.is_none() && entry.gpu.is_none() {
             text.push_str(

@@ -8,7 +8,7 @@ use crate::tutorial::basics::geometry::{Dimensions, GeometryOutcome};
 use crate::tutorial::basics::maximum::{LadderStep, MaximumLadder};
 use crate::tutorial::basics::reduce::ReduceReport;
 use crate::tutorial::basics::row_sums::RowSumsReport;
-use crate::tutorial::basics::sin_exp::SinExpReport;
+use crate::tutorial::basics::sin_exp::{SinExpReport, SinExpVariant};
 use crate::tutorial::basics::{BasicsLesson, BasicsOutcome};
 use crate::tutorial::{format_seconds, TimingStats};
 
@@ -251,10 +251,11 @@ fn sin_exp_ui(ui: &mut egui::Ui, report: &SinExpReport) {
                 ui.label(row.variant.to_string());
                 time_cell(ui, row.cpu_one_thread.as_ref());
                 time_cell(ui, row.cpu_all_threads.as_ref());
-                ui.label(
-                    row.cpu_max_relative_error
-                        .map_or_else(|| "no CPU twin".into(), |e| format!("{e:.1e}")),
-                );
+                ui.label(match (row.variant, row.cpu_max_relative_error) {
+                    (SinExpVariant::F64, _) => "the reference".to_string(),
+                    (_, Some(error)) => format!("{error:.1e}"),
+                    (_, None) => "no CPU twin".to_string(),
+                });
                 let gpu = row.gpu.as_ref();
                 time_cell(ui, gpu.map(|g| &g.host_arrays.total));
                 time_cell(ui, gpu.map(|g| &g.host_arrays.upload));
