@@ -113,6 +113,8 @@ pub struct ReduceRow {
     pub cpu_one_thread: TimingStats,
     /// The CPU on all threads (chunks reduced in parallel).
     pub cpu_all_threads: TimingStats,
+    /// The all-threads version's value (its chunks are combined in another order).
+    pub cpu_all_threads_value: f64,
     /// One entry per GPU kernel, empty without a GPU.
     pub gpu: Vec<ReduceGpu>,
 }
@@ -216,7 +218,7 @@ pub fn run(
             control.check()?;
             Ok(reduce_cpu(op, values))
         })?;
-        let (cpu_all_threads, _) = time_cpu_runs(repeats, || {
+        let (cpu_all_threads, cpu_all_threads_value) = time_cpu_runs(repeats, || {
             control.check()?;
             Ok(reduce_cpu_all_threads(op, values))
         })?;
@@ -229,6 +231,7 @@ pub fn run(
             cpu_value,
             cpu_one_thread,
             cpu_all_threads,
+            cpu_all_threads_value,
             gpu: gpu_results,
         });
     }

@@ -334,7 +334,7 @@ fn reduce_ui(ui: &mut egui::Ui, report: &ReduceReport) {
                     (
                         format!("CPU, all {} threads", report.cpu_threads),
                         &row.cpu_all_threads,
-                        row.cpu_value,
+                        row.cpu_all_threads_value,
                         None,
                     ),
                 ]
