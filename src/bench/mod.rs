@@ -2,6 +2,7 @@
 //! same process (the device-to-device copy and the tutorial's kernel on the GPU; a plain
 //! single-threaded loop and NumPy on the CPU). Figures are ratios measured in one run.
 
+pub mod basics;
 pub mod display;
 pub mod generation;
 pub mod numpy;

@@ -48,6 +48,10 @@ pub struct BenchArgs {
     /// `heatlab run --help` lists them), beside the device copy and the tutorial's kernel.
     #[arg(long, value_delimiter = ',')]
     pub kernel: Option<Vec<KernelChoice>>,
+    /// Time the GPU basics' maximum ladder at these cube sides instead (e.g. 32,128,256),
+    /// beside the notebook's own Python rungs (NumPy, and Numba where it is installed).
+    #[arg(long, value_delimiter = ',', value_name = "SIDES")]
+    pub basics: Option<Vec<usize>>,
 }
 
 /// Runs `heatlab bench`. A signal stops it before the next measurement, with nothing written
@@ -55,6 +59,9 @@ pub struct BenchArgs {
 pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     let sizes = parse_sizes(&args.sizes)?;
     check_args(args)?;
+    if let Some(sides) = &args.basics {
+        return super::basics::bench::bench_basics(args, sides, interrupt);
+    }
     if let Some(path) = &args.json {
         check_output(path)?;
     }

@@ -55,8 +55,9 @@ pub struct GuiArgs {
     /// Steps per displayed frame (turns the automatic choice off).
     #[arg(long)]
     pub steps_per_frame: Option<u64>,
-    /// Tab to open: diffusion, kernel-lab, hidden-layer, gaussian or mc-pi. With --screenshot, a tutorial
-    /// tab runs its kernel and a size sweep before the shot.
+    /// Tab to open: diffusion, kernel-lab, gpu-basics, hidden-layer, gaussian or mc-pi. With
+    /// --screenshot, a tutorial tab runs its kernel and a size sweep before the shot, and the GPU
+    /// basics tab runs every lesson.
     #[arg(long)]
     pub tab: Option<crate::ui::tutorial::Tab>,
     /// A tutorial run recorded with `heatlab kernel ... --json` (e.g. on a GPU machine) to show

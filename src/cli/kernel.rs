@@ -1,11 +1,13 @@
 //! `heatlab kernel hidden-layer|gaussian|mc-pi`: one tutorial kernel on the CPU and the GPU,
-//! its result and its timings as a table or as one JSON object.
+//! its result and its timings as a table or as one JSON object. The GPU basics' lessons
+//! (`max`, `geometry`, `sin-exp`, `row-sums`, `reduce`, `device`) go to [`super::basics`].
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::basics::{BasicsArgs, KernelName};
 use super::interrupt::{Interrupt, Interrupted};
 use super::output::{note, print};
 use crate::compute::BackendChoice;
@@ -20,11 +22,13 @@ use crate::tutorial::{
 #[derive(Debug, Clone, clap::Args)]
 #[command(allow_negative_numbers = true)]
 pub struct KernelArgs {
-    /// Which kernel: hidden-layer, gaussian or mc-pi.
-    pub kernel: TutorialKernel,
-    /// Elements (hidden-layer, gaussian) or samples (mc-pi); `1e8` and `100_000_000` work too.
-    #[arg(long, default_value = "1000000", value_parser = parse_count)]
-    pub n: u64,
+    /// Which kernel: hidden-layer, gaussian, mc-pi, or a lesson of the GPU basics: max,
+    /// geometry, sin-exp, row-sums, reduce, device.
+    pub kernel: KernelName,
+    /// Elements (hidden-layer, gaussian, geometry, sin-exp, reduce) or samples (mc-pi); `1e8`
+    /// and `100_000_000` work too. Default 1000000, or the notebook's for a lesson.
+    #[arg(long, value_parser = parse_count)]
+    pub n: Option<u64>,
     /// Seed of the inputs (NumPy's default_rng) or of the MWC64X generator (mc-pi).
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -52,7 +56,13 @@ pub struct KernelArgs {
     /// Print one JSON object (result and every timing) instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// The options of the GPU basics' lessons.
+    #[command(flatten)]
+    pub basics: BasicsArgs,
 }
+
+/// Elements or samples when `--n` is not given (tutorial kernels).
+const DEFAULT_N: u64 = 1_000_000;
 
 /// Parses a count such as `1000000`, `1_000_000` or `1e10`: a whole number from 1 to
 /// `u64::MAX`. Too large is "too large", never saturated.
@@ -97,22 +107,26 @@ struct JsonReport<'a> {
 
 /// Runs `heatlab kernel`. A signal stops it at the next chunk of work, or before the next file.
 pub fn run(args: &KernelArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
-    let (options, params) = checked_options(args)?;
+    let kernel = match args.kernel {
+        KernelName::Tutorial(kernel) => kernel,
+        KernelName::Basics(lesson) => {
+            return super::basics::run(lesson, args, checked_repeats(args)?, interrupt)
+        }
+    };
+    let (options, params) = checked_options(args, kernel)?;
     let (gpu, reason) = open_gpu(args.backend)?;
     let gpu_note = reason.map(|reason| format!("using the CPU only: {reason}"));
     if let Some(text) = &gpu_note {
         note(text);
     }
-    if args.kernel == TutorialKernel::MonteCarloPi
-        && args.cpu.one_thread()
-        && args.n > 1_000_000_000
+    if kernel == TutorialKernel::MonteCarloPi && args.cpu.one_thread() && options.n > 1_000_000_000
     {
         let per_sample = tutorial::mc_pi::estimate_cpu_seconds_per_sample().as_secs_f64();
         note(&format!(
             "note: one CPU thread needs about {:.0} s per run for {} samples; \
              --cpu all-threads skips it",
-            per_sample * args.n as f64,
-            args.n
+            per_sample * options.n as f64,
+            options.n
         ));
     }
 
@@ -131,7 +145,15 @@ pub fn run(args: &KernelArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         cancel: interrupt.flag(),
         progress: &show_progress,
     };
-    let outcome = run_kernel(args, &options, params, gpu.as_ref(), control, interrupt);
+    let outcome = run_kernel(
+        args,
+        kernel,
+        &options,
+        params,
+        gpu.as_ref(),
+        control,
+        interrupt,
+    );
     bar.finish_and_clear();
     let (run, mut files) = outcome.map_err(|error| signal_instead_of_cancel(error, interrupt))?;
     if let Some(path) = &args.timings {
@@ -150,18 +172,32 @@ pub fn run(args: &KernelArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     report(args, &run, gpu_note, files)
 }
 
-/// The run's options after every check, refused with a message before any work.
-fn checked_options(args: &KernelArgs) -> anyhow::Result<(RunOptions, GaussianParams)> {
-    let repeats = u32::try_from(args.repeat)
+/// `--repeat` as a count of at least 1.
+fn checked_repeats(args: &KernelArgs) -> anyhow::Result<u32> {
+    Ok(u32::try_from(args.repeat)
         .ok()
         .filter(|&r| r >= 1)
         .ok_or_else(|| {
             HeatlabError::InvalidInput(format!("--repeat must be at least 1, got {}", args.repeat))
-        })?;
-    if args.kernel != TutorialKernel::Gaussian && (args.mean.is_some() || args.sigma.is_some()) {
+        })?)
+}
+
+/// The run's options after every check, refused with a message before any work.
+fn checked_options(
+    args: &KernelArgs,
+    kernel: TutorialKernel,
+) -> anyhow::Result<(RunOptions, GaussianParams)> {
+    let repeats = checked_repeats(args)?;
+    if kernel != TutorialKernel::Gaussian && (args.mean.is_some() || args.sigma.is_some()) {
         return Err(HeatlabError::InvalidInput(format!(
-            "--mean and --sigma are for the gaussian kernel, not {}",
-            args.kernel
+            "--mean and --sigma are for the gaussian kernel, not {kernel}"
+        ))
+        .into());
+    }
+    if args.basics.is_set() {
+        return Err(HeatlabError::InvalidInput(format!(
+            "--sides, --dims, --block, --grid, --unguarded, --x-along-cols, --rows and --cols \
+             are for the GPU basics' lessons, not {kernel}"
         ))
         .into());
     }
@@ -171,7 +207,7 @@ fn checked_options(args: &KernelArgs) -> anyhow::Result<(RunOptions, GaussianPar
     };
     params.validate()?;
     let options = RunOptions {
-        n: args.n,
+        n: args.n.unwrap_or(DEFAULT_N),
         seed: args.seed,
         repeats,
         cpu: args.cpu,
@@ -189,6 +225,7 @@ fn checked_options(args: &KernelArgs) -> anyhow::Result<(RunOptions, GaussianPar
 /// The kernel's run, and its arrays written to `--npy`, checking for a signal between files.
 fn run_kernel(
     args: &KernelArgs,
+    kernel: TutorialKernel,
     options: &RunOptions,
     params: GaussianParams,
     gpu: Option<&TutorialGpu>,
@@ -201,7 +238,7 @@ fn run_kernel(
         files.push(write_npy(dir, name, shape, values)?);
         anyhow::Ok(())
     };
-    let run = match args.kernel {
+    let run = match kernel {
         TutorialKernel::HiddenLayer => {
             let output = tutorial::hidden_layer::run(options, gpu, control)?;
             if let Some(dir) = &args.npy {

@@ -1,5 +1,6 @@
 //! The headless command line: `heatlab run`, `heatlab bench`, and the GUI's entry.
 
+pub mod basics;
 pub mod bench;
 pub mod exit;
 pub mod gui;
@@ -33,7 +34,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Time every diffusion variant against the baselines run beside it.
     Bench(bench::BenchArgs),
-    /// Run a tutorial kernel (hidden-layer, gaussian, mc-pi) on the CPU and the GPU and time it.
+    /// Run a tutorial kernel (hidden-layer, gaussian, mc-pi) or a lesson of the GPU basics (max,
+    /// geometry, sin-exp, row-sums, reduce, device) on the CPU and the GPU and time it.
     Kernel(kernel::KernelArgs),
     /// Open the desktop app (the default), or take a screenshot of it with --screenshot.
     Gui(gui::GuiArgs),

@@ -4,6 +4,7 @@
 //! and the one worker abstraction they all run on. The app (`ui`) sends commands and draws what
 //! comes back; nothing here knows about windows or widgets.
 
+pub mod basics;
 pub mod diffusion;
 pub mod lab;
 pub mod notice;

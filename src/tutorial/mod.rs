@@ -7,6 +7,7 @@
 //! functions of [`hidden_layer`], [`gaussian`] and [`mc_pi`]. Long runs report progress through
 //! a callback and stop between chunks when a cancel flag is set ([`RunControl`]).
 
+pub mod basics;
 mod control;
 mod elementwise;
 pub mod gaussian;

@@ -10,6 +10,7 @@ use eframe::egui;
 
 use crate::tutorial::TutorialKernel;
 
+use super::basics::BasicsPanel;
 use super::diffusion::{BackendStatus, DiffusionCommand, DiffusionPanel, Timings};
 use super::lab::{LabCommand, LabContext, LabPanel};
 use super::notice::{Level, Notice};
@@ -64,9 +65,11 @@ pub struct HeatlabApp {
     diffusion: DiffusionPanel,
     tutorial: TutorialPanels,
     lab: LabPanel,
+    basics: BasicsPanel,
     screenshot: Option<Screenshot>,
     screenshot_result: ScreenshotResult,
     tutorial_demo_started: bool,
+    basics_demo_started: bool,
     stop: StopRequest,
     closing: bool,
 }
@@ -88,6 +91,7 @@ impl HeatlabApp {
         let ctx = cc.egui_ctx.clone();
         let notify: Notify = Arc::new(move || ctx.request_repaint());
         let lab = LabPanel::new(notify.clone());
+        let basics = BasicsPanel::new(notify.clone());
         let mut diffusion = DiffusionPanel::new(&settings, notify, options.autoplay);
         if let Some(problem) = settings_problem {
             diffusion.notify(Level::Warning, problem.to_string());
@@ -106,9 +110,11 @@ impl HeatlabApp {
             diffusion,
             tutorial: TutorialPanels::default(),
             lab,
+            basics,
             screenshot,
             screenshot_result,
             tutorial_demo_started: false,
+            basics_demo_started: false,
             stop: options.stop,
             closing: false,
         };
@@ -353,6 +359,7 @@ impl HeatlabApp {
         log::info!("signal {signal}: closing the window");
         // The tutorial thread stops between chunks instead of finishing a long run.
         self.tutorial.cancel();
+        self.basics.cancel();
         if let Some(screenshot) = &mut self.screenshot {
             screenshot.fail(
                 ctx,
@@ -412,6 +419,32 @@ impl HeatlabApp {
             .collect()
     }
 
+    /// The GPU basics tab.
+    pub fn basics(&self) -> &BasicsPanel {
+        &self.basics
+    }
+
+    /// The GPU basics tab, to change (tests).
+    pub fn basics_mut(&mut self) -> &mut BasicsPanel {
+        &mut self.basics
+    }
+
+    /// The GPU basics tab: the simulation pauses (the timings need the cores to themselves).
+    /// The screenshot mode runs every lesson once the initial field is ready.
+    fn basics_ui(&mut self, ui: &mut egui::Ui) {
+        self.diffusion.hold();
+        let field_ready = self.diffusion.state().field_size.is_some()
+            && self.diffusion.state().progress.is_none();
+        if self.screenshot.is_some() && !self.basics_demo_started && field_ready {
+            self.basics_demo_started = true;
+            self.basics.run(
+                &crate::tutorial::basics::BasicsLesson::ALL,
+                self.settings.backend,
+            );
+        }
+        self.basics.ui(ui, self.settings.backend);
+    }
+
     /// Ctrl+Q quits; on the diffusion tab, Space, S and R drive the simulation.
     fn shortcuts(&self, ctx: &egui::Context) -> Vec<Command> {
         if ctx.input_mut(|i| i.consume_key(egui::Modifiers::COMMAND, egui::Key::Q)) {
@@ -458,7 +491,13 @@ impl HeatlabApp {
             return;
         };
         screenshot.step(ctx, |frames| {
+            let basics_tab = self.settings.tab == Tab::GpuBasics;
             let (ready, timed_work, waiting_for) = match self.settings.tab.kernel() {
+                None if basics_tab => (
+                    self.basics_demo_started && !self.basics.is_busy(),
+                    true,
+                    "the GPU basics' lessons to finish".to_string(),
+                ),
                 None => (
                     self.frames_shown() >= frames && self.diffusion.has_picture(),
                     false,
@@ -483,6 +522,7 @@ impl HeatlabApp {
                 timed_work,
                 waiting_for,
                 summary: match self.settings.tab.kernel() {
+                    None if basics_tab => self.basics.summary(),
                     None => self.timing_summary(),
                     Some(kernel) => self.tutorial_summary(kernel),
                 },
@@ -506,6 +546,7 @@ impl eframe::App for HeatlabApp {
         match self.settings.tab.kernel() {
             Some(kernel) => commands.extend(self.tutorial_ui(ui, kernel)),
             None if self.settings.tab == Tab::KernelLab => commands.extend(self.lab_ui(ui)),
+            None if self.settings.tab == Tab::GpuBasics => self.basics_ui(ui),
             None => commands.extend(
                 self.diffusion
                     .ui(ui, &mut self.settings)

@@ -3,6 +3,7 @@
 //! what their threads send back. Nothing here computes the physics.
 
 pub mod app;
+pub mod basics;
 pub mod diffusion;
 pub mod folder;
 pub mod lab;

@@ -48,13 +48,17 @@ pub enum Tab {
     MonteCarloPi,
     /// The Kernel lab: the diffusion kernel's source, edited, compiled and validated.
     KernelLab,
+    /// The GPU basics: the maximum ladder, launch geometry, sin·exp, row sums, reductions and
+    /// the device.
+    GpuBasics,
 }
 
 impl Tab {
     /// Every tab, in the order the tab bar lists them.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Diffusion,
         Self::KernelLab,
+        Self::GpuBasics,
         Self::HiddenLayer,
         Self::Gaussian,
         Self::MonteCarloPi,
@@ -63,7 +67,7 @@ impl Tab {
     /// The tutorial kernel of this tab, or `None` for the diffusion tab.
     pub fn kernel(self) -> Option<TutorialKernel> {
         match self {
-            Self::Diffusion | Self::KernelLab => None,
+            Self::Diffusion | Self::KernelLab | Self::GpuBasics => None,
             Self::HiddenLayer => Some(TutorialKernel::HiddenLayer),
             Self::Gaussian => Some(TutorialKernel::Gaussian),
             Self::MonteCarloPi => Some(TutorialKernel::MonteCarloPi),
@@ -79,10 +83,12 @@ impl Tab {
         }
     }
 
-    /// The name on the command line (`diffusion`, `hidden-layer`, `gaussian`, `mc-pi`).
+    /// The name on the command line (`diffusion`, `kernel-lab`, `gpu-basics`, `hidden-layer`,
+    /// `gaussian`, `mc-pi`).
     pub fn cli_name(self) -> String {
         match self.kernel() {
             None if self == Self::KernelLab => "kernel-lab".into(),
+            None if self == Self::GpuBasics => "gpu-basics".into(),
             None => "diffusion".into(),
             Some(kernel) => kernel.to_string(),
         }
@@ -93,6 +99,7 @@ impl fmt::Display for Tab {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self.kernel() {
             None if *self == Self::KernelLab => "Kernel lab",
+            None if *self == Self::GpuBasics => "GPU basics",
             None => "Diffusion",
             Some(kernel) => kernel.title(),
         })
@@ -108,7 +115,7 @@ impl std::str::FromStr for Tab {
             .find(|tab| tab.cli_name().eq_ignore_ascii_case(text.trim()))
             .ok_or_else(|| {
                 crate::HeatlabError::InvalidInput(format!(
-                    "unknown tab '{text}' (expected diffusion, kernel-lab, hidden-layer, gaussian or mc-pi)"
+                    "unknown tab '{text}' (expected diffusion, kernel-lab, gpu-basics, hidden-layer, gaussian or mc-pi)"
                 ))
             })
     }
