@@ -15,6 +15,7 @@ pub mod import;
 pub mod lab;
 pub mod measure;
 pub mod memory;
+pub mod problem;
 pub mod render;
 pub mod sim;
 pub mod state;
