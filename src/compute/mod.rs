@@ -24,7 +24,7 @@ pub use stats::FieldStats;
 use crate::error::{CudaUnavailable, HeatlabError, Result};
 use crate::field::JaggedParams;
 use crate::grid::Grid;
-use crate::problem::{EnergyExchange, StepTables};
+use crate::problem::{CompiledProblem, EnergyExchange, StepTables};
 
 /// Largest coefficient for which the explicit scheme does not blow up.
 pub const STABLE_COEFF_LIMIT: f32 = 0.25;
@@ -280,7 +280,16 @@ pub struct ProblemUpload<'a> {
     pub book_energy: bool,
 }
 
-impl ProblemUpload<'_> {
+impl<'a> ProblemUpload<'a> {
+    /// The upload of a compiled problem.
+    pub fn of(problem: &'a CompiledProblem, book_energy: bool) -> Self {
+        Self {
+            tables: &problem.tables,
+            map: &problem.map,
+            book_energy,
+        }
+    }
+
     /// Checks that the map fits `cells` cells and names only kinds the tables have.
     pub fn check(&self, cells: usize) -> Result<()> {
         if self.map.len() != cells {

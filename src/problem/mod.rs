@@ -79,6 +79,17 @@ impl CellKind {
     }
 }
 
+/// A problem ready to step: its tables and the kind of every cell (what backends hold).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompiledProblem {
+    /// The per-step constants.
+    pub tables: StepTables,
+    /// The kind of every cell, row-major.
+    pub map: Vec<u8>,
+    /// Columns of the grid.
+    pub cols: usize,
+}
+
 /// How the time step is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -239,6 +250,15 @@ impl HeatProblem {
         StepTables::of(self)
     }
 
+    /// The tables and the map, ready for a backend.
+    pub fn compile(&self) -> Result<CompiledProblem> {
+        Ok(CompiledProblem {
+            tables: self.tables()?,
+            map: self.map.clone(),
+            cols: self.size.cols,
+        })
+    }
+
     /// The material map as a grid of kind indices (for pictures and `.npy` exports).
     pub fn map_grid(&self) -> Grid {
         let values = self.map.iter().map(|&k| f32::from(k)).collect();
@@ -270,3 +290,6 @@ fn check_kind(kind: &CellKind) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;
