@@ -17,6 +17,7 @@ pub mod measure;
 pub mod memory;
 pub mod problem;
 pub mod render;
+pub mod scenario;
 pub mod sim;
 pub mod state;
 pub mod tutorial;
