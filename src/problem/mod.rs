@@ -118,7 +118,9 @@ pub struct HeatProblem {
     pub spacing: f64,
     /// The kinds of cells (at most [`MAX_KINDS`]).
     pub kinds: Vec<CellKind>,
-    /// The kind of every cell, row-major.
+    /// The kind of every cell, row-major (not in the JSON form: state files store it as bytes
+    /// after the fields, and run records leave it out).
+    #[serde(skip)]
     pub map: Vec<u8>,
     /// The four sides.
     pub sides: Sides,

@@ -45,6 +45,13 @@ pub fn build(file: &ScenarioFile, folder: &Path) -> Result<Built, Errors> {
     let user = user_materials(file, &mut errors);
     let time_step = time_step(&file.time, &mut errors);
     let sides = sides(file, &mut errors);
+    let resolver = Resolver { user: &user };
+    let base = resolver.part_kind(&file.base, &mut errors);
+    let parts: Vec<Option<CellKind>> = file
+        .parts
+        .iter()
+        .map(|part| resolver.part_kind(part, &mut errors))
+        .collect();
     let Some(size) = size else {
         return Err(errors);
     };
@@ -56,13 +63,6 @@ pub fn build(file: &ScenarioFile, folder: &Path) -> Result<Built, Errors> {
         sides: sides.unwrap_or_default(),
         time_step: time_step.unwrap_or_default(),
     };
-    let resolver = Resolver { user: &user };
-    let base = resolver.part_kind(&file.base, &mut errors);
-    let parts: Vec<Option<CellKind>> = file
-        .parts
-        .iter()
-        .map(|part| resolver.part_kind(part, &mut errors))
-        .collect();
     let named = named_kinds(base.iter().chain(parts.iter().flatten()), &mut errors);
     if file.base.rect.is_some() || file.base.ellipse.is_some() {
         errors.push("[base] fills the whole grid: it takes no rect or ellipse");

@@ -18,7 +18,12 @@
 //! | 16 | `H` | header: UTF-8 JSON, [`StateHeader`] |
 //! | 16 + `H` | 4·rows·cols | the current field, `f32`, row-major |
 //! | … | 4·rows·cols | the initial field, `f32`, row-major |
+//! | … | rows·cols | version 2 with a heat problem: the kind of every cell, `u8`, row-major |
 //! | end − 4 | 4 | CRC-32 (IEEE) of every byte before it, `u32` |
+//!
+//! Version 2 adds `problem` to the header (the heat problem's kinds, sides, spacing, time-step
+//! rule and simulated seconds; see [`crate::problem`]) and its cell map after the fields. A
+//! state without a problem is still written as version 1.
 //!
 //! A reader refuses a file with another magic, a newer version, a length that does not match
 //! the header (truncated or with bytes appended), a header that does not parse, or a checksum
@@ -39,8 +44,11 @@ use crate::sim::Simulation;
 /// The first eight bytes of every state file (the high first byte keeps text files out).
 pub const MAGIC: [u8; 8] = *b"\x89HLSTATE";
 
-/// The format version this heatlab writes, and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest format version this heatlab writes and reads (2: with a heat problem).
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The version of a state without a heat problem (readable by older heatlabs).
+const UNIFORM_FORMAT_VERSION: u32 = 1;
 
 /// Bytes before the header: magic, version and header length.
 const PREAMBLE_BYTES: usize = 16;
@@ -62,6 +70,13 @@ pub enum FieldOrigin {
         /// The file's name or path as the user gave it.
         file: String,
     },
+    /// A scenario file's initial temperature.
+    Scenario {
+        /// The scenario file's name or path as the user gave it.
+        file: String,
+        /// Its title.
+        title: String,
+    },
 }
 
 impl std::fmt::Display for FieldOrigin {
@@ -69,6 +84,7 @@ impl std::fmt::Display for FieldOrigin {
         match self {
             Self::Jagged(params) => write!(f, "jagged field, seed {}", params.seed),
             Self::Imported { file } => write!(f, "imported from {file}"),
+            Self::Scenario { file, title } => write!(f, "scenario \"{title}\" ({file})"),
         }
     }
 }
@@ -90,6 +106,18 @@ pub struct StateHeader {
     pub boundary: Boundary,
     /// Where the initial field came from.
     pub origin: FieldOrigin,
+    /// The heat problem stepped (version 2), its map stored after the fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<SavedProblem>,
+}
+
+/// A heat problem in a saved state, and how far it has run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedProblem {
+    /// The problem (its map travels as bytes after the fields).
+    pub problem: crate::problem::HeatProblem,
+    /// Seconds simulated since the initial field.
+    pub simulated_seconds: f64,
 }
 
 /// Everything a resumed run needs.
@@ -105,6 +133,8 @@ pub struct SavedState {
     pub params: StepParams,
     /// Where the initial field came from.
     pub origin: FieldOrigin,
+    /// The heat problem stepped, if any.
+    pub problem: Option<SavedProblem>,
 }
 
 impl SavedState {
@@ -116,6 +146,10 @@ impl SavedState {
             step: sim.step_count(),
             params: sim.params(),
             origin,
+            problem: sim.problem().cloned().map(|problem| SavedProblem {
+                problem,
+                simulated_seconds: sim.simulated_seconds().unwrap_or(0.0),
+            }),
         })
     }
 
@@ -128,6 +162,7 @@ impl SavedState {
             coeff: self.params.coeff,
             boundary: self.params.boundary,
             origin: self.origin.clone(),
+            problem: self.problem.clone(),
         }
     }
 
@@ -148,14 +183,28 @@ impl SavedState {
             path: path.to_path_buf(),
             message: "header too long".into(),
         })?;
+        let map = self.problem.as_ref().map(|p| p.problem.map.as_slice());
+        if map.is_some_and(|m| m.len() != self.current.size().cells()) {
+            return Err(HeatlabError::Internal(
+                "the heat problem's map does not fit the field".into(),
+            ));
+        }
+        let version = if map.is_some() {
+            FORMAT_VERSION
+        } else {
+            UNIFORM_FORMAT_VERSION
+        };
         write_atomically(path, |writer| {
             let mut writer = ChecksumWriter::new(writer);
             writer.write_all(&MAGIC)?;
-            writer.write_all(&FORMAT_VERSION.to_le_bytes())?;
+            writer.write_all(&version.to_le_bytes())?;
             writer.write_all(&header_len.to_le_bytes())?;
             writer.write_all(&header)?;
             write_f32s(&mut writer, self.current.as_slice())?;
             write_f32s(&mut writer, self.initial.as_slice())?;
+            if let Some(map) = map {
+                writer.write_all(map)?;
+            }
             let checksum = writer.hasher.clone().finalize();
             writer.inner.write_all(&checksum.to_le_bytes())
         })
@@ -230,7 +279,17 @@ impl SavedState {
             .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
         let size = GridSize::new(header.rows, header.cols)
             .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
-        let expected = fixed + 2 * size.bytes() as u64;
+        if header.problem.is_some() != (version >= 2) {
+            return Err(refuse(StateFileError::BadHeader(
+                "a heat problem belongs in a version 2 state, and only there".into(),
+            )));
+        }
+        let map_bytes = if header.problem.is_some() {
+            size.cells() as u64
+        } else {
+            0
+        };
+        let expected = fixed + 2 * size.bytes() as u64 + map_bytes;
         if length < expected {
             return Err(refuse(StateFileError::Truncated {
                 expected,
@@ -255,6 +314,21 @@ impl SavedState {
         )?;
         let current = read_grid(&mut reader, size).map_err(|e| e.into_error(io))?;
         let initial = read_grid(&mut reader, size).map_err(|e| e.into_error(io))?;
+        let mut problem = header.problem;
+        if let Some(saved) = problem.as_mut() {
+            let mut map = vec![0u8; size.cells()];
+            reader.read_exact(&mut map).map_err(io)?;
+            saved.problem.map = map;
+            if saved.problem.size != size {
+                return Err(refuse(StateFileError::BadHeader(
+                    "the heat problem's size is not the field's".into(),
+                )));
+            }
+            saved
+                .problem
+                .check()
+                .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
+        }
         let computed = reader.hasher.clone().finalize();
         let mut stored = [0u8; CHECKSUM_BYTES];
         reader.inner.read_exact(&mut stored).map_err(io)?;
@@ -267,12 +341,20 @@ impl SavedState {
             step: header.step,
             params,
             origin: header.origin,
+            problem,
         })
     }
 
-    /// A simulation on `backend` standing where this state stands.
+    /// A simulation on `backend` standing where this state stands (stepping its heat problem,
+    /// if it has one).
     pub fn into_simulation(self, backend: Box<dyn crate::compute::Backend>) -> Result<Simulation> {
-        Simulation::resume(backend, self.initial, &self.current, self.step, self.params)
+        let mut sim =
+            Simulation::resume(backend, self.initial, &self.current, self.step, self.params)?;
+        if let Some(saved) = self.problem {
+            sim.set_problem(Some(saved.problem), true)?;
+            sim.set_simulated_seconds(saved.simulated_seconds);
+        }
+        Ok(sim)
     }
 }
 
@@ -398,6 +480,7 @@ mod tests {
                 boundary: Boundary::Periodic,
             },
             origin: FieldOrigin::Jagged(JaggedParams::default()),
+            problem: None,
         }
     }
 

@@ -8,6 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use super::folder::display_name;
+use super::scenario::ProblemRecord;
 use super::RunPlan;
 use crate::cli::interrupt::{Interrupted, StopSignal};
 use crate::cli::output::note;
@@ -66,6 +67,8 @@ pub(super) struct RunRecord {
     pub(super) timings: Vec<TimingRecord>,
     pub(super) files: Vec<PathBuf>,
     pub(super) agreement: Option<AgreementRecord>,
+    /// The heat problem stepped, and its energy balance.
+    pub(super) problem: Option<ProblemRecord>,
 }
 
 /// The agreement checks of a run (`--check-every`), as run.json gives them.
@@ -143,6 +146,7 @@ impl RunRecord {
             timings: Vec::new(),
             files: Vec::new(),
             agreement: None,
+            problem: None,
         }
     }
 
@@ -158,6 +162,9 @@ impl RunRecord {
         };
         if let Some(agreement) = &self.agreement {
             note(&agreement.summary());
+        }
+        if let Some(problem) = &self.problem {
+            note(&problem.end_line());
         }
         match ending {
             Ending::Completed => {
@@ -253,6 +260,8 @@ struct RunSummary {
     files: Vec<String>,
     /// The `--check-every` windows, when asked for.
     agreement: Option<AgreementRecord>,
+    /// The heat problem, its simulated time and energy balance.
+    problem: Option<ProblemRecord>,
 }
 
 impl RunSummary {
@@ -277,6 +286,7 @@ impl RunSummary {
             wall_seconds: record.started.elapsed().as_secs_f64(),
             files: record.files.iter().map(|p| display_name(p)).collect(),
             agreement: record.agreement.clone(),
+            problem: record.problem.clone(),
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::error::HeatlabError;
 use crate::grid::Grid;
 use crate::import::{import_field, ImportKind, LuminanceRange};
 use crate::sim::Simulation;
-use crate::state::{FieldOrigin, SavedState};
+use crate::state::{FieldOrigin, SavedProblem, SavedState};
 
 /// What the run starts from, as asked.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -26,6 +26,11 @@ pub(super) enum StartFrom {
         file: PathBuf,
         /// Values of black and white for an image.
         range: LuminanceRange,
+    },
+    /// A scenario file (`--scenario`): its problem and initial temperature.
+    Scenario {
+        /// The scenario file.
+        file: PathBuf,
     },
     /// A saved state (`--resume`).
     Resume {
@@ -44,6 +49,28 @@ pub(super) struct LoadedStart {
     pub(super) origin: FieldOrigin,
     /// Coefficient and boundary saved with the state.
     pub(super) saved_params: Option<StepParams>,
+    /// The heat problem to step (a scenario's, or a resumed state's).
+    pub(super) problem: Option<SavedProblem>,
+    /// Simulated seconds to run, as the scenario says.
+    pub(super) duration: Option<f64>,
+    /// Simulated seconds between frames, as the scenario says.
+    pub(super) output_every: Option<f64>,
+}
+
+impl LoadedStart {
+    /// A start from `initial` at step 0, with no problem.
+    pub(super) fn fresh(initial: Grid, origin: FieldOrigin) -> Self {
+        Self {
+            initial,
+            current: None,
+            step: 0,
+            origin,
+            saved_params: None,
+            problem: None,
+            duration: None,
+            output_every: None,
+        }
+    }
 }
 
 /// Reads the file the run starts from (none for the jagged field).
@@ -61,14 +88,32 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<LoadedStart>, HeatlabErro
                 initial.size(),
                 file.display()
             ));
-            Ok(Some(LoadedStart {
+            Ok(Some(LoadedStart::fresh(
                 initial,
-                current: None,
-                step: 0,
-                origin: FieldOrigin::Imported {
+                FieldOrigin::Imported {
                     file: file.display().to_string(),
                 },
-                saved_params: None,
+            )))
+        }
+        StartFrom::Scenario { file } => {
+            let scenario = crate::scenario::load(file).map_err(|e| e.into_error())?;
+            note(&format!(
+                "scenario \"{}\" from {}",
+                scenario.title(),
+                file.display()
+            ));
+            let origin = FieldOrigin::Scenario {
+                file: file.display().to_string(),
+                title: scenario.title(),
+            };
+            Ok(Some(LoadedStart {
+                duration: scenario.duration(),
+                output_every: scenario.output_every(),
+                problem: Some(SavedProblem {
+                    problem: scenario.problem,
+                    simulated_seconds: 0.0,
+                }),
+                ..LoadedStart::fresh(scenario.initial, origin)
             }))
         }
         StartFrom::Resume { file } => {
@@ -88,6 +133,9 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<LoadedStart>, HeatlabErro
                 step: state.step,
                 origin: state.origin,
                 saved_params: Some(state.params),
+                problem: state.problem,
+                duration: None,
+                output_every: None,
             }))
         }
     }
@@ -99,12 +147,17 @@ pub(super) fn simulation(
     backend: Box<dyn Backend>,
     start: LoadedStart,
 ) -> crate::Result<Simulation> {
-    match start.current {
+    let mut sim = match start.current {
         Some(current) => {
-            Simulation::resume(backend, start.initial, &current, start.step, plan.step)
+            Simulation::resume(backend, start.initial, &current, start.step, plan.step)?
         }
-        None => Simulation::new(backend, start.initial, plan.step),
+        None => Simulation::new(backend, start.initial, plan.step)?,
+    };
+    if let Some(saved) = start.problem {
+        sim.set_problem(Some(saved.problem), true)?;
+        sim.set_simulated_seconds(saved.simulated_seconds);
     }
+    Ok(sim)
 }
 
 /// Writes the state the run ended in to `path` (`--save-state`).
