@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::step::neighbour_cells;
+use super::step::{neighbour_cells, Wrap};
 use super::{Side, StepTables};
 
 /// Energy put into the plate (J per metre of depth; negative: taken out).
@@ -65,7 +65,7 @@ impl EnergyLedger {
             }
             sources_per_step += tables.capacity[kind] * f64::from(tables.source[kind]);
             let (row, col) = (here / cols, here % cols);
-            let exchanges = neighbour_cells(tables, rows, cols, row, col)
+            let exchanges = neighbour_cells(Wrap::of(tables), rows, cols, row, col)
                 .iter()
                 .any(|n| n.is_none_or(|cell| tables.held[map[cell] as usize]));
             if exchanges {
@@ -106,7 +106,8 @@ impl EnergyLedger {
             let kind = map[here] as usize;
             let capacity = tables.capacity[kind];
             let v = f64::from(field[here]);
-            let neighbours = neighbour_cells(tables, rows, cols, here / cols, here % cols);
+            let neighbours =
+                neighbour_cells(Wrap::of(tables), rows, cols, here / cols, here % cols);
             for (side, neighbour) in Side::ALL.into_iter().zip(neighbours) {
                 match neighbour {
                     None => {

@@ -36,11 +36,30 @@ pub fn update(tables: &StepTables, kind: usize, v: f32, neighbours: [Option<(u8,
     (v + sum) + tables.source[kind]
 }
 
+/// Which sides wrap to the opposite one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wrap {
+    /// Top and bottom.
+    pub rows: bool,
+    /// Left and right.
+    pub cols: bool,
+}
+
+impl Wrap {
+    /// The wrapping of `tables`.
+    pub fn of(tables: &StepTables) -> Self {
+        Self {
+            rows: tables.periodic_rows,
+            cols: tables.periodic_cols,
+        }
+    }
+}
+
 /// The row-major indices of the four neighbours of `(row, col)` (left, right, top, bottom);
 /// `None` where a side that does not wrap is.
 #[inline(always)]
 pub fn neighbour_cells(
-    tables: &StepTables,
+    wrap: Wrap,
     rows: usize,
     cols: usize,
     row: usize,
@@ -50,22 +69,22 @@ pub fn neighbour_cells(
     let left = if col > 0 {
         Some(here - 1)
     } else {
-        tables.periodic_cols.then(|| here + cols - 1)
+        wrap.cols.then(|| here + cols - 1)
     };
     let right = if col + 1 < cols {
         Some(here + 1)
     } else {
-        tables.periodic_cols.then(|| here + 1 - cols)
+        wrap.cols.then(|| here + 1 - cols)
     };
     let top = if row > 0 {
         Some(here - cols)
     } else {
-        tables.periodic_rows.then(|| here + (rows - 1) * cols)
+        wrap.rows.then(|| here + (rows - 1) * cols)
     };
     let bottom = if row + 1 < rows {
         Some(here + cols)
     } else {
-        tables.periodic_rows.then_some(col)
+        wrap.rows.then_some(col)
     };
     [left, right, top, bottom]
 }
@@ -88,7 +107,7 @@ pub fn step_row(
             *next = v;
             continue;
         }
-        let neighbours = neighbour_cells(tables, rows, cols, row, col)
+        let neighbours = neighbour_cells(Wrap::of(tables), rows, cols, row, col)
             .map(|cell| cell.map(|c| (map[c], input[c])));
         *next = update(tables, kind, v, neighbours);
     }

@@ -3,6 +3,7 @@
 
 use rayon::prelude::*;
 
+use super::step::{neighbour_cells, Wrap};
 use super::{HeatProblem, HeaterPower, Side, SideCondition, TimeStep};
 use crate::error::{HeatlabError, Result};
 
@@ -207,8 +208,10 @@ fn stability_limit(problem: &HeatProblem, g: &[f64], side_g: &[f64], capacity: &
         .map(|k| k.held_temperature.is_some())
         .collect();
     let map = &problem.map;
-    let periodic_rows = problem.sides.periodic_rows();
-    let periodic_cols = problem.sides.periodic_columns();
+    let wrap = Wrap {
+        rows: problem.sides.periodic_rows(),
+        cols: problem.sides.periodic_columns(),
+    };
     map.par_chunks(cols)
         .enumerate()
         .map(|(row, kinds)| {
@@ -222,19 +225,7 @@ fn stability_limit(problem: &HeatProblem, g: &[f64], side_g: &[f64], capacity: &
                     Some(cell) => g[i * n + map[cell] as usize],
                     None => side_g[side.index() * n + i],
                 };
-                let here = row * cols + col;
-                let left = (col > 0)
-                    .then(|| here - 1)
-                    .or((periodic_cols).then(|| here + cols - 1));
-                let right = (col + 1 < cols)
-                    .then(|| here + 1)
-                    .or((periodic_cols).then(|| here + 1 - cols));
-                let top = (row > 0)
-                    .then(|| here - cols)
-                    .or((periodic_rows).then(|| here + (rows - 1) * cols));
-                let bottom = (row + 1 < rows)
-                    .then(|| here + cols)
-                    .or((periodic_rows).then(|| col));
+                let [left, right, top, bottom] = neighbour_cells(wrap, rows, cols, row, col);
                 let total = face(Side::Left, left)
                     + face(Side::Right, right)
                     + face(Side::Top, top)

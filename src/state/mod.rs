@@ -120,6 +120,19 @@ pub struct SavedProblem {
     pub simulated_seconds: f64,
 }
 
+impl SavedProblem {
+    /// Checks a problem read from a file of fields of `size`.
+    fn check(&self, size: GridSize) -> std::result::Result<(), String> {
+        if self.problem.size != size {
+            return Err("the heat problem's size is not the field's".into());
+        }
+        if !(self.simulated_seconds.is_finite() && self.simulated_seconds >= 0.0) {
+            return Err("the simulated time is not a time".into());
+        }
+        self.problem.check().map_err(|e| e.to_string())
+    }
+}
+
 /// Everything a resumed run needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SavedState {
@@ -134,7 +147,7 @@ pub struct SavedState {
     /// Where the initial field came from.
     pub origin: FieldOrigin,
     /// The heat problem stepped, if any.
-    pub problem: Option<SavedProblem>,
+    pub problem: Option<Box<SavedProblem>>,
 }
 
 impl SavedState {
@@ -146,9 +159,11 @@ impl SavedState {
             step: sim.step_count(),
             params: sim.params(),
             origin,
-            problem: sim.problem().cloned().map(|problem| SavedProblem {
-                problem,
-                simulated_seconds: sim.simulated_seconds().unwrap_or(0.0),
+            problem: sim.problem().cloned().map(|problem| {
+                Box::new(SavedProblem {
+                    problem,
+                    simulated_seconds: sim.simulated_seconds().unwrap_or(0.0),
+                })
             }),
         })
     }
@@ -162,7 +177,7 @@ impl SavedState {
             coeff: self.params.coeff,
             boundary: self.params.boundary,
             origin: self.origin.clone(),
-            problem: self.problem.clone(),
+            problem: self.problem.as_deref().cloned(),
         }
     }
 
@@ -316,18 +331,10 @@ impl SavedState {
         let initial = read_grid(&mut reader, size).map_err(|e| e.into_error(io))?;
         let mut problem = header.problem;
         if let Some(saved) = problem.as_mut() {
-            let mut map = vec![0u8; size.cells()];
-            reader.read_exact(&mut map).map_err(io)?;
-            saved.problem.map = map;
-            if saved.problem.size != size {
-                return Err(refuse(StateFileError::BadHeader(
-                    "the heat problem's size is not the field's".into(),
-                )));
-            }
+            saved.problem.map = read_problem_map(&mut reader, size).map_err(io)?;
             saved
-                .problem
-                .check()
-                .map_err(|e| refuse(StateFileError::BadHeader(e.to_string())))?;
+                .check(size)
+                .map_err(|why| refuse(StateFileError::BadHeader(why)))?;
         }
         let computed = reader.hasher.clone().finalize();
         let mut stored = [0u8; CHECKSUM_BYTES];
@@ -341,7 +348,7 @@ impl SavedState {
             step: header.step,
             params,
             origin: header.origin,
-            problem,
+            problem: problem.map(Box::new),
         })
     }
 
@@ -392,6 +399,13 @@ fn read_grid(reader: &mut impl Read, size: GridSize) -> Result<Grid, GridReadErr
         remaining -= n;
     }
     Grid::from_vec(size, values).map_err(GridReadError::Memory)
+}
+
+/// The cell map of a heat problem, one byte a cell.
+fn read_problem_map(reader: &mut impl Read, size: GridSize) -> std::io::Result<Vec<u8>> {
+    let mut map = vec![0u8; size.cells()];
+    reader.read_exact(&mut map)?;
+    Ok(map)
 }
 
 fn write_f32s(writer: &mut impl Write, values: &[f32]) -> std::io::Result<()> {
@@ -503,6 +517,39 @@ mod tests {
     }
 
     #[test]
+    fn a_heat_problem_travels_in_version_2_and_a_plain_state_stays_version_1() {
+        let plain = saved_bytes(&state());
+        assert_eq!(plain[8..12], 1u32.to_le_bytes());
+        let mut with_problem = state();
+        let size = with_problem.current.size();
+        let mut problem = crate::problem::HeatProblem::uniform(
+            size,
+            0.01,
+            crate::problem::material::find("copper").unwrap(),
+        );
+        let glass = crate::problem::CellKind::of(crate::problem::material::find("glass").unwrap());
+        let glass = problem.kind_index(glass).unwrap();
+        problem.paint(glass, |row, col| row == col);
+        problem.sides.left = crate::problem::SideCondition::Fixed { temperature: 40.0 };
+        with_problem.problem = Some(Box::new(SavedProblem {
+            problem,
+            simulated_seconds: 12.5,
+        }));
+        let bytes = saved_bytes(&with_problem);
+        assert_eq!(bytes[8..12], 2u32.to_le_bytes());
+        assert_eq!(read(&bytes).unwrap(), with_problem);
+        // A flipped map byte is caught by the checksum; a cut map as truncation.
+        let mut flipped = bytes.clone();
+        let at = bytes.len() - 5;
+        flipped[at] ^= 1;
+        assert!(matches!(reason(&flipped), StateFileError::ChecksumMismatch));
+        assert!(matches!(
+            reason(&bytes[..bytes.len() - 3]),
+            StateFileError::Truncated { .. }
+        ));
+    }
+
+    #[test]
     fn round_trips_bit_for_bit() {
         let state = state();
         let bytes = saved_bytes(&state);
@@ -538,11 +585,11 @@ mod tests {
             StateFileError::TrailingBytes { extra: 2 }
         ));
         let mut newer = bytes.clone();
-        newer[8..12].copy_from_slice(&2u32.to_le_bytes());
+        newer[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
         let newer = reason(&newer);
         assert!(matches!(
             newer,
-            StateFileError::NewerVersion { found: 2, .. }
+            StateFileError::NewerVersion { found, .. } if found == FORMAT_VERSION + 1
         ));
         assert!(newer.to_string().contains("newer heatlab"), "{newer}");
         let mut flipped = bytes.clone();

@@ -50,7 +50,7 @@ pub(super) struct LoadedStart {
     /// Coefficient and boundary saved with the state.
     pub(super) saved_params: Option<StepParams>,
     /// The heat problem to step (a scenario's, or a resumed state's).
-    pub(super) problem: Option<SavedProblem>,
+    pub(super) problem: Option<Box<SavedProblem>>,
     /// Simulated seconds to run, as the scenario says.
     pub(super) duration: Option<f64>,
     /// Simulated seconds between frames, as the scenario says.
@@ -109,10 +109,10 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<LoadedStart>, HeatlabErro
             Ok(Some(LoadedStart {
                 duration: scenario.duration(),
                 output_every: scenario.output_every(),
-                problem: Some(SavedProblem {
+                problem: Some(Box::new(SavedProblem {
                     problem: scenario.problem,
                     simulated_seconds: 0.0,
-                }),
+                })),
                 ..LoadedStart::fresh(scenario.initial, origin)
             }))
         }
