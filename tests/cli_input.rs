@@ -83,6 +83,7 @@ fn state(step: u64, origin: &str) -> SavedState {
         origin: FieldOrigin::Imported {
             file: origin.to_string(),
         },
+        problem: None,
     }
 }
 

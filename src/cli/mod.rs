@@ -9,6 +9,7 @@ pub mod kernel;
 pub mod lab_check;
 pub mod output;
 pub mod run;
+pub mod scenario;
 pub mod verify;
 
 use std::io::IsTerminal;
@@ -42,6 +43,9 @@ pub enum Command {
     /// Check the GPU (or the CPU's fast methods) against the CPU reference, bit for bit, over
     /// random sequences of what users do.
     Verify(verify::VerifyArgs),
+    /// Check a scenario file (a heat problem with materials, heaters and sides), or list the
+    /// material library.
+    Scenario(scenario::ScenarioArgs),
     /// The Kernel lab's validation of a user kernel, run by the app as a child process.
     #[command(hide = true)]
     LabCheck(lab_check::LabCheckArgs),
@@ -56,6 +60,7 @@ pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Kernel(args)) => kernel::run(&args, &Interrupt::install()?),
         Some(Command::Gui(args)) => gui::run(&args),
         Some(Command::Verify(args)) => verify::run(&args, &Interrupt::install()?),
+        Some(Command::Scenario(args)) => scenario::run(&args),
         Some(Command::LabCheck(args)) => lab_check::run(&args),
         None => gui::run(&gui::GuiArgs::default()),
     }

@@ -6,10 +6,12 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::brush::{check_cells, BrushStamp};
+use super::cpu_problem::CpuProblem;
 use super::preview::{Layer, PreviewSpec, ReducedPreview};
-use super::{Backend, BackendKind, Boundary, FieldStats, StepParams};
+use super::{Backend, BackendKind, Boundary, FieldStats, ProblemUpload, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
+use crate::problem::EnergyExchange;
 
 /// Rows of one parallel work item: enough to amortise scheduling, few enough to balance.
 const ROWS_PER_TASK: usize = 8;
@@ -72,6 +74,8 @@ pub struct CpuBackend {
     scratch: Vec<f32>,
     /// `None`: chosen per field size by [`CpuMethod::for_cells`].
     method: Option<CpuMethod>,
+    /// The heat problem stepped instead of the uniform stencil, if any.
+    problem: Option<Box<CpuProblem>>,
 }
 
 impl Default for CpuBackend {
@@ -112,6 +116,7 @@ impl CpuBackend {
             current: None,
             scratch: Vec::new(),
             method: None,
+            problem: None,
         }
     }
 
@@ -159,6 +164,9 @@ impl Backend for CpuBackend {
         } else {
             format!("{}-threads", self.threads)
         };
+        if self.problem.is_some() {
+            return format!("cpu-materials-{threads}");
+        }
         format!("cpu-{}-{threads}", self.method())
     }
 
@@ -175,9 +183,14 @@ impl Backend for CpuBackend {
             current,
             scratch,
             method,
+            problem,
             ..
         } = self;
         let current = current.as_mut().ok_or(HeatlabError::NoField)?;
+        if let Some(problem) = problem {
+            install(pool, || problem.advance(current, scratch, steps))?;
+            return Ok(started.elapsed());
+        }
         let cols = current.cols();
         let coeff = params.coeff;
         let step = |center: f32, lapl: f32| center - coeff * lapl;
@@ -225,6 +238,21 @@ impl Backend for CpuBackend {
 
     fn download(&mut self) -> Result<Grid> {
         self.held().cloned()
+    }
+
+    fn set_problem(&mut self, problem: Option<ProblemUpload<'_>>) -> Result<()> {
+        self.problem = match problem {
+            Some(upload) => Some(Box::new(CpuProblem::new(&upload, self.held()?.size())?)),
+            None => None,
+        };
+        Ok(())
+    }
+
+    fn take_energy_exchange(&mut self) -> Result<EnergyExchange> {
+        self.problem
+            .as_mut()
+            .map(|problem| problem.take_exchange())
+            .ok_or_else(|| HeatlabError::InvalidInput("no heat problem is held".into()))
     }
 
     fn apply_brush(&mut self, stamp: &BrushStamp) -> Result<()> {

@@ -6,6 +6,7 @@
 
 pub mod brush;
 pub mod cpu;
+mod cpu_problem;
 pub mod cuda;
 pub mod preview;
 mod stats;
@@ -23,6 +24,7 @@ pub use stats::FieldStats;
 use crate::error::{CudaUnavailable, HeatlabError, Result};
 use crate::field::JaggedParams;
 use crate::grid::Grid;
+use crate::problem::{CompiledProblem, EnergyExchange, StepTables};
 
 /// Largest coefficient for which the explicit scheme does not blow up.
 pub const STABLE_COEFF_LIMIT: f32 = 0.25;
@@ -232,6 +234,28 @@ pub trait Backend: Send {
             .collect())
     }
 
+    /// Steps the held field with a heat problem's scheme (see [`crate::problem`]) from now on,
+    /// ignoring [`StepParams`], until `None` returns to the uniform stencil. Called again to
+    /// change the map (material edits) or the tables (a heater switched, a side changed).
+    fn set_problem(&mut self, problem: Option<ProblemUpload<'_>>) -> Result<()> {
+        match problem {
+            None => Ok(()),
+            Some(_) => Err(HeatlabError::Unsupported(format!(
+                "the {} backend cannot step heat problems",
+                self.kind()
+            ))),
+        }
+    }
+
+    /// The energy the held problem's sources, sides and held cells put in since the last call
+    /// (zero unless the problem was set with `book_energy`).
+    fn take_energy_exchange(&mut self) -> Result<EnergyExchange> {
+        Err(HeatlabError::Unsupported(format!(
+            "the {} backend holds no heat problem",
+            self.kind()
+        )))
+    }
+
     /// Sets a few cells of the held field (undo and redo). The default downloads, sets and
     /// uploads; a GPU backend writes only those cells.
     fn scatter(&mut self, cells: &[u32], values: &[f32]) -> Result<()> {
@@ -241,6 +265,46 @@ pub trait Backend: Send {
             field.as_mut_slice()[cell as usize] = value;
         }
         self.upload(&field)
+    }
+}
+
+/// A heat problem as a backend takes it: the per-step constants and the kind of every cell.
+#[derive(Debug, Clone, Copy)]
+pub struct ProblemUpload<'a> {
+    /// The constants of a step.
+    pub tables: &'a StepTables,
+    /// The kind of every cell, row-major, as many as the held field has cells.
+    pub map: &'a [u8],
+    /// Whether each step also books the energy that enters (slower: a pass over the cells
+    /// that exchange heat with the outside every step).
+    pub book_energy: bool,
+}
+
+impl<'a> ProblemUpload<'a> {
+    /// The upload of a compiled problem.
+    pub fn of(problem: &'a CompiledProblem, book_energy: bool) -> Self {
+        Self {
+            tables: &problem.tables,
+            map: &problem.map,
+            book_energy,
+        }
+    }
+
+    /// Checks that the map fits `cells` cells and names only kinds the tables have.
+    pub fn check(&self, cells: usize) -> Result<()> {
+        if self.map.len() != cells {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the material map has {} cells but the field has {cells}",
+                self.map.len()
+            )));
+        }
+        if let Some(bad) = self.map.iter().find(|&&k| k as usize >= self.tables.kinds) {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the material map names kind {bad} but there are only {} kinds",
+                self.tables.kinds
+            )));
+        }
+        Ok(())
     }
 }
 

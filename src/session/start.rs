@@ -10,8 +10,9 @@ use crate::compute::{Backend, StepParams};
 use crate::error::HeatlabError;
 use crate::grid::Grid;
 use crate::import::{import_field_for, read_up_to, ImportKind, LuminanceRange};
+use crate::scenario::Scenario;
 use crate::sim::Simulation;
-use crate::state::{FieldOrigin, SavedState, MAGIC};
+use crate::state::{FieldOrigin, SavedProblem, SavedState, MAGIC};
 
 /// What a file to start from must hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +40,12 @@ pub struct Start {
     pub saved_params: Option<StepParams>,
     /// How an initial field was read (`None` for a saved state).
     pub import: Option<ImportKind>,
+    /// The heat problem to step (a scenario's, or a saved state's).
+    pub problem: Option<Box<SavedProblem>>,
+    /// Simulated seconds to run, as a scenario says.
+    pub duration: Option<f64>,
+    /// Simulated seconds between frames, as a scenario says.
+    pub output_every: Option<f64>,
 }
 
 /// Reads `path` as `expected` (an image's luminance mapped onto `range`), checking the size its
@@ -58,15 +65,12 @@ pub fn open(
         return SavedState::load_for(path, held_copies).map(Start::from);
     }
     let (initial, kind) = import_field_for(path, range, held_copies)?;
+    let origin = FieldOrigin::Imported {
+        file: path.display().to_string(),
+    };
     Ok(Start {
-        initial,
-        current: None,
-        step: 0,
-        origin: FieldOrigin::Imported {
-            file: path.display().to_string(),
-        },
-        saved_params: None,
         import: Some(kind),
+        ..Start::generated(initial, origin)
     })
 }
 
@@ -88,6 +92,9 @@ impl From<SavedState> for Start {
             origin: state.origin,
             saved_params: Some(state.params),
             import: None,
+            problem: state.problem,
+            duration: None,
+            output_every: None,
         }
     }
 }
@@ -102,6 +109,27 @@ impl Start {
             origin,
             saved_params: None,
             import: None,
+            problem: None,
+            duration: None,
+            output_every: None,
+        }
+    }
+
+    /// The start of a scenario read from `file`: its initial temperature, problem, duration
+    /// and output interval.
+    pub fn of_scenario(scenario: Scenario, file: &Path) -> Self {
+        let origin = FieldOrigin::Scenario {
+            file: file.display().to_string(),
+            title: scenario.title(),
+        };
+        Self {
+            duration: scenario.duration(),
+            output_every: scenario.output_every(),
+            problem: Some(Box::new(SavedProblem {
+                problem: scenario.problem,
+                simulated_seconds: 0.0,
+            })),
+            ..Self::generated(scenario.initial, origin)
         }
     }
 
@@ -111,18 +139,31 @@ impl Start {
         backend: Box<dyn Backend>,
         params: StepParams,
     ) -> crate::Result<Simulation> {
-        match self.current {
-            Some(current) => Simulation::resume(backend, self.initial, &current, self.step, params),
-            None => Simulation::new(backend, self.initial, params),
+        let mut sim = match self.current {
+            Some(current) => {
+                Simulation::resume(backend, self.initial, &current, self.step, params)?
+            }
+            None => Simulation::new(backend, self.initial, params)?,
+        };
+        if let Some(saved) = self.problem {
+            sim.set_problem(Some(saved.problem), true)?;
+            sim.set_simulated_seconds(saved.simulated_seconds);
         }
+        Ok(sim)
     }
 
     /// Puts this start into a running simulation: a state with `params`; an initial field
     /// keeps the simulation's coefficient and boundary.
     pub fn load_into(self, sim: &mut Simulation, params: StepParams) -> crate::Result<()> {
         match self.current {
-            Some(current) => sim.restore(self.initial, &current, self.step, params),
-            None => sim.replace_initial(self.initial),
+            Some(current) => sim.restore(self.initial, &current, self.step, params)?,
+            None => sim.replace_initial(self.initial)?,
         }
+        let seconds = self.problem.as_ref().map(|p| p.simulated_seconds);
+        sim.set_problem(self.problem.map(|p| p.problem), true)?;
+        if let Some(seconds) = seconds {
+            sim.set_simulated_seconds(seconds);
+        }
+        Ok(())
     }
 }

@@ -15,9 +15,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::compute::{Backend, BackendKind, CpuBackend, CpuMethod, FieldEdit, StepParams};
+use crate::compute::{
+    Backend, BackendKind, CpuBackend, CpuMethod, FieldEdit, ProblemUpload, StepParams,
+};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
+use crate::problem::CompiledProblem;
 
 /// Advances the reference takes between looks at the cancel flag.
 const CANCEL_GRANULARITY: u64 = 64;
@@ -132,6 +135,8 @@ pub enum WindowEntry {
     Advance(u64, StepParams),
     /// A brush dab or cells set (undo, redo), which the reference repeats in its place.
     Edit(FieldEdit),
+    /// A heat problem set (or cleared: back to the uniform stencil) from here on.
+    Problem(Option<Arc<CompiledProblem>>),
 }
 
 /// A stretch of a run: the field at its start and every advance (and edit) made in it.
@@ -141,6 +146,8 @@ pub struct Window {
     pub from_step: u64,
     /// The field at `from_step`.
     pub start: Grid,
+    /// The heat problem stepped at `from_step`, if any.
+    pub problem: Option<Arc<CompiledProblem>>,
     /// Each advance and edit, in order.
     pub advances: Vec<WindowEntry>,
     /// When recording began.
@@ -154,7 +161,7 @@ impl Window {
             .iter()
             .map(|entry| match entry {
                 WindowEntry::Advance(steps, _) => *steps,
-                WindowEntry::Edit(_) => 0,
+                WindowEntry::Edit(_) | WindowEntry::Problem(_) => 0,
             })
             .sum()
     }
@@ -185,6 +192,11 @@ impl Outcome {
     }
 }
 
+/// The reference's upload of a window's problem (it books no energy).
+fn problem_upload(problem: &Option<Arc<CompiledProblem>>) -> Option<ProblemUpload<'_>> {
+    problem.as_deref().map(|p| ProblemUpload::of(p, false))
+}
+
 /// Steps `window` on a CPU reference and compares the result with `subject_end`.
 fn check_window(
     window: Window,
@@ -196,11 +208,16 @@ fn check_window(
     let started = Instant::now();
     let mut reference = CpuBackend::with_threads(threads).with_method(method);
     reference.upload(&window.start)?;
+    reference.set_problem(problem_upload(&window.problem))?;
     for entry in &window.advances {
         let (steps, params) = match entry {
             WindowEntry::Advance(steps, params) => (*steps, *params),
             WindowEntry::Edit(edit) => {
                 edit.apply(&mut reference)?;
+                continue;
+            }
+            WindowEntry::Problem(problem) => {
+                reference.set_problem(problem_upload(problem))?;
                 continue;
             }
         };
@@ -260,6 +277,8 @@ pub struct AgreementWatch {
     checks: u64,
     /// The first check that found a difference.
     first_mismatch: Option<Outcome>,
+    /// The heat problem stepped now, for the next window's start.
+    problem: Option<Arc<CompiledProblem>>,
 }
 
 impl AgreementWatch {
@@ -277,7 +296,16 @@ impl AgreementWatch {
             mismatches: 0,
             checks: 0,
             first_mismatch: None,
+            problem: None,
         }
+    }
+
+    /// Records that the simulation steps `problem` from now on (`None`: the uniform stencil).
+    pub fn record_problem(&mut self, problem: Option<Arc<CompiledProblem>>) {
+        if let Some(window) = self.recording.as_mut() {
+            window.advances.push(WindowEntry::Problem(problem.clone()));
+        }
+        self.problem = problem;
     }
 
     /// Outcomes so far, oldest first (the last few hundred).
@@ -360,6 +388,7 @@ impl AgreementWatch {
             self.recording = Some(Window {
                 from_step: step,
                 start: backend.download()?,
+                problem: self.problem.clone(),
                 advances: Vec::new(),
                 opened: Instant::now(),
             });
@@ -399,6 +428,7 @@ impl AgreementWatch {
             self.recording = Some(Window {
                 from_step: to_step,
                 start: end.clone(),
+                problem: self.problem.clone(),
                 advances: Vec::new(),
                 opened: Instant::now(),
             });

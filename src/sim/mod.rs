@@ -5,6 +5,7 @@ pub mod agreement;
 pub mod generate;
 pub mod paint;
 mod preview;
+pub mod problem;
 
 pub use crate::compute::FieldStats;
 use std::time::Duration;
@@ -68,6 +69,8 @@ pub struct Simulation {
     queued: Option<(u64, u64)>,
     /// Painted strokes, for undo and redo.
     paint: paint::PaintHistory,
+    /// The heat problem stepped instead of the uniform stencil, if any.
+    problem: Option<problem::ActiveProblem>,
 }
 
 impl Simulation {
@@ -89,6 +92,7 @@ impl Simulation {
             agreement: None,
             queued: None,
             paint: paint::PaintHistory::default(),
+            problem: None,
         }
     }
 
@@ -168,6 +172,10 @@ impl Simulation {
     /// flight is cancelled).
     pub fn set_agreement_check(&mut self, policy: Option<WindowPolicy>) {
         self.agreement = policy.map(AgreementWatch::new);
+        let problem = self.problem.as_ref().map(|a| a.compiled.clone());
+        if let Some(watch) = self.agreement.as_mut() {
+            watch.record_problem(problem);
+        }
     }
 
     /// The live agreement check, when it is on.
@@ -227,6 +235,7 @@ impl Simulation {
         }
         let from = self.step;
         self.step += steps;
+        self.count_problem_time(steps);
         match started {
             Advance::Done(elapsed) => Ok(Some(self.record(from, steps, elapsed))),
             Advance::Queued => {
@@ -294,14 +303,14 @@ impl Simulation {
         }
         // Replay one step at a time from the last good state to name the step.
         self.interrupt_agreement();
-        self.backend.upload(&before)?;
+        self.upload_with_problem(&before)?;
         self.step = start_step;
         let mut good = before;
         loop {
             self.backend.advance(1, &self.params)?;
             let next = self.backend.download()?;
             if let Some((row, col)) = next.first_non_finite() {
-                self.backend.upload(&good)?;
+                self.upload_with_problem(&good)?;
                 return Err(HeatlabError::NonFinite {
                     step: self.step + 1,
                     row,
@@ -336,8 +345,10 @@ impl Simulation {
         self.settle()?;
         self.interrupt_agreement();
         self.paint.clear();
-        self.backend.upload(&self.initial)?;
+        let initial = self.initial.clone();
+        self.upload_with_problem(&initial)?;
         self.step = 0;
+        self.set_simulated_seconds(0.0);
         Ok(())
     }
 
@@ -358,7 +369,7 @@ impl Simulation {
         }
         self.settle()?;
         self.interrupt_agreement();
-        self.backend.upload(current)?;
+        self.upload_with_problem(current)?;
         self.paint.clear();
         self.initial = initial;
         self.step = step;
@@ -373,6 +384,11 @@ impl Simulation {
         let current = self.backend.download()?;
         backend.upload(&current)?;
         self.backend = backend;
+        if let Some(active) = self.problem.take() {
+            let applied = self.upload_field(&current, Some(&active));
+            self.problem = Some(active);
+            applied?;
+        }
         Ok(())
     }
 
@@ -390,6 +406,9 @@ impl Simulation {
         match generate::generate_on(self.backend.as_mut(), field, progress) {
             Ok((initial, generation)) => {
                 self.initial = initial;
+                let field = self.backend.download()?;
+                self.upload_with_problem(&field)?;
+                self.set_simulated_seconds(0.0);
                 Ok(generation)
             }
             Err(error) => {
@@ -407,9 +426,10 @@ impl Simulation {
         self.settle()?;
         self.interrupt_agreement();
         self.paint.clear();
-        self.backend.upload(&initial)?;
+        self.upload_with_problem(&initial)?;
         self.initial = initial;
         self.step = 0;
+        self.set_simulated_seconds(0.0);
         Ok(())
     }
 }

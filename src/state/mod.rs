@@ -18,7 +18,12 @@
 //! | 16 | `H` | header: UTF-8 JSON, [`StateHeader`] |
 //! | 16 + `H` | 4·rows·cols | the current field, `f32`, row-major |
 //! | … | 4·rows·cols | the initial field, `f32`, row-major |
+//! | … | rows·cols | version 2 with a heat problem: the kind of every cell, `u8`, row-major |
 //! | end − 4 | 4 | CRC-32 (IEEE) of every byte before it, `u32` |
+//!
+//! Version 2 adds `problem` to the header (the heat problem's kinds, sides, spacing, time-step
+//! rule and simulated seconds; see [`crate::problem`]) and its cell map after the fields. A
+//! state without a problem is still written as version 1.
 //!
 //! A reader refuses a file with another magic, a newer version, a length that does not match
 //! the header (truncated or with bytes appended), a header that does not parse, or a checksum
@@ -39,8 +44,11 @@ use crate::sim::Simulation;
 /// The first eight bytes of every state file (the high first byte keeps text files out).
 pub const MAGIC: [u8; 8] = *b"\x89HLSTATE";
 
-/// The format version this heatlab writes, and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest format version this heatlab writes and reads (2: with a heat problem).
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The version of a state without a heat problem (readable by older heatlabs).
+const UNIFORM_FORMAT_VERSION: u32 = 1;
 
 /// Bytes before the header: magic, version and header length.
 const PREAMBLE_BYTES: usize = 16;
@@ -68,6 +76,13 @@ pub enum FieldOrigin {
         /// The file's name or path as the user gave it.
         file: String,
     },
+    /// A scenario file's initial temperature.
+    Scenario {
+        /// The scenario file's name or path as the user gave it.
+        file: String,
+        /// Its title.
+        title: String,
+    },
 }
 
 impl std::fmt::Display for FieldOrigin {
@@ -75,6 +90,9 @@ impl std::fmt::Display for FieldOrigin {
         match self {
             Self::Jagged(params) => write!(f, "jagged field, seed {}", params.seed),
             Self::Imported { file } => write!(f, "imported from {}", printable(file)),
+            Self::Scenario { file, title } => {
+                write!(f, "scenario \"{}\" ({})", printable(title), printable(file))
+            }
         }
     }
 }
@@ -113,6 +131,31 @@ pub struct StateHeader {
     pub boundary: Boundary,
     /// Where the initial field came from.
     pub origin: FieldOrigin,
+    /// The heat problem stepped (version 2), its map stored after the fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<SavedProblem>,
+}
+
+/// A heat problem in a saved state, and how far it has run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SavedProblem {
+    /// The problem (its map travels as bytes after the fields).
+    pub problem: crate::problem::HeatProblem,
+    /// Seconds simulated since the initial field.
+    pub simulated_seconds: f64,
+}
+
+impl SavedProblem {
+    /// Checks a problem read from a file of fields of `size`.
+    fn check(&self, size: GridSize) -> std::result::Result<(), String> {
+        if self.problem.size != size {
+            return Err("the heat problem's size is not the field's".into());
+        }
+        if !(self.simulated_seconds.is_finite() && self.simulated_seconds >= 0.0) {
+            return Err("the simulated time is not a time".into());
+        }
+        self.problem.check().map_err(|e| e.to_string())
+    }
 }
 
 /// Everything a resumed run needs.
@@ -128,6 +171,8 @@ pub struct SavedState {
     pub params: StepParams,
     /// Where the initial field came from.
     pub origin: FieldOrigin,
+    /// The heat problem stepped, if any.
+    pub problem: Option<Box<SavedProblem>>,
 }
 
 impl SavedState {
@@ -139,6 +184,12 @@ impl SavedState {
             step: sim.step_count(),
             params: sim.params(),
             origin,
+            problem: sim.problem().cloned().map(|problem| {
+                Box::new(SavedProblem {
+                    problem,
+                    simulated_seconds: sim.simulated_seconds().unwrap_or(0.0),
+                })
+            }),
         })
     }
 
@@ -151,6 +202,7 @@ impl SavedState {
             coeff: self.params.coeff,
             boundary: self.params.boundary,
             origin: self.origin.clone(),
+            problem: self.problem.as_deref().cloned(),
         }
     }
 
@@ -171,14 +223,28 @@ impl SavedState {
             path: path.to_path_buf(),
             message: "header too long".into(),
         })?;
+        let map = self.problem.as_ref().map(|p| p.problem.map.as_slice());
+        if map.is_some_and(|m| m.len() != self.current.size().cells()) {
+            return Err(HeatlabError::Internal(
+                "the heat problem's map does not fit the field".into(),
+            ));
+        }
+        let version = if map.is_some() {
+            FORMAT_VERSION
+        } else {
+            UNIFORM_FORMAT_VERSION
+        };
         write_atomically(path, |writer| {
             let mut writer = ChecksumWriter::new(writer);
             writer.write_all(&MAGIC)?;
-            writer.write_all(&FORMAT_VERSION.to_le_bytes())?;
+            writer.write_all(&version.to_le_bytes())?;
             writer.write_all(&header_len.to_le_bytes())?;
             writer.write_all(&header)?;
             write_f32s(&mut writer, self.current.as_slice())?;
             write_f32s(&mut writer, self.initial.as_slice())?;
+            if let Some(map) = map {
+                writer.write_all(map)?;
+            }
             let checksum = writer.hasher.clone().finalize();
             writer.inner.write_all(&checksum.to_le_bytes())
         })
@@ -245,7 +311,12 @@ impl SavedState {
             .map_err(|e| cut(fixed, &reader, e))?;
         let (header, size, params) =
             parse_header(&header).map_err(|why| refuse(StateFileError::BadHeader(why)))?;
-        let expected = fixed + 2 * size.bytes() as u64;
+        let map_bytes = if header.problem.is_some() {
+            size.cells() as u64
+        } else {
+            0
+        };
+        let expected = fixed + 2 * size.bytes() as u64 + map_bytes;
         check_length(expected)?;
         if let Some(found) = length.filter(|&found| found > expected) {
             return Err(refuse(StateFileError::TrailingBytes {
@@ -265,6 +336,14 @@ impl SavedState {
         };
         let current = read_field(&mut reader)?;
         let initial = read_field(&mut reader)?;
+        let mut problem = header.problem;
+        if let Some(saved) = problem.as_mut() {
+            saved.problem.map =
+                read_problem_map(&mut reader, size).map_err(|e| cut(expected, &reader, e))?;
+            saved
+                .check(size)
+                .map_err(|why| refuse(StateFileError::BadHeader(why)))?;
+        }
         let computed = reader.hasher.clone().finalize();
         let mut stored = [0u8; CHECKSUM_BYTES];
         reader
@@ -288,12 +367,20 @@ impl SavedState {
             step: header.step,
             params,
             origin: header.origin,
+            problem: problem.map(Box::new),
         })
     }
 
-    /// A simulation on `backend` standing where this state stands.
+    /// A simulation on `backend` standing where this state stands (stepping its heat problem,
+    /// if it has one).
     pub fn into_simulation(self, backend: Box<dyn crate::compute::Backend>) -> Result<Simulation> {
-        Simulation::resume(backend, self.initial, &self.current, self.step, self.params)
+        let mut sim =
+            Simulation::resume(backend, self.initial, &self.current, self.step, self.params)?;
+        if let Some(saved) = self.problem {
+            sim.set_problem(Some(saved.problem), true)?;
+            sim.set_simulated_seconds(saved.simulated_seconds);
+        }
+        Ok(sim)
     }
 }
 
@@ -376,6 +463,13 @@ fn read_grid(reader: &mut impl Read, size: GridSize) -> Result<Grid, GridReadErr
         remaining -= n;
     }
     Grid::from_vec(size, values).map_err(GridReadError::Memory)
+}
+
+/// The cell map of a heat problem, one byte a cell.
+fn read_problem_map(reader: &mut impl Read, size: GridSize) -> std::io::Result<Vec<u8>> {
+    let mut map = vec![0u8; size.cells()];
+    reader.read_exact(&mut map)?;
+    Ok(map)
 }
 
 fn write_f32s(writer: &mut impl Write, values: &[f32]) -> std::io::Result<()> {
@@ -467,6 +561,7 @@ mod tests {
                 boundary: Boundary::Periodic,
             },
             origin: FieldOrigin::Jagged(JaggedParams::default()),
+            problem: None,
         }
     }
 
@@ -486,6 +581,39 @@ mod tests {
             Err(HeatlabError::StateFile { reason, .. }) => reason,
             other => panic!("expected a state-file error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_heat_problem_travels_in_version_2_and_a_plain_state_stays_version_1() {
+        let plain = saved_bytes(&state());
+        assert_eq!(plain[8..12], 1u32.to_le_bytes());
+        let mut with_problem = state();
+        let size = with_problem.current.size();
+        let mut problem = crate::problem::HeatProblem::uniform(
+            size,
+            0.01,
+            crate::problem::material::find("copper").unwrap(),
+        );
+        let glass = crate::problem::CellKind::of(crate::problem::material::find("glass").unwrap());
+        let glass = problem.kind_index(glass).unwrap();
+        problem.paint(glass, |row, col| row == col);
+        problem.sides.left = crate::problem::SideCondition::Fixed { temperature: 40.0 };
+        with_problem.problem = Some(Box::new(SavedProblem {
+            problem,
+            simulated_seconds: 12.5,
+        }));
+        let bytes = saved_bytes(&with_problem);
+        assert_eq!(bytes[8..12], 2u32.to_le_bytes());
+        assert_eq!(read(&bytes).unwrap(), with_problem);
+        // A flipped map byte is caught by the checksum; a cut map as truncation.
+        let mut flipped = bytes.clone();
+        let at = bytes.len() - 5;
+        flipped[at] ^= 1;
+        assert!(matches!(reason(&flipped), StateFileError::ChecksumMismatch));
+        assert!(matches!(
+            reason(&bytes[..bytes.len() - 3]),
+            StateFileError::Truncated { .. }
+        ));
     }
 
     #[test]
@@ -524,11 +652,11 @@ mod tests {
             StateFileError::TrailingBytes { extra: 2 }
         ));
         let mut newer = bytes.clone();
-        newer[8..12].copy_from_slice(&2u32.to_le_bytes());
+        newer[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
         let newer = reason(&newer);
         assert!(matches!(
             newer,
-            StateFileError::NewerVersion { found: 2, .. }
+            StateFileError::NewerVersion { found, .. } if found == FORMAT_VERSION + 1
         ));
         assert!(newer.to_string().contains("newer heatlab"), "{newer}");
         let mut flipped = bytes.clone();

@@ -8,6 +8,7 @@
 mod ending;
 mod folder;
 mod record;
+mod scenario;
 mod start;
 mod stepping;
 mod video;
@@ -68,6 +69,15 @@ pub struct RunArgs {
         conflicts_with_all = ["resume", "size", "seed", "exponent", "cutoff", "percentile"]
     )]
     pub initial: Option<PathBuf>,
+    /// Run a heat problem written as a scenario file (TOML: materials, heaters, held parts,
+    /// the four sides, the time step; see `heatlab scenario check`). Its duration and output
+    /// interval replace --steps and --save-every unless --duration or --save-every is given.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["initial", "resume"])]
+    pub scenario: Option<PathBuf>,
+    /// Simulated seconds to run a heat problem (a scenario, or a resumed state with one);
+    /// replaces --steps.
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
     /// The values of black and white when --initial is an image.
     #[arg(
         long,
@@ -91,9 +101,9 @@ pub struct RunArgs {
     /// step) to this file, to continue it later with --resume.
     #[arg(long, value_name = "FILE")]
     pub save_state: Option<PathBuf>,
-    /// Diffusion steps to take.
-    #[arg(long, default_value_t = 1000)]
-    pub steps: i64,
+    /// Diffusion steps to take [default: 1000, or a scenario's duration].
+    #[arg(long)]
+    pub steps: Option<i64>,
     /// Diffusion coefficient, in (0, 0.25] [default: 0.25, or the resumed state's].
     #[arg(long)]
     pub coeff: Option<f32>,
@@ -167,6 +177,9 @@ pub struct RunArgs {
     pub kernel: KernelChoice,
 }
 
+/// Steps a run takes unless told otherwise.
+const DEFAULT_STEPS: i64 = 1000;
+
 /// A run's parameters after every check.
 #[derive(Debug, Clone, serde::Serialize)]
 struct RunPlan {
@@ -225,6 +238,14 @@ fn checked_kernel(args: &RunArgs) -> Result<KernelChoice, HeatlabError> {
     Ok(kernel)
 }
 
+fn duration_refusal() -> HeatlabError {
+    HeatlabError::InvalidInput(
+        "--duration is for heat problems (--scenario, or --resume of a state with one); give \
+         --steps for the tutorial's plate"
+            .into(),
+    )
+}
+
 fn non_negative(name: &str, value: i64) -> Result<u64, HeatlabError> {
     u64::try_from(value)
         .map_err(|_| HeatlabError::InvalidInput(format!("{name} must be 0 or more, got {value}")))
@@ -246,6 +267,9 @@ impl RunPlan {
         };
         step.validate(args.allow_unstable)?;
         let start = match (&args.initial, &args.resume) {
+            _ if args.scenario.is_some() => StartFrom::Scenario {
+                file: args.scenario.clone().unwrap_or_default(),
+            },
             (Some(file), _) => StartFrom::Initial {
                 file: file.clone(),
                 range: args.initial_range,
@@ -253,6 +277,9 @@ impl RunPlan {
             (None, Some(file)) => StartFrom::Resume { file: file.clone() },
             (None, None) => StartFrom::Jagged,
         };
+        if args.duration.is_some() && args.scenario.is_none() && args.resume.is_none() {
+            return Err(duration_refusal());
+        }
         let chunk = non_negative("--chunk", args.chunk)?;
         if chunk == 0 {
             return Err(HeatlabError::InvalidInput(
@@ -276,7 +303,7 @@ impl RunPlan {
                 )?),
                 None => None,
             },
-            steps: non_negative("--steps", args.steps)?,
+            steps: non_negative("--steps", args.steps.unwrap_or(DEFAULT_STEPS))?,
             step,
             backend_choice: args.backend,
             save_every: non_negative("--save-every", args.save_every)?,
@@ -296,6 +323,18 @@ impl RunPlan {
     fn start_at(&mut self, args: &RunArgs, start: &Start) -> Result<(), HeatlabError> {
         self.field.size = start.initial.size();
         self.start_step = start.step;
+        if let Some(saved) = &start.problem {
+            let problem = &saved.problem;
+            let scenario_duration = start.duration.filter(|_| args.steps.is_none());
+            if let Some(seconds) = args.duration.or(scenario_duration) {
+                self.steps = scenario::steps_for(problem, seconds)?;
+            }
+            if let Some(every) = start.output_every.filter(|_| args.save_every == 0) {
+                self.save_every = scenario::steps_for(problem, every)?.max(1);
+            }
+        } else if args.duration.is_some() {
+            return Err(duration_refusal());
+        }
         if start.step.checked_add(self.steps).is_none() {
             return Err(HeatlabError::InvalidInput(format!(
                 "the state stands at step {}: {} more steps would pass the largest step count \
@@ -435,7 +474,8 @@ fn execute(
     record: &mut RunRecord,
     interrupt: &Interrupt,
 ) -> anyhow::Result<Ending> {
-    if let Some(warning) = Stability::of(plan.step.coeff).warning() {
+    let uniform = start.as_ref().is_none_or(|s| s.problem.is_none());
+    if let Some(warning) = Stability::of(plan.step.coeff).warning().filter(|_| uniform) {
         note(&format!("note: {warning}"));
     }
     crate::memory::ensure_host_memory(
@@ -463,14 +503,17 @@ fn execute(
         simulation.set_agreement_check(Some(WindowPolicy::Every(plan.check_every)));
     }
     record.method = simulation.backend().step_method();
+    record.problem = scenario::ProblemRecord::of(&simulation, &origin.to_string());
+    if let Some(problem) = &record.problem {
+        note(&problem.start_line());
+    }
+    let physics = match &record.problem {
+        Some(_) => "materials and sides as above".to_string(),
+        None => format!("coeff {}, {} boundary", plan.step.coeff, plan.step.boundary),
+    };
     note(&format!(
-        "{} field, {} steps, coeff {}, {} boundary on {} ({})",
-        plan.field.size,
-        plan.steps,
-        plan.step.coeff,
-        plan.step.boundary,
-        record.device,
-        record.method
+        "{} field, {} steps, {physics} on {} ({})",
+        plan.field.size, plan.steps, record.device, record.method
     ));
     let laplacian = simulation.laplacian()?;
     let first = simulation.field()?;

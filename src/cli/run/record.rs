@@ -8,6 +8,7 @@ use std::time::Instant;
 use anyhow::Context;
 
 use super::folder::display_name;
+use super::scenario::ProblemRecord;
 use super::RunPlan;
 use crate::cli::interrupt::{Interrupted, StopSignal};
 use crate::cli::output::note;
@@ -73,6 +74,8 @@ pub(super) struct RunRecord {
     timed_seconds: f64,
     pub(super) files: Vec<PathBuf>,
     pub(super) agreement: Option<AgreementRecord>,
+    /// The heat problem stepped, and its energy balance.
+    pub(super) problem: Option<ProblemRecord>,
 }
 
 /// The agreement checks of a run (`--check-every`), as run.json gives them.
@@ -153,6 +156,7 @@ impl RunRecord {
             timed_seconds: 0.0,
             files: Vec::new(),
             agreement: None,
+            problem: None,
         }
     }
 
@@ -192,6 +196,9 @@ impl RunRecord {
         };
         if let Some(agreement) = &self.agreement {
             note(&agreement.summary());
+        }
+        if let Some(problem) = &self.problem {
+            note(&problem.end_line());
         }
         match ending {
             Ending::Completed => {
@@ -280,6 +287,8 @@ struct RunSummary {
     files: Vec<String>,
     /// The `--check-every` windows, when asked for.
     agreement: Option<AgreementRecord>,
+    /// The heat problem, its simulated time and energy balance.
+    problem: Option<ProblemRecord>,
 }
 
 impl RunSummary {
@@ -304,6 +313,7 @@ impl RunSummary {
             wall_seconds: record.started.elapsed().as_secs_f64(),
             files: record.files.iter().map(|p| display_name(p)).collect(),
             agreement: record.agreement.clone(),
+            problem: record.problem.clone(),
         }
     }
 }

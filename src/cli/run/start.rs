@@ -26,6 +26,11 @@ pub(super) enum StartFrom {
         /// Values of black and white for an image.
         range: LuminanceRange,
     },
+    /// A scenario file (`--scenario`): its problem and initial temperature.
+    Scenario {
+        /// The scenario file.
+        file: PathBuf,
+    },
     /// A saved state (`--resume`).
     Resume {
         /// The state file.
@@ -50,6 +55,15 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<Start>, HeatlabError> {
                 file.display()
             ));
             Ok(Some(start))
+        }
+        StartFrom::Scenario { file } => {
+            let scenario = crate::scenario::load(file).map_err(|e| e.into_error())?;
+            note(&format!(
+                "scenario \"{}\" from {}",
+                scenario.title(),
+                file.display()
+            ));
+            Ok(Some(Start::of_scenario(scenario, file)))
         }
         StartFrom::Resume { file } => {
             let start = open(

@@ -116,6 +116,7 @@ pub(super) fn advance_chunk(
     record: &mut RunRecord,
 ) -> Result<Option<Grid>, HeatlabError> {
     let start = simulation.step_count();
+    let mut energy = super::scenario::EnergyBook::start(simulation)?;
     let mut outcome = Ok(None);
     while simulation.step_count() < stop && interrupt.requested().is_none() {
         let piece = pacer.next_piece(stop - simulation.step_count());
@@ -123,6 +124,9 @@ pub(super) fn advance_chunk(
         match simulation.advance_checked(piece) {
             Ok((_, field)) => {
                 pacer.learn(piece, began.elapsed());
+                if let Some(book) = energy.as_mut() {
+                    book.piece(simulation, &field)?;
+                }
                 if simulation.step_count() == stop {
                     outcome = Ok(Some(field));
                 }
@@ -132,6 +136,9 @@ pub(super) fn advance_chunk(
                 break;
             }
         }
+    }
+    if let Some(book) = energy {
+        book.finish(simulation, record);
     }
     // Taken out of the simulation: the record writes them as they come.
     let pieces = simulation.take_timings();

@@ -93,7 +93,8 @@ impl DiffusionPanel {
                 settings.field = params;
                 Some(params)
             }
-            crate::state::FieldOrigin::Imported { .. } => None,
+            crate::state::FieldOrigin::Imported { .. }
+            | crate::state::FieldOrigin::Scenario { .. } => None,
         };
         let what = match opened.params {
             Some(params) => format!(

@@ -1,0 +1,175 @@
+//! The energy balance of a heat problem: stored energy against what sources, sides and held
+//! cells put in, booked in `f64`.
+//!
+//! Interior faces between free cells move heat from one to the other and cancel in pairs, so
+//! the stored energy `E = sum of C_i T_i` over free cells changes by what the heaters give, what
+//! crosses the sides and what flows in from held cells. Each step's flows are taken from the
+//! field the step reads; with the same `f32` gains as the step, the balance closes to the
+//! round-off of the `f32` field.
+
+use serde::{Deserialize, Serialize};
+
+use super::step::{neighbour_cells, Wrap};
+use super::{Side, StepTables};
+
+/// Energy put into the plate (J per metre of depth; negative: taken out).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct EnergyExchange {
+    /// By heaters.
+    pub sources: f64,
+    /// Through each side, in the order of [`Side::ALL`].
+    pub sides: [f64; 4],
+    /// From held cells into their free neighbours.
+    pub held: f64,
+}
+
+impl EnergyExchange {
+    /// Everything put in.
+    pub fn total(&self) -> f64 {
+        self.sources + self.sides.iter().sum::<f64>() + self.held
+    }
+
+    /// Adds another window's exchange.
+    pub fn add(&mut self, other: &Self) {
+        self.sources += other.sources;
+        for (mine, theirs) in self.sides.iter_mut().zip(other.sides) {
+            *mine += theirs;
+        }
+        self.held += other.held;
+    }
+
+    /// Through one side.
+    pub fn side(&self, side: Side) -> f64 {
+        self.sides[side.index()]
+    }
+}
+
+/// What books the energy of a problem: the cells that exchange heat with the outside (free
+/// cells on a side that does not wrap, or beside a held cell) and the heaters' power per step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnergyLedger {
+    cells: Vec<u32>,
+    sources_per_step: f64,
+}
+
+impl EnergyLedger {
+    /// The ledger of `map` under `tables` (`map` has `rows * cols` cells).
+    pub fn new(tables: &StepTables, map: &[u8], cols: usize) -> Self {
+        let rows = map.len() / cols.max(1);
+        let mut cells = Vec::new();
+        let mut sources_per_step = 0.0;
+        for (here, &kind) in map.iter().enumerate() {
+            let kind = kind as usize;
+            if tables.held[kind] {
+                continue;
+            }
+            sources_per_step += tables.capacity[kind] * f64::from(tables.source[kind]);
+            let (row, col) = (here / cols, here % cols);
+            let exchanges = neighbour_cells(Wrap::of(tables), rows, cols, row, col)
+                .iter()
+                .any(|n| n.is_none_or(|cell| tables.held[map[cell] as usize]));
+            if exchanges {
+                cells.push(here as u32);
+            }
+        }
+        Self {
+            cells,
+            sources_per_step,
+        }
+    }
+
+    /// The cells whose faces exchange heat with the outside (row-major indices).
+    pub fn cells(&self) -> &[u32] {
+        &self.cells
+    }
+
+    /// What the heaters put in per step, J/m.
+    pub fn sources_per_step(&self) -> f64 {
+        self.sources_per_step
+    }
+
+    /// What one step from `field` puts in.
+    pub fn step_exchange(
+        &self,
+        tables: &StepTables,
+        map: &[u8],
+        field: &[f32],
+        cols: usize,
+    ) -> EnergyExchange {
+        let rows = map.len() / cols.max(1);
+        let mut exchange = EnergyExchange {
+            sources: self.sources_per_step,
+            ..EnergyExchange::default()
+        };
+        for &here in &self.cells {
+            let here = here as usize;
+            let kind = map[here] as usize;
+            let capacity = tables.capacity[kind];
+            let v = f64::from(field[here]);
+            let neighbours =
+                neighbour_cells(Wrap::of(tables), rows, cols, here / cols, here % cols);
+            for (side, neighbour) in Side::ALL.into_iter().zip(neighbours) {
+                match neighbour {
+                    None => {
+                        let at = side.index() * tables.kinds + kind;
+                        let gain = f64::from(tables.side_gain[at]);
+                        let outside = f64::from(tables.outside[side.index()]);
+                        let bias = f64::from(tables.side_bias[at]);
+                        exchange.sides[side.index()] += capacity * (gain * (outside - v) + bias);
+                    }
+                    Some(cell) if tables.held[map[cell] as usize] => {
+                        let gain = f64::from(tables.gain(kind, map[cell] as usize));
+                        exchange.held += capacity * gain * (f64::from(field[cell]) - v);
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        exchange
+    }
+}
+
+/// The energy stored in the free cells of `field`, `sum of C_i T_i` with T in °C, J/m.
+pub fn stored_energy(tables: &StepTables, map: &[u8], field: &[f32]) -> f64 {
+    map.iter()
+        .zip(field)
+        .filter(|(&kind, _)| !tables.held[kind as usize])
+        .map(|(&kind, &value)| tables.capacity[kind as usize] * f64::from(value))
+        .sum()
+}
+
+/// A window's energy balance.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EnergyBalance {
+    /// Stored energy at the window's start, J/m.
+    pub stored_before: f64,
+    /// Stored energy at its end, J/m.
+    pub stored_after: f64,
+    /// What came in meanwhile.
+    pub exchange: EnergyExchange,
+}
+
+impl EnergyBalance {
+    /// The change of stored energy less what came in: 0 up to round-off, J/m.
+    pub fn closing_error(&self) -> f64 {
+        (self.stored_after - self.stored_before) - self.exchange.total()
+    }
+
+    /// The closing error against the largest of the energies that entered the balance.
+    pub fn relative_closing_error(&self) -> f64 {
+        let e = &self.exchange;
+        let scale = [
+            (self.stored_after - self.stored_before).abs(),
+            e.sources.abs(),
+            e.held.abs(),
+            e.sides.iter().map(|s| s.abs()).sum(),
+        ]
+        .into_iter()
+        .fold(0.0, f64::max);
+        if scale > 0.0 {
+            self.closing_error().abs() / scale
+        } else {
+            self.closing_error().abs()
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The per-step constants of a heat problem, computed once on the host in `f64` and rounded to
+//! the `f32` values both backends use.
+
+use rayon::prelude::*;
+
+use super::step::{neighbour_cells, Wrap};
+use super::{HeatProblem, HeaterPower, Side, SideCondition, TimeStep};
+use crate::error::{HeatlabError, Result};
+
+/// The most kinds of cells a problem may have (the map stores a `u8` per cell and the pair
+/// table grows with the square of the count).
+pub const MAX_KINDS: usize = 64;
+
+/// Everything one step needs besides the field and the map, for `n` kinds of cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepTables {
+    /// Number of kinds, `n`.
+    pub kinds: usize,
+    /// `a_ij = dt G_ij / C_i` at `[i * n + j]`: the gain of the face from a cell of kind `i`
+    /// to a neighbour of kind `j`.
+    pub pair: Vec<f32>,
+    /// `s_i = dt Q_i / C_i`: a cell's rise per step from its heater (0 for none, off, held).
+    pub source: Vec<f32>,
+    /// Whether cells of a kind are held at their temperature (their value never changes).
+    pub held: Vec<bool>,
+    /// A side face's gain at `[side * n + i]`: `dt G_side / C_i` (fixed, convective).
+    pub side_gain: Vec<f32>,
+    /// A side face's constant rise at `[side * n + i]`: `dt q'' dx / C_i` (flux).
+    pub side_bias: Vec<f32>,
+    /// The temperature beyond each side (fixed: the side's; convective: the fluid's), °C.
+    pub outside: [f32; 4],
+    /// Whether top and bottom wrap.
+    pub periodic_rows: bool,
+    /// Whether left and right wrap.
+    pub periodic_cols: bool,
+    /// The time step, s.
+    pub dt: f64,
+    /// The largest stable time step, s (infinite where no cell exchanges heat).
+    pub stability_limit: f64,
+    /// Heat capacity `C_i = rho c_p dx²` of each kind, J/(m·K) per metre of depth.
+    pub capacity: Vec<f64>,
+}
+
+impl StepTables {
+    /// The tables of `problem` (checked first).
+    pub fn of(problem: &HeatProblem) -> Result<Self> {
+        problem.check()?;
+        let n = problem.kinds.len();
+        let dx = problem.spacing;
+        let capacity: Vec<f64> = problem
+            .kinds
+            .iter()
+            .map(|k| k.material.volumetric_heat_capacity() * dx * dx)
+            .collect();
+        let conductance = pair_conductances(problem);
+        let side_conductance = side_conductances(problem);
+        let stability_limit = stability_limit(problem, &conductance, &side_conductance, &capacity);
+        let dt = time_step(problem.time_step, stability_limit)?;
+        let counts = problem.kind_counts();
+        let mut tables = Self {
+            kinds: n,
+            pair: vec![0.0; n * n],
+            source: vec![0.0; n],
+            held: problem
+                .kinds
+                .iter()
+                .map(|k| k.held_temperature.is_some())
+                .collect(),
+            side_gain: vec![0.0; 4 * n],
+            side_bias: vec![0.0; 4 * n],
+            outside: [0.0; 4],
+            periodic_rows: problem.sides.periodic_rows(),
+            periodic_cols: problem.sides.periodic_columns(),
+            dt,
+            stability_limit,
+            capacity,
+        };
+        for i in 0..n {
+            let per_capacity = dt / tables.capacity[i];
+            for j in 0..n {
+                tables.pair[i * n + j] = (per_capacity * conductance[i * n + j]) as f32;
+            }
+            tables.source[i] = (per_capacity * heater_power(problem, i, counts[i])) as f32;
+            for side in Side::ALL {
+                let at = side.index() * n + i;
+                tables.side_gain[at] = (per_capacity * side_conductance[at]) as f32;
+                if let SideCondition::Flux { flux } = problem.sides.get(side) {
+                    tables.side_bias[at] = (per_capacity * flux * dx) as f32;
+                }
+            }
+        }
+        for side in Side::ALL {
+            tables.outside[side.index()] = match problem.sides.get(side) {
+                SideCondition::Fixed { temperature } => temperature as f32,
+                SideCondition::Convective { ambient, .. } => ambient as f32,
+                _ => 0.0,
+            };
+        }
+        Ok(tables)
+    }
+
+    /// The face gain from a cell of kind `i` to one of kind `j`.
+    #[inline]
+    pub fn gain(&self, i: usize, j: usize) -> f32 {
+        self.pair[i * self.kinds + j]
+    }
+
+    /// The tables as one `f32` array for a device: `pair` (n²), `source` (n), `side_gain`
+    /// (4n), `side_bias` (4n), `outside` (4), `held` as 0/1 (n). [`StepTables::offsets`]
+    /// says where each part starts.
+    pub fn packed(&self) -> Vec<f32> {
+        let mut packed = Vec::with_capacity(self.offsets().total);
+        packed.extend_from_slice(&self.pair);
+        packed.extend_from_slice(&self.source);
+        packed.extend_from_slice(&self.side_gain);
+        packed.extend_from_slice(&self.side_bias);
+        packed.extend_from_slice(&self.outside);
+        packed.extend(self.held.iter().map(|&h| if h { 1.0f32 } else { 0.0 }));
+        packed
+    }
+
+    /// Where each part of [`StepTables::packed`] starts.
+    pub fn offsets(&self) -> PackedOffsets {
+        let n = self.kinds;
+        let source = n * n;
+        let side_gain = source + n;
+        let side_bias = side_gain + 4 * n;
+        let outside = side_bias + 4 * n;
+        let held = outside + 4;
+        PackedOffsets {
+            source,
+            side_gain,
+            side_bias,
+            outside,
+            held,
+            total: held + n,
+        }
+    }
+}
+
+/// Offsets (in `f32`s) of the parts of [`StepTables::packed`]; `pair` starts at 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PackedOffsets {
+    /// `source`.
+    pub source: usize,
+    /// `side_gain`.
+    pub side_gain: usize,
+    /// `side_bias`.
+    pub side_bias: usize,
+    /// `outside`.
+    pub outside: usize,
+    /// `held` (0.0 or 1.0).
+    pub held: usize,
+    /// The length of the array.
+    pub total: usize,
+}
+
+/// `G_ij = 2 k_i k_j / (k_i + k_j)` (W/m/K per metre of depth; 0 when both are 0).
+fn pair_conductances(problem: &HeatProblem) -> Vec<f64> {
+    let k: Vec<f64> = problem
+        .kinds
+        .iter()
+        .map(|c| c.material.conductivity)
+        .collect();
+    let n = k.len();
+    let mut g = vec![0.0; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            let sum = k[i] + k[j];
+            g[i * n + j] = if sum > 0.0 {
+                2.0 * k[i] * k[j] / sum
+            } else {
+                0.0
+            };
+        }
+    }
+    g
+}
+
+/// The conductance (W/m/K) between an edge cell of each kind and what lies beyond each side,
+/// at `[side * n + i]`: `2 k` to a fixed temperature (half a cell away), `dx / (1/h + dx/2k)`
+/// to a fluid; 0 for insulated, flux and periodic sides.
+fn side_conductances(problem: &HeatProblem) -> Vec<f64> {
+    let n = problem.kinds.len();
+    let dx = problem.spacing;
+    let mut g = vec![0.0; 4 * n];
+    for side in Side::ALL {
+        for (i, kind) in problem.kinds.iter().enumerate() {
+            let k = kind.material.conductivity;
+            g[side.index() * n + i] = match problem.sides.get(side) {
+                SideCondition::Fixed { .. } => 2.0 * k,
+                SideCondition::Convective { h, .. } if k > 0.0 => dx / (1.0 / h + dx / (2.0 * k)),
+                _ => 0.0,
+            };
+        }
+    }
+    g
+}
+
+/// The largest `dt` for which every free cell's gains sum to at most 1 (the new value is then
+/// a weighted mean of old ones: no overshoot), s.
+fn stability_limit(problem: &HeatProblem, g: &[f64], side_g: &[f64], capacity: &[f64]) -> f64 {
+    let n = problem.kinds.len();
+    let (rows, cols) = (problem.size.rows, problem.size.cols);
+    let held: Vec<bool> = problem
+        .kinds
+        .iter()
+        .map(|k| k.held_temperature.is_some())
+        .collect();
+    let map = &problem.map;
+    let wrap = Wrap {
+        rows: problem.sides.periodic_rows(),
+        cols: problem.sides.periodic_columns(),
+    };
+    map.par_chunks(cols)
+        .enumerate()
+        .map(|(row, kinds)| {
+            let mut limit = f64::INFINITY;
+            for (col, &kind) in kinds.iter().enumerate() {
+                let i = kind as usize;
+                if held[i] {
+                    continue;
+                }
+                let face = |side: Side, neighbour: Option<usize>| match neighbour {
+                    Some(cell) => g[i * n + map[cell] as usize],
+                    None => side_g[side.index() * n + i],
+                };
+                let [left, right, top, bottom] = neighbour_cells(wrap, rows, cols, row, col);
+                let total = face(Side::Left, left)
+                    + face(Side::Right, right)
+                    + face(Side::Top, top)
+                    + face(Side::Bottom, bottom);
+                if total > 0.0 {
+                    limit = limit.min(capacity[i] / total);
+                }
+            }
+            limit
+        })
+        .reduce(|| f64::INFINITY, f64::min)
+}
+
+fn time_step(rule: TimeStep, limit: f64) -> Result<f64> {
+    match rule {
+        TimeStep::Fraction(fraction) if limit.is_finite() => Ok(fraction * limit),
+        TimeStep::Fraction(_) => Err(HeatlabError::InvalidInput(
+            "no heat moves between cells in this problem, so there is no stability limit to \
+             take a fraction of: give the time step in seconds"
+                .into(),
+        )),
+        TimeStep::Seconds(dt) if dt > limit => Err(HeatlabError::InvalidInput(format!(
+            "a time step of {dt} s is above the stability limit of {limit:.6e} s for this \
+             problem (the stiffest cell); take at most that, or a fraction of it"
+        ))),
+        TimeStep::Seconds(dt) => Ok(dt),
+    }
+}
+
+/// A heater's power per cell, W/m, for a kind with `count` cells.
+fn heater_power(problem: &HeatProblem, kind: usize, count: usize) -> f64 {
+    let cell = &problem.kinds[kind];
+    match cell.heater {
+        Some(heater) if heater.on && cell.held_temperature.is_none() => match heater.power {
+            HeaterPower::PerVolume(density) => density * problem.spacing * problem.spacing,
+            HeaterPower::Total(power) if count > 0 => power / count as f64,
+            HeaterPower::Total(_) => 0.0,
+        },
+        _ => 0.0,
+    }
+}

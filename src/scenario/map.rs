@@ -1,0 +1,221 @@
+//! A material map from a file: a PNG whose colours name materials or parts, or a `.npy` of
+//! integer indices into a list of names.
+
+use std::path::Path;
+
+use super::file::MapSection;
+use crate::error::{HeatlabError, Result};
+use crate::grid::GridSize;
+use crate::memory::ensure_host_memory;
+use crate::problem::CellKind;
+
+/// The kinds a map names and the index into them of every cell.
+pub struct MapKinds {
+    /// The kinds, in the order of their indices.
+    pub kinds: Vec<CellKind>,
+    /// Every cell's index into `kinds`, row-major.
+    pub cells: Vec<u8>,
+}
+
+/// Reads the map `section` describes for a grid of `size`; `lookup` finds a kind by name.
+pub fn read_map(
+    section: &MapSection,
+    folder: &Path,
+    size: GridSize,
+    lookup: &dyn Fn(&str) -> Result<CellKind>,
+) -> Result<MapKinds> {
+    match (&section.image, &section.npy) {
+        (Some(image), None) => image_map(section, &folder.join(image), size, lookup),
+        (None, Some(npy)) => npy_map(section, &folder.join(npy), size, lookup),
+        _ => Err(HeatlabError::InvalidInput(
+            "[map] takes an image (with colors) or an npy (with names), one of them".into(),
+        )),
+    }
+}
+
+fn bad(path: &Path, why: impl std::fmt::Display) -> HeatlabError {
+    HeatlabError::InvalidInput(format!("material map {}: {why}", path.display()))
+}
+
+fn check_size(path: &Path, rows: usize, cols: usize, size: GridSize) -> Result<()> {
+    if (rows, cols) != (size.rows, size.cols) {
+        return Err(bad(
+            path,
+            format!(
+                "is {rows}x{cols} (rows x columns) but the grid is {}x{}",
+                size.rows, size.cols
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Parses "#rrggbb".
+fn parse_colour(text: &str) -> Option<[u8; 3]> {
+    let hex = text.trim().strip_prefix('#')?;
+    if hex.len() != 6 {
+        return None;
+    }
+    let value = u32::from_str_radix(hex, 16).ok()?;
+    Some([(value >> 16) as u8, (value >> 8) as u8, value as u8])
+}
+
+fn image_map(
+    section: &MapSection,
+    path: &Path,
+    size: GridSize,
+    lookup: &dyn Fn(&str) -> Result<CellKind>,
+) -> Result<MapKinds> {
+    let reader = image::ImageReader::open(path)
+        .map_err(|e| HeatlabError::io("opening", path, e))?
+        .with_guessed_format()
+        .map_err(|e| HeatlabError::io("reading", path, e))?;
+    let (width, height) = reader
+        .into_dimensions()
+        .map_err(|e| bad(path, format!("is not a readable PNG image ({e})")))?;
+    check_size(path, height as usize, width as usize, size)?;
+    ensure_host_memory("material map image", size.cells().saturating_mul(4))?;
+    let pixels = image::open(path)
+        .map_err(|e| bad(path, format!("is not a readable PNG image ({e})")))?
+        .to_rgb8();
+    let mut colours: Vec<([u8; 3], CellKind)> = Vec::new();
+    let mut errors = Vec::new();
+    for (text, name) in &section.colors {
+        match (parse_colour(text), lookup(name)) {
+            (Some(colour), Ok(kind)) => colours.push((colour, kind)),
+            (None, _) => errors.push(format!("\"{text}\" is not a colour (write \"#rrggbb\")")),
+            (_, Err(e)) => errors.push(format!("colour {text}: {e}")),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(bad(path, errors.join("; ")));
+    }
+    let mut cells = Vec::with_capacity(size.cells());
+    let mut unnamed: Vec<[u8; 3]> = Vec::new();
+    for pixel in pixels.pixels() {
+        match colours.iter().position(|(c, _)| *c == pixel.0) {
+            Some(index) => cells.push(index as u8),
+            None => {
+                if unnamed.len() < 5 && !unnamed.contains(&pixel.0) {
+                    unnamed.push(pixel.0);
+                }
+                cells.push(0);
+            }
+        }
+    }
+    if !unnamed.is_empty() {
+        let list: Vec<String> = unnamed
+            .iter()
+            .map(|[r, g, b]| format!("#{r:02x}{g:02x}{b:02x}"))
+            .collect();
+        return Err(bad(
+            path,
+            format!(
+                "has colours that [map.colors] does not name: {}",
+                list.join(", ")
+            ),
+        ));
+    }
+    Ok(MapKinds {
+        kinds: colours.into_iter().map(|(_, kind)| kind).collect(),
+        cells,
+    })
+}
+
+fn npy_map(
+    section: &MapSection,
+    path: &Path,
+    size: GridSize,
+    lookup: &dyn Fn(&str) -> Result<CellKind>,
+) -> Result<MapKinds> {
+    let kinds = section
+        .names
+        .iter()
+        .map(|name| lookup(name))
+        .collect::<Result<Vec<_>>>()?;
+    if kinds.is_empty() || kinds.len() > crate::problem::MAX_KINDS {
+        return Err(bad(
+            path,
+            format!(
+                "[map] names must list 1 to {} names",
+                crate::problem::MAX_KINDS
+            ),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| HeatlabError::io("reading", path, e))?;
+    let npy = npyz::NpyFile::new(&bytes[..])
+        .map_err(|e| bad(path, format!("is not a readable .npy array ({e})")))?;
+    let shape = npy.shape().to_vec();
+    if shape.len() != 2 {
+        return Err(bad(path, format!("is {shape:?}; a map is a 2-D array")));
+    }
+    check_size(path, shape[0] as usize, shape[1] as usize, size)?;
+    if npy.order() != npyz::Order::C {
+        return Err(bad(
+            path,
+            "is in Fortran order; save it with np.ascontiguousarray",
+        ));
+    }
+    let values = integer_values(npy).map_err(|why| bad(path, why))?;
+    let mut cells = Vec::with_capacity(values.len());
+    for value in values {
+        match u8::try_from(value)
+            .ok()
+            .filter(|&v| (v as usize) < kinds.len())
+        {
+            Some(index) => cells.push(index),
+            None => {
+                return Err(bad(
+                    path,
+                    format!("holds {value}, not an index into its {} names", kinds.len()),
+                ))
+            }
+        }
+    }
+    Ok(MapKinds { kinds, cells })
+}
+
+/// The values of an integer array (any width and sign) as `i64`.
+fn integer_values(npy: npyz::NpyFile<&[u8]>) -> std::result::Result<Vec<i64>, String> {
+    use npyz::{DType, TypeChar};
+    let DType::Plain(type_str) = npy.dtype() else {
+        return Err("is not an array of plain numbers".into());
+    };
+    let wrong = |e: std::io::Error| format!("cannot be read ({e})");
+    match (type_str.type_char(), type_str.size_field()) {
+        (TypeChar::Uint, 1) => Ok(npy
+            .into_vec::<u8>()
+            .map_err(wrong)?
+            .into_iter()
+            .map(i64::from)
+            .collect()),
+        (TypeChar::Uint, 2) => Ok(npy
+            .into_vec::<u16>()
+            .map_err(wrong)?
+            .into_iter()
+            .map(i64::from)
+            .collect()),
+        (TypeChar::Int, 1) => Ok(npy
+            .into_vec::<i8>()
+            .map_err(wrong)?
+            .into_iter()
+            .map(i64::from)
+            .collect()),
+        (TypeChar::Int, 2) => Ok(npy
+            .into_vec::<i16>()
+            .map_err(wrong)?
+            .into_iter()
+            .map(i64::from)
+            .collect()),
+        (TypeChar::Int, 4) => Ok(npy
+            .into_vec::<i32>()
+            .map_err(wrong)?
+            .into_iter()
+            .map(i64::from)
+            .collect()),
+        (TypeChar::Int, 8) => npy.into_vec::<i64>().map_err(wrong),
+        _ => Err(format!(
+            "holds {type_str}; a map holds integer indices (e.g. np.save(name, a.astype(np.uint8)))"
+        )),
+    }
+}

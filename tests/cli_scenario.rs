@@ -1,0 +1,218 @@
+//! `heatlab scenario` and `heatlab run --scenario` as a user runs them: a scenario is checked
+//! with every error named, runs with its energy balance in run.json, and a saved state with a
+//! heat problem resumes bit for bit. The real binary (`HEATLAB_BIN` when set) in a temporary
+//! folder; the scenario files are embedded.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
+)]
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Output;
+
+use common::heatlab_in as heatlab;
+use heatlab::export::read_npy;
+
+const COMPOSITE_WALL: &str = include_str!("../assets/scenarios/composite-wall.toml");
+
+const CHIP: &str = r#"
+title = "Chip on a plate"
+[grid]
+rows = 24
+cols = 32
+spacing = 0.001
+[time]
+duration = 2.0
+[base]
+material = "aluminium"
+[[parts]]
+name = "chip"
+material = "silicon"
+rect = { x = 0.012, y = 0.008, width = 0.008, height = 0.006 }
+heater = { power = 40.0 }
+[[parts]]
+name = "cold block"
+material = "copper"
+rect = { x = 0.0, y = 0.0, width = 0.004, height = 0.004 }
+held = "5 C"
+[initial]
+temperature = "25 C"
+[sides]
+left = { type = "convective", h = 50.0, ambient = "20 C" }
+right = { type = "flux", flux = -300.0 }
+top = { type = "periodic" }
+bottom = { type = "periodic" }
+"#;
+
+fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn succeeded(output: &Output) {
+    assert!(output.status.success(), "{}", stderr_of(output));
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn check_describes_a_scenario_and_names_every_error() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("wall.toml"), COMPOSITE_WALL).unwrap();
+    let output = heatlab(dir.path(), &["scenario", "check", "wall.toml"]);
+    succeeded(&output);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("Composite wall: ok"), "{text}");
+    assert!(
+        text.contains("insulation: 120 cells of polystyrene-foam"),
+        "{text}"
+    );
+    assert!(text.contains("0.9 of the stability limit"), "{text}");
+    let broken = COMPOSITE_WALL
+        .replace("\"brick\"", "\"brik\"")
+        .replace("h = 25.0", "h = -1.0")
+        .replace("rows = 4", "rows = 0");
+    fs::write(dir.path().join("broken.toml"), broken).unwrap();
+    let output = heatlab(dir.path(), &["scenario", "check", "broken.toml"]);
+    let stderr = stderr_of(&output);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("broken.toml has 3 errors"), "{stderr}");
+    assert!(stderr.contains("unknown material \"brik\""), "{stderr}");
+    assert!(
+        stderr.contains("left side: the heat transfer coefficient"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("[grid] rows and cols"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // A run of a bad scenario writes nothing.
+    let output = heatlab(
+        dir.path(),
+        &["run", "--scenario", "broken.toml", "--out", "out"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn materials_lists_the_library_with_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = heatlab(dir.path(), &["scenario", "materials"]);
+    succeeded(&output);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.lines().count() > 15, "{text}");
+    assert!(
+        text.contains("copper") && text.contains("Incropera"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_scenario_runs_with_its_energy_balance_and_resumes_bit_for_bit() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("chip.toml"), CHIP).unwrap();
+    let whole = heatlab(
+        dir.path(),
+        &[
+            "run",
+            "--scenario",
+            "chip.toml",
+            "--backend",
+            "cpu",
+            "--out",
+            "whole",
+            "--npy",
+            "--chunk",
+            "50",
+        ],
+    );
+    succeeded(&whole);
+    let record = json(&dir.path().join("whole/run.json"));
+    let problem = &record["problem"];
+    let dt = problem["time_step_seconds"].as_f64().unwrap();
+    let steps = record["steps_completed"].as_u64().unwrap();
+    assert_eq!(steps, (2.0 / dt).ceil() as u64);
+    assert!(problem["simulated_seconds"].as_f64().unwrap() >= 2.0);
+    let windows = problem["energy"].as_array().unwrap();
+    assert!(windows.len() >= 2);
+    let mut heaters = 0.0;
+    for window in windows {
+        heaters += window["exchange"]["sources"].as_f64().unwrap();
+        let error = window["relative_closing_error"].as_f64().unwrap();
+        assert!(error < 1e-4, "the balance does not close: {window}");
+        // The cold block draws heat out, the flux side takes it out.
+        assert!(window["exchange"]["held"].as_f64().unwrap() < 0.0);
+        assert!(window["exchange"]["sides"][1].as_f64().unwrap() < 0.0);
+    }
+    let simulated = problem["simulated_seconds"].as_f64().unwrap();
+    assert!(
+        (heaters - 40.0 * simulated).abs() < 1e-4 * heaters,
+        "{heaters}"
+    );
+    let end = format!("whole/field_{steps:06}.npy");
+    let whole_field = read_npy(&fs::read(dir.path().join(&end)).unwrap()).unwrap();
+    assert_eq!(
+        whole_field.get(0, 0),
+        5.0,
+        "the held block keeps its temperature"
+    );
+
+    // Half, saved, resumed on the CPU with the other half: the same field to the last bit.
+    let half = steps / 2;
+    let first = heatlab(
+        dir.path(),
+        &[
+            "run",
+            "--scenario",
+            "chip.toml",
+            "--backend",
+            "cpu",
+            "--out",
+            "first",
+            "--steps",
+            &half.to_string(),
+            "--duration",
+            &format!("{}", dt * half as f64 * 0.999_999),
+            "--save-state",
+            "half.hlstate",
+        ],
+    );
+    succeeded(&first);
+    let second = heatlab(
+        dir.path(),
+        &[
+            "run",
+            "--resume",
+            "half.hlstate",
+            "--backend",
+            "cpu",
+            "--out",
+            "second",
+            "--npy",
+            "--steps",
+            &(steps - half).to_string(),
+        ],
+    );
+    succeeded(&second);
+    let resumed = fs::read(dir.path().join(format!("second/field_{steps:06}.npy"))).unwrap();
+    let resumed = read_npy(&resumed).unwrap();
+    assert_eq!(resumed.as_slice(), whole_field.as_slice());
+    let record = json(&dir.path().join("second/run.json"));
+    assert!(record["problem"]["simulated_seconds"].as_f64().unwrap() >= 2.0);
+}
+
+#[test]
+fn duration_belongs_to_heat_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = heatlab(
+        dir.path(),
+        &["run", "--size", "16", "--duration", "3", "--out", "o"],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr_of(&output).contains("--duration is for heat problems"));
+}
