@@ -74,8 +74,9 @@ pub struct CpuBackend {
     scratch: Vec<f32>,
     /// `None`: chosen per field size by [`CpuMethod::for_cells`].
     method: Option<CpuMethod>,
-    /// The heat problem stepped instead of the uniform stencil, if any.
-    problem: Option<CpuProblem>,
+    /// The heat problem stepped instead of the uniform stencil, if any (boxed: its tables are
+    /// large, and a backend is moved around by value).
+    problem: Option<Box<CpuProblem>>,
 }
 
 impl Default for CpuBackend {
@@ -242,7 +243,7 @@ impl Backend for CpuBackend {
 
     fn set_problem(&mut self, problem: Option<ProblemUpload<'_>>) -> Result<()> {
         self.problem = match problem {
-            Some(upload) => Some(CpuProblem::new(&upload, self.held()?.size())?),
+            Some(upload) => Some(Box::new(CpuProblem::new(&upload, self.held()?.size())?)),
             None => None,
         };
         Ok(())
@@ -251,7 +252,7 @@ impl Backend for CpuBackend {
     fn take_energy_exchange(&mut self) -> Result<EnergyExchange> {
         self.problem
             .as_mut()
-            .map(CpuProblem::take_exchange)
+            .map(|problem| problem.take_exchange())
             .ok_or_else(|| HeatlabError::InvalidInput("no heat problem is held".into()))
     }
 
