@@ -9,6 +9,7 @@ pub mod lab_check;
 pub mod output;
 pub mod run;
 pub mod verify;
+pub mod verify_physics;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
