@@ -173,3 +173,13 @@ fn the_command_validates_every_case_and_writes_its_report() {
         }
     }
 }
+
+#[test]
+fn the_physics_page_lists_the_material_library() {
+    let page = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/physics.md"));
+    let table = physics::markdown::material_table();
+    assert!(
+        page.contains(&table),
+        "docs/physics.md's material table differs from the library; it should read:\n{table}"
+    );
+}
