@@ -97,6 +97,26 @@ fn steps_reaching(problem: &mut HeatProblem, duration: f64, fraction: f64) -> Re
     Ok(steps as u64)
 }
 
+/// One resolution's row: the problem's size and step, the steps taken and the error.
+fn resolution(
+    problem: &HeatProblem,
+    tables: &StepTables,
+    across: usize,
+    steps: u64,
+    error: f64,
+) -> Resolution {
+    Resolution {
+        across,
+        rows: problem.size.rows,
+        cols: problem.size.cols,
+        steps,
+        dt_s: tables.dt,
+        error,
+        order: None,
+        error_from_exact: None,
+    }
+}
+
 /// Advances `steps` steps.
 fn advance(backend: &mut dyn Backend, steps: u64) -> Result<()> {
     // The problem's tables replace the stencil's parameters while a problem is set.

@@ -3,14 +3,16 @@
 
 use super::exact::rectangle_theta;
 use super::report::{worse, CaseReport, Check, Expected, Resolution};
-use super::{field_of, finish, largest_difference, size, start, step_to_steady, Steady};
+use super::{
+    field_of, finish, largest_difference, resolution, size, start, step_to_steady, Steady,
+};
 use crate::compute::Backend;
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
 use crate::problem::material::find;
 use crate::problem::{CellKind, HeatProblem, Material, Side, SideCondition, Sides, StepTables};
 
-/// Cells across the 1-D strips and the square plates, coarsest first.
+/// Cells across the 1-D strips and the rectangle, coarsest first.
 const ACROSS: [usize; 4] = [8, 16, 32, 64];
 
 /// A steady state is reached when no cell moves more than this fraction of the problem's
@@ -49,28 +51,8 @@ pub(super) fn strip(n: usize, length: f64, material: Material) -> Result<HeatPro
     ))
 }
 
-/// One resolution's row, from a steady state.
-fn resolution(
-    problem: &HeatProblem,
-    tables: &StepTables,
-    across: usize,
-    steps: u64,
-    error: f64,
-) -> Resolution {
-    Resolution {
-        across,
-        rows: problem.size.rows,
-        cols: problem.size.cols,
-        steps,
-        dt_s: tables.dt,
-        error,
-        order: None,
-        error_from_exact: None,
-    }
-}
-
-/// Steps `problem` from a uniform `initial` to a steady state in windows of `window_per_n2`
-/// × N² steps, with the steady tolerance on `scale` (°C).
+/// Steps `problem` from a uniform `initial` to a steady state in windows of `window` steps,
+/// with the steady tolerance on `scale` (°C).
 fn steady_state(
     backend: &mut dyn Backend,
     problem: &HeatProblem,

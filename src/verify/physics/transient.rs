@@ -4,9 +4,11 @@
 //! in space.
 
 use super::exact::{gaussian_rise, SlabSeries};
-use super::report::{worse, CaseReport, Check, Expected, Resolution};
+use super::report::{worse, CaseReport, Check, Expected};
 use super::steady::{material, strip};
-use super::{advance, field_of, finish, largest_difference, size, start, steps_reaching};
+use super::{
+    advance, field_of, finish, largest_difference, resolution, size, start, steps_reaching,
+};
 use crate::compute::Backend;
 use crate::error::Result;
 use crate::problem::energy::{stored_energy, EnergyBalance};
@@ -19,26 +21,6 @@ const STEP_FRACTION: f64 = 0.9;
 /// books in `f64` from the same `f32` gains as the step, so what is left is the `f32` field's
 /// round-off (2⁻²⁴ ≈ 6e-8 per value, accumulating over steps and cells).
 const CLOSING: f64 = 1e-5;
-
-/// One resolution's row of a transient case.
-fn resolution(
-    problem: &HeatProblem,
-    tables: &StepTables,
-    across: usize,
-    steps: u64,
-    error: f64,
-) -> Resolution {
-    Resolution {
-        across,
-        rows: problem.size.rows,
-        cols: problem.size.cols,
-        steps,
-        dt_s: tables.dt,
-        error,
-        order: None,
-        error_from_exact: None,
-    }
-}
 
 /// Runs `problem` from `initial` for `duration` seconds with the ledger on; returns its tables,
 /// the steps, the final field and the energy balance of the run.
