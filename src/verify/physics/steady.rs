@@ -32,8 +32,8 @@ const STALL: f64 = 8.0;
 const FROM_EXACT: f64 = 1e-6;
 
 /// The same for a flux the ledger reads from the edge cells' `f32` temperatures: rounding the
-/// hot edge cell (up to 2⁻²⁵ × 100 K = 3e-6 K) against the drop of about 0.12 K across half
-/// a granite cell at 64 cells is up to 3e-5 of the flux.
+/// hot edge cell (up to 2⁻²⁵ × 100 K = 3e-6 K) against the drop of about 0.25 K across half
+/// a granite cell at 64 cells is up to 1.5e-5 of the flux.
 const FLUX_FROM_EXACT: f64 = 1e-4;
 
 /// A library material, or an internal error if the library lost it.
