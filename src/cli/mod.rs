@@ -11,6 +11,7 @@ pub mod output;
 pub mod run;
 pub mod scenario;
 pub mod verify;
+pub mod verify_physics;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

@@ -38,6 +38,10 @@ pub struct VerifyArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Instead of the sequences: check the heat-problem physics against exact answers (errors
+    /// and orders of convergence per case) on the chosen backend.
+    #[arg(long)]
+    pub physics: bool,
 }
 
 /// The subject the user chose; with `auto` and no GPU, the CPU methods and a note why.
@@ -111,6 +115,9 @@ fn summary(report: &VerifyReport) -> String {
 /// Runs `heatlab verify`. Ctrl-C or SIGTERM stops after the current sequence; the report of
 /// the sequences run is still printed and written.
 pub fn run(args: &VerifyArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
+    if args.physics {
+        return super::verify_physics::run(args.backend, args.json.as_deref());
+    }
     let options = VerifyOptions {
         seed: args.seed,
         sequences: args.sequences,

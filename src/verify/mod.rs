@@ -7,6 +7,7 @@
 //! subject is the CPU's fast methods (rows, blocked) and the reference the plain loop.
 
 pub mod compare;
+pub mod physics;
 pub mod sequence;
 
 use std::collections::{BTreeMap, HashSet};
