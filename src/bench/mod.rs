@@ -3,6 +3,7 @@
 //! single-threaded loop and NumPy on the CPU). Figures are ratios measured in one run.
 
 pub mod display;
+pub mod materials;
 pub mod numpy;
 
 use std::time::Duration;
@@ -249,6 +250,12 @@ pub fn bench_cuda(
         rows.extend(measure_kernels(
             &mut cuda, config, &field, &choices, progress,
         )?);
+        if kernels.is_none() {
+            let (material_rows, material_notes) =
+                materials::bench_materials(&mut cuda, config, &field, progress)?;
+            rows.extend(material_rows);
+            notes.extend(material_notes);
+        }
     }
     Ok(BenchReport::measured(device, rows, notes))
 }

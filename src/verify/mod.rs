@@ -7,6 +7,8 @@
 //! subject is the CPU's fast methods (rows, blocked) and the reference the plain loop.
 
 pub mod compare;
+mod problem_ops;
+pub mod problems;
 pub mod sequence;
 
 use std::collections::{BTreeMap, HashSet};
@@ -202,10 +204,13 @@ struct Pair<'a> {
     size: GridSize,
     coverage: &'a mut Coverage,
     steps: u64,
+    /// The heat problem both sides step, if any.
+    problem: Option<problem_ops::HeldProblem>,
 }
 
 impl Pair<'_> {
     fn upload(&mut self, field: &Grid) -> Result<()> {
+        self.drop_problem()?;
         self.size = field.size();
         self.subject.backend().upload(field)?;
         self.reference.upload(field)
@@ -242,6 +247,9 @@ impl Pair<'_> {
             Operation::Advance { chunks } => {
                 for &steps in chunks {
                     self.advance(steps)?;
+                }
+                if let Some(found) = self.compare_energy()? {
+                    return Ok(Some(found));
                 }
             }
             Operation::SetParams(params) => self.params = *params,
@@ -295,7 +303,7 @@ impl Pair<'_> {
                 let field = self.subject.backend().download()?;
                 let mut elsewhere = CpuBackend::new();
                 elsewhere.upload(&field)?;
-                elsewhere.advance(*steps_elsewhere, &self.params)?;
+                self.step_elsewhere(&mut elsewhere, *steps_elsewhere)?;
                 self.subject.backend().upload(&elsewhere.download()?)?;
                 self.reference.advance(*steps_elsewhere, &self.params)?;
             }
@@ -323,6 +331,14 @@ impl Pair<'_> {
                     return Ok(Some((Compared::Gathered, difference)));
                 }
             }
+            Operation::SetProblem { .. }
+            | Operation::EditMap { .. }
+            | Operation::SwitchHeater { .. }
+            | Operation::ClearProblem => {
+                if let Some(found) = self.apply_problem(operation)? {
+                    return Ok(Some(found));
+                }
+            }
         }
         let subject = self.subject.backend().download()?;
         let reference = self.reference.download()?;
@@ -346,6 +362,10 @@ fn operation_kind(operation: &Operation) -> &'static str {
         Operation::Brush { .. } => "brush",
         Operation::SetCells { .. } => "set-cells",
         Operation::Gather { .. } => "gather",
+        Operation::SetProblem { .. } => "set-problem",
+        Operation::EditMap { .. } => "edit-map",
+        Operation::SwitchHeater { .. } => "switch-heater",
+        Operation::ClearProblem => "clear-problem",
     }
 }
 
@@ -415,6 +435,8 @@ fn run_sequence(
         .sequence(options.operations);
     subject.set_method(MethodChoice::Auto)?;
     subject.set_graphs(true);
+    // A problem held at the end of the last sequence would step this one's first field.
+    subject.backend().set_problem(None)?;
     let mut pair = Pair {
         reference: subject.reference(),
         subject: &mut *subject,
@@ -422,6 +444,7 @@ fn run_sequence(
         size: GridSize { rows: 1, cols: 1 },
         coverage: &mut report.coverage,
         steps: 0,
+        problem: None,
     };
     for (op_index, operation) in operations.iter().enumerate() {
         let found = pair.apply(operation)?;
