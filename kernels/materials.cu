@@ -16,7 +16,8 @@
 // dynamic shared memory (the launch gives table_floats(n) * 4 bytes).
 //
 // PR: top and bottom wrap; PC: left and right wrap. Each kernel is instantiated for the four
-// combinations, suffixed _pr<0|1>_pc<0|1>.
+// combinations, suffixed _pr<0|1>_pc<0|1>. The blocked kernels come inlined (k4, k8) and
+// compact (k4c, k8c: the mixed-kind path called, not inlined per level).
 
 #define FULL_MASK 0xffffffffu
 #define SIDE_LEFT 0
@@ -174,7 +175,6 @@ template <bool PR, bool PC>
 __device__ __forceinline__ void materials_step_vec4(const float* __restrict__ in, float* __restrict__ out,
                                                     const unsigned char* __restrict__ map,
                                                     const float* __restrict__ tables, int n, int rows, int cols) {
-    const Tables t = load_tables(tables, n);
     const int quads = cols >> 2;
     const int q = blockIdx.x * blockDim.x + threadIdx.x;
     const int r0 = blockIdx.y * VEC_ROWS;
@@ -207,6 +207,9 @@ __device__ __forceinline__ void materials_step_vec4(const float* __restrict__ in
         right_value[i] = right_edge ? __ldg(&in[row + cr]) : 0.0f;
         right_kind[i] = right_edge ? __ldg(&map[row + cr]) : 0;
     }
+    // The tables are copied after the field's loads are issued, so that their barrier
+    // overlaps the loads' latency instead of delaying them.
+    const Tables t = load_tables(tables, n);
     const bool side_left = !PC && c0 == 0;
     const bool side_right = !PC && c0 + 4 == cols;
     float4* out4 = reinterpret_cast<float4*>(out);
@@ -309,7 +312,16 @@ __device__ __forceinline__ void load_row(const float* __restrict__ f, const unsi
     word = __ldg(reinterpret_cast<const unsigned*>(map + at));
 }
 
-template <bool PR, bool PC, int K, bool CHECK_ROWS>
+// The mixed-kind path as one function that every level calls (COMPACT kernels): less code and
+// fewer registers for the one-kind path, at the cost of a call where kinds mix.
+__device__ __noinline__ float4 update_quad_call(Tables t, float4 mid, unsigned mk, float4 up, unsigned uk,
+                                                float4 down, unsigned dk, float left, int kl, float right, int kr,
+                                                bool side_left, bool side_right, bool side_top, bool side_bottom) {
+    return update_quad(t, mid, mk, up, uk, down, dk, left, kl, right, kr, side_left, side_right, side_top,
+                       side_bottom);
+}
+
+template <bool PR, bool PC, int K, bool COMPACT, bool CHECK_ROWS>
 __device__ __forceinline__ void blocked_row(const Tables& t, float4 (&window)[K][3], QuadKinds (&kinds)[K + 2],
                                             float4 loaded, unsigned loaded_word, int j0, int rows, int cols, int c0,
                                             bool warp_sides, float* __restrict__ out, bool writes, int r_start,
@@ -341,6 +353,10 @@ __device__ __forceinline__ void blocked_row(const Tables& t, float4 (&window)[K]
         float4 next;
         if (fast) {
             next = update_uniform_quad(t, here.uniform, mid, window[k - 1][0], window[k - 1][2], left, right);
+        } else if (COMPACT) {
+            next = update_quad_call(t, mid, here.word, window[k - 1][0], kinds[K - k].word, window[k - 1][2],
+                                    kinds[K + 2 - k].word, left, byte_of(here.sides, 0), right,
+                                    byte_of(here.sides, 1), side_left, side_right, side_top, side_bottom);
         } else {
             next = update_quad(t, mid, here.word, window[k - 1][0], kinds[K - k].word, window[k - 1][2],
                                kinds[K + 2 - k].word, left, byte_of(here.sides, 0), right, byte_of(here.sides, 1),
@@ -356,7 +372,7 @@ __device__ __forceinline__ void blocked_row(const Tables& t, float4 (&window)[K]
     }
 }
 
-template <bool PR, bool PC, int K>
+template <bool PR, bool PC, int K, bool COMPACT>
 __device__ __forceinline__ void materials_blocked(const float* __restrict__ in, float* __restrict__ out,
                                                   const unsigned char* __restrict__ map,
                                                   const float* __restrict__ tables, int n, int rows, int cols,
@@ -395,7 +411,7 @@ __device__ __forceinline__ void materials_blocked(const float* __restrict__ in, 
             const float4 loaded = prefetched;
             const unsigned word = prefetched_word;
             load_row<PR, PC>(in, map, j0 + 1, c0, rows, cols, prefetched, prefetched_word);
-            blocked_row<PR, PC, K, true>(t, window, kinds, loaded, word, j0, rows, cols, c0, warp_sides, out, writes,
+            blocked_row<PR, PC, K, COMPACT, true>(t, window, kinds, loaded, word, j0, rows, cols, c0, warp_sides, out, writes,
                                          r_start, r_end);
         }
     } else {
@@ -403,7 +419,7 @@ __device__ __forceinline__ void materials_blocked(const float* __restrict__ in, 
             const float4 loaded = prefetched;
             const unsigned word = prefetched_word;
             load_row<PR, PC>(in, map, j0 + 1, c0, rows, cols, prefetched, prefetched_word);
-            blocked_row<PR, PC, K, false>(t, window, kinds, loaded, word, j0, rows, cols, c0, warp_sides, out,
+            blocked_row<PR, PC, K, COMPACT, false>(t, window, kinds, loaded, word, j0, rows, cols, c0, warp_sides, out,
                                           writes, r_start, r_end);
         }
     }
@@ -481,12 +497,22 @@ extern "C" __global__ void energy_exchange(const float* __restrict__ field, cons
     extern "C" __global__ void __launch_bounds__(128) materials_blocked_k4_pr##PR##_pc##PC(                     \
         const float* __restrict__ in, float* __restrict__ out, const unsigned char* __restrict__ map,          \
         const float* __restrict__ tables, int n, int rows, int cols, int segment_rows) {                        \
-        materials_blocked<PR, PC, 4>(in, out, map, tables, n, rows, cols, segment_rows);                        \
+        materials_blocked<PR, PC, 4, false>(in, out, map, tables, n, rows, cols, segment_rows);                 \
+    }                                                                                                           \
+    extern "C" __global__ void __launch_bounds__(128) materials_blocked_k4c_pr##PR##_pc##PC(                    \
+        const float* __restrict__ in, float* __restrict__ out, const unsigned char* __restrict__ map,          \
+        const float* __restrict__ tables, int n, int rows, int cols, int segment_rows) {                        \
+        materials_blocked<PR, PC, 4, true>(in, out, map, tables, n, rows, cols, segment_rows);                  \
     }                                                                                                           \
     extern "C" __global__ void __launch_bounds__(128) materials_blocked_k8_pr##PR##_pc##PC(                     \
         const float* __restrict__ in, float* __restrict__ out, const unsigned char* __restrict__ map,          \
         const float* __restrict__ tables, int n, int rows, int cols, int segment_rows) {                        \
-        materials_blocked<PR, PC, 8>(in, out, map, tables, n, rows, cols, segment_rows);                        \
+        materials_blocked<PR, PC, 8, false>(in, out, map, tables, n, rows, cols, segment_rows);                 \
+    }                                                                                                           \
+    extern "C" __global__ void __launch_bounds__(128) materials_blocked_k8c_pr##PR##_pc##PC(                    \
+        const float* __restrict__ in, float* __restrict__ out, const unsigned char* __restrict__ map,          \
+        const float* __restrict__ tables, int n, int rows, int cols, int segment_rows) {                        \
+        materials_blocked<PR, PC, 8, true>(in, out, map, tables, n, rows, cols, segment_rows);                  \
     }
 MATERIAL_KERNELS(0, 0)
 MATERIAL_KERNELS(0, 1)

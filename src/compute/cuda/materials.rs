@@ -23,6 +23,8 @@ const SCALAR_ROWS: u32 = 4;
 const VEC_ROWS: u32 = 8;
 /// Warps per block of the blocked kernel.
 const BLOCKED_WARPS: u32 = 4;
+/// Fields of at least this many cells are stepped by a blocked kernel unless one is chosen.
+const BLOCKED_FROM_CELLS: usize = 4096 * 4096;
 /// Threads per block of the energy kernel.
 const EXCHANGE_THREADS: u32 = 256;
 
@@ -40,6 +42,9 @@ pub enum MaterialKernel {
         steps_per_launch: u32,
         /// Rows per warp.
         segment_rows: u32,
+        /// Whether the path for rows of mixed kinds is one called function (less code and fewer
+        /// registers for the one-kind path) instead of inlined in every level.
+        compact: bool,
     },
 }
 
@@ -51,10 +56,14 @@ impl fmt::Display for MaterialKernel {
             Self::Blocked {
                 steps_per_launch,
                 segment_rows,
-            } => write!(
-                f,
-                "materials-blocked-k{steps_per_launch}-rows{segment_rows}"
-            ),
+                compact,
+            } => {
+                let compact = if *compact { "c" } else { "" };
+                write!(
+                    f,
+                    "materials-blocked-k{steps_per_launch}{compact}-rows{segment_rows}"
+                )
+            }
         }
     }
 }
@@ -68,6 +77,7 @@ impl MaterialKernel {
             Self::Blocked {
                 steps_per_launch,
                 segment_rows,
+                ..
             } => size.cols % 4 == 0 && matches!(steps_per_launch, 4 | 8) && segment_rows > 0,
         }
     }
@@ -91,18 +101,16 @@ impl MaterialKernel {
         }
     }
 
-    /// The kernel used for `size` unless one is chosen: blocked by 8 steps where it fits
-    /// (longer segments on taller fields, as the uniform kernel's tuning found), else one step.
+    /// The kernel used for `size` unless one is chosen: on large fields blocked by 4 steps in
+    /// segments of 32 rows where it fits, else one step per launch (on the H100 the blocked
+    /// kernels lost to the one-step kernel at 2000², for want of warps, and won at 8192²).
     pub fn auto(size: GridSize) -> Self {
         let blocked = Self::Blocked {
-            steps_per_launch: 8,
-            segment_rows: match size.rows {
-                4096.. => 128,
-                1024.. => 64,
-                _ => 32,
-            },
+            steps_per_launch: 4,
+            segment_rows: 32,
+            compact: false,
         };
-        if blocked.supports(size) {
+        if size.cells() >= BLOCKED_FROM_CELLS && blocked.supports(size) {
             blocked
         } else {
             Self::one_step(size)
@@ -112,12 +120,15 @@ impl MaterialKernel {
     /// The blocked variants worth timing, in the order `heatlab bench` lists them.
     pub fn blocked_candidates() -> Vec<Self> {
         let mut kernels = Vec::new();
-        for steps_per_launch in [4, 8] {
-            for segment_rows in [32, 64, 128] {
-                kernels.push(Self::Blocked {
-                    steps_per_launch,
-                    segment_rows,
-                });
+        for compact in [false, true] {
+            for steps_per_launch in [4, 8] {
+                for segment_rows in [16, 32, 64] {
+                    kernels.push(Self::Blocked {
+                        steps_per_launch,
+                        segment_rows,
+                        compact,
+                    });
+                }
             }
         }
         kernels
@@ -131,6 +142,8 @@ pub(super) struct MaterialKernels {
     vec4: [CudaFunction; 4],
     blocked_k4: [CudaFunction; 4],
     blocked_k8: [CudaFunction; 4],
+    compact_k4: [CudaFunction; 4],
+    compact_k8: [CudaFunction; 4],
     exchange: CudaFunction,
 }
 
@@ -148,6 +161,8 @@ impl MaterialKernels {
             vec4: four("materials_step_vec4")?,
             blocked_k4: four("materials_blocked_k4")?,
             blocked_k8: four("materials_blocked_k8")?,
+            compact_k4: four("materials_blocked_k4c")?,
+            compact_k8: four("materials_blocked_k8c")?,
             exchange: device.function(&module, "energy_exchange")?,
         })
     }
@@ -157,14 +172,16 @@ impl MaterialKernels {
             MaterialKernel::Scalar => Some(&self.scalar[wrap]),
             MaterialKernel::Vec4 => Some(&self.vec4[wrap]),
             MaterialKernel::Blocked {
-                steps_per_launch: 4,
+                steps_per_launch,
+                compact,
                 ..
-            } => Some(&self.blocked_k4[wrap]),
-            MaterialKernel::Blocked {
-                steps_per_launch: 8,
-                ..
-            } => Some(&self.blocked_k8[wrap]),
-            MaterialKernel::Blocked { .. } => None,
+            } => match (steps_per_launch, compact) {
+                (4, false) => Some(&self.blocked_k4[wrap]),
+                (8, false) => Some(&self.blocked_k8[wrap]),
+                (4, true) => Some(&self.compact_k4[wrap]),
+                (8, true) => Some(&self.compact_k8[wrap]),
+                _ => None,
+            },
         }
     }
 }
@@ -289,6 +306,7 @@ fn launch_geometry(kernel: MaterialKernel, size: GridSize, shared: u32) -> (Laun
         MaterialKernel::Blocked {
             steps_per_launch,
             segment_rows,
+            ..
         } => {
             let segments = rows.div_ceil(segment_rows);
             (
@@ -341,6 +359,7 @@ impl CudaBackend {
         if let Some(MaterialKernel::Blocked {
             steps_per_launch,
             segment_rows,
+            ..
         }) = kernel
         {
             if !matches!(steps_per_launch, 4 | 8) || segment_rows == 0 {
@@ -487,7 +506,7 @@ fn launch_step(
         .arg(&cols);
     if let MaterialKernel::Blocked { .. } = kernel {
         launch.arg(&segment_rows);
-        // SAFETY: materials_blocked_k*_pr*_pc*(const float* in, float* out, const unsigned
+        // SAFETY: materials_blocked_k{4,8}{,c}_pr*_pc*(const float* in, float* out, const unsigned
         // char* map, const float* tables, int n, int rows, int cols, int segment_rows): in and
         // out are distinct buffers of rows*cols floats, map rows*cols bytes (kinds below n,
         // checked on upload), tables the n*n + 10n + 4 floats of `packed`, copied into the
