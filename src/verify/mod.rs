@@ -263,41 +263,16 @@ impl Pair<'_> {
                     return Ok(Some((Compared::Laplacian, difference)));
                 }
             }
-            Operation::Preview {
-                layer,
-                colormap,
-                range_mode,
-                max_size,
-            } => {
-                let request = PreviewRequest {
-                    layer: *layer,
-                    boundary: self.params.boundary,
-                    colormap: *colormap,
-                    range_mode: *range_mode,
-                    max_size: *max_size,
-                };
-                let subject = render_on(self.subject.backend(), &request)?;
-                let reference = render_on(&mut self.reference, &request)?;
-                if let Some(found) = compare::previews(&subject, &reference) {
+            Operation::Preview { .. } => {
+                if let Some(found) = self.preview(operation)? {
                     return Ok(Some(found));
                 }
             }
             Operation::Download => {}
             Operation::Regenerate { seed } => {
-                // As the app does: generated where the subject runs (on the GPU with cuFFT),
-                // held to the CPU's generation within the tolerance; the reference then
-                // continues from the subject's field, so that the steps after stay exact.
-                let params = JaggedParams {
-                    size: self.size,
-                    seed: *seed,
-                    ..JaggedParams::default()
-                };
-                let (field, _) = generate_on(self.subject.backend(), &params, &|_| {})?;
-                let cpu = generate_jagged(&params, &|_| {})?;
-                if let Some(difference) = compare::generated(&field, &cpu) {
-                    return Ok(Some((Compared::Generated, difference)));
+                if let Some(found) = self.regenerate(*seed)? {
+                    return Ok(Some(found));
                 }
-                self.reference.upload(&field)?;
             }
             Operation::SwitchBackend { steps_elsewhere } => {
                 let field = self.subject.backend().download()?;
@@ -318,17 +293,8 @@ impl Pair<'_> {
                 self.reference.scatter(cells, values)?;
             }
             Operation::Gather { cells } => {
-                let subject = self.subject.backend().gather(cells)?;
-                let reference = self.reference.gather(cells)?;
-                let found = first_difference(
-                    &subject,
-                    &reference,
-                    subject.len().max(1),
-                    |a: f32, b: f32| a.to_bits() == b.to_bits(),
-                    f64::from,
-                );
-                if let Some(difference) = found {
-                    return Ok(Some((Compared::Gathered, difference)));
+                if let Some(found) = self.gather(cells)? {
+                    return Ok(Some(found));
                 }
             }
             Operation::SetProblem { .. }
@@ -343,6 +309,65 @@ impl Pair<'_> {
         let subject = self.subject.backend().download()?;
         let reference = self.reference.download()?;
         Ok(compare::grids(&subject, &reference).map(|d| (Compared::Field, d)))
+    }
+
+    /// Takes the same preview on both sides and compares it.
+    fn preview(&mut self, operation: &Operation) -> Result<Option<(Compared, CellDifference)>> {
+        let Operation::Preview {
+            layer,
+            colormap,
+            range_mode,
+            max_size,
+        } = operation
+        else {
+            return Ok(None);
+        };
+        let request = PreviewRequest {
+            layer: *layer,
+            boundary: self.params.boundary,
+            colormap: *colormap,
+            range_mode: *range_mode,
+            max_size: *max_size,
+        };
+        let subject = render_on(self.subject.backend(), &request)?;
+        let reference = render_on(&mut self.reference, &request)?;
+        Ok(compare::previews(&subject, &reference))
+    }
+
+    /// Regenerates the field on the subject and compares it with the CPU's generation.
+    fn regenerate(&mut self, seed: u64) -> Result<Option<(Compared, CellDifference)>> {
+        // As the app does: generated where the subject runs (on the GPU with cuFFT),
+        // held to the CPU's generation within the tolerance; the reference then
+        // continues from the subject's field, so that the steps after stay exact.
+        let params = JaggedParams {
+            size: self.size,
+            seed,
+            ..JaggedParams::default()
+        };
+        let (field, _) = generate_on(self.subject.backend(), &params, &|_| {})?;
+        let cpu = generate_jagged(&params, &|_| {})?;
+        if let Some(difference) = compare::generated(&field, &cpu) {
+            return Ok(Some((Compared::Generated, difference)));
+        }
+        self.reference.upload(&field)?;
+        Ok(None)
+    }
+
+    /// Reads the same cells on both sides and compares them.
+    fn gather(&mut self, cells: &[u32]) -> Result<Option<(Compared, CellDifference)>> {
+        let subject = self.subject.backend().gather(cells)?;
+        let reference = self.reference.gather(cells)?;
+        let found = first_difference(
+            &subject,
+            &reference,
+            subject.len().max(1),
+            |a: f32, b: f32| a.to_bits() == b.to_bits(),
+            f64::from,
+        );
+        if let Some(difference) = found {
+            return Ok(Some((Compared::Gathered, difference)));
+        }
+        Ok(None)
     }
 }
 
