@@ -4,6 +4,12 @@
 //! the blocked kernels against the one-step ones, and the booked energy. Without CUDA the GPU
 //! tests skip and say so; with HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers unwrap like the tests (clippy's allow-unwrap-in-tests covers #[test] \
+              functions only): a failure there is the test's failure, with its message"
+)]
+
 mod common;
 
 use common::max_abs_diff;

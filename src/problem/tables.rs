@@ -234,7 +234,7 @@ fn stability_limit(problem: &HeatProblem, g: &[f64], side_g: &[f64], capacity: &
                     .or((periodic_rows).then(|| here + (rows - 1) * cols));
                 let bottom = (row + 1 < rows)
                     .then(|| here + cols)
-                    .or((periodic_rows).then(|| col));
+                    .or((periodic_rows).then_some(col));
                 let total = face(Side::Left, left)
                     + face(Side::Right, right)
                     + face(Side::Top, top)
