@@ -55,9 +55,19 @@ fn cpu_methods_agree_with_the_plain_loop_over_random_sequences() {
         "brush",
         "set-cells",
         "gather",
+        "set-problem",
+        "edit-map",
+        "switch-heater",
+        "clear-problem",
     ] {
         assert!(report.coverage.operations.contains_key(kind), "no {kind}");
     }
+    assert!(
+        methods
+            .keys()
+            .any(|name| name.starts_with("cpu-materials-")),
+        "no heat problem stepped: {methods:?}"
+    );
 }
 
 /// A backend that steps one step too few on every third `advance` call: a fault of the shape
@@ -159,6 +169,22 @@ fn cuda_agrees_with_the_cpu_over_random_sequences() {
             "{kernel} never stepped: {methods:?}"
         );
     }
+    for kernel in [
+        "materials-vec4",
+        "materials-scalar",
+        "materials-blocked-k4-rows32",
+    ] {
+        assert!(
+            methods
+                .keys()
+                .any(|name| name.starts_with(&format!("cuda-{kernel}"))),
+            "{kernel} never stepped a heat problem: {methods:?}"
+        );
+    }
+    assert!(
+        methods.keys().any(|name| name.ends_with("+energy")),
+        "no heat problem booked its energy: {methods:?}"
+    );
     assert_eq!(report.coverage.steps_by_boundary.len(), 3);
     assert!(report.coverage.graph_replays > 0, "no graph was replayed");
     assert!(report.coverage.steps_without_graphs > 0);

@@ -5,6 +5,7 @@
 pub mod basics;
 pub mod display;
 pub mod generation;
+pub mod materials;
 pub mod numpy;
 
 pub use generation::{bench_field_generation, FieldGenerationRow, GpuGenerationRow};
@@ -215,6 +216,12 @@ pub fn bench_cuda(
         rows.extend(measure_kernels(
             &mut cuda, config, &field, &choices, progress,
         )?);
+        if kernels.is_none() {
+            let (material_rows, material_notes) =
+                materials::bench_materials(&mut cuda, config, &field, progress)?;
+            rows.extend(material_rows);
+            notes.extend(material_notes);
+        }
     }
     Ok(BenchReport::measured(device, rows, notes))
 }

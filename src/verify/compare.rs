@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::compute::StepParams;
 use crate::grid::{Grid, GridSize};
+use crate::problem::EnergyExchange;
 use crate::render::Preview;
 pub use crate::sim::agreement::CellDifference;
 use crate::sim::agreement::{compare_fields, first_difference};
@@ -25,6 +26,9 @@ pub enum Compared {
     Gathered,
     /// A regenerated field against the CPU's generation (to [`GENERATION_TOLERANCE`]).
     Generated,
+    /// The energy a heat problem booked (to [`ENERGY_TOLERANCE`]; the column is the term:
+    /// sources, left, right, top, bottom, held cells).
+    Energy,
 }
 
 impl fmt::Display for Compared {
@@ -37,6 +41,7 @@ impl fmt::Display for Compared {
             Self::PreviewPixels => "preview pixels",
             Self::Gathered => "gathered cells",
             Self::Generated => "generated field",
+            Self::Energy => "booked energy",
         })
     }
 }
@@ -58,6 +63,37 @@ pub fn generated(subject: &Grid, reference: &Grid) -> Option<CellDifference> {
         |a: f32, b: f32| (f64::from(a) - f64::from(b)).abs() <= GENERATION_TOLERANCE,
         f64::from,
     )
+}
+
+/// How far apart two bookings of the same steps may be, relative to the largest term: the
+/// GPU adds its cells' terms in another order than the CPU.
+pub const ENERGY_TOLERANCE: f64 = 1e-9;
+
+/// The first term of two energy bookings farther apart than [`ENERGY_TOLERANCE`] of the
+/// largest term.
+pub fn energies(subject: &EnergyExchange, reference: &EnergyExchange) -> Option<CellDifference> {
+    let terms = |e: &EnergyExchange| {
+        [
+            e.sources, e.sides[0], e.sides[1], e.sides[2], e.sides[3], e.held,
+        ]
+    };
+    let (a, b) = (terms(subject), terms(reference));
+    let scale = a.iter().chain(&b).fold(0.0f64, |m, t| m.max(t.abs()));
+    let within = |x: f64, y: f64| (x - y).abs() <= ENERGY_TOLERANCE * scale;
+    let differing = a.iter().zip(&b).filter(|(x, y)| !within(**x, **y)).count();
+    let first = a.iter().zip(&b).position(|(x, y)| !within(*x, *y))?;
+    Some(CellDifference {
+        row: 0,
+        col: first,
+        subject: a[first],
+        reference: b[first],
+        differing_cells: differing,
+        max_abs_difference: a
+            .iter()
+            .zip(&b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max),
+    })
 }
 
 /// The first difference between two fields, bit for bit.
@@ -179,5 +215,20 @@ mod tests {
         other.rgba[4 * 4 + 2] = 8; // pixel (1, 1), blue
         let (what, cell) = previews(&other, &preview).unwrap();
         assert_eq!((what, cell.row, cell.col), (Compared::PreviewPixels, 1, 1));
+    }
+
+    #[test]
+    fn energies_agree_to_the_tolerance_of_the_largest_term() {
+        let a = EnergyExchange {
+            sources: 1e6,
+            sides: [1.0, -2.0, 3.0, 0.0],
+            held: 5.0,
+        };
+        let mut b = a;
+        b.sides[1] += 1e-4; // 1e-10 of the largest term
+        assert!(energies(&a, &b).is_none());
+        b.sides[1] += 1e-2;
+        let cell = energies(&a, &b).unwrap();
+        assert_eq!((cell.col, cell.differing_cells), (2, 1));
     }
 }

@@ -8,6 +8,8 @@
 
 pub mod compare;
 pub mod physics;
+mod problem_ops;
+pub mod problems;
 pub mod sequence;
 
 use std::collections::{BTreeMap, HashSet};
@@ -102,6 +104,10 @@ impl VerifyReport {
 }
 
 /// The backend under test.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one subject per verify run, moved never; boxing the CPU backend would change every caller"
+)]
 pub enum Subject {
     /// The CPU's fast methods.
     Cpu(CpuBackend),
@@ -203,10 +209,13 @@ struct Pair<'a> {
     size: GridSize,
     coverage: &'a mut Coverage,
     steps: u64,
+    /// The heat problem both sides step, if any.
+    problem: Option<problem_ops::HeldProblem>,
 }
 
 impl Pair<'_> {
     fn upload(&mut self, field: &Grid) -> Result<()> {
+        self.drop_problem()?;
         self.size = field.size();
         self.subject.backend().upload(field)?;
         self.reference.upload(field)
@@ -244,6 +253,9 @@ impl Pair<'_> {
                 for &steps in chunks {
                     self.advance(steps)?;
                 }
+                if let Some(found) = self.compare_energy()? {
+                    return Ok(Some(found));
+                }
             }
             Operation::SetParams(params) => self.params = *params,
             Operation::SetMethod(method) => self.subject.set_method(*method)?,
@@ -256,47 +268,22 @@ impl Pair<'_> {
                     return Ok(Some((Compared::Laplacian, difference)));
                 }
             }
-            Operation::Preview {
-                layer,
-                colormap,
-                range_mode,
-                max_size,
-            } => {
-                let request = PreviewRequest {
-                    layer: *layer,
-                    boundary: self.params.boundary,
-                    colormap: *colormap,
-                    range_mode: *range_mode,
-                    max_size: *max_size,
-                };
-                let subject = render_on(self.subject.backend(), &request)?;
-                let reference = render_on(&mut self.reference, &request)?;
-                if let Some(found) = compare::previews(&subject, &reference) {
+            Operation::Preview { .. } => {
+                if let Some(found) = self.preview(operation)? {
                     return Ok(Some(found));
                 }
             }
             Operation::Download => {}
             Operation::Regenerate { seed } => {
-                // As the app does: generated where the subject runs (on the GPU with cuFFT),
-                // held to the CPU's generation within the tolerance; the reference then
-                // continues from the subject's field, so that the steps after stay exact.
-                let params = JaggedParams {
-                    size: self.size,
-                    seed: *seed,
-                    ..JaggedParams::default()
-                };
-                let (field, _) = generate_on(self.subject.backend(), &params, &|_| {})?;
-                let cpu = generate_jagged(&params, &|_| {})?;
-                if let Some(difference) = compare::generated(&field, &cpu) {
-                    return Ok(Some((Compared::Generated, difference)));
+                if let Some(found) = self.regenerate(*seed)? {
+                    return Ok(Some(found));
                 }
-                self.reference.upload(&field)?;
             }
             Operation::SwitchBackend { steps_elsewhere } => {
                 let field = self.subject.backend().download()?;
                 let mut elsewhere = CpuBackend::new();
                 elsewhere.upload(&field)?;
-                elsewhere.advance(*steps_elsewhere, &self.params)?;
+                self.step_elsewhere(&mut elsewhere, *steps_elsewhere)?;
                 self.subject.backend().upload(&elsewhere.download()?)?;
                 self.reference.advance(*steps_elsewhere, &self.params)?;
             }
@@ -311,23 +298,81 @@ impl Pair<'_> {
                 self.reference.scatter(cells, values)?;
             }
             Operation::Gather { cells } => {
-                let subject = self.subject.backend().gather(cells)?;
-                let reference = self.reference.gather(cells)?;
-                let found = first_difference(
-                    &subject,
-                    &reference,
-                    subject.len().max(1),
-                    |a: f32, b: f32| a.to_bits() == b.to_bits(),
-                    f64::from,
-                );
-                if let Some(difference) = found {
-                    return Ok(Some((Compared::Gathered, difference)));
+                if let Some(found) = self.gather(cells)? {
+                    return Ok(Some(found));
+                }
+            }
+            Operation::SetProblem { .. }
+            | Operation::EditMap { .. }
+            | Operation::SwitchHeater { .. }
+            | Operation::ClearProblem => {
+                if let Some(found) = self.apply_problem(operation)? {
+                    return Ok(Some(found));
                 }
             }
         }
         let subject = self.subject.backend().download()?;
         let reference = self.reference.download()?;
         Ok(compare::grids(&subject, &reference).map(|d| (Compared::Field, d)))
+    }
+
+    /// Takes the same preview on both sides and compares it.
+    fn preview(&mut self, operation: &Operation) -> Result<Option<(Compared, CellDifference)>> {
+        let Operation::Preview {
+            layer,
+            colormap,
+            range_mode,
+            max_size,
+        } = operation
+        else {
+            return Ok(None);
+        };
+        let request = PreviewRequest {
+            layer: *layer,
+            boundary: self.params.boundary,
+            colormap: *colormap,
+            range_mode: *range_mode,
+            max_size: *max_size,
+        };
+        let subject = render_on(self.subject.backend(), &request)?;
+        let reference = render_on(&mut self.reference, &request)?;
+        Ok(compare::previews(&subject, &reference))
+    }
+
+    /// Regenerates the field on the subject and compares it with the CPU's generation.
+    fn regenerate(&mut self, seed: u64) -> Result<Option<(Compared, CellDifference)>> {
+        // As the app does: generated where the subject runs (on the GPU with cuFFT),
+        // held to the CPU's generation within the tolerance; the reference then
+        // continues from the subject's field, so that the steps after stay exact.
+        let params = JaggedParams {
+            size: self.size,
+            seed,
+            ..JaggedParams::default()
+        };
+        let (field, _) = generate_on(self.subject.backend(), &params, &|_| {})?;
+        let cpu = generate_jagged(&params, &|_| {})?;
+        if let Some(difference) = compare::generated(&field, &cpu) {
+            return Ok(Some((Compared::Generated, difference)));
+        }
+        self.reference.upload(&field)?;
+        Ok(None)
+    }
+
+    /// Reads the same cells on both sides and compares them.
+    fn gather(&mut self, cells: &[u32]) -> Result<Option<(Compared, CellDifference)>> {
+        let subject = self.subject.backend().gather(cells)?;
+        let reference = self.reference.gather(cells)?;
+        let found = first_difference(
+            &subject,
+            &reference,
+            subject.len().max(1),
+            |a: f32, b: f32| a.to_bits() == b.to_bits(),
+            f64::from,
+        );
+        if let Some(difference) = found {
+            return Ok(Some((Compared::Gathered, difference)));
+        }
+        Ok(None)
     }
 }
 
@@ -347,6 +392,10 @@ fn operation_kind(operation: &Operation) -> &'static str {
         Operation::Brush { .. } => "brush",
         Operation::SetCells { .. } => "set-cells",
         Operation::Gather { .. } => "gather",
+        Operation::SetProblem { .. } => "set-problem",
+        Operation::EditMap { .. } => "edit-map",
+        Operation::SwitchHeater { .. } => "switch-heater",
+        Operation::ClearProblem => "clear-problem",
     }
 }
 
@@ -416,6 +465,8 @@ fn run_sequence(
         .sequence(options.operations);
     subject.set_method(MethodChoice::Auto)?;
     subject.set_graphs(true);
+    // A problem held at the end of the last sequence would step this one's first field.
+    subject.backend().set_problem(None)?;
     let mut pair = Pair {
         reference: subject.reference(),
         subject: &mut *subject,
@@ -423,6 +474,7 @@ fn run_sequence(
         size: GridSize { rows: 1, cols: 1 },
         coverage: &mut report.coverage,
         steps: 0,
+        problem: None,
     };
     for (op_index, operation) in operations.iter().enumerate() {
         let found = pair.apply(operation)?;

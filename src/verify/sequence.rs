@@ -4,12 +4,16 @@
 //! Sizes are chosen around the GPU kernels' tile and strip edges (and 1xN, Nx1, primes, odd
 //! widths), step counts span single steps to runs long enough to replay CUDA graphs, and
 //! coefficients, boundaries, kernels and graph use change between calls as a user changes them.
+//! Heat problems (materials, heaters, held cells, every side condition) are set, edited and
+//! dropped between those operations, drawn from a generator of their own, so that the uniform
+//! operations of a seed are those it always drew.
 
 use std::fmt;
 
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
+use crate::compute::cuda::MaterialKernel;
 use crate::compute::{
     Boundary, BrushEdge, BrushStamp, CpuMethod, CudaKernel, StepParams, STABLE_COEFF_LIMIT,
 };
@@ -133,6 +137,28 @@ pub enum Operation {
         /// Row-major indices (repeats allowed).
         cells: Vec<u32>,
     },
+    /// Step a random heat problem on the current size from now on (see
+    /// [`super::problems::random_problem`]).
+    SetProblem {
+        /// The problem's seed.
+        seed: u64,
+        /// Whether the energy is booked (compared after every advance).
+        book_energy: bool,
+        /// The CUDA kernel that steps it (`None`: the backend's choice).
+        kernel: Option<MaterialKernel>,
+    },
+    /// Paint a region of the held problem's map (see [`super::problems::edit_map`]).
+    EditMap {
+        /// The edit's seed.
+        seed: u64,
+    },
+    /// Switch a heater of the held problem (see [`super::problems::switch_heater`]).
+    SwitchHeater {
+        /// The switch's seed.
+        seed: u64,
+    },
+    /// Back to the uniform stencil.
+    ClearProblem,
 }
 
 impl fmt::Display for Operation {
@@ -188,6 +214,18 @@ impl fmt::Display for Operation {
             }
             Self::SetCells { cells, .. } => write!(f, "set {} cells", cells.len()),
             Self::Gather { cells } => write!(f, "gather {} cells", cells.len()),
+            Self::SetProblem {
+                seed,
+                book_energy,
+                kernel,
+            } => {
+                let kernel = kernel.map_or("auto".to_string(), |k| k.to_string());
+                let energy = if *book_energy { ", energy booked" } else { "" };
+                write!(f, "set heat problem {seed} ({kernel}{energy})")
+            }
+            Self::EditMap { seed } => write!(f, "edit the material map ({seed})"),
+            Self::SwitchHeater { seed } => write!(f, "switch a heater ({seed})"),
+            Self::ClearProblem => f.write_str("back to the uniform problem"),
         }
     }
 }
@@ -220,9 +258,24 @@ pub fn cuda_kernels() -> Vec<CudaKernel> {
     CudaKernel::exact_candidates(GridSize { rows: 4, cols: 4 })
 }
 
+/// The kernels a heat problem may be stepped with on CUDA (`None`: the backend's choice).
+fn material_kernels() -> Vec<Option<MaterialKernel>> {
+    let mut kernels = vec![
+        None,
+        Some(MaterialKernel::Scalar),
+        Some(MaterialKernel::Vec4),
+    ];
+    kernels.extend(MaterialKernel::blocked_candidates().into_iter().map(Some));
+    kernels
+}
+
 /// Draws sequences.
 pub struct SequenceGenerator {
     rng: Pcg64,
+    /// Draws the heat-problem operations, apart from `rng` so that those stay as they were.
+    problem_rng: Pcg64,
+    /// Whether a heat problem is held at this point of the sequence.
+    problem_held: bool,
     family: MethodFamily,
     max_cells: usize,
     size: GridSize,
@@ -233,6 +286,8 @@ impl SequenceGenerator {
     pub fn new(seed: u64, family: MethodFamily, max_cells: usize) -> Self {
         Self {
             rng: Pcg64::seed_from_u64(seed),
+            problem_rng: Pcg64::seed_from_u64(seed ^ 0x6a09_e667_f3bc_c908),
+            problem_held: false,
             family,
             max_cells: max_cells.max(1),
             size: GridSize { rows: 1, cols: 1 },
@@ -423,12 +478,46 @@ impl SequenceGenerator {
         }
     }
 
-    /// A whole sequence of `operations` operations, starting with an upload.
+    /// A heat-problem operation, or none, after `previous` (drawn from `problem_rng`).
+    fn problem_operation(&mut self, previous: &Operation) -> Option<Operation> {
+        if let Operation::Upload { .. } = previous {
+            // A new field may have a new size: a held problem's map no longer fits.
+            self.problem_held = false;
+        }
+        let draw = (self.problem_rng.next_u64() % 100) as usize;
+        let seed = self.problem_rng.next_u64() % 1_000_000;
+        let op = match draw {
+            0..=9 => {
+                let kernels = material_kernels();
+                let kernel = kernels[(self.problem_rng.next_u64() % kernels.len() as u64) as usize];
+                Operation::SetProblem {
+                    seed,
+                    book_energy: self.problem_rng.next_u64() % 3 == 0,
+                    kernel,
+                }
+            }
+            10..=14 if self.problem_held => Operation::EditMap { seed },
+            15..=18 if self.problem_held => Operation::SwitchHeater { seed },
+            19 if self.problem_held => Operation::ClearProblem,
+            _ => return None,
+        };
+        self.problem_held = !matches!(op, Operation::ClearProblem);
+        Some(op)
+    }
+
+    /// A whole sequence of `operations` uniform operations, starting with an upload, with
+    /// heat-problem operations between them (not counted).
     pub fn sequence(&mut self, operations: usize) -> Vec<Operation> {
-        let mut ops = vec![self.upload(), Operation::SetParams(self.params())];
-        while ops.len() < operations.max(2) {
+        let mut uniform = vec![self.upload(), Operation::SetParams(self.params())];
+        while uniform.len() < operations.max(2) {
             let op = self.operation();
+            uniform.push(op);
+        }
+        let mut ops = Vec::with_capacity(uniform.len() * 2);
+        for op in uniform {
+            let problem = self.problem_operation(&op);
             ops.push(op);
+            ops.extend(problem);
         }
         ops
     }
@@ -446,7 +535,42 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert!(matches!(a[0], Operation::Upload { .. }));
-        assert_eq!(a.len(), 40);
+        let uniform = a.iter().filter(|op| !is_problem_operation(op)).count();
+        assert_eq!(uniform, 40);
+    }
+
+    fn is_problem_operation(op: &Operation) -> bool {
+        matches!(
+            op,
+            Operation::SetProblem { .. }
+                | Operation::EditMap { .. }
+                | Operation::SwitchHeater { .. }
+                | Operation::ClearProblem
+        )
+    }
+
+    #[test]
+    fn problem_operations_appear_and_follow_a_held_problem() {
+        let mut kinds = std::collections::HashSet::new();
+        for seed in 0..50 {
+            let mut held = false;
+            for op in SequenceGenerator::new(seed, MethodFamily::Cuda, 100_000).sequence(40) {
+                match op {
+                    Operation::Upload { .. } => held = false,
+                    Operation::SetProblem { .. } => held = true,
+                    Operation::EditMap { .. } | Operation::SwitchHeater { .. } => assert!(held),
+                    Operation::ClearProblem => {
+                        assert!(held);
+                        held = false;
+                    }
+                    _ => {}
+                }
+                if is_problem_operation(&op) {
+                    kinds.insert(std::mem::discriminant(&op));
+                }
+            }
+        }
+        assert_eq!(kinds.len(), 4, "every heat-problem operation is drawn");
     }
 
     #[test]

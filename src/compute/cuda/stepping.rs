@@ -278,6 +278,10 @@ impl CudaBackend {
 
     /// Advances with what [`Self::stepper`] says.
     pub(super) fn advance_stepper(&mut self, steps: u64, params: &StepParams) -> Result<Duration> {
+        // A held heat problem replaces the uniform stencil and its parameters.
+        if self.problem.is_some() {
+            return self.advance_problem(steps);
+        }
         match self.stepper() {
             Stepper::Builtin(kernel) => self.advance_with(kernel, steps, params),
             Stepper::User => self.advance_user(steps, params),
