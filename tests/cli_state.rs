@@ -382,10 +382,15 @@ fn a_state_saved_on_the_gpu_resumes_on_the_cpu_and_back_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let on = |backend: &'static str, extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--size",
-            "333x517",
+        // A resumed run takes its size from the state (--size is refused with --resume).
+        let size: &[&str] = if extra.contains(&"--resume") {
+            &[]
+        } else {
+            &["--size", "333x517"]
+        };
+        let mut args = vec!["run"];
+        args.extend_from_slice(size);
+        args.extend_from_slice(&[
             "--coeff",
             "0.22",
             "--boundary",
@@ -395,7 +400,7 @@ fn a_state_saved_on_the_gpu_resumes_on_the_cpu_and_back_bit_for_bit() {
             "77",
             "--backend",
             backend,
-        ];
+        ]);
         args.extend_from_slice(extra);
         succeeded(&heatlab(d, &args));
     };

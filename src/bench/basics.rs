@@ -19,6 +19,9 @@ import numpy as np
 sides = [int(s) for s in sys.argv[1].split(',')]
 repeats = int(sys.argv[2])
 out = {"numpy": np.__version__, "numba": None, "cuda_device": None, "notes": [], "sides": {}}
+# Numba releases older than the NumPy beside them still look up np.row_stack (removed in 2.x).
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
 try:
     import numba
     from numba import njit, vectorize

@@ -371,7 +371,13 @@ impl Passes<'_> {
         n: u64,
         out: &mut CudaSlice<f64>,
     ) -> Result<()> {
-        if (x.len() as u64) < n || out.len() < config.grid_dim.0 as usize {
+        // The atomic kernel combines every block into out[0]; the others write one per block.
+        let outputs = if std::ptr::eq(function, &self.gpu.reduce_atomic) {
+            1
+        } else {
+            config.grid_dim.0 as usize
+        };
+        if (x.len() as u64) < n || out.len() < outputs {
             return Err(HeatlabError::Internal(
                 "a reduction's arrays are too short".into(),
             ));
