@@ -104,10 +104,6 @@ impl VerifyReport {
 }
 
 /// The backend under test.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one subject per verify run, moved never; boxing the CPU backend would change every caller"
-)]
 pub enum Subject {
     /// The CPU's fast methods.
     Cpu(CpuBackend),
