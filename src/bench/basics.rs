@@ -6,7 +6,6 @@
 //! out with a note.
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use crate::measure::MeanStd;
 
@@ -135,20 +134,7 @@ impl NotebookMaximum {
 /// Runs the notebook's rungs at each cube side with `repeats` samples each, or says why not.
 pub fn time_notebook_maximum(sides: &[usize], repeats: usize) -> Result<NotebookMaximum, String> {
     let sides: Vec<String> = sides.iter().map(ToString::to_string).collect();
-    let output = Command::new("python3")
-        .arg("-c")
-        .arg(NOTEBOOK_MAXIMUM_SCRIPT)
-        .arg(sides.join(","))
-        .arg(repeats.max(1).to_string())
-        .output()
-        .map_err(|e| format!("python3 could not be started ({e})"))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        return Err(stderr
-            .lines()
-            .last()
-            .unwrap_or("python3 failed")
-            .to_string());
-    }
-    serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())
+    let repeats = repeats.max(1).to_string();
+    let stdout = super::numpy::run_python(NOTEBOOK_MAXIMUM_SCRIPT, &[&sides.join(","), &repeats])?;
+    serde_json::from_slice(&stdout).map_err(|e| e.to_string())
 }

@@ -41,25 +41,12 @@ pub fn time_numpy_step(
     size: GridSize,
     config: &BenchConfig,
 ) -> Result<(u64, MeanStd, String), String> {
-    let output = Command::new("python3")
-        .arg("-c")
-        .arg(NUMPY_STEP_SCRIPT)
-        .arg(size.rows.to_string())
-        .arg(size.cols.to_string())
-        .arg(config.seconds_per_repeat.to_string())
-        .arg(config.repeats.max(1).to_string())
-        .output()
-        .map_err(|e| format!("python3 could not be started ({e})"))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr
-            .lines()
-            .last()
-            .unwrap_or("python3 failed")
-            .to_string();
-        return Err(last);
-    }
-    let timing: NumpyTiming = serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())?;
+    let rows = size.rows.to_string();
+    let cols = size.cols.to_string();
+    let seconds = config.seconds_per_repeat.to_string();
+    let repeats = config.repeats.max(1).to_string();
+    let stdout = run_python(NUMPY_STEP_SCRIPT, &[&rows, &cols, &seconds, &repeats])?;
+    let timing: NumpyTiming = serde_json::from_slice(&stdout).map_err(|e| e.to_string())?;
     Ok((timing.steps, MeanStd::of(&timing.us_per_step), timing.numpy))
 }
 
@@ -96,12 +83,21 @@ struct NumpyFieldTiming {
 
 /// Times NumPy's jagged field at `size`: (seconds, NumPy's version).
 pub fn time_numpy_field(size: GridSize, repeats: usize) -> Result<(MeanStd, String), String> {
+    let rows = size.rows.to_string();
+    let cols = size.cols.to_string();
+    let repeats = repeats.max(1).to_string();
+    let stdout = run_python(NUMPY_FIELD_SCRIPT, &[&rows, &cols, &repeats])?;
+    let timing: NumpyFieldTiming = serde_json::from_slice(&stdout).map_err(|e| e.to_string())?;
+    Ok((MeanStd::of(&timing.seconds), timing.numpy))
+}
+
+/// Runs `script` with `python3 -c` and `args`; its standard output, or the last line it wrote
+/// to standard error (the Python exception) when it failed.
+pub fn run_python(script: &str, args: &[&str]) -> Result<Vec<u8>, String> {
     let output = Command::new("python3")
         .arg("-c")
-        .arg(NUMPY_FIELD_SCRIPT)
-        .arg(size.rows.to_string())
-        .arg(size.cols.to_string())
-        .arg(repeats.max(1).to_string())
+        .arg(script)
+        .args(args)
         .output()
         .map_err(|e| format!("python3 could not be started ({e})"))?;
     if !output.status.success() {
@@ -112,7 +108,5 @@ pub fn time_numpy_field(size: GridSize, repeats: usize) -> Result<(MeanStd, Stri
             .unwrap_or("python3 failed")
             .to_string());
     }
-    let timing: NumpyFieldTiming =
-        serde_json::from_slice(&output.stdout).map_err(|e| e.to_string())?;
-    Ok((MeanStd::of(&timing.seconds), timing.numpy))
+    Ok(output.stdout)
 }
