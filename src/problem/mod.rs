@@ -19,15 +19,19 @@
 
 pub mod energy;
 pub mod material;
+pub mod shape;
 pub mod side;
 pub mod step;
 mod tables;
 pub mod temperature;
+pub mod thermostat;
 
 pub use energy::{EnergyExchange, EnergyLedger};
 pub use material::Material;
+pub use shape::Shape;
 pub use side::{Side, SideCondition, Sides};
 pub use tables::{StepTables, MAX_KINDS};
+pub use thermostat::Thermostat;
 
 use serde::{Deserialize, Serialize};
 
@@ -126,6 +130,9 @@ pub struct HeatProblem {
     pub sides: Sides,
     /// How the time step is chosen.
     pub time_step: TimeStep,
+    /// Thermostats switching heaters by a probe's temperature.
+    #[serde(default)]
+    pub thermostats: Vec<Thermostat>,
 }
 
 impl HeatProblem {
@@ -138,6 +145,7 @@ impl HeatProblem {
             map: vec![0; size.cells()],
             sides: Sides::default(),
             time_step: TimeStep::default(),
+            thermostats: Vec::new(),
         }
     }
 
@@ -199,6 +207,11 @@ impl HeatProblem {
             )));
         }
         self.sides.check()?;
+        for thermostat in &self.thermostats {
+            thermostat.check(self.size.rows, self.size.cols, self.kinds.len(), |k| {
+                self.kinds[k].heater.is_some()
+            })?;
+        }
         match self.time_step {
             TimeStep::Fraction(f) if !(f > 0.0 && f < 1.0) => {
                 Err(HeatlabError::InvalidInput(format!(

@@ -62,6 +62,7 @@ pub fn build(file: &ScenarioFile, folder: &Path) -> Result<Built, Errors> {
         map: vec![0; size.cells()],
         sides: sides.unwrap_or_default(),
         time_step: time_step.unwrap_or_default(),
+        thermostats: Vec::new(),
     };
     let named = named_kinds(base.iter().chain(parts.iter().flatten()), &mut errors);
     if file.base.rect.is_some() || file.base.ellipse.is_some() {

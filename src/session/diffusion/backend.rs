@@ -115,6 +115,7 @@ impl SimThread {
                 self.stats.reset();
                 self.origin = Some(crate::state::FieldOrigin::Jagged(*params));
                 self.emit(SimEvent::FieldReady(*params, generation));
+                self.emit_problem();
                 self.emit_backend_status();
             }
             Err(error) => {

@@ -77,6 +77,7 @@ impl SimThread {
                     started.elapsed().as_secs_f64()
                 );
                 self.emit(SimEvent::Opened(opened));
+                self.emit_problem();
             }
             Err(error) => self.notice(
                 Level::Error,

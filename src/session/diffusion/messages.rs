@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::bench::BenchRow;
@@ -13,6 +14,8 @@ use crate::field::JaggedParams;
 use crate::grid::GridSize;
 use crate::import::LuminanceRange;
 use crate::measure::TimingRecord;
+use crate::problem::energy::EnergyBalance;
+use crate::problem::{CellKind, HeatProblem, Shape, Side, SideCondition, Thermostat};
 use crate::render::Preview;
 use crate::sim::agreement::Outcome;
 use crate::sim::generate::Generation;
@@ -147,6 +150,46 @@ pub enum SimCommand {
     /// Pictures the views have replaced: their buffers are coloured into again, and freed on
     /// the thread that made them.
     ReturnPictures(Vec<Preview>),
+    /// Build or edit the heat problem the simulation steps.
+    Problem(ProblemCommand),
+}
+
+/// Edits of the heat problem (materials, sources, held regions, sides, thermostats). Each one
+/// that changes the problem is answered by [`SimEvent::Problem`] with the problem as it now
+/// stands; one that cannot be applied leaves the problem as it was and says why in a notice.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProblemCommand {
+    /// Step this problem from now on (its size must be the field's); `None`: back to the
+    /// tutorial's uniform plate stepped with the coefficient. The field is kept.
+    Set(Option<Box<HeatProblem>>),
+    /// Paint `shape` with `kind` (added to the problem's kinds when it is new). Shapes sent
+    /// until [`ProblemCommand::EndStroke`] are one step of undo. On the tutorial's plate this
+    /// starts a problem (the plate becomes [`ProblemCommand::PLATE_MATERIAL`]).
+    Paint {
+        /// The cells to paint.
+        shape: Shape,
+        /// What they become.
+        kind: CellKind,
+    },
+    /// The drag that painted kinds ended: its shapes become one step of undo.
+    EndStroke,
+    /// Replace kind `index` (its name, material, heater or held temperature), for example to
+    /// switch a heater or change its power.
+    EditKind {
+        /// The kind's index in the problem's kinds.
+        index: u8,
+        /// What it becomes.
+        kind: CellKind,
+    },
+    /// One side's condition.
+    SetSide(Side, SideCondition),
+    /// The thermostats (replacing those there were).
+    SetThermostats(Vec<Thermostat>),
+}
+
+impl ProblemCommand {
+    /// The material the tutorial's plate becomes when a problem is started by painting on it.
+    pub const PLATE_MATERIAL: &'static str = "aluminium";
 }
 
 /// The brush's part of [`SimCommand`].
@@ -205,6 +248,22 @@ pub struct Frame {
     pub steps_per_frame: u64,
     /// The sampled cells' values, when cells are sampled.
     pub samples: Option<Samples>,
+    /// Where the heat problem stands, when one is stepped.
+    pub problem: Option<ProblemFrame>,
+}
+
+/// The heat problem's part of a frame.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProblemFrame {
+    /// Simulated seconds since the initial field.
+    pub simulated_seconds: f64,
+    /// Seconds per step.
+    pub dt: f64,
+    /// The energy balance since the previous frame (J per metre of depth), when booked.
+    pub energy: Option<EnergyBalance>,
+    /// Whether each kind's heater is on now (false for kinds without one), thermostats
+    /// included.
+    pub heaters_on: Vec<bool>,
 }
 
 /// The backend in use, for the panel.
@@ -260,6 +319,9 @@ pub enum SimEvent {
     Opened(super::files::Opened),
     /// "Measure kernels" finished (no rows when it failed; a notice says why).
     KernelTimings(Vec<BenchRow>),
+    /// The heat problem changed (an edit, an opened file, a new field): the problem as it now
+    /// stands, map included, or `None` for the tutorial's uniform plate.
+    Problem(Option<Arc<HeatProblem>>),
 }
 
 /// One finished agreement check and the totals so far.

@@ -10,6 +10,7 @@ mod files;
 mod kernels;
 pub mod messages;
 mod paint;
+mod problem;
 mod schedule;
 
 use std::time::{Duration, Instant};
@@ -32,7 +33,8 @@ use export::ShownRanges;
 pub use files::Opened;
 pub use messages::{
     AgreementReport, BackendStatus, ExportJob, ExportKind, Frame, FramePart, PaintCommand,
-    Recording, Samples, SimCommand, SimEvent, VideoRecording, ViewRequest, ViewRequests,
+    ProblemCommand, ProblemFrame, Recording, Samples, SimCommand, SimEvent, VideoRecording,
+    ViewRequest, ViewRequests,
 };
 use schedule::{Schedule, StatsClock};
 
@@ -197,6 +199,7 @@ impl SimThread {
             SimCommand::SnapshotField(reply) => self.snapshot_field(&reply),
             SimCommand::UseUserKernel(source) => self.use_user_kernel(source),
             SimCommand::ReturnPictures(pictures) => self.spares.take_back(pictures),
+            SimCommand::Problem(command) => self.edit_problem(command),
             SimCommand::SetAgreementCheck(on) => {
                 self.agreement_check = on;
                 let policy = self.agreement_policy();
@@ -373,6 +376,7 @@ impl SimThread {
             playing: self.schedule.is_running(),
             steps_per_frame: self.schedule.steps_per_frame,
             samples,
+            problem: self.problem_frame(),
         });
     }
 

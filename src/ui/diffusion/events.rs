@@ -47,6 +47,7 @@ impl DiffusionPanel {
                 }
                 self.state.backend = Some(status);
             }
+            SimEvent::Problem(problem) => self.state.problem = problem,
             SimEvent::GenerationFailed => {
                 self.state.progress = None;
                 self.state.live_generating = false;
@@ -108,6 +109,7 @@ impl DiffusionPanel {
             self.state.stats = frame.stats;
         }
         self.state.field_size = Some(size);
+        self.state.problem_frame = frame.problem.take();
         if settings.auto_steps {
             settings.steps_per_frame = frame.steps_per_frame;
         }

@@ -74,6 +74,11 @@ pub struct SimState {
     pub frames_shown: u64,
     /// The last "measure kernels" results, and whether a measurement is running.
     pub kernel_timings: kernels::KernelTimings,
+    /// The heat problem stepped, as the simulation thread last reported it (`None`: the
+    /// tutorial's uniform plate).
+    pub problem: Option<std::sync::Arc<crate::problem::HeatProblem>>,
+    /// The problem's part of the latest frame.
+    pub problem_frame: Option<crate::session::diffusion::ProblemFrame>,
 }
 
 /// The diffusion tab.
