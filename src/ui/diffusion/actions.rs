@@ -234,6 +234,7 @@ impl DiffusionPanel {
                 self.send(SimCommand::Step(steps));
             }
             DiffusionCommand::Reset => self.reset(),
+            DiffusionCommand::Problem(command) => self.send(SimCommand::Problem(command)),
             DiffusionCommand::Regenerate => self.regenerate(settings),
             DiffusionCommand::SwitchBackend(choice) => {
                 settings.backend = choice;

@@ -72,6 +72,8 @@ pub enum DiffusionCommand {
     ZoomOut,
     /// Show the whole field.
     Fit,
+    /// Build or edit the heat problem (materials, sources, sides, thermostats).
+    Problem(crate::session::diffusion::ProblemCommand),
 }
 
 /// Space plays or pauses (`playing` says which), S steps once, R resets; nothing while a text
