@@ -88,6 +88,35 @@ pub fn run_checks(request: &CheckRequest, emit: &mut dyn FnMut(ChildLine)) -> Ch
         function,
         contract: contract.clone(),
     };
+    let cases = check_cases(request, &contract);
+    for (case, field, boundary, steps, limit_seconds) in cases {
+        emit(ChildLine::Start {
+            case: case.clone(),
+            limit_seconds,
+        });
+        let params = StepParams {
+            coeff: request.coeff,
+            boundary,
+        };
+        match runner.run(&field, &params, steps) {
+            Ok(outcome) => emit(ChildLine::Case(CaseResult { case, outcome })),
+            Err(error) => {
+                return ChildEnding::Fault {
+                    case,
+                    message: error.to_string(),
+                }
+            }
+        }
+    }
+    ChildEnding::Completed
+}
+
+/// One case: its name, the field, the boundary, the steps and the seconds it may take.
+type CheckCase = (String, Grid, Boundary, u64, f64);
+
+/// The cases of a check: random fields of the small sizes under every boundary the kernel
+/// handles, then the current field when the request carries one.
+fn check_cases(request: &CheckRequest, contract: &UserContract) -> Vec<CheckCase> {
     let mut cases = Vec::new();
     for (index, &(rows, cols)) in SMALL_SIZES.iter().enumerate() {
         let size = GridSize { rows, cols };
@@ -120,26 +149,7 @@ pub fn run_checks(request: &CheckRequest, emit: &mut dyn FnMut(ChildLine)) -> Ch
         let limit = current_case_seconds(current.size(), steps);
         cases.push((name, current.clone(), boundary, steps, limit));
     }
-    for (case, field, boundary, steps, limit_seconds) in cases {
-        emit(ChildLine::Start {
-            case: case.clone(),
-            limit_seconds,
-        });
-        let params = StepParams {
-            coeff: request.coeff,
-            boundary,
-        };
-        match runner.run(&field, &params, steps) {
-            Ok(outcome) => emit(ChildLine::Case(CaseResult { case, outcome })),
-            Err(error) => {
-                return ChildEnding::Fault {
-                    case,
-                    message: error.to_string(),
-                }
-            }
-        }
-    }
-    ChildEnding::Completed
+    cases
 }
 
 /// Runs one kernel on fields of any size.
@@ -225,45 +235,71 @@ impl CaseRunner {
             };
             let (got_field, got_laplacian, got_input) =
                 (download(&next)?, download(&laplacian)?, download(&current)?);
-            for (buffer, values) in [
-                ("out", &got_field),
-                ("lapl", &got_laplacian),
-                ("in", &got_input),
-            ] {
-                if let Some(offset) = broken_guard(values, cells) {
-                    return Ok(CaseOutcome::OutOfBounds {
-                        buffer: buffer.into(),
-                        offset,
-                        step,
-                    });
-                }
-            }
-            // `in` is read only: a kernel that updates it in place (as the tutorial's does) is
-            // not a Jacobi step, even where its result happens to match.
-            if let Some(outcome) = compare(
-                "input (read only)",
-                step,
-                &got_input[inner.clone()],
-                &before,
-            ) {
+            let got = StepOutputs {
+                field: &got_field,
+                laplacian: &got_laplacian,
+                input: &got_input,
+            };
+            if let Some(outcome) =
+                got.check(step, cells, &before, &expected_field, &expected_laplacian)
+            {
                 return Ok(outcome);
-            }
-            for (array, got, expected) in [
-                ("field", &got_field[inner.clone()], &expected_field),
-                (
-                    "Laplacian",
-                    &got_laplacian[inner.clone()],
-                    &expected_laplacian,
-                ),
-            ] {
-                if let Some(outcome) = compare(array, step, got, expected) {
-                    return Ok(outcome);
-                }
             }
             std::mem::swap(&mut current, &mut next);
             before = expected_field;
         }
         Ok(CaseOutcome::Identical)
+    }
+}
+
+/// What one launch left in the three buffers (guard zones included).
+struct StepOutputs<'a> {
+    field: &'a [f32],
+    laplacian: &'a [f32],
+    input: &'a [f32],
+}
+
+impl StepOutputs<'_> {
+    /// The first thing wrong after `step`: a write outside a buffer, a changed input, or a
+    /// field or Laplacian that differs from the reference.
+    fn check(
+        &self,
+        step: u64,
+        cells: usize,
+        before: &Grid,
+        expected_field: &Grid,
+        expected_laplacian: &Grid,
+    ) -> Option<CaseOutcome> {
+        for (buffer, values) in [
+            ("out", self.field),
+            ("lapl", self.laplacian),
+            ("in", self.input),
+        ] {
+            if let Some(offset) = broken_guard(values, cells) {
+                return Some(CaseOutcome::OutOfBounds {
+                    buffer: buffer.into(),
+                    offset,
+                    step,
+                });
+            }
+        }
+        let inner = GUARD..GUARD + cells;
+        // `in` is read only: a kernel that updates it in place (as the tutorial's does) is not
+        // a Jacobi step, even where its result happens to match.
+        if let Some(outcome) = compare(
+            "input (read only)",
+            step,
+            &self.input[inner.clone()],
+            before,
+        ) {
+            return Some(outcome);
+        }
+        [
+            ("field", &self.field[inner.clone()], expected_field),
+            ("Laplacian", &self.laplacian[inner], expected_laplacian),
+        ]
+        .into_iter()
+        .find_map(|(array, got, expected)| compare(array, step, got, expected))
     }
 }
 

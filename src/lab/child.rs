@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use super::verdict::{CaseOutcome, ChildEnding, ChildLine, Verdict};
+use super::verdict::{CaseOutcome, CaseResult, ChildEnding, ChildLine, Verdict};
 use crate::compute::StepParams;
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
@@ -105,6 +105,60 @@ pub fn validate_with_command(mut command: Command, limits: ChildLimits) -> Verdi
             return Verdict::Failed(format!("cannot start the check's process: {error}"));
         }
     };
+    let lines = stdout_lines(&mut child);
+    let stderr = child.stderr.take().map(|mut stderr| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            // Whatever could be read is kept; a read error only shortens it.
+            stderr.read_to_string(&mut text).ok();
+            text
+        })
+    });
+    let mut progress = Progress::new(&limits, started);
+    let ending = loop {
+        let wait = progress.deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(wait) {
+            Ok(text) => {
+                // Anything but the protocol on stdout (a driver's message) is skipped.
+                if let Ok(line) = serde_json::from_str::<ChildLine>(&text) {
+                    if let Some(ending) = progress.read(line, &limits) {
+                        break Some(ending);
+                    }
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                kill(&mut child);
+                return Verdict::Timeout {
+                    case: progress.stage,
+                    limit: progress.limit,
+                    elapsed: started.elapsed(),
+                };
+            }
+            Err(RecvTimeoutError::Disconnected) => break None,
+        }
+    };
+    let status = wait_or_kill(&mut child, limits.exit);
+    let elapsed = started.elapsed();
+    match ending {
+        Some(ending) => verdict_of(ending, progress.cases, progress.device, elapsed),
+        None => {
+            let status = status.map_or_else(|| "killed".to_string(), |s| s.to_string());
+            let tail = stderr_tail(stderr);
+            Verdict::Failed(format!(
+                "the check's process ended without a verdict during {} ({status}){}",
+                progress.stage,
+                if tail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {tail}")
+                }
+            ))
+        }
+    }
+}
+
+/// The lines the child writes to its stdout, read on a thread of their own.
+fn stdout_lines(child: &mut Child) -> mpsc::Receiver<String> {
     let (lines_tx, lines) = mpsc::channel();
     if let Some(stdout) = child.stdout.take() {
         std::thread::spawn(move || {
@@ -116,76 +170,77 @@ pub fn validate_with_command(mut command: Command, limits: ChildLimits) -> Verdi
             }
         });
     }
-    let stderr = child.stderr.take().map(|mut stderr| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            // Whatever could be read is kept; a read error only shortens it.
-            stderr.read_to_string(&mut text).ok();
-            text
-        })
-    });
-    let stderr_tail = |handle: Option<std::thread::JoinHandle<String>>| {
-        let text = handle.and_then(|h| h.join().ok()).unwrap_or_default();
-        let trimmed = text.trim();
-        let start = trimmed
-            .char_indices()
-            .rev()
-            .nth(600)
-            .map_or(0, |(index, _)| index);
-        trimmed[start..].to_string()
-    };
+    lines
+}
 
-    let mut stage = "opening the GPU and compiling".to_string();
-    let mut limit = limits.startup;
-    let mut deadline = started + limit;
-    let mut device = String::new();
-    let mut cases = Vec::new();
-    let ending = loop {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match lines.recv_timeout(wait) {
-            Ok(text) => {
-                let line: ChildLine = match serde_json::from_str(&text) {
-                    Ok(line) => line,
-                    // Anything else on stdout (a driver's message) is not part of the protocol.
-                    Err(_) => continue,
-                };
-                match line {
-                    ChildLine::Ready { device: name } => {
-                        device = name;
-                        stage = "preparing the first case".into();
-                        limit = limits.between;
-                    }
-                    ChildLine::Start {
-                        case,
-                        limit_seconds,
-                    } => {
-                        stage = format!("case {case}");
-                        limit = Duration::from_secs_f64(limit_seconds.clamp(0.1, 3600.0));
-                    }
-                    ChildLine::Case(result) => {
-                        cases.push(result);
-                        stage = "preparing the next case".into();
-                        limit = limits.between;
-                    }
-                    ChildLine::End(ending) => break Some(ending),
-                }
-                deadline = Instant::now() + limit;
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                kill(&mut child);
-                return Verdict::Timeout {
-                    case: stage,
-                    limit,
-                    elapsed: started.elapsed(),
-                };
-            }
-            Err(RecvTimeoutError::Disconnected) => break None,
+/// The last 600 characters of what the child wrote to its stderr.
+fn stderr_tail(handle: Option<std::thread::JoinHandle<String>>) -> String {
+    let text = handle.and_then(|h| h.join().ok()).unwrap_or_default();
+    let trimmed = text.trim();
+    let start = trimmed
+        .char_indices()
+        .rev()
+        .nth(600)
+        .map_or(0, |(index, _)| index);
+    trimmed[start..].to_string()
+}
+
+/// Where the child is in the protocol: its stage, the time it has for it, what it reported.
+struct Progress {
+    stage: String,
+    limit: Duration,
+    deadline: Instant,
+    device: String,
+    cases: Vec<CaseResult>,
+}
+
+impl Progress {
+    fn new(limits: &ChildLimits, started: Instant) -> Self {
+        Self {
+            stage: "opening the GPU and compiling".to_string(),
+            limit: limits.startup,
+            deadline: started + limits.startup,
+            device: String::new(),
+            cases: Vec::new(),
         }
-    };
-    let status = wait_or_kill(&mut child, limits.exit);
-    let elapsed = started.elapsed();
+    }
+
+    /// Takes one line of the protocol; the child's ending when it is one.
+    fn read(&mut self, line: ChildLine, limits: &ChildLimits) -> Option<ChildEnding> {
+        match line {
+            ChildLine::Ready { device } => {
+                self.device = device;
+                self.stage = "preparing the first case".into();
+                self.limit = limits.between;
+            }
+            ChildLine::Start {
+                case,
+                limit_seconds,
+            } => {
+                self.stage = format!("case {case}");
+                self.limit = Duration::from_secs_f64(limit_seconds.clamp(0.1, 3600.0));
+            }
+            ChildLine::Case(result) => {
+                self.cases.push(result);
+                self.stage = "preparing the next case".into();
+                self.limit = limits.between;
+            }
+            ChildLine::End(ending) => return Some(ending),
+        }
+        self.deadline = Instant::now() + self.limit;
+        None
+    }
+}
+
+/// The verdict of a child that ended with `ending` after reporting `cases`.
+fn verdict_of(
+    ending: ChildEnding,
+    cases: Vec<CaseResult>,
+    device: String,
+    elapsed: Duration,
+) -> Verdict {
     match ending {
-        Some(ChildEnding::Completed) => {
+        ChildEnding::Completed => {
             if cases.iter().all(|c| c.outcome == CaseOutcome::Identical) && !cases.is_empty() {
                 Verdict::Identical {
                     cases,
@@ -196,26 +251,14 @@ pub fn validate_with_command(mut command: Command, limits: ChildLimits) -> Verdi
                 Verdict::Differs { cases, elapsed }
             }
         }
-        Some(ChildEnding::Contract { message }) => Verdict::Contract(message),
-        Some(ChildEnding::Compile { log }) => Verdict::Compile(log),
-        Some(ChildEnding::Fault { case, message }) => Verdict::Fault {
+        ChildEnding::Contract { message } => Verdict::Contract(message),
+        ChildEnding::Compile { log } => Verdict::Compile(log),
+        ChildEnding::Fault { case, message } => Verdict::Fault {
             case,
             message,
             elapsed,
         },
-        Some(ChildEnding::Failed { message }) => Verdict::Failed(message),
-        None => {
-            let status = status.map_or_else(|| "killed".to_string(), |s| s.to_string());
-            let tail = stderr_tail(stderr);
-            Verdict::Failed(format!(
-                "the check's process ended without a verdict during {stage} ({status}){}",
-                if tail.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {tail}")
-                }
-            ))
-        }
+        ChildEnding::Failed { message } => Verdict::Failed(message),
     }
 }
 
