@@ -94,41 +94,8 @@ pub fn percentile_pair_linear(values: &mut [f64], low: f64, high: f64) -> Option
 /// chunks. About 10x faster than copying and selecting on a display-sized Laplacian.
 /// Returns `None` when no value is finite.
 pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option<(f64, f64)> {
-    use rayon::prelude::*;
-    const BUCKET_BITS: u32 = 11;
-    const SHIFT: u32 = 32 - BUCKET_BITS;
-    const CHUNK: usize = 1 << 15;
     let (low, high) = (low.min(high), low.max(high));
-    let histogram = values
-        .par_chunks(CHUNK)
-        .map(|chunk| {
-            // Neighbouring values of a smooth field fall in the same bucket: four counters per
-            // bucket, one per position modulo four, so that consecutive increments do not wait
-            // for each other. A chunk of 2^15 values puts at most 2^13 in one counter.
-            let mut counts = vec![[0u16; 4]; 1 << BUCKET_BITS];
-            let mut quads = chunk.chunks_exact(4);
-            for quad in &mut quads {
-                for (lane, &v) in quad.iter().enumerate() {
-                    let bucket = (order_key(v) >> SHIFT) as usize;
-                    counts[bucket][lane] += u16::from(v.is_finite());
-                }
-            }
-            let mut total: Vec<u32> = counts
-                .iter()
-                .map(|lanes| lanes.iter().map(|&c| u32::from(c)).sum())
-                .collect();
-            for &v in quads.remainder() {
-                total[(order_key(v) >> SHIFT) as usize] += u32::from(v.is_finite());
-            }
-            total
-        })
-        .reduce(
-            || vec![0u32; 1 << BUCKET_BITS],
-            |mut total, counts| {
-                total.iter_mut().zip(&counts).for_each(|(t, c)| *t += c);
-                total
-            },
-        );
+    let histogram = bucket_histogram(values);
     let n: usize = histogram.iter().map(|&c| c as usize).sum();
     if n == 0 {
         return None;
@@ -157,36 +124,7 @@ pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option
     let mut wanted: Vec<u32> = located.iter().map(|&(bucket, _)| bucket).collect();
     wanted.sort_unstable();
     wanted.dedup();
-    // Each bucket's list among the wanted ones (NOT_WANTED for the others): one load per value
-    // and a branch that is almost never taken, where a search among the wanted buckets took a
-    // mispredicted branch for about every other value.
-    const NOT_WANTED: u8 = u8::MAX;
-    let mut list_of_bucket = vec![NOT_WANTED; 1 << BUCKET_BITS];
-    for (list, &bucket) in wanted.iter().enumerate() {
-        list_of_bucket[bucket as usize] = list as u8;
-    }
-    // The keys of the wanted buckets, one list per bucket. A wanted bucket holds finite values
-    // only (infinities and NaN have the exponent no finite value has), so no check is needed.
-    let mut candidates: Vec<Vec<u32>> = values
-        .par_chunks(CHUNK)
-        .map(|chunk| {
-            let mut lists = vec![Vec::new(); wanted.len()];
-            for &v in chunk {
-                let key = order_key(v);
-                let list = list_of_bucket[(key >> SHIFT) as usize];
-                if list != NOT_WANTED {
-                    lists[usize::from(list)].push(key);
-                }
-            }
-            lists
-        })
-        .reduce(
-            || vec![Vec::new(); wanted.len()],
-            |mut all, lists| {
-                all.iter_mut().zip(lists).for_each(|(a, l)| a.extend(l));
-                all
-            },
-        );
+    let mut candidates = bucket_keys(values, &wanted);
     let mut keys = [0u32; 4];
     for (slot, &(bucket, within)) in keys.iter_mut().zip(&located) {
         let Ok(list) = wanted.binary_search(&bucket) else {
@@ -207,6 +145,83 @@ pub fn percentile_pair_finite_f32(values: &[f32], low: f64, high: f64) -> Option
         lerp(value(2), value(3), high_ranks.gamma)
     };
     Some((low_result, high_result))
+}
+
+/// Bits of the order key that pick a bucket of the radix select.
+const BUCKET_BITS: u32 = 11;
+/// The shift that leaves a key's bucket.
+const BUCKET_SHIFT: u32 = 32 - BUCKET_BITS;
+/// Values per chunk of rayon's work.
+const SELECT_CHUNK: usize = 1 << 15;
+
+/// How many finite values fall in each bucket of the upper [`BUCKET_BITS`] of their keys.
+fn bucket_histogram(values: &[f32]) -> Vec<u32> {
+    use rayon::prelude::*;
+    values
+        .par_chunks(SELECT_CHUNK)
+        .map(|chunk| {
+            // Neighbouring values of a smooth field fall in the same bucket: four counters per
+            // bucket, one per position modulo four, so that consecutive increments do not wait
+            // for each other. A chunk of 2^15 values puts at most 2^13 in one counter.
+            let mut counts = vec![[0u16; 4]; 1 << BUCKET_BITS];
+            let mut quads = chunk.chunks_exact(4);
+            for quad in &mut quads {
+                for (lane, &v) in quad.iter().enumerate() {
+                    let bucket = (order_key(v) >> BUCKET_SHIFT) as usize;
+                    counts[bucket][lane] += u16::from(v.is_finite());
+                }
+            }
+            let mut total: Vec<u32> = counts
+                .iter()
+                .map(|lanes| lanes.iter().map(|&c| u32::from(c)).sum())
+                .collect();
+            for &v in quads.remainder() {
+                total[(order_key(v) >> BUCKET_SHIFT) as usize] += u32::from(v.is_finite());
+            }
+            total
+        })
+        .reduce(
+            || vec![0u32; 1 << BUCKET_BITS],
+            |mut total, counts| {
+                total.iter_mut().zip(&counts).for_each(|(t, c)| *t += c);
+                total
+            },
+        )
+}
+
+/// The keys of the values in the `wanted` buckets (sorted, at most four), one list per bucket.
+fn bucket_keys(values: &[f32], wanted: &[u32]) -> Vec<Vec<u32>> {
+    use rayon::prelude::*;
+    // Each bucket's list among the wanted ones (NOT_WANTED for the others): one load per value
+    // and a branch that is almost never taken, where a search among the wanted buckets took a
+    // mispredicted branch for about every other value.
+    const NOT_WANTED: u8 = u8::MAX;
+    let mut list_of_bucket = vec![NOT_WANTED; 1 << BUCKET_BITS];
+    for (list, &bucket) in wanted.iter().enumerate() {
+        list_of_bucket[bucket as usize] = list as u8;
+    }
+    // A wanted bucket holds finite values only (infinities and NaN have the exponent no finite
+    // value has), so no check is needed.
+    values
+        .par_chunks(SELECT_CHUNK)
+        .map(|chunk| {
+            let mut lists = vec![Vec::new(); wanted.len()];
+            for &v in chunk {
+                let key = order_key(v);
+                let list = list_of_bucket[(key >> BUCKET_SHIFT) as usize];
+                if list != NOT_WANTED {
+                    lists[usize::from(list)].push(key);
+                }
+            }
+            lists
+        })
+        .reduce(
+            || vec![Vec::new(); wanted.len()],
+            |mut all, lists| {
+                all.iter_mut().zip(lists).for_each(|(a, l)| a.extend(l));
+                all
+            },
+        )
 }
 
 /// A key whose unsigned order is `f32::total_cmp`'s order: negative values have all their
