@@ -14,8 +14,8 @@ use crate::compute::BackendChoice;
 use crate::error::HeatlabError;
 use crate::export;
 use crate::tutorial::{
-    self, gaussian::GaussianParams, open_gpu, CpuRuns, KernelRun, KernelSummary, RunControl,
-    RunOptions, RunProgress, TimingStats, TutorialGpu, TutorialKernel,
+    self, gaussian::GaussianParams, open_gpu, CpuRuns, KernelRun, KernelSummary, KernelTimings,
+    RunControl, RunOptions, RunProgress, TimingStats, TutorialGpu, TutorialKernel,
 };
 
 /// Arguments of `heatlab kernel`.
@@ -332,6 +332,46 @@ pub fn format_table(run: &KernelRun, note: Option<&str>) -> String {
         .as_ref()
         .or(timings.cpu_all_threads.as_ref())
         .map(|s| s.mean_s);
+    let rows = timing_rows(timings);
+    text.push_str(&format!(
+        "{:<52} {:>26} {:>10}\n",
+        "version", "mean ± std", "speed-up"
+    ));
+    for (label, stats) in rows {
+        let speedup = match baseline {
+            Some(base) if stats.mean_s > 0.0 && !label.starts_with("  ") => {
+                format!("{:.1}x", base / stats.mean_s)
+            }
+            _ => String::new(),
+        };
+        text.push_str(&format!(
+            "{label:<52} {:>26} {speedup:>10}\n",
+            stats.display()
+        ));
+    }
+    if let Some(difference) = run.max_abs_difference_gpu_cpu {
+        text.push_str(&format!("max |GPU - CPU| = {difference:e}\n"));
+    }
+    if let Some(note) = &timings.pinned_note {
+        text.push_str(&format!("GPU, pinned host arrays: not run: {note}\n"));
+    }
+    match timings.pinned_equals_pageable {
+        Some(true) => text.push_str("pinned results = pageable results, bit for bit\n"),
+        Some(false) => text.push_str("WARNING: pinned results differ from pageable results\n"),
+        None => {}
+    }
+    if let Some(kernel) = &run.gpu_kernel {
+        text.push_str(&format!("GPU kernel: {kernel}\n"));
+    }
+    if run.kernel == TutorialKernel::MonteCarloPi {
+        text.push_str(&samples_per_second(run));
+    }
+    text
+}
+
+/// One row per version that ran, in the table's order (indented rows are parts of the row
+/// above them).
+fn timing_rows(timings: &KernelTimings) -> Vec<(String, &TimingStats)> {
     let mut rows: Vec<(String, &TimingStats)> = Vec::new();
     if let Some(stats) = &timings.cpu_one_thread {
         rows.push(("CPU, one thread".into(), stats));
@@ -371,40 +411,7 @@ pub fn format_table(run: &KernelRun, note: Option<&str>) -> String {
     if let Some(stats) = &timings.gpu_device_resident_wall {
         rows.push(("  host wall clock".into(), stats));
     }
-    text.push_str(&format!(
-        "{:<52} {:>26} {:>10}\n",
-        "version", "mean ± std", "speed-up"
-    ));
-    for (label, stats) in rows {
-        let speedup = match baseline {
-            Some(base) if stats.mean_s > 0.0 && !label.starts_with("  ") => {
-                format!("{:.1}x", base / stats.mean_s)
-            }
-            _ => String::new(),
-        };
-        text.push_str(&format!(
-            "{label:<52} {:>26} {speedup:>10}\n",
-            stats.display()
-        ));
-    }
-    if let Some(difference) = run.max_abs_difference_gpu_cpu {
-        text.push_str(&format!("max |GPU - CPU| = {difference:e}\n"));
-    }
-    if let Some(note) = &timings.pinned_note {
-        text.push_str(&format!("GPU, pinned host arrays: not run: {note}\n"));
-    }
-    match timings.pinned_equals_pageable {
-        Some(true) => text.push_str("pinned results = pageable results, bit for bit\n"),
-        Some(false) => text.push_str("WARNING: pinned results differ from pageable results\n"),
-        None => {}
-    }
-    if let Some(kernel) = &run.gpu_kernel {
-        text.push_str(&format!("GPU kernel: {kernel}\n"));
-    }
-    if run.kernel == TutorialKernel::MonteCarloPi {
-        text.push_str(&samples_per_second(run));
-    }
-    text
+    rows
 }
 
 /// Monte Carlo pi's rates, `samples/s: GPU kernel (device-resident) 1.23e12; ...`: the samples

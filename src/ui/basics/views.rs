@@ -381,7 +381,7 @@ fn device_rows(report: &DeviceReport) -> Vec<(&'static str, String)> {
     let (major, minor) = report.compute_capability;
     let unknown = || "not reported".to_string();
     let gb = |bytes_per_s: f64| format!("{:.0} GB/s", bytes_per_s / 1e9);
-    vec![
+    let mut rows = vec![
         ("name", report.name.clone()),
         ("compute capability", format!("{major}.{minor}")),
         (
@@ -437,6 +437,16 @@ fn device_rows(report: &DeviceReport) -> Vec<(&'static str, String)> {
                 .peak_fp32_flops
                 .map_or_else(unknown, |f| format!("{:.1} TFLOP/s", f / 1e12)),
         ),
+    ];
+    rows.extend(measured_rows(report));
+    rows
+}
+
+/// The device's measured bandwidths as (label, value) lines.
+fn measured_rows(report: &DeviceReport) -> Vec<(&'static str, String)> {
+    let unknown = || "not reported".to_string();
+    let gb = |bytes_per_s: f64| format!("{:.0} GB/s", bytes_per_s / 1e9);
+    vec![
         (
             "measured device copy",
             format!(
