@@ -288,41 +288,11 @@ impl SavedState {
             reason,
         };
         let mut reader = ChecksumReader::new(reader);
-        let header_len = read_preamble(&mut reader, path)?;
-        let fixed = (PREAMBLE_BYTES + CHECKSUM_BYTES) as u64 + u64::from(header_len);
-        let check_length = |expected: u64| match length {
-            Some(found) if found < expected => {
-                Err(refuse(StateFileError::Truncated { expected, found }))
-            }
-            _ => Ok(()),
-        };
-        check_length(fixed)?;
+        let (header, size, params, expected) = read_header(&mut reader, length, path)?;
         // A read that ends early: the bytes read so far against those expected.
-        let cut = |expected: u64, reader: &ChecksumReader<_>, e: std::io::Error| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => refuse(StateFileError::Truncated {
-                expected,
-                found: length.unwrap_or(reader.consumed),
-            }),
-            _ => HeatlabError::io("reading", path, e),
+        let cut = |expected: u64, reader: &ChecksumReader<_>, e: std::io::Error| {
+            cut_short(path, length, expected, reader.consumed, e)
         };
-        let mut header = vec![0u8; header_len as usize];
-        reader
-            .read_exact(&mut header)
-            .map_err(|e| cut(fixed, &reader, e))?;
-        let (header, size, params) =
-            parse_header(&header).map_err(|why| refuse(StateFileError::BadHeader(why)))?;
-        let map_bytes = if header.problem.is_some() {
-            size.cells() as u64
-        } else {
-            0
-        };
-        let expected = fixed + 2 * size.bytes() as u64 + map_bytes;
-        check_length(expected)?;
-        if let Some(found) = length.filter(|&found| found > expected) {
-            return Err(refuse(StateFileError::TrailingBytes {
-                extra: found - expected,
-            }));
-        }
         let copies = held_copies.max(STATE_COPIES);
         crate::memory::ensure_host_memory(
             &format!("{size} saved state ({copies} copies of the field)"),
@@ -427,6 +397,68 @@ fn read_preamble(reader: &mut impl Read, path: &Path) -> Result<u32> {
 
 /// The header's JSON, the size of its fields and its step parameters, each checked; the
 /// error says what is wrong with it.
+/// Reads a state's preamble and header and checks the length a regular file has against
+/// the one they give: the header, the field's size, its parameters and the expected length.
+fn read_header<R: Read>(
+    reader: &mut ChecksumReader<R>,
+    length: Option<u64>,
+    path: &Path,
+) -> Result<(StateHeader, GridSize, StepParams, u64)> {
+    let refuse = |reason| HeatlabError::StateFile {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let header_len = read_preamble(reader, path)?;
+    let fixed = (PREAMBLE_BYTES + CHECKSUM_BYTES) as u64 + u64::from(header_len);
+    let check_length = |expected: u64| match length {
+        Some(found) if found < expected => {
+            Err(refuse(StateFileError::Truncated { expected, found }))
+        }
+        _ => Ok(()),
+    };
+    check_length(fixed)?;
+    let mut header = vec![0u8; header_len as usize];
+    reader
+        .read_exact(&mut header)
+        .map_err(|e| cut_short(path, length, fixed, reader.consumed, e))?;
+    let (header, size, params) =
+        parse_header(&header).map_err(|why| refuse(StateFileError::BadHeader(why)))?;
+    let map_bytes = if header.problem.is_some() {
+        size.cells() as u64
+    } else {
+        0
+    };
+    let expected = fixed + 2 * size.bytes() as u64 + map_bytes;
+    check_length(expected)?;
+    if let Some(found) = length.filter(|&found| found > expected) {
+        return Err(refuse(StateFileError::TrailingBytes {
+            extra: found - expected,
+        }));
+    }
+    Ok((header, size, params, expected))
+}
+
+/// The error of a read that ended early: `expected` bytes against the file's length (or the
+/// `consumed` bytes of a stream); any other failure is an I/O error.
+fn cut_short(
+    path: &Path,
+    length: Option<u64>,
+    expected: u64,
+    consumed: u64,
+    error: std::io::Error,
+) -> HeatlabError {
+    match error.kind() {
+        std::io::ErrorKind::UnexpectedEof => HeatlabError::StateFile {
+            path: path.to_path_buf(),
+            reason: StateFileError::Truncated {
+                expected,
+                found: length.unwrap_or(consumed),
+            },
+        },
+        _ => HeatlabError::io("reading", path, error),
+    }
+}
+
 fn parse_header(bytes: &[u8]) -> std::result::Result<(StateHeader, GridSize, StepParams), String> {
     let header: StateHeader = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
     let size = GridSize::new(header.rows, header.cols).map_err(|e| e.to_string())?;
