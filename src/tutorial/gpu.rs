@@ -398,6 +398,23 @@ struct DeviceArrays {
 }
 
 impl DeviceArrays {
+    /// Device arrays for `inputs` and an output of `n` values, zeroed.
+    fn alloc(stream: &Arc<CudaStream>, inputs: &[&[f32]], n: usize) -> Result<Self> {
+        Ok(Self {
+            inputs: inputs
+                .iter()
+                .map(|input| {
+                    stream
+                        .alloc_zeros::<f32>(input.len())
+                        .map_err(driver_error("allocating a GPU input array"))
+                })
+                .collect::<Result<Vec<_>>>()?,
+            output: stream
+                .alloc_zeros::<f32>(n)
+                .map_err(driver_error("allocating the GPU output array"))?,
+        })
+    }
+
     /// Launches the kernel over `range` of every array on `stream`.
     fn launch(
         &mut self,
@@ -461,19 +478,7 @@ pub(crate) fn run_elementwise(
     gpu.ensure_memory(what, super::array_bytes(inputs.len() + 1, n)?)?;
     let device = gpu.device();
     let stream = device.stream().clone();
-    let mut arrays = DeviceArrays {
-        inputs: inputs
-            .iter()
-            .map(|input| {
-                stream
-                    .alloc_zeros::<f32>(input.len())
-                    .map_err(driver_error("allocating a GPU input array"))
-            })
-            .collect::<Result<Vec<_>>>()?,
-        output: stream
-            .alloc_zeros::<f32>(n)
-            .map_err(driver_error("allocating the GPU output array"))?,
-    };
+    let mut arrays = DeviceArrays::alloc(&stream, inputs, n)?;
     let mut output = crate::memory::try_filled_vec("the GPU's output", n, 0.0f32)?;
     let timer = device.timer()?;
     let whole = 0..n;
@@ -484,7 +489,6 @@ pub(crate) fn run_elementwise(
     arrays.launch(launch, &stream, whole.clone())?;
     arrays.download(&stream, &mut output, whole.clone())?;
     device.synchronize()?;
-
     let progress = PhaseProgress::new(control, RunPhase::GpuHostArrays, u64::from(repeats));
     let host_arrays = time_host_arrays(
         &timer,

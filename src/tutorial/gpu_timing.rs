@@ -40,28 +40,7 @@ pub(super) fn time_pinned(
     let device = gpu.device();
     let stream = device.stream().clone();
     let timer = device.timer()?;
-    let (input_buffers, output_buffers) = pool.split_at_mut(inputs.len());
-    let output_buffer = output_buffers
-        .first_mut()
-        .ok_or_else(|| HeatlabError::Internal("no page-locked output array".into()))?;
-    for (buffer, input) in input_buffers.iter_mut().zip(inputs) {
-        buffer
-            .as_mut_slice()
-            .map_err(driver_error("waiting for a page-locked array"))?[..n]
-            .copy_from_slice(input);
-    }
-    let pinned_inputs = input_buffers
-        .iter()
-        .map(|buffer| {
-            buffer
-                .as_slice()
-                .map(|all| &all[..n])
-                .map_err(driver_error("waiting for a page-locked array"))
-        })
-        .collect::<Result<Vec<&[f32]>>>()?;
-    let pinned_output = &mut output_buffer
-        .as_mut_slice()
-        .map_err(driver_error("waiting for a page-locked array"))?[..n];
+    let (pinned_inputs, pinned_output) = pinned_views(pool, inputs, n)?;
     let whole = 0..n;
 
     // Warm-up through the pinned arrays, then the timed runs.
@@ -86,15 +65,7 @@ pub(super) fn time_pinned(
     let mut equal = same_bits(pinned_output, pageable_output);
 
     // In chunks: chunk c goes to stream c % 2, so that one stream's copies overlap the other's.
-    // Chunks start at multiples of 4096 elements, which keeps every float4 aligned.
-    let chunk = (n as u64)
-        .div_ceil(OVERLAP_CHUNKS)
-        .next_multiple_of(4096)
-        .max(4096) as usize;
-    let chunks: Vec<Range<usize>> = (0..n)
-        .step_by(chunk)
-        .map(|start| start..(start + chunk).min(n))
-        .collect();
+    let chunks = overlap_chunks(n);
     let streams = [stream.clone(), gpu.second_stream.clone()];
     let mut run_in_chunks = |output: &mut [f32]| -> Result<()> {
         // The second stream starts after everything queued on the first (the timer's start
@@ -119,17 +90,8 @@ pub(super) fn time_pinned(
     run_in_chunks(pinned_output)?;
     device.synchronize()?;
     equal &= same_bits(pinned_output, pageable_output);
-    let mut totals = Vec::new();
-    let mut walls = Vec::new();
-    for _ in 0..repeats {
-        progress.check()?;
-        let wall_started = Instant::now();
-        timer.start()?;
-        run_in_chunks(pinned_output)?;
-        totals.push(timer.stop()?.as_secs_f64());
-        walls.push(wall_started.elapsed().as_secs_f64());
-        progress.advance(1);
-    }
+    let (totals, walls) =
+        time_repeats(&timer, repeats, &progress, || run_in_chunks(pinned_output))?;
     device.synchronize()?;
     equal &= same_bits(pinned_output, pageable_output);
     let overlapped = GpuOverlappedTimings {
@@ -143,6 +105,73 @@ pub(super) fn time_pinned(
         overlapped,
         equal_to_pageable: equal,
     })
+}
+
+/// Copies `inputs` into the first page-locked arrays of `pool` and returns views of their
+/// first `n` values, with the next array (the output) as a mutable view.
+fn pinned_views<'a>(
+    pool: &'a mut [PinnedHostSlice<f32>],
+    inputs: &[&[f32]],
+    n: usize,
+) -> Result<(Vec<&'a [f32]>, &'a mut [f32])> {
+    let (input_buffers, output_buffers) = pool.split_at_mut(inputs.len());
+    let output_buffer = output_buffers
+        .first_mut()
+        .ok_or_else(|| HeatlabError::Internal("no page-locked output array".into()))?;
+    for (buffer, input) in input_buffers.iter_mut().zip(inputs) {
+        buffer
+            .as_mut_slice()
+            .map_err(driver_error("waiting for a page-locked array"))?[..n]
+            .copy_from_slice(input);
+    }
+    let input_buffers: &'a [PinnedHostSlice<f32>] = input_buffers;
+    let pinned_inputs = input_buffers
+        .iter()
+        .map(|buffer| {
+            buffer
+                .as_slice()
+                .map(|all| &all[..n])
+                .map_err(driver_error("waiting for a page-locked array"))
+        })
+        .collect::<Result<Vec<&[f32]>>>()?;
+    let pinned_output = &mut output_buffer
+        .as_mut_slice()
+        .map_err(driver_error("waiting for a page-locked array"))?[..n];
+    Ok((pinned_inputs, pinned_output))
+}
+
+/// The chunks of `n` elements the overlapped runs copy and launch: [`OVERLAP_CHUNKS`] of them,
+/// starting at multiples of 4096 elements, which keeps every float4 aligned.
+fn overlap_chunks(n: usize) -> Vec<Range<usize>> {
+    let chunk = (n as u64)
+        .div_ceil(OVERLAP_CHUNKS)
+        .next_multiple_of(4096)
+        .max(4096) as usize;
+    (0..n)
+        .step_by(chunk)
+        .map(|start| start..(start + chunk).min(n))
+        .collect()
+}
+
+/// `repeats` timed runs of `run`: the GPU timer's and the host's wall-clock seconds of each.
+fn time_repeats(
+    timer: &GpuTimer,
+    repeats: u32,
+    progress: &PhaseProgress<'_>,
+    mut run: impl FnMut() -> Result<()>,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let mut totals = Vec::new();
+    let mut walls = Vec::new();
+    for _ in 0..repeats {
+        progress.check()?;
+        let wall_started = Instant::now();
+        timer.start()?;
+        run()?;
+        totals.push(timer.stop()?.as_secs_f64());
+        walls.push(wall_started.elapsed().as_secs_f64());
+        progress.advance(1);
+    }
+    Ok((totals, walls))
 }
 
 /// Whether two arrays hold the same bits (NaN included).

@@ -1,11 +1,17 @@
 //! The GPU runner of Monte Carlo pi (part of `mc_pi.rs`, kept in its own file): the chunked
 //! launches, the GPU count of a range of samples, and the timed GPU runs.
 
-use super::super::gpu::{launches_per_timing, time_device_resident, time_host_arrays, TimedPart};
-use super::super::{KernelTimings, PhaseProgress, RunControl, RunOptions, RunPhase, TutorialGpu};
+use super::super::gpu::{
+    launches_per_timing, time_device_resident, time_host_arrays, DeviceResidentTimings, TimedPart,
+};
+use super::super::{
+    GpuHostArraysTimings, KernelTimings, PhaseProgress, RunControl, RunOptions, RunPhase,
+    TutorialGpu,
+};
 use super::GPU_PI_CHUNK;
-use crate::compute::cuda::driver_error;
+use crate::compute::cuda::{driver_error, GpuTimer};
 use crate::error::Result;
+use cudarc::driver::CudaSlice;
 
 /// Launches the Monte Carlo kernel over samples `[0, n)` in chunks, adding to `inside`.
 /// Between chunks of a long run it waits for the GPU, checks for cancellation and reports
@@ -60,6 +66,47 @@ pub fn count_inside_range_gpu(
     Ok(count[0])
 }
 
+/// The timed runs of pi with its "host arrays" in `words` (the count's reset, then the
+/// count): reset uploaded, kernel, count downloaded. Returns the timings and the count.
+fn time_pi_host(
+    gpu: &TutorialGpu,
+    options: &RunOptions,
+    timer: &GpuTimer,
+    inside: &mut CudaSlice<u64>,
+    words: &mut [u64],
+    progress: &PhaseProgress<'_>,
+) -> Result<(GpuHostArraysTimings, u64)> {
+    let stream = gpu.device().stream().clone();
+    // Long runs report progress chunk by chunk inside the launches; short ones once per run.
+    let small = options.n <= GPU_PI_CHUNK;
+    words.fill(0);
+    let (zero, count) = words.split_at_mut(1);
+    let zero = &*zero;
+    let measured = time_host_arrays(
+        timer,
+        options.repeats,
+        progress,
+        &mut |part| match part {
+            TimedPart::Upload => stream
+                .memcpy_htod(zero, &mut *inside)
+                .map_err(driver_error("resetting the GPU count")),
+            TimedPart::Kernel => {
+                launch_pi_chunks(gpu, options.seed, options.n, &mut *inside, Some(progress))
+            }
+            TimedPart::Download => stream
+                .memcpy_dtoh(&*inside, &mut *count)
+                .map_err(driver_error("downloading the GPU count")),
+        },
+        &mut || {
+            if small {
+                progress.advance(options.n);
+            }
+        },
+    )?;
+    gpu.device().synchronize()?;
+    Ok((measured, count[0]))
+}
+
 /// Counts on the GPU: `repeats` runs with the count's reset uploaded and the count downloaded
 /// (the "host arrays" of pi are 8 bytes each way) from pageable memory, the same from
 /// page-locked memory, then `repeats` kernel-only runs. Returns the count.
@@ -80,8 +127,6 @@ pub(super) fn run_gpu(
     device.synchronize()?;
 
     let total = options.n.saturating_mul(u64::from(options.repeats));
-    // Long runs report progress chunk by chunk inside the launches; short ones once per run.
-    let small = options.n <= GPU_PI_CHUNK;
     let mut counts = Vec::new();
     let mut pageable = [0u64; 2];
     // The pinned run's count and its reset live in one page-locked buffer of two words; without
@@ -102,33 +147,9 @@ pub(super) fn run_gpu(
             (RunPhase::GpuPinnedArrays, None) => continue,
             _ => &mut pageable[..],
         };
-        words.fill(0);
-        let (zero, count) = words.split_at_mut(1);
-        let zero = &*zero;
         let progress = PhaseProgress::new(control, phase, total);
-        let measured = time_host_arrays(
-            &timer,
-            options.repeats,
-            &progress,
-            &mut |part| match part {
-                TimedPart::Upload => stream
-                    .memcpy_htod(zero, &mut inside)
-                    .map_err(driver_error("resetting the GPU count")),
-                TimedPart::Kernel => {
-                    launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))
-                }
-                TimedPart::Download => stream
-                    .memcpy_dtoh(&inside, &mut *count)
-                    .map_err(driver_error("downloading the GPU count")),
-            },
-            &mut || {
-                if small {
-                    progress.advance(options.n);
-                }
-            },
-        )?;
-        device.synchronize()?;
-        counts.push(count[0]);
+        let (measured, count) = time_pi_host(gpu, options, &timer, &mut inside, words, &progress)?;
+        counts.push(count);
         if phase == RunPhase::GpuPinnedArrays {
             timings.gpu_pinned_arrays = Some(measured);
         } else {
@@ -140,27 +161,43 @@ pub(super) fn run_gpu(
         timings.pinned_equals_pageable = Some(counts.iter().all(|&c| c == count));
     }
 
+    time_pi_resident(gpu, options, control, &timer, &mut inside)?.record(timings);
+    Ok(count)
+}
+
+/// The kernel-only runs of pi, the count reset on the device outside each timing.
+fn time_pi_resident(
+    gpu: &TutorialGpu,
+    options: &RunOptions,
+    control: RunControl<'_>,
+    timer: &GpuTimer,
+    inside: &mut CudaSlice<u64>,
+) -> Result<DeviceResidentTimings> {
+    let stream = gpu.device().stream().clone();
+    let total = options.n.saturating_mul(u64::from(options.repeats));
+    // Long runs report progress chunk by chunk inside the launches; short ones once per run.
+    let small = options.n <= GPU_PI_CHUNK;
     let progress = PhaseProgress::new(control, RunPhase::GpuDeviceResident, total);
     let launches = if small {
-        launches_per_timing(&timer, &mut || {
-            launch_pi_chunks(gpu, options.seed, options.n, &mut inside, None)
+        launches_per_timing(timer, &mut || {
+            launch_pi_chunks(gpu, options.seed, options.n, &mut *inside, None)
         })?
     } else {
         1
     };
     let resident = time_device_resident(
         gpu,
-        &timer,
+        timer,
         options.repeats,
         launches,
         &progress,
         &mut |part| match part {
             // The count is reset on the device, outside the timing.
             TimedPart::Upload => stream
-                .memset_zeros(&mut inside)
+                .memset_zeros(&mut *inside)
                 .map_err(driver_error("resetting the GPU count")),
             TimedPart::Kernel => {
-                launch_pi_chunks(gpu, options.seed, options.n, &mut inside, Some(&progress))
+                launch_pi_chunks(gpu, options.seed, options.n, &mut *inside, Some(&progress))
             }
             TimedPart::Download => Ok(()),
         },
@@ -170,6 +207,5 @@ pub(super) fn run_gpu(
             }
         },
     )?;
-    resident.record(timings);
-    Ok(count)
+    Ok(resident)
 }
