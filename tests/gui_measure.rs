@@ -4,6 +4,9 @@
 //! ```text
 //! HEATLAB_MEASURE_SIZE=2000 HEATLAB_MEASURE_STEPS=100 [HEATLAB_MEASURE_AUTO=1] [HEATLAB_MEASURE_AGREEMENT=1] cargo test --release --test gui_measure -- --ignored --nocapture
 //! ```
+//!
+//! `HEATLAB_MEASURE_SCENARIO=FILE.toml` steps that scenario's heat problem (at its size) instead
+//! of the tutorial's plate.
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +15,8 @@ use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::compute::BackendChoice;
 use heatlab::grid::GridSize;
-use heatlab::ui::diffusion::FramePart;
+use heatlab::session::diffusion::ProblemCommand;
+use heatlab::ui::diffusion::{DiffusionCommand, FramePart};
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -49,6 +53,11 @@ fn measure_animation() {
     let auto_steps = std::env::var("HEATLAB_MEASURE_AUTO").is_ok_and(|v| v == "1");
     // The live check against the CPU reference, to measure what it costs the stepping.
     let agreement_check = std::env::var("HEATLAB_MEASURE_AGREEMENT").is_ok_and(|v| v == "1");
+    // A heat problem (a scenario file) stepped instead of the tutorial's plate, at its size.
+    let scenario = std::env::var("HEATLAB_MEASURE_SCENARIO").ok().map(|path| {
+        heatlab::scenario::load(std::path::Path::new(&path))
+            .unwrap_or_else(|errors| panic!("{path}: {}", errors.into_error()))
+    });
     let mut settings = Settings {
         backend,
         steps_per_frame: steps,
@@ -56,9 +65,33 @@ fn measure_animation() {
         agreement_check,
         ..Settings::default()
     };
-    settings.field.size = size;
-    let mut harness = app(settings, true, Vec2::new(1440.0, 900.0));
+    settings.field.size = scenario.as_ref().map_or(size, |s| s.problem.size);
+    let mut harness = app(settings.clone(), true, Vec2::new(1440.0, 900.0));
     let start = Instant::now();
+    if let Some(scenario) = scenario {
+        while !harness.state().is_ready() {
+            harness.step();
+            std::thread::sleep(Duration::from_millis(1));
+            assert!(start.elapsed() < Duration::from_secs(300), "no field");
+        }
+        let command = DiffusionCommand::Problem(ProblemCommand::Set(Some(Box::new(
+            scenario.problem.clone(),
+        ))));
+        harness
+            .state_mut()
+            .diffusion_mut()
+            .apply(command, &mut settings);
+        while harness.state().diffusion().state().problem.is_none() {
+            harness.step();
+            std::thread::sleep(Duration::from_millis(1));
+            assert!(start.elapsed() < Duration::from_secs(300), "no problem");
+        }
+        println!(
+            "heatlab gui measure: stepping the problem {} ({} kinds of cells)",
+            scenario.title(),
+            scenario.problem.kinds.len()
+        );
+    }
     while !(harness.state().is_playing() && harness.state().frames_shown() > 5) {
         harness.step();
         std::thread::sleep(Duration::from_millis(1));
