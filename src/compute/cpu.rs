@@ -248,6 +248,13 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
+    fn set_problem_tables(&mut self, tables: &crate::problem::StepTables) -> Result<()> {
+        self.problem
+            .as_mut()
+            .ok_or_else(|| HeatlabError::InvalidInput("no heat problem is held".into()))?
+            .retable(tables)
+    }
+
     fn take_energy_exchange(&mut self) -> Result<EnergyExchange> {
         self.problem
             .as_mut()

@@ -32,6 +32,17 @@ impl CpuProblem {
         })
     }
 
+    /// Steps with `tables` from now on (same kinds, held alike), keeping the map and the
+    /// booking.
+    pub fn retable(&mut self, tables: &StepTables) -> Result<()> {
+        ProblemUpload::check_retable(&self.tables, tables)?;
+        self.tables = tables.clone();
+        if let Some(ledger) = self.ledger.as_mut() {
+            ledger.retable(&self.tables);
+        }
+        Ok(())
+    }
+
     /// The exchange booked since the last call.
     pub fn take_exchange(&mut self) -> EnergyExchange {
         std::mem::take(&mut self.exchange)

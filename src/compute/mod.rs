@@ -247,6 +247,18 @@ pub trait Backend: Send {
         }
     }
 
+    /// Replaces the held problem's tables by `tables` of the same kinds, held alike (a heater
+    /// switched or its power changed): the map, the energy ledger's cells and what it has
+    /// booked stay, and nothing is compiled. The default refuses; the caller then sets the
+    /// whole problem again with [`Backend::set_problem`].
+    fn set_problem_tables(&mut self, tables: &StepTables) -> Result<()> {
+        let _ = tables;
+        Err(HeatlabError::Unsupported(format!(
+            "the {} backend cannot change a problem's tables alone",
+            self.kind()
+        )))
+    }
+
     /// The energy the held problem's sources, sides and held cells put in since the last call
     /// (zero unless the problem was set with `book_energy`).
     fn take_energy_exchange(&mut self) -> Result<EnergyExchange> {
@@ -288,6 +300,22 @@ impl<'a> ProblemUpload<'a> {
             map: &problem.map,
             book_energy,
         }
+    }
+
+    /// Checks that `tables` can replace `held` ones without touching the map or the energy
+    /// ledger's cells: the same kinds (heat capacities), held alike, wrapping alike.
+    pub fn check_retable(held: &StepTables, tables: &StepTables) -> Result<()> {
+        let same = held.kinds == tables.kinds
+            && held.held == tables.held
+            && held.capacity == tables.capacity
+            && (held.periodic_rows, held.periodic_cols)
+                == (tables.periodic_rows, tables.periodic_cols);
+        if !same {
+            return Err(HeatlabError::InvalidInput(
+                "new tables must keep the kinds and which of them are held".into(),
+            ));
+        }
+        Ok(())
     }
 
     /// Checks that the map fits `cells` cells and names only kinds the tables have.

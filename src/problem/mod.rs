@@ -30,7 +30,7 @@ pub use energy::{EnergyExchange, EnergyLedger};
 pub use material::Material;
 pub use shape::Shape;
 pub use side::{Side, SideCondition, Sides};
-pub use tables::{StepTables, MAX_KINDS};
+pub use tables::{row_stability_limits, StepTables, MAX_KINDS};
 pub use thermostat::Thermostat;
 
 use serde::{Deserialize, Serialize};

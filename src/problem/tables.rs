@@ -45,18 +45,26 @@ impl StepTables {
     /// The tables of `problem` (checked first).
     pub fn of(problem: &HeatProblem) -> Result<Self> {
         problem.check()?;
+        let limits = row_stability_limits(problem, 0..problem.size.rows);
+        let limit = limits.into_iter().fold(f64::INFINITY, f64::min);
+        Self::with_map_facts(problem, &problem.kind_counts(), limit)
+    }
+
+    /// The tables of `problem` (checked by the caller) from what the passes over its map give:
+    /// the cells of each kind and the stability limit, the least of [`row_stability_limits`].
+    /// A caller that keeps those up to date as the map changes (painting) thus needs no pass
+    /// over the whole map, and gets what [`StepTables::of`] gives.
+    pub fn with_map_facts(
+        problem: &HeatProblem,
+        counts: &[usize],
+        stability_limit: f64,
+    ) -> Result<Self> {
         let n = problem.kinds.len();
         let dx = problem.spacing;
-        let capacity: Vec<f64> = problem
-            .kinds
-            .iter()
-            .map(|k| k.material.volumetric_heat_capacity() * dx * dx)
-            .collect();
+        let capacity = capacities(problem);
         let conductance = pair_conductances(problem);
         let side_conductance = side_conductances(problem);
-        let stability_limit = stability_limit(problem, &conductance, &side_conductance, &capacity);
         let dt = time_step(problem.time_step, stability_limit)?;
-        let counts = problem.kind_counts();
         let mut tables = Self {
             kinds: n,
             pair: vec![0.0; n * n],
@@ -80,7 +88,8 @@ impl StepTables {
             for j in 0..n {
                 tables.pair[i * n + j] = (per_capacity * conductance[i * n + j]) as f32;
             }
-            tables.source[i] = (per_capacity * heater_power(problem, i, counts[i])) as f32;
+            let count = counts.get(i).copied().unwrap_or(0);
+            tables.source[i] = (per_capacity * heater_power(problem, i, count)) as f32;
             for side in Side::ALL {
                 let at = side.index() * n + i;
                 tables.side_gain[at] = (per_capacity * side_conductance[at]) as f32;
@@ -97,6 +106,19 @@ impl StepTables {
             };
         }
         Ok(tables)
+    }
+
+    /// These tables with the heaters of `problem` as they stand now (switched, or of another
+    /// power) for a map of `counts` cells per kind: only the sources change, computed as
+    /// [`StepTables::of`] computes them (no pass over the map).
+    pub fn with_heaters(&self, problem: &HeatProblem, counts: &[usize]) -> Self {
+        let mut tables = self.clone();
+        for (i, source) in tables.source.iter_mut().enumerate() {
+            let per_capacity = self.dt / self.capacity[i];
+            let count = counts.get(i).copied().unwrap_or(0);
+            *source = (per_capacity * heater_power(problem, i, count)) as f32;
+        }
+        tables
     }
 
     /// The face gain from a cell of kind `i` to one of kind `j`.
@@ -197,9 +219,25 @@ fn side_conductances(problem: &HeatProblem) -> Vec<f64> {
     g
 }
 
-/// The largest `dt` for which every free cell's gains sum to at most 1 (the new value is then
-/// a weighted mean of old ones: no overshoot), s.
-fn stability_limit(problem: &HeatProblem, g: &[f64], side_g: &[f64], capacity: &[f64]) -> f64 {
+/// `C_i = rho c_p dx²` of each kind.
+fn capacities(problem: &HeatProblem) -> Vec<f64> {
+    let dx = problem.spacing;
+    problem
+        .kinds
+        .iter()
+        .map(|k| k.material.volumetric_heat_capacity() * dx * dx)
+        .collect()
+}
+
+/// For each row in `rows`, the largest `dt` for which every free cell of the row has gains
+/// summing to at most 1 (the new value is then a weighted mean of old ones: no overshoot), s;
+/// the problem's stability limit is the least over all rows. A cell's limit depends on its
+/// kind and its four neighbours' kinds, so a painted cell changes its own row and the rows
+/// beside it.
+pub fn row_stability_limits(problem: &HeatProblem, span: std::ops::Range<usize>) -> Vec<f64> {
+    let g = pair_conductances(problem);
+    let side_g = side_conductances(problem);
+    let capacity = capacities(problem);
     let n = problem.kinds.len();
     let (rows, cols) = (problem.size.rows, problem.size.cols);
     let held: Vec<bool> = problem
@@ -212,9 +250,12 @@ fn stability_limit(problem: &HeatProblem, g: &[f64], side_g: &[f64], capacity: &
         rows: problem.sides.periodic_rows(),
         cols: problem.sides.periodic_columns(),
     };
-    map.par_chunks(cols)
+    let first = span.start;
+    map[span.start * cols..span.end * cols]
+        .par_chunks(cols)
         .enumerate()
-        .map(|(row, kinds)| {
+        .map(|(offset, kinds)| {
+            let row = first + offset;
             let mut limit = f64::INFINITY;
             for (col, &kind) in kinds.iter().enumerate() {
                 let i = kind as usize;
@@ -236,7 +277,7 @@ fn stability_limit(problem: &HeatProblem, g: &[f64], side_g: &[f64], capacity: &
             }
             limit
         })
-        .reduce(|| f64::INFINITY, f64::min)
+        .collect()
 }
 
 fn time_step(rule: TimeStep, limit: f64) -> Result<f64> {

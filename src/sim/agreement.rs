@@ -21,6 +21,7 @@ use crate::compute::{
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
 use crate::problem::CompiledProblem;
+pub use crate::sim::problem::ProblemEdit;
 
 /// Advances the reference takes between looks at the cancel flag.
 const CANCEL_GRANULARITY: u64 = 64;
@@ -137,6 +138,9 @@ pub enum WindowEntry {
     Edit(FieldEdit),
     /// A heat problem set (or cleared: back to the uniform stencil) from here on.
     Problem(Option<Arc<CompiledProblem>>),
+    /// Cells of the problem's map given new kinds and the tables from here on (a painted
+    /// shape, its undo, a heater switched by a thermostat): the edit, not the whole map.
+    ProblemEdit(Arc<ProblemEdit>),
 }
 
 /// A stretch of a run: the field at its start and every advance (and edit) made in it.
@@ -161,7 +165,7 @@ impl Window {
             .iter()
             .map(|entry| match entry {
                 WindowEntry::Advance(steps, _) => *steps,
-                WindowEntry::Edit(_) | WindowEntry::Problem(_) => 0,
+                WindowEntry::Edit(_) | WindowEntry::Problem(_) | WindowEntry::ProblemEdit(_) => 0,
             })
             .sum()
     }
@@ -193,8 +197,21 @@ impl Outcome {
 }
 
 /// The reference's upload of a window's problem (it books no energy).
-fn problem_upload(problem: &Option<Arc<CompiledProblem>>) -> Option<ProblemUpload<'_>> {
-    problem.as_deref().map(|p| ProblemUpload::of(p, false))
+fn problem_upload(problem: &Option<CompiledProblem>) -> Option<ProblemUpload<'_>> {
+    problem.as_ref().map(|p| ProblemUpload::of(p, false))
+}
+
+/// Applies `edit` to the reference's own copy of the problem and gives it to `reference`.
+fn replay_problem_edit(
+    reference: &mut CpuBackend,
+    problem: &mut Option<CompiledProblem>,
+    edit: &ProblemEdit,
+) -> Result<()> {
+    let held = problem.as_mut().ok_or_else(|| {
+        HeatlabError::Internal("a problem edit was recorded without a problem".into())
+    })?;
+    edit.apply(held)?;
+    reference.set_problem(problem_upload(problem))
 }
 
 /// Steps `window` on a CPU reference and compares the result with `subject_end`.
@@ -208,7 +225,8 @@ fn check_window(
     let started = Instant::now();
     let mut reference = CpuBackend::with_threads(threads).with_method(method);
     reference.upload(&window.start)?;
-    reference.set_problem(problem_upload(&window.problem))?;
+    let mut problem = window.problem.as_deref().cloned();
+    reference.set_problem(problem_upload(&problem))?;
     for entry in &window.advances {
         let (steps, params) = match entry {
             WindowEntry::Advance(steps, params) => (*steps, *params),
@@ -216,8 +234,13 @@ fn check_window(
                 edit.apply(&mut reference)?;
                 continue;
             }
-            WindowEntry::Problem(problem) => {
-                reference.set_problem(problem_upload(problem))?;
+            WindowEntry::Problem(set) => {
+                problem = set.as_deref().cloned();
+                reference.set_problem(problem_upload(&problem))?;
+                continue;
+            }
+            WindowEntry::ProblemEdit(edit) => {
+                replay_problem_edit(&mut reference, &mut problem, edit)?;
                 continue;
             }
         };
@@ -277,8 +300,6 @@ pub struct AgreementWatch {
     checks: u64,
     /// The first check that found a difference.
     first_mismatch: Option<Outcome>,
-    /// The heat problem stepped now, for the next window's start.
-    problem: Option<Arc<CompiledProblem>>,
 }
 
 impl AgreementWatch {
@@ -296,16 +317,26 @@ impl AgreementWatch {
             mismatches: 0,
             checks: 0,
             first_mismatch: None,
-            problem: None,
         }
     }
 
     /// Records that the simulation steps `problem` from now on (`None`: the uniform stencil).
-    pub fn record_problem(&mut self, problem: Option<Arc<CompiledProblem>>) {
+    /// A copy is taken only while a window is being recorded (a new window copies the
+    /// problem of its start, given to [`AgreementWatch::before_advance`]).
+    pub fn record_problem(&mut self, problem: Option<&CompiledProblem>) {
         if let Some(window) = self.recording.as_mut() {
-            window.advances.push(WindowEntry::Problem(problem.clone()));
+            let copy = problem.map(|p| Arc::new(p.clone()));
+            window.advances.push(WindowEntry::Problem(copy));
         }
-        self.problem = problem;
+    }
+
+    /// Records an edit of the problem's map or tables (see [`WindowEntry::ProblemEdit`]).
+    pub fn record_problem_edit(&mut self, edit: &Arc<ProblemEdit>) {
+        if let Some(window) = self.recording.as_mut() {
+            window
+                .advances
+                .push(WindowEntry::ProblemEdit(Arc::clone(edit)));
+        }
     }
 
     /// Outcomes so far, oldest first (the last few hundred).
@@ -370,9 +401,15 @@ impl AgreementWatch {
         }
     }
 
-    /// Called by the simulation before an advance from `step`: starts a window if none is being
-    /// recorded and the reference is free (or the policy checks every window).
-    pub fn before_advance(&mut self, step: u64, backend: &mut dyn Backend) -> Result<()> {
+    /// Called by the simulation before an advance from `step`, stepping `problem`: starts a
+    /// window if none is being recorded and the reference is free (or the policy checks every
+    /// window).
+    pub fn before_advance(
+        &mut self,
+        step: u64,
+        backend: &mut dyn Backend,
+        problem: Option<&CompiledProblem>,
+    ) -> Result<()> {
         if self
             .job
             .as_ref()
@@ -388,7 +425,7 @@ impl AgreementWatch {
             self.recording = Some(Window {
                 from_step: step,
                 start: backend.download()?,
-                problem: self.problem.clone(),
+                problem: problem.map(|p| Arc::new(p.clone())),
                 advances: Vec::new(),
                 opened: Instant::now(),
             });
@@ -397,12 +434,14 @@ impl AgreementWatch {
     }
 
     /// Called by the simulation after an advance: records it and, at the window's end, hands
-    /// the window to the reference.
+    /// the window to the reference (and, checking every window, starts the next one stepping
+    /// `problem`).
     pub fn after_advance(
         &mut self,
         steps: u64,
         params: StepParams,
         backend: &mut dyn Backend,
+        problem: Option<&CompiledProblem>,
     ) -> Result<()> {
         let Some(window) = self.recording.as_mut() else {
             return Ok(());
@@ -428,7 +467,7 @@ impl AgreementWatch {
             self.recording = Some(Window {
                 from_step: to_step,
                 start: end.clone(),
-                problem: self.problem.clone(),
+                problem: problem.map(|p| Arc::new(p.clone())),
                 advances: Vec::new(),
                 opened: Instant::now(),
             });

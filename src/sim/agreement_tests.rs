@@ -37,9 +37,9 @@ fn every_window_is_checked_and_a_wrong_end_is_caught() {
     backend.upload(&field(20, 9)).unwrap();
     let mut watch = AgreementWatch::new(WindowPolicy::Every(10));
     for step in (0..40).step_by(5) {
-        watch.before_advance(step, &mut backend).unwrap();
+        watch.before_advance(step, &mut backend, None).unwrap();
         backend.advance(5, &params).unwrap();
-        watch.after_advance(5, params, &mut backend).unwrap();
+        watch.after_advance(5, params, &mut backend, None).unwrap();
     }
     watch.wait().unwrap();
     let ranges: Vec<(u64, u64)> = watch.history().map(|o| (o.from_step, o.to_step)).collect();
@@ -47,9 +47,9 @@ fn every_window_is_checked_and_a_wrong_end_is_caught() {
     assert!(watch.history().all(Outcome::identical));
     assert!(watch.latest().unwrap().reference.starts_with("cpu-blocked"));
     // A window whose recorded advances do not match what the backend did differs.
-    watch.before_advance(40, &mut backend).unwrap();
+    watch.before_advance(40, &mut backend, None).unwrap();
     backend.advance(11, &params).unwrap();
-    watch.after_advance(10, params, &mut backend).unwrap();
+    watch.after_advance(10, params, &mut backend, None).unwrap();
     let outcome = watch.wait().unwrap().unwrap();
     assert!(!outcome.identical());
     assert_eq!(watch.counts(), (5, 1));

@@ -3,9 +3,11 @@
 
 pub mod agreement;
 pub mod generate;
+pub mod kinds;
 pub mod paint;
 mod preview;
 pub mod problem;
+pub mod thermostat;
 
 pub use crate::compute::FieldStats;
 use std::time::Duration;
@@ -172,10 +174,6 @@ impl Simulation {
     /// flight is cancelled).
     pub fn set_agreement_check(&mut self, policy: Option<WindowPolicy>) {
         self.agreement = policy.map(AgreementWatch::new);
-        let problem = self.problem.as_ref().map(|a| a.compiled.clone());
-        if let Some(watch) = self.agreement.as_mut() {
-            watch.record_problem(problem);
-        }
     }
 
     /// The live agreement check, when it is on.
@@ -224,15 +222,17 @@ impl Simulation {
     /// work meanwhile and collects their time with [`Simulation::finish_advance`] (anything else
     /// asked of the simulation waits for them on the device). Otherwise it steps now and
     /// returns the timing.
+    ///
+    /// With thermostats the steps are split at their decision steps and taken at once (each
+    /// decision reads the field), whatever the device.
     pub fn start_advance(&mut self, steps: u64) -> Result<Option<TimingRecord>> {
         self.settle()?;
-        if let Some(watch) = self.agreement.as_mut() {
-            watch.before_advance(self.step, self.backend.as_mut())?;
+        if steps > 0 && self.has_thermostats() {
+            return self.advance_with_thermostats(steps).map(Some);
         }
+        self.watch_before_advance()?;
         let started = self.backend.start_advance(steps, &self.params)?;
-        if let Some(watch) = self.agreement.as_mut() {
-            watch.after_advance(steps, self.params, self.backend.as_mut())?;
-        }
+        self.watch_after_advance(steps)?;
         let from = self.step;
         self.step += steps;
         self.count_problem_time(steps);
@@ -243,6 +243,24 @@ impl Simulation {
                 Ok(None)
             }
         }
+    }
+
+    /// Tells the live check that an advance starts (it may open a window).
+    fn watch_before_advance(&mut self) -> Result<()> {
+        if let Some(watch) = self.agreement.as_mut() {
+            let problem = self.problem.as_ref().map(|a| &a.compiled);
+            watch.before_advance(self.step, self.backend.as_mut(), problem)?;
+        }
+        Ok(())
+    }
+
+    /// Tells the live check that `steps` steps were taken (or queued).
+    fn watch_after_advance(&mut self, steps: u64) -> Result<()> {
+        if let Some(watch) = self.agreement.as_mut() {
+            let problem = self.problem.as_ref().map(|a| &a.compiled);
+            watch.after_advance(steps, self.params, self.backend.as_mut(), problem)?;
+        }
+        Ok(())
     }
 
     /// Waits for the advance queued by [`Simulation::start_advance`] and returns its timing;
@@ -384,6 +402,8 @@ impl Simulation {
         let current = self.backend.download()?;
         backend.upload(&current)?;
         self.backend = backend;
+        // What the old backend booked goes with it.
+        self.invalidate_energy_mark();
         if let Some(active) = self.problem.take() {
             let applied = self.upload_field(&current, Some(&active));
             self.problem = Some(active);

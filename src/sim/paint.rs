@@ -1,24 +1,50 @@
 //! Painting heat onto a running simulation: strokes of brush dabs laid along the pointer's path,
-//! and undo and redo of whole strokes.
+//! and undo and redo of whole strokes (of heat, and of kinds painted on a heat problem: one
+//! history, see [`super::kinds`]).
 //!
 //! A stroke is the dabs between pressing and releasing. Dabs are spaced a quarter of the radius
 //! apart along the path (however fast the pointer moved between two frames, so a fast drag leaves
 //! no gaps), and applied between steps.
 //!
-//! Undo semantics: before a dab first touches a cell, the cell's value is kept (only the cells
-//! inside the discs, gathered from the backend, not the whole field). Undo writes those values
-//! back into exactly the cells the stroke touched; redo writes the values they had when the stroke
-//! ended. While paused this restores the field bit for bit. While running, undo puts the painted
-//! cells back to their values just before the stroke, and the heat that had already spread beyond
-//! them stays. Reset or a new field clears the history; the history keeps the latest strokes up to
+//! Undo semantics ([`UNDO_AFTER_STEPPING`] says it to users): each stroke keeps its cells'
+//! values before it and after it, and the heat each dab added to each cell (computed on the host
+//! with the brush's own arithmetic from the values gathered before the dab, so exactly what the
+//! backend added). While no step has run since the stroke (nor during it), undo writes the
+//! values before it back and redo the values after it: the field is restored bit for bit. Once
+//! steps have run, undo takes exactly the heat the stroke added out of the cells it painted (and
+//! redo puts it back): the heat that spread beyond them stays where it went, so the total heat
+//! falls by what the stroke added and nothing of the old field is pasted into the new one.
+//! Reset or a new field clears the history; the history keeps the latest strokes up to
 //! [`HISTORY_BYTES`] (and [`HISTORY_STROKES`] strokes).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
+use super::kinds::{KindStroke, OpenKindStroke};
 use super::Simulation;
 use crate::compute::brush::{BrushEdge, BrushStamp, CellValues, FieldEdit};
 use crate::error::Result;
+use crate::grid::GridSize;
+
+/// What undo does once the simulation has stepped, for the brush's tooltip and notices.
+pub const UNDO_AFTER_STEPPING: &str = "Undo right after a stroke restores the field exactly. \
+    Once the simulation has stepped, undo takes out exactly the heat the stroke added, from the \
+    cells it painted: heat that has spread since stays where it went, so those cells may end \
+    cooler than their surroundings. Undoing painted materials gives the cells their former \
+    materials back at the temperatures they have reached.";
+
+/// What an undo or a redo did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HistoryStep {
+    /// There was nothing to take back or repeat.
+    Nothing,
+    /// No step ran since: the field (and the map) stand exactly as before (or after) the stroke.
+    Exact,
+    /// This many steps ran since the stroke was last applied or taken back: its heat was taken
+    /// out (or put back) where it was painted, and painted kinds changed back without their
+    /// cells' values (see [`UNDO_AFTER_STEPPING`]).
+    AfterSteps(u64),
+}
 
 /// Memory the undo history may use (cell indices and values before and after each stroke).
 pub const HISTORY_BYTES: usize = 256 << 20;
@@ -76,48 +102,84 @@ pub fn dabs_towards(last: (f32, f32), to: (f32, f32), spacing: f32) -> Vec<(f32,
 /// A stroke being painted.
 #[derive(Debug, Default)]
 struct OpenStroke {
+    /// The step it began at.
+    started_at: u64,
     /// The centre of the last dab.
     anchor: Option<(f32, f32)>,
     /// Cells touched so far, in the order first touched.
     cells: Vec<u32>,
     /// Their values just before the stroke first touched them.
     before: Vec<f32>,
+    /// The heat each dab added to each of `cells`.
+    added: Vec<f32>,
     /// Index in `cells` of each touched cell.
     seen: HashMap<u32, usize>,
     dabs: usize,
 }
 
-/// A finished stroke: the cells it touched, their values before and after.
+/// A finished stroke: the cells it touched, their values before and after, the heat it added.
 #[derive(Debug, Clone)]
 struct StrokeRecord {
     cells: Arc<[u32]>,
     before: Arc<[f32]>,
     after: Arc<[f32]>,
+    added: Arc<[f32]>,
+    /// The step at which it was last applied or taken back.
+    applied_at: u64,
+    /// Whether its cells then held exactly `after` (applied) or `before` (taken back).
+    exact: bool,
 }
 
-impl StrokeRecord {
+/// A stroke of kinds in the history, and where it stands.
+#[derive(Debug, Clone)]
+pub(super) struct KindEntry {
+    pub(super) stroke: KindStroke,
+    /// The step at which it was last applied or taken back.
+    pub(super) applied_at: u64,
+    /// Whether the held cells' values were then exactly those of the stroke.
+    pub(super) exact: bool,
+}
+
+/// One step of the history.
+#[derive(Debug, Clone)]
+enum Entry {
+    Heat(StrokeRecord),
+    Kinds(KindEntry),
+}
+
+impl Entry {
     fn bytes(&self) -> usize {
-        self.cells.len() * 12
+        match self {
+            Self::Heat(record) => record.cells.len() * 16,
+            Self::Kinds(entry) => entry.stroke.bytes(),
+        }
     }
 }
 
-/// Strokes that can be undone and redone, and the stroke being painted.
+/// Strokes that can be undone and redone, and the strokes being painted.
 #[derive(Debug, Default)]
 pub struct PaintHistory {
     open: Option<OpenStroke>,
-    undo: VecDeque<StrokeRecord>,
-    redo: Vec<StrokeRecord>,
+    /// The stroke of kinds being painted.
+    pub(super) open_kinds: Option<OpenKindStroke>,
+    undo: VecDeque<Entry>,
+    redo: Vec<Entry>,
 }
 
 impl PaintHistory {
-    /// Strokes that undo and redo can take back or repeat.
+    /// Strokes (of heat and of kinds) that undo and redo can take back or repeat.
     pub fn counts(&self) -> (usize, usize) {
         (self.undo.len(), self.redo.len())
     }
 
     /// Whether a stroke is being painted.
     pub fn is_painting(&self) -> bool {
-        self.open.is_some()
+        self.open.is_some() || self.open_kinds.is_some()
+    }
+
+    /// Whether a stroke of kinds is being painted.
+    pub fn is_painting_kinds(&self) -> bool {
+        self.open_kinds.is_some()
     }
 
     /// Forgets everything (the field was replaced).
@@ -125,14 +187,40 @@ impl PaintHistory {
         *self = Self::default();
     }
 
-    fn push(&mut self, record: StrokeRecord) {
+    /// Forgets the strokes of kinds (the problem was replaced: their kinds mean nothing now).
+    pub(super) fn forget_kind_strokes(&mut self) {
+        self.open_kinds = None;
+        self.undo.retain(|entry| matches!(entry, Entry::Heat(_)));
+        self.redo.retain(|entry| matches!(entry, Entry::Heat(_)));
+    }
+
+    /// Keeps a finished stroke of kinds, ended at `step`.
+    pub(super) fn push_kinds(&mut self, stroke: KindStroke, step: u64) {
+        self.push(Entry::Kinds(KindEntry::new(stroke, step)));
+    }
+
+    fn push(&mut self, entry: Entry) {
         self.redo.clear();
-        self.undo.push_back(record);
-        let mut bytes: usize = self.undo.iter().map(StrokeRecord::bytes).sum();
+        self.undo.push_back(entry);
+        let mut bytes: usize = self.undo.iter().map(Entry::bytes).sum();
         // The newest stroke is always kept, however large.
         while self.undo.len() > 1 && (bytes > HISTORY_BYTES || self.undo.len() > HISTORY_STROKES) {
             if let Some(dropped) = self.undo.pop_front() {
                 bytes -= dropped.bytes();
+            }
+        }
+    }
+}
+
+/// Calls `touch` with every cell of `stamp` and its weight.
+fn for_each_weighted(stamp: &BrushStamp, size: GridSize, mut touch: impl FnMut(u32, f32)) {
+    let Some(rect) = stamp.bounds(size) else {
+        return;
+    };
+    for row in rect.row..rect.row + rect.rows {
+        for col in rect.col..rect.col + rect.cols {
+            if let Some(weight) = stamp.weight(row, col) {
+                touch((row * size.cols + col) as u32, weight);
             }
         }
     }
@@ -143,8 +231,9 @@ impl Simulation {
     /// it in the agreement window, so that the live check repeats it.
     pub fn edit(&mut self, edit: FieldEdit) -> Result<()> {
         edit.apply(self.backend.as_mut())?;
-        // The last good field no longer is the current one.
+        // The last good field no longer is the current one, nor is the energy stored.
         self.last_good = None;
+        self.invalidate_energy_mark();
         if let Some(watch) = self.agreement.as_mut() {
             watch.record_edit(&edit);
         }
@@ -155,7 +244,11 @@ impl Simulation {
     /// first call of a stroke dabs at that point), with dabs of `brush` along the way. Returns
     /// the number of dabs applied.
     pub fn paint_to(&mut self, row: f32, col: f32, brush: Brush) -> Result<usize> {
-        let stroke = self.paint.open.get_or_insert_with(OpenStroke::default);
+        let step = self.step;
+        let stroke = self.paint.open.get_or_insert_with(|| OpenStroke {
+            started_at: step,
+            ..OpenStroke::default()
+        });
         let centres = match stroke.anchor {
             None => vec![(row, col)],
             Some(anchor) => dabs_towards(anchor, (row, col), brush.spacing()),
@@ -167,21 +260,42 @@ impl Simulation {
         for stamp in &stamps {
             stamp.check()?;
         }
-        // Keep every cell's value before the first dab that touches it.
+        // The cells of these dabs (once each), their values now, and what each dab adds to
+        // them: the brush's arithmetic on the host gives what the backend will hold.
         let size = self.initial.size();
-        let mut fresh = Vec::new();
+        let mut local: HashMap<u32, usize> = HashMap::new();
+        let mut cells = Vec::new();
         for stamp in &stamps {
             stamp.for_each_cell(size, |cell| {
-                let cell = cell as u32;
-                if !stroke.seen.contains_key(&cell) {
-                    stroke.seen.insert(cell, stroke.cells.len() + fresh.len());
-                    fresh.push(cell);
+                local.entry(cell as u32).or_insert_with(|| {
+                    cells.push(cell as u32);
+                    cells.len() - 1
+                });
+            });
+        }
+        let before = self.backend.gather(&cells)?;
+        let mut values = before.clone();
+        let mut added = vec![0.0f32; cells.len()];
+        for stamp in &stamps {
+            for_each_weighted(stamp, size, |cell, weight| {
+                if let Some(&i) = local.get(&cell) {
+                    let next = stamp.stamped(values[i], weight);
+                    added[i] += next - values[i];
+                    values[i] = next;
                 }
             });
         }
-        let values = self.backend.gather(&fresh)?;
-        stroke.cells.extend_from_slice(&fresh);
-        stroke.before.extend_from_slice(&values);
+        for (i, &cell) in cells.iter().enumerate() {
+            match stroke.seen.get(&cell) {
+                Some(&at) => stroke.added[at] += added[i],
+                None => {
+                    stroke.seen.insert(cell, stroke.cells.len());
+                    stroke.cells.push(cell);
+                    stroke.before.push(before[i]);
+                    stroke.added.push(added[i]);
+                }
+            }
+        }
         stroke.anchor = centres.last().copied();
         stroke.dabs += stamps.len();
         for stamp in &stamps {
@@ -199,43 +313,100 @@ impl Simulation {
             return Ok(false);
         }
         let after = self.backend.gather(&stroke.cells)?;
-        self.paint.push(StrokeRecord {
+        self.paint.push(Entry::Heat(StrokeRecord {
             cells: stroke.cells.into(),
             before: stroke.before.into(),
             after: after.into(),
-        });
+            added: stroke.added.into(),
+            applied_at: self.step,
+            exact: stroke.started_at == self.step,
+        }));
         Ok(true)
     }
 
-    /// Takes back the latest stroke (ending the one being painted first). Returns whether there
+    /// Takes back the latest stroke (ending those being painted first). Returns whether there
     /// was one.
     pub fn undo_stroke(&mut self) -> Result<bool> {
-        self.end_stroke()?;
-        let Some(record) = self.paint.undo.pop_back() else {
-            return Ok(false);
-        };
-        let set = CellValues {
-            cells: Arc::clone(&record.cells),
-            values: Arc::clone(&record.before),
-        };
-        self.paint.redo.push(record);
-        self.edit(FieldEdit::Set(set))?;
-        Ok(true)
+        self.undo().map(|done| done != HistoryStep::Nothing)
     }
 
     /// Paints the latest undone stroke again. Returns whether there was one.
     pub fn redo_stroke(&mut self) -> Result<bool> {
+        self.redo().map(|done| done != HistoryStep::Nothing)
+    }
+
+    /// Takes back the latest stroke, of heat or of kinds (ending those being painted first),
+    /// and says how (see [`UNDO_AFTER_STEPPING`]).
+    pub fn undo(&mut self) -> Result<HistoryStep> {
         self.end_stroke()?;
-        let Some(record) = self.paint.redo.pop() else {
-            return Ok(false);
+        self.end_kind_stroke()?;
+        let Some(mut entry) = self.paint.undo.pop_back() else {
+            return Ok(HistoryStep::Nothing);
         };
-        let set = CellValues {
+        match self.apply_entry(&mut entry, true) {
+            Ok(done) => {
+                self.paint.redo.push(entry);
+                Ok(done)
+            }
+            Err(error) => {
+                self.paint.undo.push_back(entry);
+                Err(error)
+            }
+        }
+    }
+
+    /// Paints the latest undone stroke again, and says how.
+    pub fn redo(&mut self) -> Result<HistoryStep> {
+        self.end_stroke()?;
+        self.end_kind_stroke()?;
+        let Some(mut entry) = self.paint.redo.pop() else {
+            return Ok(HistoryStep::Nothing);
+        };
+        match self.apply_entry(&mut entry, false) {
+            Ok(done) => {
+                self.paint.undo.push_back(entry);
+                Ok(done)
+            }
+            Err(error) => {
+                self.paint.redo.push(entry);
+                Err(error)
+            }
+        }
+    }
+
+    /// Takes an entry back (`back`) or applies it again.
+    fn apply_entry(&mut self, entry: &mut Entry, back: bool) -> Result<HistoryStep> {
+        match entry {
+            Entry::Heat(record) => self.apply_heat_stroke(record, back),
+            Entry::Kinds(entry) => self.apply_kind_stroke(entry, back),
+        }
+    }
+
+    /// Writes a heat stroke's values back (no step since: exact) or takes its heat out of (or
+    /// puts it back into) its cells.
+    fn apply_heat_stroke(&mut self, record: &mut StrokeRecord, back: bool) -> Result<HistoryStep> {
+        let exact = record.exact && record.applied_at == self.step;
+        let values: Arc<[f32]> = if exact {
+            Arc::clone(if back { &record.before } else { &record.after })
+        } else {
+            let now = self.backend.gather(&record.cells)?;
+            now.iter()
+                .zip(record.added.iter())
+                .map(|(&value, &added)| if back { value - added } else { value + added })
+                .collect()
+        };
+        self.edit(FieldEdit::Set(CellValues {
             cells: Arc::clone(&record.cells),
-            values: Arc::clone(&record.after),
+            values,
+        }))?;
+        let done = if exact {
+            HistoryStep::Exact
+        } else {
+            HistoryStep::AfterSteps(self.step.saturating_sub(record.applied_at))
         };
-        self.paint.undo.push_back(record);
-        self.edit(FieldEdit::Set(set))?;
-        Ok(true)
+        record.exact = exact;
+        record.applied_at = self.step;
+        Ok(done)
     }
 
     /// Strokes that can be undone and redone.
@@ -385,19 +556,25 @@ mod tests {
     fn the_history_is_bounded() {
         let mut history = PaintHistory::default();
         for _ in 0..HISTORY_STROKES + 5 {
-            history.push(StrokeRecord {
+            history.push(Entry::Heat(StrokeRecord {
                 cells: vec![0].into(),
                 before: vec![0.0].into(),
                 after: vec![1.0].into(),
-            });
+                added: vec![1.0].into(),
+                applied_at: 0,
+                exact: true,
+            }));
         }
         assert_eq!(history.counts(), (HISTORY_STROKES, 0));
-        let huge = HISTORY_BYTES / 12 + 1;
-        history.push(StrokeRecord {
+        let huge = HISTORY_BYTES / 16 + 1;
+        history.push(Entry::Heat(StrokeRecord {
             cells: vec![0; huge].into(),
             before: vec![0.0; huge].into(),
             after: vec![0.0; huge].into(),
-        });
+            added: vec![0.0; huge].into(),
+            applied_at: 0,
+            exact: true,
+        }));
         assert_eq!(history.counts(), (1, 0), "the newest stroke is kept alone");
     }
 }

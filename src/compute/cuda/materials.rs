@@ -13,7 +13,7 @@ use super::{dims, driver_error, CudaBackend, CudaDevice, FieldBuffers};
 use crate::compute::ProblemUpload;
 use crate::error::{HeatlabError, Result};
 use crate::grid::GridSize;
-use crate::problem::{EnergyExchange, EnergyLedger};
+use crate::problem::{EnergyExchange, EnergyLedger, StepTables};
 
 /// The heat-problem kernels' source, embedded so that the binary needs no files beside it.
 pub const MATERIALS_SOURCE: &str = include_str!("../../../kernels/materials.cu");
@@ -194,7 +194,8 @@ struct DeviceLedger {
     capacity: CudaSlice<f64>,
     /// Sides (left, right, top, bottom), then held cells, J/m.
     sums: CudaSlice<f64>,
-    sources_per_step: f64,
+    /// The host's ledger: the heaters' power per step.
+    host: EnergyLedger,
     /// The heaters' energy since the last take, added step by step as the CPU does.
     sources: f64,
 }
@@ -209,6 +210,8 @@ pub(super) struct DeviceProblem {
     map: CudaSlice<u8>,
     tables: CudaSlice<f32>,
     table_bytes: u32,
+    /// The tables uploaded, to check new ones against.
+    host_tables: StepTables,
     ledger: Option<DeviceLedger>,
 }
 
@@ -249,7 +252,7 @@ impl DeviceProblem {
                 sums: stream
                     .alloc_zeros::<f64>(5)
                     .map_err(driver_error("allocating the energy sums"))?,
-                sources_per_step: ledger.sources_per_step(),
+                host: ledger.clone(),
                 sources: 0.0,
             })
         } else {
@@ -270,6 +273,7 @@ impl DeviceProblem {
             map,
             tables: table_buffer,
             table_bytes,
+            host_tables: tables.clone(),
             ledger,
         })
     }
@@ -344,6 +348,29 @@ impl CudaBackend {
         }
         let stream = self.device.stream().clone();
         self.problem = Some(DeviceProblem::new(&upload, size, &stream)?);
+        Ok(())
+    }
+
+    /// Replaces the held problem's tables (see [`crate::compute::Backend::set_problem_tables`]):
+    /// one copy of the packed tables, no map, no compile.
+    pub(super) fn set_tables_on_device(&mut self, tables: &StepTables) -> Result<()> {
+        self.settle()?;
+        self.lookahead = None;
+        let stream = self.device.stream().clone();
+        let problem = self.problem.as_mut().ok_or(HeatlabError::NoField)?;
+        ProblemUpload::check_retable(&problem.host_tables, tables)?;
+        let packed = tables.packed();
+        stream
+            .memcpy_htod(&packed, &mut problem.tables)
+            .map_err(driver_error("uploading the step tables"))?;
+        // The host array the copy reads from is freed when this returns.
+        stream
+            .synchronize()
+            .map_err(driver_error("uploading the step tables"))?;
+        if let Some(ledger) = problem.ledger.as_mut() {
+            ledger.host.retable(tables);
+        }
+        problem.host_tables = tables.clone();
         Ok(())
     }
 
@@ -535,7 +562,7 @@ fn launch_exchange(
     let Some(ledger) = problem.ledger.as_mut() else {
         return Ok(());
     };
-    ledger.sources += ledger.sources_per_step;
+    ledger.sources += ledger.host.sources_per_step();
     if ledger.count == 0 {
         return Ok(());
     }

@@ -429,6 +429,10 @@ impl Backend for CudaBackend {
         self.set_problem_on_device(problem)
     }
 
+    fn set_problem_tables(&mut self, tables: &crate::problem::StepTables) -> Result<()> {
+        self.set_tables_on_device(tables)
+    }
+
     fn take_energy_exchange(&mut self) -> Result<EnergyExchange> {
         self.take_energy_on_device()
     }

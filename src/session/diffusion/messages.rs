@@ -259,11 +259,20 @@ pub struct ProblemFrame {
     pub simulated_seconds: f64,
     /// Seconds per step.
     pub dt: f64,
-    /// The energy balance since the previous frame (J per metre of depth), when booked.
+    /// The energy balance (J per metre of depth) since the previous frame that carried one,
+    /// when booked. The stored energy needs the whole field (a download of 16 MB at 2000²), so
+    /// it is taken on the statistics' clock (every frame while paused, a few times a second
+    /// while running, less often when it is costly) and its time counts as statistics; other
+    /// frames carry `None`. After the field or the map changed other than by stepping (a
+    /// stroke, an undo, a new problem) the next balance is skipped: it starts from there.
     pub energy: Option<EnergyBalance>,
     /// Whether each kind's heater is on now (false for kinds without one), thermostats
     /// included.
     pub heaters_on: Vec<bool>,
+    /// The heaters thermostats switched since the previous frame, oldest first: the step the
+    /// decision read, the kind, on or off, and the probe's temperature (for the probe plot's
+    /// on/off marks). Thermostats' switches show here, not as [`SimEvent::Problem`].
+    pub switches: Vec<crate::sim::thermostat::HeaterSwitch>,
 }
 
 /// The backend in use, for the panel.

@@ -83,6 +83,8 @@ struct SimThread {
     user_source: Option<String>,
     /// Pixel buffers of pictures the UI has replaced, coloured into again.
     spares: SpareBuffers,
+    /// When the problem was last sent to the panel (throttled while kinds are painted).
+    problem_events: problem::ProblemEvents,
 }
 
 impl SimThread {
@@ -108,6 +110,7 @@ impl SimThread {
             kernel: crate::compute::KernelChoice::Auto,
             user_source: None,
             spares: SpareBuffers::default(),
+            problem_events: problem::ProblemEvents::default(),
         }
     }
 
@@ -335,6 +338,7 @@ impl SimThread {
         let size = sim.initial().size();
         // Probes and the line profile read the device too: before the next steps are queued.
         let samples = self.sample(&mut split);
+        let problem = self.problem_frame(stats_due, &mut split);
         if overlapped {
             // The GPU is done with this frame: give it the next frame's steps before colouring.
             let cycle = self.queued_at.map(|at| at.elapsed());
@@ -376,7 +380,7 @@ impl SimThread {
             playing: self.schedule.is_running(),
             steps_per_frame: self.schedule.steps_per_frame,
             samples,
-            problem: self.problem_frame(),
+            problem,
         });
     }
 

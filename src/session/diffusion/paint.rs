@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use super::messages::{FramePart, PaintCommand, Samples, SimEvent};
 use super::SimThread;
 use crate::session::notice::Level;
+use crate::sim::paint::HistoryStep;
 
 impl SimThread {
     /// Applies a paint command. The next frame is drawn even while paused, with fresh
@@ -14,19 +15,25 @@ impl SimThread {
         let Some(sim) = self.sim.as_mut() else {
             return;
         };
+        let mut said = None;
         let result = match command {
             PaintCommand::StrokeTo { row, col, brush } => {
                 sim.paint_to(row, col, brush).map(|dabs| dabs > 0)
             }
             PaintCommand::EndStroke => sim.end_stroke().map(|_| false),
-            PaintCommand::Undo => sim.undo_stroke(),
-            PaintCommand::Redo => sim.redo_stroke(),
+            PaintCommand::Undo => sim.undo().map(|done| took_back(done, "undone", &mut said)),
+            PaintCommand::Redo => sim.redo().map(|done| took_back(done, "redone", &mut said)),
         };
         match result {
             Ok(false) => {}
             Ok(true) => {
                 self.schedule.dirty = true;
                 self.stats.reset();
+                if matches!(command, PaintCommand::Undo | PaintCommand::Redo)
+                    && self.sim.as_ref().is_some_and(|sim| sim.problem().is_some())
+                {
+                    self.emit_problem();
+                }
             }
             Err(error) => {
                 // A stroke that failed half-way is ended, so that undo can take back what it did.
@@ -35,6 +42,9 @@ impl SimThread {
                 }
                 self.notice(Level::Error, format!("painting failed: {error}"));
             }
+        }
+        if let Some(text) = said {
+            self.notice(Level::Info, text);
         }
     }
 
@@ -80,4 +90,16 @@ impl SimThread {
             }
         }
     }
+}
+
+/// Whether an undo or a redo did anything; when steps had run since the stroke, `said` gets a
+/// notice of what it did (see [`crate::sim::paint::UNDO_AFTER_STEPPING`]).
+fn took_back(done: HistoryStep, what: &str, said: &mut Option<String>) -> bool {
+    if let HistoryStep::AfterSteps(steps) = done {
+        *said = Some(format!(
+            "{what} {steps} steps after the stroke: its heat was taken out (or put back) where \
+             it was painted, and heat that spread meanwhile stays where it went"
+        ));
+    }
+    done != HistoryStep::Nothing
 }

@@ -3,16 +3,28 @@
 //! each frame.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use super::messages::{ProblemCommand, ProblemFrame, SimEvent};
+use super::messages::{FramePart, ProblemCommand, ProblemFrame, SimEvent};
 use super::SimThread;
 use crate::error::{HeatlabError, Result};
-use crate::problem::{material, HeatProblem};
+use crate::problem::{material, CellKind, HeatProblem, Shape};
 use crate::session::notice::Level;
 use crate::sim::Simulation;
 
 /// The side of a cell of the tutorial's plate when painting starts a problem on it, m.
 pub const PLATE_SPACING: f64 = 1e-3;
+
+/// The least time between two [`SimEvent::Problem`]s while kinds are painted (each one copies
+/// the map: 4 MB at 2000²); the stroke's end always sends one.
+pub const PROBLEM_EVENT_INTERVAL: Duration = Duration::from_millis(100);
+
+/// When the problem was last sent to the panel, and whether a change is still unsent.
+#[derive(Debug, Default)]
+pub(super) struct ProblemEvents {
+    last: Option<Instant>,
+    unsent: bool,
+}
 
 impl SimThread {
     /// Applies an edit of the problem; a refused edit leaves the problem as it was.
@@ -24,24 +36,15 @@ impl SimThread {
             );
             return;
         };
+        let mut throttled = false;
         let result = match command {
             ProblemCommand::Set(problem) => sim.set_problem(problem.map(|p| *p), true),
-            ProblemCommand::Paint { shape, kind } => edit(sim, |problem| {
-                let index = problem.kind_index(kind)?;
-                let cells = shape.cells(problem.size, &problem.map);
-                for cell in cells {
-                    problem.map[cell as usize] = index;
-                }
-                Ok(())
-            }),
-            ProblemCommand::EndStroke => return,
-            ProblemCommand::EditKind { index, kind } => edit(sim, |problem| {
-                let slot = problem.kinds.get_mut(usize::from(index)).ok_or_else(|| {
-                    HeatlabError::InvalidInput(format!("there is no kind {index} to change"))
-                })?;
-                *slot = kind;
-                Ok(())
-            }),
+            ProblemCommand::Paint { shape, kind } => {
+                throttled = true;
+                paint(sim, &shape, kind)
+            }
+            ProblemCommand::EndStroke => sim.end_kind_stroke().map(|_| ()),
+            ProblemCommand::EditKind { index, kind } => edit_kind(sim, index, kind),
             ProblemCommand::SetSide(side, condition) => edit(sim, |problem| {
                 problem.sides.set(side, condition);
                 Ok(())
@@ -55,41 +58,139 @@ impl SimThread {
             Ok(()) => {
                 self.schedule.dirty = true;
                 self.stats.reset();
-                self.emit_problem();
+                if throttled {
+                    self.emit_problem_throttled();
+                } else {
+                    self.emit_problem();
+                }
             }
-            Err(error) => self.notice(
-                Level::Error,
-                format!("the problem was not changed: {error}"),
-            ),
+            Err(error) => {
+                if let Some(sim) = self.sim.as_mut() {
+                    // A stroke that failed half-way is ended, so that undo can take it back.
+                    if let Err(end) = sim.end_kind_stroke() {
+                        log::warn!("ending a failed stroke of kinds: {end}");
+                    }
+                }
+                self.notice(
+                    Level::Error,
+                    format!("the problem was not changed: {error}"),
+                );
+            }
         }
     }
 
     /// Tells the panel the problem as it now stands.
-    pub(super) fn emit_problem(&self) {
+    pub(super) fn emit_problem(&mut self) {
         let problem = self
             .sim
             .as_ref()
             .and_then(Simulation::problem)
             .map(|p| Arc::new(p.clone()));
+        self.problem_events = ProblemEvents {
+            last: Some(Instant::now()),
+            unsent: false,
+        };
         self.emit(SimEvent::Problem(problem));
     }
 
-    /// The problem's part of a frame, when a problem is stepped.
-    pub(super) fn problem_frame(&self) -> Option<ProblemFrame> {
-        let sim = self.sim.as_ref()?;
+    /// Tells the panel the problem unless it was told less than [`PROBLEM_EVENT_INTERVAL`]
+    /// ago (then a later frame or the stroke's end does).
+    fn emit_problem_throttled(&mut self) {
+        let recent = self
+            .problem_events
+            .last
+            .is_some_and(|at| at.elapsed() < PROBLEM_EVENT_INTERVAL);
+        if recent {
+            self.problem_events.unsent = true;
+        } else {
+            self.emit_problem();
+        }
+    }
+
+    /// The problem's part of a frame, when a problem is stepped: with the energy balance when
+    /// `balance_due` (its time counted as statistics). Sends a throttled change of the problem
+    /// once its interval has passed.
+    pub(super) fn problem_frame(
+        &mut self,
+        balance_due: bool,
+        split: &mut Vec<(FramePart, Duration)>,
+    ) -> Option<ProblemFrame> {
+        if self.problem_events.unsent {
+            self.emit_problem_throttled();
+        }
+        let sim = self.sim.as_mut()?;
+        sim.problem()?;
+        let energy = if balance_due {
+            let started = Instant::now();
+            let balance = sim.energy_since_last_balance();
+            split.push((FramePart::Statistics, started.elapsed()));
+            balance.unwrap_or_else(|error| {
+                log::warn!("no energy balance this frame: {error}");
+                None
+            })
+        } else {
+            None
+        };
+        let switches = sim.take_switches();
         let problem = sim.problem()?;
         let compiled = sim.compiled_problem()?;
         Some(ProblemFrame {
             simulated_seconds: sim.simulated_seconds().unwrap_or(0.0),
             dt: compiled.tables.dt,
-            energy: None,
+            energy,
             heaters_on: problem
                 .kinds
                 .iter()
                 .map(|k| k.heater.is_some_and(|h| h.on))
                 .collect(),
+            switches,
         })
     }
+}
+
+/// Paints `shape` with `kind`; on the tutorial's plate, first makes the plate a problem of
+/// [`ProblemCommand::PLATE_MATERIAL`].
+fn paint(sim: &mut Simulation, shape: &Shape, kind: CellKind) -> Result<()> {
+    if sim.problem().is_none() {
+        let plate = plate_problem(sim)?;
+        sim.set_problem(Some(plate), true)?;
+    }
+    sim.paint_kind(shape, kind).map(|_| ())
+}
+
+/// Replaces kind `index`: only the tables' sources when only its heater changed (switched or
+/// of another power), otherwise the whole problem.
+fn edit_kind(sim: &mut Simulation, index: u8, kind: CellKind) -> Result<()> {
+    let mut kinds = sim.problem().map(|p| p.kinds.clone()).unwrap_or_default();
+    let slot = kinds
+        .get_mut(usize::from(index))
+        .ok_or_else(|| HeatlabError::InvalidInput(format!("there is no kind {index} to change")))?;
+    let heater_only = slot.name == kind.name
+        && slot.material == kind.material
+        && slot.held_temperature == kind.held_temperature;
+    *slot = kind;
+    if heater_only {
+        return sim.set_heaters(kinds);
+    }
+    edit(sim, |problem| {
+        problem.kinds = kinds;
+        Ok(())
+    })
+}
+
+/// The tutorial's plate as a problem of [`ProblemCommand::PLATE_MATERIAL`].
+fn plate_problem(sim: &Simulation) -> Result<HeatProblem> {
+    let plate = material::find(ProblemCommand::PLATE_MATERIAL).ok_or_else(|| {
+        HeatlabError::InvalidInput(format!(
+            "the material library has no {}",
+            ProblemCommand::PLATE_MATERIAL
+        ))
+    })?;
+    Ok(HeatProblem::uniform(
+        sim.initial().size(),
+        PLATE_SPACING,
+        plate,
+    ))
 }
 
 /// Applies `change` to a copy of the simulation's problem (or of the tutorial's plate as a
@@ -97,15 +198,7 @@ impl SimThread {
 fn edit(sim: &mut Simulation, change: impl FnOnce(&mut HeatProblem) -> Result<()>) -> Result<()> {
     let mut problem = match sim.problem() {
         Some(problem) => problem.clone(),
-        None => {
-            let plate = material::find(ProblemCommand::PLATE_MATERIAL).ok_or_else(|| {
-                HeatlabError::InvalidInput(format!(
-                    "the material library has no {}",
-                    ProblemCommand::PLATE_MATERIAL
-                ))
-            })?;
-            HeatProblem::uniform(sim.initial().size(), PLATE_SPACING, plate)
-        }
+        None => plate_problem(sim)?,
     };
     change(&mut problem)?;
     problem.check()?;
