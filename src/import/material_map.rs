@@ -115,9 +115,10 @@ pub fn kind_colours(kinds: &[CellKind]) -> Vec<Rgb> {
             .iter()
             .all(|&c| colour_distance(c, candidate) > 2 * DEFAULT_TOLERANCE)
     };
+    let library = material::library();
     for kind in kinds {
-        let library = library_colour(&kind.material.name)
-            .filter(|_| material::find(&kind.material.name).as_ref() == Some(&kind.material));
+        let library =
+            library_colour(&kind.material.name).filter(|_| library.contains(&kind.material));
         let mut chosen = library.filter(|&c| free(&colours, c));
         let mut attempt = 0;
         while chosen.is_none() {

@@ -7,6 +7,7 @@
 //! undo history and answers with the problem as it now stands, which
 //! [`MaterialTools::section_ui`] takes from the panel's state every frame.
 
+mod demo;
 mod map_files;
 mod outline;
 mod palette;
@@ -37,6 +38,8 @@ pub struct MaterialTools {
     pub wall_width: f32,
     /// Whether the boundaries between kinds are drawn over the pictures.
     pub outlines: bool,
+    /// Paint the screenshot mode's demo problem once the field is ready.
+    pub demo: bool,
     /// The palette's filter.
     search: String,
     /// The problem as the simulation last reported it, and the field's size.
@@ -61,6 +64,7 @@ impl Default for MaterialTools {
             shape: MaterialShape::default(),
             wall_width: 3.0,
             outlines: true,
+            demo: false,
             search: String::new(),
             problem: None,
             field_size: None,
@@ -105,6 +109,10 @@ impl MaterialTools {
     pub fn sync(&mut self, state: &SimState) {
         self.problem.clone_from(&state.problem);
         self.field_size = state.field_size;
+        if let (true, Some(size)) = (self.demo, self.field_size) {
+            self.demo = false;
+            self.paint_demo(size);
+        }
     }
 
     /// The "Problem" section. Returns whether a kind or a shape was chosen (the Material tool

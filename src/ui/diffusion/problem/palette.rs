@@ -54,21 +54,19 @@ fn describe(kind: &CellKind) -> String {
     text
 }
 
-/// One chip: a swatch and the name, selectable. Returns whether it was clicked.
+/// One chip: a swatch and the name, selectable. Returns whether it was clicked. (Two widgets
+/// side by side, not a nested row: a row inside a wrapping one cannot wrap and would widen the
+/// panel.)
 fn chip(ui: &mut egui::Ui, kind: &CellKind, colour: Rgb, selected: bool) -> bool {
-    ui.horizontal(|ui| {
-        ui.spacing_mut().item_spacing.x = 3.0;
-        let (rect, _) = ui.allocate_exact_size(Vec2::splat(11.0), Sense::hover());
-        ui.painter().rect_filled(rect, 2.0, colour32(colour));
-        let mut name = RichText::new(&kind.name);
-        if kind.heater.is_some() || kind.held_temperature.is_some() {
-            name = name.italics();
-        }
-        ui.selectable_label(selected, name)
-            .on_hover_text(describe(kind))
-            .clicked()
-    })
-    .inner
+    let (rect, _) = ui.allocate_exact_size(Vec2::splat(11.0), Sense::hover());
+    ui.painter().rect_filled(rect, 2.0, colour32(colour));
+    let mut name = RichText::new(&kind.name);
+    if kind.heater.is_some() || kind.held_temperature.is_some() {
+        name = name.italics();
+    }
+    ui.selectable_label(selected, name)
+        .on_hover_text(describe(kind))
+        .clicked()
 }
 
 /// The palette; `selected` is the kind chosen. Returns whether one was clicked.
