@@ -2,6 +2,10 @@
 //! in the palette, painting them with shapes and the brush (paused and while running), and
 //! importing and exporting the material map. The field is small (24x32) so that the view
 //! shows every cell and the problem's map can be checked cell by cell.
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers: a failure in one is the test's failure"
+)]
 
 use std::path::Path;
 use std::sync::Arc;
