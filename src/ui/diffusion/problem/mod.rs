@@ -105,21 +105,28 @@ impl MaterialTools {
         self.problem.as_deref()
     }
 
-    /// Takes the problem and the field's size the simulation reported.
-    pub fn sync(&mut self, state: &SimState) {
+    /// Takes the problem and the field's size the simulation reported; returns whether the
+    /// demo was queued now.
+    pub fn sync(&mut self, state: &SimState) -> bool {
         self.problem.clone_from(&state.problem);
         self.field_size = state.field_size;
-        if let (true, Some(size)) = (self.demo, self.field_size) {
+        let demo = self.demo && self.field_size.is_some();
+        if let (true, Some(size)) = (demo, self.field_size) {
             self.demo = false;
             self.paint_demo(size);
         }
+        demo
     }
 
     /// The "Problem" section. Returns whether a kind or a shape was chosen (the Material tool
     /// should be taken up).
     pub fn section_ui(&mut self, ui: &mut egui::Ui, state: &SimState, export_dir: &Path) -> bool {
-        self.sync(state);
-        ui.heading("Problem");
+        let demo = self.sync(state);
+        let heading = ui.heading("Problem");
+        if demo {
+            // The demo's screenshot shows this section rather than the top of the panel.
+            heading.scroll_to_me(Some(egui::Align::TOP));
+        }
         match self.problem() {
             Some(problem) => ui.weak(format!(
                 "{} kinds of cells · cells of {} mm",
