@@ -78,6 +78,11 @@ pub struct GuiArgs {
     /// and the probes).
     #[arg(long)]
     pub paint_demo: bool,
+    /// Once the field is ready, paint a problem of several materials (a heat sink under a
+    /// held chip, a window of water, a strip of foam) with the Material tool's shapes, sending
+    /// the same commands that the palette and dragging send, outlines on.
+    #[arg(long)]
+    pub material_demo: bool,
     /// The GPU kernel to start with (auto, tutorial, shared, ...; `heatlab run --help` lists
     /// them; `user` needs the Kernel lab and is refused here).
     #[arg(long)]
@@ -136,6 +141,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         tab: args.tab,
         stop: stop.clone(),
         paint_demo: args.paint_demo,
+        material_demo: args.material_demo,
     };
     // WIDTHxHEIGHT parses like ROWSxCOLS: the first number is the width.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);

@@ -18,6 +18,7 @@ use crate::grid::{Grid, GridSize};
 use crate::memory::{ensure_host_memory, try_vec_with_capacity};
 
 mod jpeg;
+pub mod material_map;
 
 /// The first bytes of every `.npy` file.
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";

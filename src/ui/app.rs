@@ -43,6 +43,8 @@ pub struct AppOptions {
     pub stop: StopRequest,
     /// Paint demo strokes, probes and a line profile once the field is ready (screenshots).
     pub paint_demo: bool,
+    /// Paint a demo problem of several materials once the field is ready (screenshots).
+    pub material_demo: bool,
 }
 
 /// What a panel asks the app to do; the app applies it after drawing the frame.
@@ -98,6 +100,11 @@ impl HeatlabApp {
         }
         if options.paint_demo {
             diffusion.set_paint_demo();
+        }
+        if options.material_demo {
+            let tools = diffusion.paint_tools_mut();
+            tools.materials.demo = true;
+            tools.set_tool(crate::ui::diffusion::brush::Tool::Material);
         }
         let screenshot = options.screenshot.map(Screenshot::new);
         let screenshot_result = screenshot

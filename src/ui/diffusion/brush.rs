@@ -34,11 +34,19 @@ pub enum Tool {
     Probe,
     /// Drag to draw the segment of a line profile.
     Line,
+    /// Paint the chosen material with the brush or a shape (the Problem section).
+    Material,
 }
 
 impl Tool {
     /// Every tool, in the order the selector lists them.
-    pub const ALL: [Self; 4] = [Self::Navigate, Self::Paint, Self::Probe, Self::Line];
+    pub const ALL: [Self; 5] = [
+        Self::Navigate,
+        Self::Paint,
+        Self::Probe,
+        Self::Line,
+        Self::Material,
+    ];
 
     /// The key that switches to the tool (pressed again: back to navigating).
     pub fn key(self) -> Key {
@@ -47,6 +55,7 @@ impl Tool {
             Self::Paint => Key::B,
             Self::Probe => Key::P,
             Self::Line => Key::L,
+            Self::Material => Key::M,
         }
     }
 
@@ -64,6 +73,9 @@ impl Tool {
             Self::Line => {
                 "drag to draw a line; its profile is plotted live; right-click clears (L)"
             }
+            Self::Material => {
+                "paint the material chosen in the Problem section with the brush or a shape (M)"
+            }
         }
     }
 }
@@ -75,6 +87,7 @@ impl fmt::Display for Tool {
             Self::Paint => "Paint",
             Self::Probe => "Probe",
             Self::Line => "Line",
+            Self::Material => "Material",
         })
     }
 }
@@ -133,6 +146,8 @@ pub struct PaintTools {
     pub probes: Probes,
     /// The line profile.
     pub profile: LineProfile,
+    /// The Material tool: the kind and shape it paints, and the material outlines.
+    pub materials: super::problem::MaterialTools,
     /// Strokes undo and redo can take back or repeat, as the simulation last said.
     history: (usize, usize),
     stroke: Option<ActiveStroke>,
@@ -170,6 +185,7 @@ impl PaintTools {
             self.outgoing
                 .push(SimCommand::Paint(PaintCommand::EndStroke));
         }
+        self.materials.cancel();
         self.held_probe = None;
         self.line_start = None;
         self.tool = tool;
@@ -373,6 +389,12 @@ impl PaintTools {
     /// changed.
     pub fn take_commands(&mut self, size: Option<GridSize>) -> Vec<SimCommand> {
         let mut commands = std::mem::take(&mut self.outgoing);
+        commands.extend(
+            self.materials
+                .take_commands()
+                .into_iter()
+                .map(SimCommand::Problem),
+        );
         if let Some(size) = size {
             let mut cells = self.probes.cells(size);
             cells.extend_from_slice(self.profile.cells());

@@ -52,6 +52,8 @@ pub struct Controls<'a> {
     pub generated_with: Option<JaggedParams>,
     /// What the controls ask for.
     pub commands: &'a mut Vec<DiffusionCommand>,
+    /// The tools on the pictures (the Problem section chooses the Material tool's kind).
+    pub tools: &'a mut super::brush::PaintTools,
 }
 
 impl Controls<'_> {
@@ -63,6 +65,8 @@ impl Controls<'_> {
         ui.separator();
         self.simulation_ui(ui);
         super::kernels::kernel_section_ui(ui, self.settings, self.state, self.commands);
+        ui.separator();
+        super::problem::section_ui(ui, self.tools, self.state, &self.folder.path());
         ui.separator();
         self.export_ui(ui);
     }

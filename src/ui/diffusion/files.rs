@@ -75,7 +75,7 @@ pub struct FilesSection {
 }
 
 /// Where a dialog starts: `dir` when it exists, else the current folder.
-fn start_dir(dir: &Path) -> PathBuf {
+pub(crate) fn start_dir(dir: &Path) -> PathBuf {
     let absolute = if dir.is_absolute() {
         dir.to_path_buf()
     } else {

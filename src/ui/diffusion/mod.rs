@@ -12,6 +12,7 @@ mod events;
 pub mod files;
 pub mod kernels;
 pub mod probes;
+pub mod problem;
 pub mod profile;
 pub mod timings;
 pub mod timings_panel;
@@ -290,6 +291,7 @@ impl DiffusionPanel {
             folder: &mut self.folder,
             generated_with: self.generated_with,
             commands,
+            tools: &mut self.paint,
         }
         .ui(ui);
         ui.separator();
@@ -359,6 +361,9 @@ impl DiffusionPanel {
         }
         for message in self.paint.take_messages() {
             self.notify(Level::Warning, message);
+        }
+        for (level, text) in self.paint.materials.take_notices() {
+            self.notify(level, text);
         }
         if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
             settings.export_dir = dir;

@@ -73,6 +73,11 @@ impl PaintTools {
             Tool::Paint => self.paint_interact(ui, index, picture, viewport, size),
             Tool::Probe => self.probe_interact(picture, viewport, size),
             Tool::Line => self.line_interact(picture, viewport, size),
+            Tool::Material => {
+                let radius = self.brush.radius;
+                self.materials
+                    .interact(ui, index, picture, viewport, size, radius);
+            }
         }
     }
 
@@ -219,7 +224,7 @@ impl PaintTools {
 
     /// Draws the probes, the line and the brush outline over picture `index`.
     pub fn overlay(
-        &self,
+        &mut self,
         ui: &egui::Ui,
         index: usize,
         picture: &Picture,
@@ -229,6 +234,10 @@ impl PaintTools {
         let Some(size) = size else {
             return;
         };
+        let active = self.tool == Tool::Material;
+        let radius = self.brush.radius;
+        self.materials
+            .overlay(ui, index, picture, viewport, size, radius, active);
         let painter = ui.painter_at(picture.rect);
         if let Some((start, end)) = self.profile.segment() {
             let a = screen_point(picture, viewport, size, start);
