@@ -8,11 +8,14 @@ pub mod agreement;
 pub mod brush;
 pub mod command;
 pub mod controls;
+pub mod energy;
 mod events;
 pub mod files;
 pub mod kernels;
 pub mod probes;
 pub mod profile;
+pub mod sides;
+pub mod sources;
 pub mod timings;
 pub mod timings_panel;
 pub mod view;
@@ -40,6 +43,9 @@ use views::Views;
 
 /// Notices shown at once above the views (the newest).
 const NOTICES_SHOWN: usize = 2;
+
+/// Height of the energy budget under the views, in points.
+const ENERGY_HEIGHT: f32 = 170.0;
 
 /// What the panel knows of the simulation, as its thread last reported it.
 #[derive(Debug, Clone, Default)]
@@ -102,6 +108,12 @@ pub struct DiffusionPanel {
     paint_demo: bool,
     /// Save state, Open and the image range.
     files: FilesSection,
+    /// The problem's kinds, new heaters and held regions, thermostats.
+    sources: sources::SourcesPanel,
+    /// The four sides' editor above the views.
+    sides: sides::SideEditor,
+    /// The problem's energy budget over simulated time.
+    energy: energy::EnergyBudget,
 }
 
 impl DiffusionPanel {
@@ -142,6 +154,9 @@ impl DiffusionPanel {
             paint: brush::PaintTools::default(),
             paint_demo: false,
             files: FilesSection::default(),
+            sources: sources::SourcesPanel::default(),
+            sides: sides::SideEditor::default(),
+            energy: energy::EnergyBudget::default(),
         };
         panel.send(SimCommand::SwitchBackend(settings.backend));
         panel.send(SimCommand::SetParams(settings.step));
@@ -293,6 +308,9 @@ impl DiffusionPanel {
         }
         .ui(ui);
         ui.separator();
+        self.sources
+            .ui(ui, &self.state, &self.paint.probes, commands);
+        ui.separator();
         self.paint.controls_ui(ui);
         let ready = self.state.field_size.is_some();
         self.files
@@ -335,6 +353,13 @@ impl DiffusionPanel {
                     &mut settings.show_plots,
                 );
             });
+        if self.state.problem.is_some() {
+            egui::Panel::bottom("energy")
+                .exact_size(ENERGY_HEIGHT)
+                .show(ui, |ui| self.energy.ui(ui, ENERGY_HEIGHT));
+        }
+        let traces = self.sources.thermostat_traces(&self.state);
+        self.paint.probes.set_thermostat_traces(traces);
         if self.paint.has_plots()
             || matches!(self.paint.tool, brush::Tool::Probe | brush::Tool::Line)
         {
@@ -350,6 +375,8 @@ impl DiffusionPanel {
         }
         egui::CentralPanel::default().show(ui, |ui| {
             self.notices.ui(ui, NOTICES_SHOWN);
+            self.sides.ui(ui, &self.state, &mut commands);
+            self.views.shown_sides = self.state.problem.as_ref().map(|p| p.sides);
             let size = self.state.field_size;
             self.views
                 .ui(ui, settings, &mut commands, &mut self.paint, size);
@@ -358,6 +385,12 @@ impl DiffusionPanel {
             self.send(command);
         }
         for message in self.paint.take_messages() {
+            self.notify(Level::Warning, message);
+        }
+        for (level, message) in self.sources.take_messages() {
+            self.notify(level, message);
+        }
+        for message in self.sides.take_messages() {
             self.notify(Level::Warning, message);
         }
         if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
