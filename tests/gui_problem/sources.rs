@@ -6,42 +6,42 @@ use eframe::egui::{Key, Modifiers, Vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::grid::GridSize;
-use heatlab::problem::{material, CellKind, Heater, HeaterPower, Shape, SideCondition};
+use heatlab::problem::{material, CellKind, Heater, HeaterPower, Material, Shape, SideCondition};
 use heatlab::session::diffusion::ProblemCommand;
 use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::{HeatlabApp, Settings};
 
 use super::common::app::{app_harness, wait_until};
 
-/// The heater these tests paint.
-fn heater() -> CellKind {
+/// The heater these tests paint: 50 W/m of copper.
+fn heater(copper: Material) -> CellKind {
     CellKind {
         name: "Heater 50 W/m".into(),
         heater: Some(Heater {
             power: HeaterPower::Total(50.0),
             on: true,
         }),
-        ..CellKind::of(material::find("copper").unwrap())
+        ..CellKind::of(copper)
     }
 }
 
-fn settings() -> Settings {
+fn settings(size: GridSize) -> Settings {
     let mut settings = Settings::default();
-    settings.field.size = GridSize::new(32, 48).unwrap();
+    settings.field.size = size;
     settings
 }
 
-/// The app, tall enough for the whole side panel, with `heater()` painted on a rectangle of
-/// 4 x 6 cells.
-fn app_with_heater() -> (Harness<'static, HeatlabApp>, Settings) {
-    let mut settings = settings();
+/// The app on a field of `size`, tall enough for the whole side panel, with `heater` painted on
+/// a rectangle of 4 x 6 cells.
+fn app_with_heater(size: GridSize, heater: CellKind) -> (Harness<'static, HeatlabApp>, Settings) {
+    let mut settings = settings(size);
     let mut harness = app_harness(settings.clone(), Vec2::new(1400.0, 1800.0));
     let paint = DiffusionCommand::Problem(ProblemCommand::Paint {
         shape: Shape::Rectangle {
             from: (10.0, 10.0),
             to: (14.0, 16.0),
         },
-        kind: heater(),
+        kind: heater,
     });
     harness
         .state_mut()
@@ -95,7 +95,8 @@ fn has_notice(app: &HeatlabApp, part: &str) -> bool {
 
 #[test]
 fn a_heater_is_switched_and_its_power_typed_in_the_sources_section() {
-    let (mut harness, _settings) = app_with_heater();
+    let copper = material::find("copper").unwrap();
+    let (mut harness, _settings) = app_with_heater(GridSize::new(32, 48).unwrap(), heater(copper));
     click(&mut harness, Role::CheckBox, "Heater 50 W/m");
     wait_until(&mut harness, "the heater is off", |app| {
         heater_of(app).is_some_and(|h| !h.on)
@@ -132,7 +133,8 @@ fn a_heater_is_switched_and_its_power_typed_in_the_sources_section() {
 
 #[test]
 fn the_side_editor_sets_a_side_and_starts_a_problem_on_the_plate() {
-    let mut harness = app_harness(settings(), Vec2::new(1400.0, 1000.0));
+    let settings = settings(GridSize::new(32, 48).unwrap());
+    let mut harness = app_harness(settings, Vec2::new(1400.0, 1000.0));
     assert!(problem_of(harness.state()).is_none());
     harness
         .get_by_role_and_label(Role::ComboBox, "top side")
@@ -163,7 +165,8 @@ fn the_side_editor_sets_a_side_and_starts_a_problem_on_the_plate() {
 
 #[test]
 fn a_thermostat_without_a_probe_is_refused_and_one_with_a_probe_is_carried() {
-    let (mut harness, _settings) = app_with_heater();
+    let copper = material::find("copper").unwrap();
+    let (mut harness, _settings) = app_with_heater(GridSize::new(32, 48).unwrap(), heater(copper));
     let before = harness.state().diffusion().field_value_at(3, 3);
     assert!(before.is_some());
     click(&mut harness, Role::Button, "Add thermostat");

@@ -336,8 +336,10 @@ impl DiffusionPanel {
         // The views are as tall as their width allows; the timings take the rest of the height.
         let available = ui.available_size();
         let notices = self.notices.len().min(NOTICES_SHOWN) as f32;
-        let views_height =
-            view::views_height(available.x, self.state.field_size) + 22.0 * notices + 24.0;
+        let views_height = view::views_height(available.x, self.state.field_size)
+            + 22.0 * notices
+            + 24.0
+            + sides::STRIP_HEIGHT;
         let timings_height = if settings.show_plots {
             (available.y - views_height).clamp(180.0, (available.y * 0.6).max(180.0))
         } else {
@@ -353,7 +355,7 @@ impl DiffusionPanel {
                     &mut settings.show_plots,
                 );
             });
-        if self.state.problem.is_some() {
+        if self.state.problem.is_some() && self.energy.latest().is_some() {
             egui::Panel::bottom("energy")
                 .exact_size(ENERGY_HEIGHT)
                 .show(ui, |ui| self.energy.ui(ui, ENERGY_HEIGHT));

@@ -20,6 +20,9 @@ use super::SimState;
 /// Width of a value field, in points.
 const VALUE_WIDTH: f32 = 56.0;
 
+/// Height of the strip of the four sides above the views, in points.
+pub const STRIP_HEIGHT: f32 = 48.0;
+
 /// The kinds of condition, in the order the selector lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SideType {

@@ -134,6 +134,12 @@ impl SourcesPanel {
         self.switches.record(step, heaters_on);
     }
 
+    /// Takes a heater's switch by a thermostat at `step` (record a frame's switches before its
+    /// heaters' states).
+    pub fn record_switch(&mut self, step: u64, kind: u8, on: bool) {
+        self.switches.record_switch(step, usize::from(kind), on);
+    }
+
     /// Forgets the heaters' history (a new field).
     pub fn restart(&mut self) {
         self.switches.clear();

@@ -35,18 +35,37 @@ impl SwitchHistory {
         if self.kinds.len() < heaters_on.len() {
             self.kinds.resize_with(heaters_on.len(), VecDeque::new);
         }
-        for (series, &on) in self.kinds.iter_mut().zip(heaters_on) {
-            // Only changes are kept, and the last sample, which says how far a span reaches.
-            let len = series.len();
-            if len >= 2 && series[len - 1].1 == on && series[len - 2].1 == on {
-                series[len - 1].0 = step;
-                continue;
-            }
-            if series.len() == HISTORY_POINTS {
-                series.pop_front();
-            }
-            series.push_back((step, on));
+        for (kind, &on) in heaters_on.iter().enumerate() {
+            self.push(kind, step, on);
         }
+    }
+
+    /// Takes a switch of kind `kind`'s heater that happened at `step` (between frames, as a
+    /// thermostat decided), before the frame that tells it is recorded.
+    pub fn record_switch(&mut self, step: u64, kind: usize, on: bool) {
+        if self.kinds.len() <= kind {
+            self.kinds.resize_with(kind + 1, VecDeque::new);
+        }
+        self.push(kind, step, on);
+    }
+
+    fn push(&mut self, kind: usize, step: u64, on: bool) {
+        let Some(series) = self.kinds.get_mut(kind) else {
+            return;
+        };
+        if series.back().is_some_and(|&(last, _)| step < last) {
+            return;
+        }
+        // Only changes are kept, and the last sample, which says how far a span reaches.
+        let len = series.len();
+        if len >= 2 && series[len - 1].1 == on && series[len - 2].1 == on {
+            series[len - 1].0 = step;
+            return;
+        }
+        if series.len() == HISTORY_POINTS {
+            series.pop_front();
+        }
+        series.push_back((step, on));
     }
 
     /// Forgets everything.
@@ -162,6 +181,10 @@ mod tests {
         assert!(history.on_spans(2).is_empty());
         // Only changes and the latest frame are kept.
         assert_eq!(history.kinds[1].len(), 2);
+        // A switch between frames makes the span exact.
+        history.record_switch(63, 0, false);
+        history.record(70, &[false, true]);
+        assert_eq!(history.on_spans(0), vec![(10, 30), (50, 63)]);
         // A reset starts over.
         history.record(5, &[true]);
         assert_eq!(history.on_spans(0), vec![(5, 5)]);
