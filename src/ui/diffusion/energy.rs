@@ -130,7 +130,8 @@ impl EnergyBudget {
                 }
             }
         });
-        let height = (height - 24.0).max(60.0);
+        // The caption wraps in a narrow column: the plot takes what is left.
+        let height = ui.available_height().min(height - 24.0).max(60.0);
         Plot::new("energy_plot")
             .height(height)
             .y_axis_min_width(56.0)

@@ -44,8 +44,8 @@ use views::Views;
 /// Notices shown at once above the views (the newest).
 const NOTICES_SHOWN: usize = 2;
 
-/// Height of the energy budget under the views, in points.
-const ENERGY_HEIGHT: f32 = 170.0;
+/// Height of the probe, line and energy plots under the views, in points.
+const PLOTS_HEIGHT: f32 = 220.0;
 
 /// What the panel knows of the simulation, as its thread last reported it.
 #[derive(Debug, Clone, Default)]
@@ -355,19 +355,28 @@ impl DiffusionPanel {
                     &mut settings.show_plots,
                 );
             });
-        if self.state.problem.is_some() && self.energy.latest().is_some() {
-            egui::Panel::bottom("energy")
-                .exact_size(ENERGY_HEIGHT)
-                .show(ui, |ui| self.energy.ui(ui, ENERGY_HEIGHT));
-        }
         let traces = self.sources.thermostat_traces(&self.state);
         self.paint.probes.set_thermostat_traces(traces);
-        if self.paint.has_plots()
-            || matches!(self.paint.tool, brush::Tool::Probe | brush::Tool::Line)
-        {
+        let energy = self.state.problem.is_some() && self.energy.latest().is_some();
+        let plots = self.paint.has_plots()
+            || matches!(self.paint.tool, brush::Tool::Probe | brush::Tool::Line);
+        if plots || energy {
+            let (paint, budget) = (&mut self.paint, &self.energy);
             let export = egui::Panel::bottom("probes")
-                .exact_size(220.0)
-                .show(ui, |ui| self.paint.plots_ui(ui))
+                .exact_size(PLOTS_HEIGHT)
+                .show(ui, |ui| {
+                    if !plots {
+                        budget.ui(ui, PLOTS_HEIGHT);
+                        return false;
+                    }
+                    if energy {
+                        // The energy budget takes a third of the row, beside the probes.
+                        egui::Panel::right("energy")
+                            .exact_size(ui.available_width() / 3.0)
+                            .show(ui, |ui| budget.ui(ui, PLOTS_HEIGHT));
+                    }
+                    paint.plots_ui(ui)
+                })
                 .inner;
             if export {
                 // Applied at once, before the notices are drawn, so that its notice shows in
