@@ -42,3 +42,6 @@ fn painting_a_material_on_the_tutorial_plate_starts_a_problem() {
     assert_eq!(problem.kinds.len(), 2);
     assert_eq!(problem.kind_counts(), vec![32 * 48 - 24, 24]);
 }
+
+#[path = "gui_problem/sources.rs"]
+mod sources;

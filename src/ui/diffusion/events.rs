@@ -110,6 +110,10 @@ impl DiffusionPanel {
         }
         self.state.field_size = Some(size);
         self.state.problem_frame = frame.problem.take();
+        if let Some(problem) = &self.state.problem_frame {
+            self.energy.record(problem);
+            self.sources.record_heaters(frame.step, &problem.heaters_on);
+        }
         if settings.auto_steps {
             settings.steps_per_frame = frame.steps_per_frame;
         }
@@ -160,6 +164,8 @@ impl DiffusionPanel {
         self.state.step = 0;
         self.timings.clear();
         self.paint.restart(Some(size));
+        self.sources.restart();
+        self.energy.clear();
         if std::mem::take(&mut self.paint_demo) {
             self.paint.paint_demo(size);
         }

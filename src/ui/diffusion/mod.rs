@@ -8,12 +8,15 @@ pub mod agreement;
 pub mod brush;
 pub mod command;
 pub mod controls;
+pub mod energy;
 mod events;
 pub mod files;
 pub mod kernels;
 pub mod probes;
 pub mod problem;
 pub mod profile;
+pub mod sides;
+pub mod sources;
 pub mod timings;
 pub mod timings_panel;
 pub mod view;
@@ -41,6 +44,9 @@ use views::Views;
 
 /// Notices shown at once above the views (the newest).
 const NOTICES_SHOWN: usize = 2;
+
+/// Height of the probe, line and energy plots under the views, in points.
+const PLOTS_HEIGHT: f32 = 220.0;
 
 /// What the panel knows of the simulation, as its thread last reported it.
 #[derive(Debug, Clone, Default)]
@@ -103,6 +109,12 @@ pub struct DiffusionPanel {
     paint_demo: bool,
     /// Save state, Open and the image range.
     files: FilesSection,
+    /// The problem's kinds, new heaters and held regions, thermostats.
+    sources: sources::SourcesPanel,
+    /// The four sides' editor above the views.
+    sides: sides::SideEditor,
+    /// The problem's energy budget over simulated time.
+    energy: energy::EnergyBudget,
 }
 
 impl DiffusionPanel {
@@ -143,6 +155,9 @@ impl DiffusionPanel {
             paint: brush::PaintTools::default(),
             paint_demo: false,
             files: FilesSection::default(),
+            sources: sources::SourcesPanel::default(),
+            sides: sides::SideEditor::default(),
+            energy: energy::EnergyBudget::default(),
         };
         panel.send(SimCommand::SwitchBackend(settings.backend));
         panel.send(SimCommand::SetParams(settings.step));
@@ -295,6 +310,9 @@ impl DiffusionPanel {
         }
         .ui(ui);
         ui.separator();
+        self.sources
+            .ui(ui, &self.state, &self.paint.probes, commands);
+        ui.separator();
         self.paint.controls_ui(ui);
         let ready = self.state.field_size.is_some();
         self.files
@@ -320,8 +338,10 @@ impl DiffusionPanel {
         // The views are as tall as their width allows; the timings take the rest of the height.
         let available = ui.available_size();
         let notices = self.notices.len().min(NOTICES_SHOWN) as f32;
-        let views_height =
-            view::views_height(available.x, self.state.field_size) + 22.0 * notices + 24.0;
+        let views_height = view::views_height(available.x, self.state.field_size)
+            + 22.0 * notices
+            + 24.0
+            + sides::STRIP_HEIGHT;
         let timings_height = if settings.show_plots {
             (available.y - views_height).clamp(180.0, (available.y * 0.6).max(180.0))
         } else {
@@ -337,12 +357,28 @@ impl DiffusionPanel {
                     &mut settings.show_plots,
                 );
             });
-        if self.paint.has_plots()
-            || matches!(self.paint.tool, brush::Tool::Probe | brush::Tool::Line)
-        {
+        let traces = self.sources.thermostat_traces(&self.state);
+        self.paint.probes.set_thermostat_traces(traces);
+        let energy = self.state.problem.is_some() && self.energy.latest().is_some();
+        let plots = self.paint.has_plots()
+            || matches!(self.paint.tool, brush::Tool::Probe | brush::Tool::Line);
+        if plots || energy {
+            let (paint, budget) = (&mut self.paint, &self.energy);
             let export = egui::Panel::bottom("probes")
-                .exact_size(220.0)
-                .show(ui, |ui| self.paint.plots_ui(ui))
+                .exact_size(PLOTS_HEIGHT)
+                .show(ui, |ui| {
+                    if !plots {
+                        budget.ui(ui, PLOTS_HEIGHT);
+                        return false;
+                    }
+                    if energy {
+                        // The energy budget takes a third of the row, beside the probes.
+                        egui::Panel::right("energy")
+                            .exact_size(ui.available_width() / 3.0)
+                            .show(ui, |ui| budget.ui(ui, PLOTS_HEIGHT));
+                    }
+                    paint.plots_ui(ui)
+                })
                 .inner;
             if export {
                 // Applied at once, before the notices are drawn, so that its notice shows in
@@ -352,6 +388,8 @@ impl DiffusionPanel {
         }
         egui::CentralPanel::default().show(ui, |ui| {
             self.notices.ui(ui, NOTICES_SHOWN);
+            self.sides.ui(ui, &self.state, &mut commands);
+            self.views.shown_sides = self.state.problem.as_ref().map(|p| p.sides);
             let size = self.state.field_size;
             self.views
                 .ui(ui, settings, &mut commands, &mut self.paint, size);
@@ -364,6 +402,12 @@ impl DiffusionPanel {
         }
         for (level, text) in self.paint.materials.take_notices() {
             self.notify(level, text);
+        }
+        for (level, message) in self.sources.take_messages() {
+            self.notify(level, message);
+        }
+        for message in self.sides.take_messages() {
+            self.notify(Level::Warning, message);
         }
         if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
             settings.export_dir = dir;

@@ -63,6 +63,8 @@ impl Probe {
 #[derive(Debug, Clone, Default)]
 pub struct Probes {
     probes: Vec<Probe>,
+    /// The thermostats' setpoints and when their heaters were on, drawn on the plot.
+    thermostats: Vec<super::sources::switches::ThermostatTrace>,
 }
 
 impl Probes {
@@ -167,6 +169,14 @@ impl Probes {
             .collect()
     }
 
+    /// The thermostats the plot shows with the probes.
+    pub fn set_thermostat_traces(
+        &mut self,
+        traces: Vec<super::sources::switches::ThermostatTrace>,
+    ) {
+        self.thermostats = traces;
+    }
+
     /// Each probe's value over the steps.
     pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
         Plot::new("probe_plot")
@@ -186,6 +196,7 @@ impl Probes {
                             .color(probe_color(probe.number)),
                     );
                 }
+                super::sources::switches::draw(plot, &self.thermostats);
             });
     }
 }

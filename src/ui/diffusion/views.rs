@@ -28,6 +28,8 @@ pub struct Views {
     pub viewport: Viewport,
     /// The cell under the pointer.
     pub hovered: Hover,
+    /// The problem's sides, drawn along the pictures' edges (none on the tutorial's plate).
+    pub shown_sides: Option<crate::problem::Sides>,
 }
 
 impl Views {
@@ -44,6 +46,7 @@ impl Views {
         let mut hovered = None;
         let ranges = (self.field.range(), self.laplacian.range());
         let mut viewport = self.viewport;
+        let shown_sides = self.shown_sides;
         ui.columns(2, |columns| {
             let (left, right) = columns.split_at_mut(1);
             let (left, right) = (&mut left[0], &mut right[0]);
@@ -74,6 +77,9 @@ impl Views {
                     hovered = hovered.or(picture.hovered);
                     tools.interact(ui, index, &picture, &viewport, field_size);
                     tools.overlay(ui, index, &picture, &viewport, field_size);
+                    if let Some(sides) = &shown_sides {
+                        super::sides::overlay(ui, &picture, &viewport, sides);
+                    }
                 });
             }
         });
@@ -140,6 +146,10 @@ pub fn status_ui(ui: &mut egui::Ui, settings: &Settings, state: &SimState) {
         };
         ui.separator();
         ui.label(format!("step {}", state.step));
+        if let Some(problem) = &state.problem_frame {
+            ui.separator();
+            ui.label(super::energy::simulated_time_text(problem));
+        }
         ui.separator();
         ui.label(format!(
             "coeff {} · {}",
