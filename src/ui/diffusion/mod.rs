@@ -10,7 +10,10 @@ pub mod command;
 pub mod controls;
 mod events;
 pub mod files;
+mod hover;
 pub mod kernels;
+pub mod line_flow;
+pub mod overlays;
 pub mod probes;
 pub mod profile;
 pub mod timings;
@@ -209,6 +212,11 @@ impl DiffusionPanel {
         &mut self.paint
     }
 
+    /// The isotherms and heat-flux arrows over the field, to switch and read (tests).
+    pub fn overlays_mut(&mut self) -> &mut overlays::Overlays {
+        &mut self.views.overlays
+    }
+
     /// The field view's shown value at a cell (exact when the view is not reduced).
     pub fn field_value_at(&self, row: usize, col: usize) -> Option<(f32, usize)> {
         self.views.field.value_at(row, col)
@@ -354,6 +362,7 @@ impl DiffusionPanel {
             self.views
                 .ui(ui, settings, &mut commands, &mut self.paint, size);
         });
+        self.record_overlay_cost();
         for command in self.paint.take_commands(self.state.field_size) {
             self.send(command);
         }
