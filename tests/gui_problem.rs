@@ -3,6 +3,8 @@
 //! Each tool's tests are a module in `tests/gui_problem/`.
 
 mod common;
+#[path = "gui_problem/overlays.rs"]
+mod overlays;
 
 use common::app::{app_harness, wait_until};
 

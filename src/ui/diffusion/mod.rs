@@ -212,7 +212,12 @@ impl DiffusionPanel {
         &mut self.paint
     }
 
-    /// The isotherms and heat-flux arrows over the field, to switch and read (tests).
+    /// The isotherms and heat-flux arrows over the field (what they last drew).
+    pub fn overlays(&self) -> &overlays::Overlays {
+        &self.views.overlays
+    }
+
+    /// The isotherms and heat-flux arrows over the field, to switch (tests, screenshots).
     pub fn overlays_mut(&mut self) -> &mut overlays::Overlays {
         &mut self.views.overlays
     }

@@ -119,15 +119,14 @@ impl Overlays {
     pub fn toolbar_ui(&mut self, ui: &mut egui::Ui) {
         ui.checkbox(&mut self.isotherms, "isotherms")
             .on_hover_text("contour lines of the field at the levels typed, or at round numbers");
-        let hint = if self.problem.is_some() {
-            "levels °C: auto"
+        let label = ui.label(if self.problem.is_some() {
+            "levels °C"
         } else {
-            "levels: auto"
-        };
-        let label = ui.label("levels");
+            "levels"
+        });
         ui.add(
             egui::TextEdit::singleline(&mut self.levels_text)
-                .hint_text(hint)
+                .hint_text("auto")
                 .desired_width(88.0),
         )
         .labelled_by(label.id)

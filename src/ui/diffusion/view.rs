@@ -20,6 +20,9 @@ pub const MAX_PREVIEW_SIDE: usize = 2048;
 /// Width of the on-screen colorbar with its labels, in points.
 const COLORBAR_WIDTH: f32 = 78.0;
 
+/// Width the labels' unit adds to the colorbar, in points.
+const UNIT_WIDTH: f32 = 22.0;
+
 /// Zoom and pan shared by both views, so that they always show the same cells.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Viewport {
@@ -289,7 +292,9 @@ pub fn picture_ui(
     let available = ui.available_size();
     let (rows, cols) = state.field_size.map_or((1, 1), |s| (s.rows, s.cols));
     let aspect = cols as f32 / rows as f32;
-    let max_w = (available.x - COLORBAR_WIDTH).max(32.0);
+    let unit = overlays.as_ref().and_then(|o| o.unit());
+    let colorbar_width = COLORBAR_WIDTH + unit.map_or(0.0, |_| UNIT_WIDTH);
+    let max_w = (available.x - colorbar_width).max(32.0);
     let max_h = available.y.max(32.0);
     let size = if max_w / aspect <= max_h {
         Vec2::new(max_w, max_w / aspect)
@@ -360,7 +365,6 @@ pub fn picture_ui(
             response.widget_info(|| {
                 egui::WidgetInfo::labeled(egui::Role::Image, true, format!("{id} picture"))
             });
-            let unit = overlays.as_ref().and_then(|o| o.unit());
             colorbar_ui(ui, colormap, state.range(), size.y, unit);
             (rect, response)
         })
@@ -399,7 +403,8 @@ fn colorbar_ui(
     height: f32,
     unit: Option<&str>,
 ) {
-    let (rect, _) = ui.allocate_exact_size(Vec2::new(COLORBAR_WIDTH, height), Sense::hover());
+    let width = COLORBAR_WIDTH + unit.map_or(0.0, |_| UNIT_WIDTH);
+    let (rect, _) = ui.allocate_exact_size(Vec2::new(width, height), Sense::hover());
     let painter = ui.painter_at(rect);
     let bar = Rect::from_min_size(
         rect.min + Vec2::new(2.0, 6.0),
