@@ -33,6 +33,17 @@ pub struct Window {
 }
 
 impl Window {
+    /// Every how many values the isotherms of this window are traced so that at most about
+    /// `most` squares lie along each side: 1 when zoomed in, more for a large picture of a
+    /// large field (where a square is a pixel or less on screen).
+    pub fn stride(&self, most: usize) -> usize {
+        self.rows
+            .len()
+            .max(self.cols.len())
+            .div_ceil(most.max(1))
+            .max(1)
+    }
+
     /// The whole preview.
     pub fn all(values: &Grid) -> Self {
         Self {
@@ -94,12 +105,13 @@ pub fn nice_step(raw: f64) -> f64 {
     nice * power
 }
 
-/// The smallest and largest finite value in `window`, if any.
-pub fn window_range(values: &Grid, window: &Window) -> Option<(f32, f32)> {
+/// The smallest and largest finite value in `window`, of every `stride`-th value along each
+/// axis, if any.
+pub fn window_range(values: &Grid, window: &Window, stride: usize) -> Option<(f32, f32)> {
     let mut range: Option<(f32, f32)> = None;
-    for row in window.rows.clone() {
+    for row in window.rows.clone().step_by(stride.max(1)) {
         let line = &values.as_slice()[row * values.cols()..(row + 1) * values.cols()];
-        for &value in &line[window.cols.clone()] {
+        for &value in line[window.cols.clone()].iter().step_by(stride.max(1)) {
             if value.is_finite() {
                 range =
                     Some(range.map_or((value, value), |(lo, hi)| (lo.min(value), hi.max(value))));
@@ -110,15 +122,17 @@ pub fn window_range(values: &Grid, window: &Window) -> Option<(f32, f32)> {
 }
 
 /// The contour segments of `levels` through the values of `window` of a preview of a field of
-/// `field` cells reduced by `factor`. Squares with a non-finite corner are skipped; a value
-/// equal to a level counts as above it, so a line through values equal to the level is drawn
-/// once, through them.
+/// `field` cells reduced by `factor`, traced through every `stride`-th value along each axis
+/// (1: every value). Squares with a non-finite corner are skipped; a value equal to a level
+/// counts as above it, so a line through values equal to the level is drawn once, through
+/// them.
 pub fn isotherms(
     values: &Grid,
     factor: usize,
     field: GridSize,
     window: &Window,
     levels: &[f32],
+    stride: usize,
 ) -> Vec<Segment> {
     let mut sorted: Vec<(f32, usize)> = levels
         .iter()
@@ -127,51 +141,67 @@ pub fn isotherms(
         .map(|(i, &l)| (l, i))
         .collect();
     sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-    if sorted.is_empty() || window.rows.len() < 2 || window.cols.len() < 2 {
+    let stride = stride.max(1);
+    // The traced values: every `stride`-th, and the window's last.
+    let traced = |range: &Range<usize>| -> Vec<usize> {
+        let mut picked: Vec<usize> = range.clone().step_by(stride).collect();
+        if let Some(last) = range.clone().last() {
+            if picked.last() != Some(&last) {
+                picked.push(last);
+            }
+        }
+        picked
+    };
+    let (rows, cols) = (traced(&window.rows), traced(&window.cols));
+    if sorted.is_empty() || rows.len() < 2 || cols.len() < 2 {
         return Vec::new();
     }
-    let xs: Vec<f32> = (0..values.cols())
-        .map(|c| block_centre(c, factor, field.cols))
-        .collect();
-    let ys: Vec<f32> = (0..values.rows())
-        .map(|r| block_centre(r, factor, field.rows))
+    let xs: Vec<f32> = cols
+        .iter()
+        .map(|&c| block_centre(c, factor, field.cols))
         .collect();
     let squares = Squares {
         values,
+        cols: &cols,
         xs: &xs,
-        ys: &ys,
         levels: &sorted,
     };
-    (window.rows.start..window.rows.end - 1)
-        .into_par_iter()
-        .flat_map_iter(|row| {
+    rows.par_windows(2)
+        .flat_map_iter(|pair| {
+            let y = [
+                block_centre(pair[0], factor, field.rows),
+                block_centre(pair[1], factor, field.rows),
+            ];
             let mut out = Vec::new();
-            for col in window.cols.start..window.cols.end - 1 {
-                squares.square(row, col, &mut out);
+            for i in 0..cols.len() - 1 {
+                squares.square([pair[0], pair[1]], y, i, &mut out);
             }
             out
         })
         .collect()
 }
 
-/// What every square reads: the values, their positions, the levels sorted.
+/// What every square reads: the values, the traced columns and their positions, the levels
+/// sorted.
 struct Squares<'a> {
     values: &'a Grid,
+    cols: &'a [usize],
     xs: &'a [f32],
-    ys: &'a [f32],
     levels: &'a [(f32, usize)],
 }
 
 impl Squares<'_> {
-    /// The segments of the square whose top-left value is `(row, col)`.
-    fn square(&self, row: usize, col: usize, out: &mut Vec<Segment>) {
+    /// The segments of the square between traced rows `rows` (at `y`) and traced columns `i`
+    /// and `i + 1`.
+    fn square(&self, rows: [usize; 2], y: [f32; 2], i: usize, out: &mut Vec<Segment>) {
         let v = self.values;
+        let (c0, c1) = (self.cols[i], self.cols[i + 1]);
         // Corners clockwise from the top left.
         let corners = [
-            v.get(row, col),
-            v.get(row, col + 1),
-            v.get(row + 1, col + 1),
-            v.get(row + 1, col),
+            v.get(rows[0], c0),
+            v.get(rows[0], c1),
+            v.get(rows[1], c1),
+            v.get(rows[1], c0),
         ];
         if corners.iter().any(|c| !c.is_finite()) {
             return;
@@ -184,12 +214,7 @@ impl Squares<'_> {
         if first == last {
             return;
         }
-        let (x0, x1, y0, y1) = (
-            self.xs[col],
-            self.xs[col + 1],
-            self.ys[row],
-            self.ys[row + 1],
-        );
+        let (x0, x1, y0, y1) = (self.xs[i], self.xs[i + 1], y[0], y[1]);
         let points = [[x0, y0], [x1, y0], [x1, y1], [x0, y1]];
         for &(level, index) in &self.levels[first..last] {
             let centre_above = corners.iter().sum::<f32>() / 4.0 >= level;
@@ -265,7 +290,7 @@ mod tests {
         // T = 2 col + 1 at cell centres (col + 0.5): level 6 lies at col 2.5, centre x = 3.
         let values = grid(8, 10, |_, c| 2.0 * c as f32 + 1.0);
         let size = values.size();
-        let segments = isotherms(&values, 1, size, &Window::all(&values), &[6.0, 12.5]);
+        let segments = isotherms(&values, 1, size, &Window::all(&values), &[6.0, 12.5], 1);
         assert!(!segments.is_empty());
         for level in [0, 1] {
             let x = if level == 0 { 3.0 } else { 6.25 };
@@ -293,7 +318,7 @@ mod tests {
         // 4x4 blocks of a 16x18 field: block centres at 2, 6, 10, 14 and 17 (a partial block).
         let values = grid(4, 5, |_, c| c as f32);
         let field = GridSize::new(16, 18).unwrap();
-        let segments = isotherms(&values, 4, field, &Window::all(&values), &[0.5, 3.5]);
+        let segments = isotherms(&values, 4, field, &Window::all(&values), &[0.5, 3.5], 1);
         for s in &segments {
             let x = if s.level == 0 { 4.0 } else { 15.5 };
             assert!((s.from[0] - x).abs() < 1e-5, "{s:?}");
@@ -305,7 +330,7 @@ mod tests {
     #[test]
     fn a_level_equal_to_values_is_one_line_through_them() {
         let values = grid(5, 5, |_, c| c as f32);
-        let segments = isotherms(&values, 1, values.size(), &Window::all(&values), &[2.0]);
+        let segments = isotherms(&values, 1, values.size(), &Window::all(&values), &[2.0], 1);
         assert_eq!(segments.len(), 4);
         for s in &segments {
             assert_eq!((s.from[0], s.to[0]), (2.5, 2.5));
@@ -322,7 +347,7 @@ mod tests {
             values.as_mut_slice()[100 + c] = 1.0;
         }
         let levels = [-1.5, -1.0, 0.0, 0.25, 1.0, f32::NAN];
-        let segments = isotherms(&values, 1, values.size(), &Window::all(&values), &levels);
+        let segments = isotherms(&values, 1, values.size(), &Window::all(&values), &levels, 1);
         assert!(!segments.is_empty());
         for s in &segments {
             assert!(s.from.iter().chain(&s.to).all(|v| v.is_finite()), "{s:?}");
@@ -342,9 +367,28 @@ mod tests {
             }
         );
         let levels: Vec<f32> = (0..40).map(|l| l as f32 + 0.5).collect();
-        let segments = isotherms(&values, 1, values.size(), &window, &levels);
+        let segments = isotherms(&values, 1, values.size(), &window, &levels, 1);
         assert!(segments.iter().all(|s| (19.5..=30.5).contains(&s.from[0])));
-        assert_eq!(window_range(&values, &window), Some((19.0, 30.0)));
+        assert_eq!(window_range(&values, &window, 1), Some((19.0, 30.0)));
+    }
+
+    #[test]
+    fn a_large_window_is_traced_through_every_few_values() {
+        let values = grid(101, 101, |_, c| 0.5 * c as f32);
+        let window = Window::all(&values);
+        assert_eq!(window.stride(40), 3);
+        assert_eq!(window.stride(400), 1);
+        let segments = isotherms(&values, 1, values.size(), &window, &[10.25, 49.0], 3);
+        // Rows 0, 3, ..., 99 and 100: 34 squares down each line, at the same place as when
+        // every value is traced (the field is linear).
+        for (level, x) in [(0, 21.0), (1, 98.5)] {
+            let on: Vec<&Segment> = segments.iter().filter(|s| s.level == level).collect();
+            assert_eq!(on.len(), 34, "level {level}");
+            assert!(on
+                .iter()
+                .all(|s| (s.from[0] - x).abs() < 1e-4 && (s.to[0] - x).abs() < 1e-4));
+        }
+        assert_eq!(window_range(&values, &window, 3), Some((0.0, 49.5)));
     }
 
     #[test]

@@ -10,6 +10,11 @@ use crate::grid::GridSize;
 /// About this many automatic levels over the values on screen.
 pub const AUTO_LEVELS: usize = 10;
 
+/// Isotherms are traced through at most about this many values along each side of the
+/// window: a picture's pixels, or fewer for a large picture (where a square is under two
+/// pixels on screen), which bounds their cost and their number of segments.
+pub const MAX_TRACED_SIDE: usize = 320;
+
 /// What to compute.
 #[derive(Debug, Clone)]
 pub struct OverlayRequest<'a> {
@@ -42,13 +47,15 @@ pub struct Overlay {
 /// Computes `request` over `preview` of a field of `field` cells.
 pub fn compute(preview: &Preview, field: GridSize, request: &OverlayRequest<'_>) -> Overlay {
     let values = &preview.values;
+    let stride = request.window.stride(MAX_TRACED_SIDE);
     let levels = match (&request.levels, request.isotherms) {
         (_, false) => Vec::new(),
         (Some(typed), true) => typed.clone(),
-        (None, true) => contour::window_range(values, &request.window)
+        (None, true) => contour::window_range(values, &request.window, stride)
             .map_or_else(Vec::new, |(lo, hi)| nice_levels(lo, hi, AUTO_LEVELS)),
     };
-    let segments = contour::isotherms(values, preview.factor, field, &request.window, &levels);
+    let window = &request.window;
+    let segments = contour::isotherms(values, preview.factor, field, window, &levels, stride);
     let arrows = match request.arrow_step {
         Some(step) => {
             let source = FluxSource {
