@@ -5,6 +5,8 @@
 mod common;
 #[path = "gui_problem/materials.rs"]
 mod materials;
+#[path = "gui_problem/overlays.rs"]
+mod overlays;
 
 use common::app::{app_harness, wait_until};
 

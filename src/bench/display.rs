@@ -18,11 +18,18 @@ use crate::compute::{Backend, Layer, StepParams};
 use crate::error::Result;
 use crate::grid::GridSize;
 use crate::measure::MeanStd;
+use crate::render::contour::Window;
+use crate::render::flux::Conductivity;
 use crate::render::frame::{
     colour_frame, preview_requests, reduce_frame, statistics_cost, FramePart, SpareBuffers,
     ViewRequests,
 };
+use crate::render::overlay::{self, OverlayRequest};
 use crate::sim::{FieldStats, Simulation};
+
+/// Preview values between heat-flux arrows in the timed overlays: the app's 24 points apart
+/// with a preview the size of the picture.
+const BENCH_ARROW_STEP: usize = 24;
 
 /// One call of the display path, over the repeats.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -131,8 +138,9 @@ fn bench_display_size(
         on_device.push(elapsed_us(start));
     }
     push("statistics", "total, min, max (backend)", &on_device, None);
-    let (frames, frames_with_statistics) = time_frames(sim, views, repeats)?;
+    let (frames, frames_with_statistics, overlays) = time_frames(sim, views, repeats)?;
     push("frame", "both previews", &frames, None);
+    push("frame", "overlays (host)", &overlays, None);
     push(
         "frame",
         "both previews + statistics",
@@ -221,16 +229,20 @@ fn time_calls(
 
 /// Whole frames through the session's frame pipeline, one after another with no waits between,
 /// each with the statistics due: microseconds of both previews (the statistics' part taken
-/// out), and of the whole frame. The pictures go back to be coloured into again, as the app
-/// hands them back.
+/// out), and of the whole frame; and of the overlays the app computes from each new field
+/// picture (isotherms at automatic levels and heat-flux arrows every 24 values, over the whole
+/// picture). The pictures go back to be coloured into again, as the app hands them back.
 fn time_frames(
     sim: &mut Simulation,
     views: ViewRequests,
     repeats: usize,
-) -> Result<(Vec<f64>, Vec<f64>)> {
+) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
     let mut spares = SpareBuffers::default();
     let mut frames = Vec::new();
     let mut frames_with_statistics = Vec::new();
+    let mut overlays = Vec::new();
+    let size = sim.initial().size();
+    let conductivity = Conductivity::uniform(1.0);
     for _ in 0..repeats {
         let mut split: Vec<(FramePart, Duration)> = Vec::new();
         let start = Instant::now();
@@ -239,9 +251,20 @@ fn time_frames(
         let whole = start.elapsed();
         frames_with_statistics.push(whole.as_secs_f64() * 1e6);
         frames.push(whole.saturating_sub(statistics_cost(&split)).as_secs_f64() * 1e6);
+        let start = Instant::now();
+        let request = OverlayRequest {
+            window: Window::all(&pictures.field.values),
+            levels: None,
+            isotherms: true,
+            arrow_step: Some(BENCH_ARROW_STEP),
+            conductivity: &conductivity,
+            spacing: 1.0,
+        };
+        std::hint::black_box(overlay::compute(&pictures.field, size, &request));
+        overlays.push(elapsed_us(start));
         spares.take_back(vec![pictures.field, pictures.laplacian]);
     }
-    Ok((frames, frames_with_statistics))
+    Ok((frames, frames_with_statistics, overlays))
 }
 
 /// The rows as a fixed-width table.

@@ -83,6 +83,9 @@ pub struct GuiArgs {
     /// the same commands that the palette and dragging send, outlines on.
     #[arg(long)]
     pub material_demo: bool,
+    /// Start with the isotherms and the heat-flux arrows drawn over the field.
+    #[arg(long)]
+    pub overlays: bool,
     /// The GPU kernel to start with (auto, tutorial, shared, ...; `heatlab run --help` lists
     /// them; `user` needs the Kernel lab and is refused here).
     #[arg(long)]
@@ -142,6 +145,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         stop: stop.clone(),
         paint_demo: args.paint_demo,
         material_demo: args.material_demo,
+        overlays: args.overlays,
     };
     // WIDTHxHEIGHT parses like ROWSxCOLS: the first number is the width.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);

@@ -76,11 +76,13 @@ pub enum FramePart {
     Sampling,
     /// Handing the pictures to the GPU of the display (measured on the UI thread).
     TextureUpload,
+    /// Isotherms, heat-flux arrows and the scale bar over the field (on the UI thread).
+    Overlays,
 }
 
 impl FramePart {
     /// Every part, in the order the timings panel lists them.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Stepping,
         Self::Laplacian,
         Self::Reduce,
@@ -90,6 +92,7 @@ impl FramePart {
         Self::Recording,
         Self::Sampling,
         Self::TextureUpload,
+        Self::Overlays,
     ];
 }
 
@@ -105,6 +108,7 @@ impl fmt::Display for FramePart {
             Self::Recording => "recording",
             Self::Sampling => "probes",
             Self::TextureUpload => "texture upload",
+            Self::Overlays => "overlays",
         })
     }
 }

@@ -4,8 +4,11 @@
 
 pub mod colormap;
 mod colormap_tables;
+pub mod contour;
+pub mod flux;
 pub mod frame;
 pub mod label;
+pub mod overlay;
 pub mod preview;
 
 pub use crate::compute::preview::lut_index;

@@ -45,6 +45,8 @@ pub struct AppOptions {
     pub paint_demo: bool,
     /// Paint a demo problem of several materials once the field is ready (screenshots).
     pub material_demo: bool,
+    /// Start with the isotherms and heat-flux arrows on (screenshots).
+    pub overlays: bool,
 }
 
 /// What a panel asks the app to do; the app applies it after drawing the frame.
@@ -97,6 +99,11 @@ impl HeatlabApp {
         let mut diffusion = DiffusionPanel::new(&settings, notify, options.autoplay);
         if let Some(problem) = settings_problem {
             diffusion.notify(Level::Warning, problem.to_string());
+        }
+        if options.overlays {
+            let overlays = diffusion.overlays_mut();
+            overlays.isotherms = true;
+            overlays.arrows = true;
         }
         if options.paint_demo {
             diffusion.set_paint_demo();

@@ -398,6 +398,7 @@ impl PaintTools {
         if let Some(size) = size {
             let mut cells = self.probes.cells(size);
             cells.extend_from_slice(self.profile.cells());
+            cells.extend_from_slice(self.profile.flow().cells());
             if self.sent_sampling.as_ref() != Some(&cells) {
                 self.sent_sampling = Some(cells.clone());
                 commands.push(SimCommand::SetSampling(cells));

@@ -47,7 +47,10 @@ impl DiffusionPanel {
                 }
                 self.state.backend = Some(status);
             }
-            SimEvent::Problem(problem) => self.state.problem = problem,
+            SimEvent::Problem(problem) => {
+                self.state.problem = problem;
+                self.share_problem();
+            }
             SimEvent::GenerationFailed => {
                 self.state.progress = None;
                 self.state.live_generating = false;

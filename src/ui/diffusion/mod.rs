@@ -11,7 +11,10 @@ pub mod controls;
 pub mod energy;
 mod events;
 pub mod files;
+mod hover;
 pub mod kernels;
+pub mod line_flow;
+pub mod overlays;
 pub mod probes;
 pub mod problem;
 pub mod profile;
@@ -225,6 +228,16 @@ impl DiffusionPanel {
         &mut self.paint
     }
 
+    /// The isotherms and heat-flux arrows over the field (what they last drew).
+    pub fn overlays(&self) -> &overlays::Overlays {
+        &self.views.overlays
+    }
+
+    /// The isotherms and heat-flux arrows over the field, to switch (tests, screenshots).
+    pub fn overlays_mut(&mut self) -> &mut overlays::Overlays {
+        &mut self.views.overlays
+    }
+
     /// The field view's shown value at a cell (exact when the view is not reduced).
     pub fn field_value_at(&self, row: usize, col: usize) -> Option<(f32, usize)> {
         self.views.field.value_at(row, col)
@@ -394,6 +407,7 @@ impl DiffusionPanel {
             self.views
                 .ui(ui, settings, &mut commands, &mut self.paint, size);
         });
+        self.record_overlay_cost();
         for command in self.paint.take_commands(self.state.field_size) {
             self.send(command);
         }

@@ -65,12 +65,19 @@ pub struct Probes {
     probes: Vec<Probe>,
     /// The thermostats' setpoints and when their heaters were on, drawn on the plot.
     thermostats: Vec<super::sources::switches::ThermostatTrace>,
+    /// Whether the values are temperatures of a heat problem (°C).
+    celsius: bool,
 }
 
 impl Probes {
     /// The probes, in the order placed.
     pub fn all(&self) -> &[Probe] {
         &self.probes
+    }
+
+    /// Says whether the values are temperatures in °C (a heat problem is stepped).
+    pub fn set_celsius(&mut self, celsius: bool) {
+        self.celsius = celsius;
     }
 
     /// Whether there are none.
@@ -179,25 +186,30 @@ impl Probes {
 
     /// Each probe's value over the steps.
     pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
-        Plot::new("probe_plot")
+        let plot = Plot::new("probe_plot")
             .height(height)
             .y_axis_min_width(44.0)
             .legend(Legend::default())
-            .x_axis_label("step")
-            .show(ui, |plot| {
-                for probe in &self.probes {
-                    let points: Vec<[f64; 2]> = probe
-                        .series
-                        .iter()
-                        .map(|&(step, value)| [step as f64, f64::from(value)])
-                        .collect();
-                    plot.line(
-                        Line::new(probe.name(), PlotPoints::from(points))
-                            .color(probe_color(probe.number)),
-                    );
-                }
-                super::sources::switches::draw(plot, &self.thermostats);
-            });
+            .x_axis_label("step");
+        let plot = if self.celsius {
+            plot.y_axis_label("°C")
+        } else {
+            plot
+        };
+        plot.show(ui, |plot| {
+            for probe in &self.probes {
+                let points: Vec<[f64; 2]> = probe
+                    .series
+                    .iter()
+                    .map(|&(step, value)| [step as f64, f64::from(value)])
+                    .collect();
+                plot.line(
+                    Line::new(probe.name(), PlotPoints::from(points))
+                        .color(probe_color(probe.number)),
+                );
+            }
+            super::sources::switches::draw(plot, &self.thermostats);
+        });
     }
 }
 

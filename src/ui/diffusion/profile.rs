@@ -6,6 +6,8 @@ use egui_plot::{Line, Plot, PlotPoints};
 
 use crate::grid::GridSize;
 
+use super::line_flow::LineFlow;
+
 /// Points along a segment at most (one per cell up to this).
 pub const MAX_PROFILE_POINTS: usize = 4096;
 
@@ -19,6 +21,8 @@ pub struct LineProfile {
     distances: Vec<f64>,
     /// The latest values along the segment and their step.
     values: Option<(u64, Vec<f32>)>,
+    /// The heat flow through the segment.
+    flow: LineFlow,
 }
 
 impl LineProfile {
@@ -63,11 +67,24 @@ impl LineProfile {
         }
         self.segment = Some((start, end));
         self.values = None;
+        self.flow.set(&self.cells, start, end, size);
     }
 
     /// Removes the segment.
     pub fn clear(&mut self) {
+        let problem = self.flow.take_problem();
         *self = Self::default();
+        self.flow.set_problem(problem);
+    }
+
+    /// The heat flow through the segment.
+    pub fn flow(&self) -> &LineFlow {
+        &self.flow
+    }
+
+    /// The problem whose conductivities and cell size the heat flow uses.
+    pub fn set_problem(&mut self, problem: Option<std::sync::Arc<crate::problem::HeatProblem>>) {
+        self.flow.set_problem(problem);
     }
 
     /// The cells sampled along the segment.
@@ -75,10 +92,14 @@ impl LineProfile {
         &self.cells
     }
 
-    /// Takes the values along the segment when `cells` are its cells.
+    /// Takes the values along the segment when `cells` start with its cells (the heat flow's
+    /// cells follow).
     pub fn record(&mut self, step: u64, cells: &[u32], values: &[f32]) {
-        if cells == self.cells.as_slice() && !cells.is_empty() {
-            self.values = Some((step, values.to_vec()));
+        let n = self.cells.len();
+        if cells.starts_with(&self.cells) && n > 0 && values.len() >= n {
+            self.values = Some((step, values[..n].to_vec()));
+            self.flow
+                .record(step, &values[..n], &cells[n..], &values[n..]);
         }
     }
 
@@ -90,6 +111,7 @@ impl LineProfile {
     /// Drops values and a segment that no longer fits (the field was replaced).
     pub fn restart(&mut self, size: Option<GridSize>) {
         self.values = None;
+        self.flow.restart();
         if let (Some(((r0, c0), (r1, c1))), Some(size)) = (self.segment, size) {
             let fits = |r: f32, c: f32| r < size.rows as f32 && c < size.cols as f32;
             if !(fits(r0, c0) && fits(r1, c1)) {
@@ -100,6 +122,7 @@ impl LineProfile {
 
     /// The values against the distance along the segment.
     pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
+        let height = self.flow.ui(ui, height);
         Plot::new("profile_plot")
             .height(height)
             .y_axis_min_width(44.0)

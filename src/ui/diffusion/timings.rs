@@ -126,6 +126,15 @@ impl Timings {
         self.history.push_back(sample);
     }
 
+    /// Adds `time` spent on `part` on the UI thread (the overlays of a frame, drawn after it
+    /// was recorded) to the newest frame.
+    pub fn add_to_latest(&mut self, part: FramePart, time: Duration) {
+        let index = FramePart::ALL.iter().position(|&p| p == part);
+        if let (Some(sample), Some(i)) = (self.history.back_mut(), index) {
+            sample.split_ms[i] += time.as_secs_f64() * 1e3;
+        }
+    }
+
     /// Frames with steps shown per second, over the last few seconds.
     pub fn frames_per_second(&self) -> f64 {
         match (self.arrivals.front(), self.arrivals.back()) {
@@ -234,6 +243,7 @@ pub fn part_color(part: FramePart) -> egui::Color32 {
         FramePart::Recording => egui::Color32::from_rgb(160, 160, 160),
         FramePart::Sampling => egui::Color32::from_rgb(250, 120, 170),
         FramePart::TextureUpload => egui::Color32::from_rgb(230, 200, 120),
+        FramePart::Overlays => egui::Color32::from_rgb(120, 120, 250),
     }
 }
 

@@ -12,12 +12,16 @@ use crate::grid::GridSize;
 use crate::render::{format_value, Colormap, Preview, ValueRange};
 
 use super::super::settings::{RangeKind, ViewSettings};
+use super::overlays::Overlays;
 
 /// The largest preview side requested when zoomed in, so a zoomed large field stays cheap.
 pub const MAX_PREVIEW_SIDE: usize = 2048;
 
 /// Width of the on-screen colorbar with its labels, in points.
 const COLORBAR_WIDTH: f32 = 78.0;
+
+/// Width the labels' unit adds to the colorbar, in points.
+const UNIT_WIDTH: f32 = 22.0;
 
 /// Zoom and pan shared by both views, so that they always show the same cells.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -81,6 +85,8 @@ pub struct ViewState {
     texture: Option<TextureHandle>,
     preview: Option<Preview>,
     field_size: Option<GridSize>,
+    /// Counts the previews taken, so that what is computed from one is kept until the next.
+    generation: u64,
     /// Size in physical pixels the picture was last drawn at.
     pub shown_pixels: (usize, usize),
 }
@@ -123,6 +129,7 @@ impl ViewState {
             None => self.preview = Some(preview.clone()),
         }
         self.field_size = Some(field_size);
+        self.generation += 1;
         timer.elapsed()
     }
 
@@ -139,6 +146,21 @@ impl ViewState {
         let (r, c) = (row / factor, col / factor);
         (r < preview.values.rows() && c < preview.values.cols())
             .then(|| (preview.values.get(r, c), factor))
+    }
+
+    /// The preview shown.
+    pub fn preview(&self) -> Option<&Preview> {
+        self.preview.as_ref()
+    }
+
+    /// The size of the field shown.
+    pub fn field_size(&self) -> Option<GridSize> {
+        self.field_size
+    }
+
+    /// Which preview is shown: a new number for each one taken.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Whether a picture has arrived.
@@ -256,7 +278,8 @@ pub struct Picture {
 /// Draws the picture (fitted into `ui`'s available space, keeping the field's aspect) and its
 /// colorbar. Scrolling zooms about the pointer, dragging with the middle button pans, and so do
 /// dragging with the primary button and a double click (fit) when `primary_pans` (no tool is
-/// active).
+/// active). `overlays` (the field's view) are drawn over the picture, and give the colorbar its
+/// unit.
 pub fn picture_ui(
     ui: &mut egui::Ui,
     state: &mut ViewState,
@@ -264,11 +287,14 @@ pub fn picture_ui(
     viewport: &mut Viewport,
     id: &str,
     primary_pans: bool,
+    mut overlays: Option<&mut Overlays>,
 ) -> Picture {
     let available = ui.available_size();
     let (rows, cols) = state.field_size.map_or((1, 1), |s| (s.rows, s.cols));
     let aspect = cols as f32 / rows as f32;
-    let max_w = (available.x - COLORBAR_WIDTH).max(32.0);
+    let unit = overlays.as_ref().and_then(|o| o.unit());
+    let colorbar_width = COLORBAR_WIDTH + unit.map_or(0.0, |_| UNIT_WIDTH);
+    let max_w = (available.x - colorbar_width).max(32.0);
     let max_h = available.y.max(32.0);
     let size = if max_w / aspect <= max_h {
         Vec2::new(max_w, max_w / aspect)
@@ -290,6 +316,9 @@ pub fn picture_ui(
             match &state.texture {
                 Some(texture) => {
                     painter.image(texture.id(), rect, viewport.uv_rect(), Color32::WHITE);
+                    if let Some(overlays) = overlays.as_deref_mut() {
+                        overlays.paint(&painter, rect, viewport, state);
+                    }
                 }
                 None => {
                     painter.text(
@@ -336,7 +365,7 @@ pub fn picture_ui(
             response.widget_info(|| {
                 egui::WidgetInfo::labeled(egui::Role::Image, true, format!("{id} picture"))
             });
-            colorbar_ui(ui, colormap, state.range(), size.y);
+            colorbar_ui(ui, colormap, state.range(), size.y, unit);
             (rect, response)
         })
         .inner;
@@ -366,9 +395,16 @@ pub fn to_field(rect: Rect, viewport: &Viewport, pos: Pos2) -> Vec2 {
     Vec2::new(uv.left() + t.x * uv.width(), uv.top() + t.y * uv.height())
 }
 
-/// A vertical colorbar with five labelled ticks, the maximum on top.
-fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: Option<ValueRange>, height: f32) {
-    let (rect, _) = ui.allocate_exact_size(Vec2::new(COLORBAR_WIDTH, height), Sense::hover());
+/// A vertical colorbar with five labelled ticks (with `unit`, if any), the maximum on top.
+fn colorbar_ui(
+    ui: &mut egui::Ui,
+    colormap: Colormap,
+    range: Option<ValueRange>,
+    height: f32,
+    unit: Option<&str>,
+) {
+    let width = COLORBAR_WIDTH + unit.map_or(0.0, |_| UNIT_WIDTH);
+    let (rect, _) = ui.allocate_exact_size(Vec2::new(width, height), Sense::hover());
     let painter = ui.painter_at(rect);
     let bar = Rect::from_min_size(
         rect.min + Vec2::new(2.0, 6.0),
@@ -406,7 +442,10 @@ fn colorbar_ui(ui: &mut egui::Ui, colormap: Colormap, range: Option<ValueRange>,
             painter.text(
                 Pos2::new(bar.right() + 6.0, y),
                 egui::Align2::LEFT_CENTER,
-                format_value(value),
+                match unit {
+                    Some(unit) => format!("{} {unit}", format_value(value)),
+                    None => format_value(value),
+                },
                 egui::FontId::monospace(11.0),
                 stroke.color,
             );

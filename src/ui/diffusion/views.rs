@@ -5,11 +5,12 @@
 use eframe::egui::{self, Color32};
 
 use crate::render::format_value;
-use crate::render::label::readout_value;
 
 use super::super::settings::Settings;
 use super::brush::PaintTools;
 use super::command::DiffusionCommand;
+use super::hover;
+use super::overlays::Overlays;
 use super::view::{self, Hover, ViewState, Viewport};
 use super::SimState;
 use crate::grid::GridSize;
@@ -30,6 +31,8 @@ pub struct Views {
     pub hovered: Hover,
     /// The problem's sides, drawn along the pictures' edges (none on the tutorial's plate).
     pub shown_sides: Option<crate::problem::Sides>,
+    /// Isotherms, heat-flux arrows and the scale bar over the field.
+    pub overlays: Overlays,
 }
 
 impl Views {
@@ -44,6 +47,7 @@ impl Views {
         field_size: Option<GridSize>,
     ) {
         let mut hovered = None;
+        let mut pointer = None;
         let ranges = (self.field.range(), self.laplacian.range());
         let mut viewport = self.viewport;
         let shown_sides = self.shown_sides;
@@ -61,10 +65,23 @@ impl Views {
             let height =
                 (left.available_height().min(right.available_height()) - READOUT_HEIGHT).max(64.0);
             let sides = [
-                (left, &mut self.field, field.colormap, "field"),
-                (right, &mut self.laplacian, laplacian.colormap, "Laplacian"),
+                (
+                    left,
+                    &mut self.field,
+                    field.colormap,
+                    "field",
+                    Some(&mut self.overlays),
+                ),
+                (
+                    right,
+                    &mut self.laplacian,
+                    laplacian.colormap,
+                    "Laplacian",
+                    None,
+                ),
             ];
-            for (index, (column, state, colormap, name)) in sides.into_iter().enumerate() {
+            for (index, (column, state, colormap, name, overlays)) in sides.into_iter().enumerate()
+            {
                 column.allocate_ui(egui::vec2(column.available_width(), height), |ui| {
                     let picture = view::picture_ui(
                         ui,
@@ -73,7 +90,11 @@ impl Views {
                         &mut viewport,
                         name,
                         tools.primary_pans(),
+                        overlays,
                     );
+                    if picture.hovered.is_some() {
+                        pointer = picture.response.hover_pos().map(|at| (picture.rect, at));
+                    }
                     hovered = hovered.or(picture.hovered);
                     tools.interact(ui, index, &picture, &viewport, field_size);
                     tools.overlay(ui, index, &picture, &viewport, field_size);
@@ -89,29 +110,23 @@ impl Views {
             zoom_buttons_ui(ui, commands);
             ui.separator();
             tools.toolbar_ui(ui);
-            self.readout_ui(ui);
-        });
-    }
-
-    fn readout_ui(&self, ui: &mut egui::Ui) {
-        let Some((row, col)) = self.hovered else {
+            self.overlays.toolbar_ui(ui);
+            ui.separator();
             ui.weak(format!(
                 "zoom {:.1}× · scroll to zoom, drag to pan, double-click to fit · hover for values",
                 self.viewport.zoom
             ));
-            return;
-        };
-        let mut text = format!("row {row}, col {col}");
-        if let Some((value, factor)) = self.field.value_at(row, col) {
-            text += &format!("   field {}", readout_value(value));
-            if let Some((laplacian, _)) = self.laplacian.value_at(row, col) {
-                text += &format!("   Laplacian {}", readout_value(laplacian));
-            }
-            if factor > 1 {
-                text += &format!("   (means of {factor}×{factor} cells: the view is reduced; zoom in for single cells)");
-            }
+        });
+        if let (Some((row, col)), Some((rect, at))) = (self.hovered, pointer) {
+            let text = hover::readout_text(
+                row,
+                col,
+                &self.field,
+                &self.laplacian,
+                self.overlays.problem(),
+            );
+            hover::readout_ui(ui, rect, at, text);
         }
-        ui.monospace(text);
     }
 }
 
