@@ -7,7 +7,7 @@
     reason = "test helpers: a failure in one is the test's failure"
 )]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use eframe::egui::{accesskit::Role, Event, Key, Modifiers, PointerButton, Pos2, Rect, Vec2};
@@ -143,59 +143,65 @@ fn assert_painted(before: &[u8], after: &HeatProblem, cells: &[u32], name: &str)
     }
 }
 
-#[test]
-fn the_palette_and_every_shape_paint_the_map_cell_for_cell() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut harness = harness(dir.path());
-    let plate = vec![0u8; ROWS * COLS];
+/// The cells of the glass rectangle the first step paints.
+fn glass_rectangle() -> Vec<u32> {
+    (2..=6)
+        .flat_map(|r| (3..=9).map(move |c| (r * COLS + c) as u32))
+        .collect()
+}
 
-    // A chip chooses the kind and takes up the Material tool.
-    choose(&mut harness, "glass");
+/// A chip chooses the kind and takes up the Material tool; a drag paints a rectangle.
+fn rectangle_of_glass(harness: &mut Harness<'_, HeatlabApp>) -> Arc<HeatProblem> {
+    choose(harness, "glass");
     let tools = harness.state().diffusion().paint_tools();
     assert_eq!(tools.tool, Tool::Material);
     assert_eq!(tools.materials.kind.as_ref().unwrap().name, "glass");
-    choose(&mut harness, "Rectangle");
-    drag(&mut harness, (2, 3), (6, 9));
-    let p = wait_problem(&mut harness, "the rectangle is painted", |p| {
+    choose(harness, "Rectangle");
+    drag(harness, (2, 3), (6, 9));
+    let p = wait_problem(harness, "the rectangle is painted", |p| {
         kind_named(p, "glass").is_some()
     });
     assert_eq!(
         p.kinds[0].material.name, "aluminium",
         "the plate's material"
     );
-    let rectangle: Vec<u32> = (2..=6)
-        .flat_map(|r| (3..=9).map(move |c| (r * COLS + c) as u32))
-        .collect();
-    assert_painted(&plate, &p, &rectangle, "glass");
+    assert_painted(&vec![0u8; ROWS * COLS], &p, &glass_rectangle(), "glass");
+    p
+}
 
-    // The ellipse inscribed in the cells from (9, 2) to (17, 14).
-    choose(&mut harness, "copper");
-    choose(&mut harness, "Ellipse");
-    drag(&mut harness, (17, 14), (9, 2));
-    let before = p.map.clone();
-    let p = wait_problem(&mut harness, "the ellipse is painted", |p| {
+/// The ellipse inscribed in the cells from (9, 2) to (17, 14), dragged from corner to corner.
+fn ellipse_of_copper(
+    harness: &mut Harness<'_, HeatlabApp>,
+    before: &HeatProblem,
+) -> Arc<HeatProblem> {
+    choose(harness, "copper");
+    choose(harness, "Ellipse");
+    drag(harness, (17, 14), (9, 2));
+    let p = wait_problem(harness, "the ellipse is painted", |p| {
         kind_named(p, "copper").is_some()
     });
     let ellipse = Shape::Ellipse {
         from: (9.0, 2.0),
         to: (18.0, 15.0),
     }
-    .cells(size(), &before);
-    assert_painted(&before, &p, &ellipse, "copper");
+    .cells(size(), &before.map);
+    assert_painted(&before.map, &p, &ellipse, "copper");
     let copper = kind_named(&p, "copper").unwrap();
     assert_eq!(p.map[13 * COLS + 8], copper, "the centre");
     assert_ne!(p.map[9 * COLS + 2], copper, "a corner of the box");
+    p
+}
 
-    // A wall 5 cells wide, typed, along row 20.
-    choose(&mut harness, "iron");
-    choose(&mut harness, "Wall");
+/// A wall 5 cells wide, typed, along row 20.
+fn wall_of_iron(harness: &mut Harness<'_, HeatlabApp>, before: &HeatProblem) -> Arc<HeatProblem> {
+    choose(harness, "iron");
+    choose(harness, "Wall");
     harness
         .get_by_role_and_label(Role::SpinButton, "wall width (cells)")
         .set_value_accesskit(5.0);
     harness.step();
-    drag(&mut harness, (20, 2), (20, 28));
-    let before = p.map.clone();
-    let p = wait_problem(&mut harness, "the wall is painted", |p| {
+    drag(harness, (20, 2), (20, 28));
+    let p = wait_problem(harness, "the wall is painted", |p| {
         kind_named(p, "iron").is_some()
     });
     let iron = kind_named(&p, "iron").unwrap();
@@ -209,22 +215,30 @@ fn the_palette_and_every_shape_paint_the_map_cell_for_cell() {
         to: (20.5, 28.5),
         width: 5.0,
     }
-    .cells(size(), &before);
-    assert_painted(&before, &p, &wall, "iron");
+    .cells(size(), &before.map);
+    assert_painted(&before.map, &p, &wall, "iron");
+    p
+}
 
-    // Flood fill: a click in the glass rectangle turns all of it, and only it, to water.
-    choose(&mut harness, "water");
-    choose(&mut harness, "Fill");
-    click_cell(&mut harness, 4, 5);
-    let before = p.map.clone();
-    let p = wait_problem(&mut harness, "the fill is painted", |p| {
+/// Flood fill: a click in the glass rectangle turns all of it, and only it, to water.
+fn fill_with_water(
+    harness: &mut Harness<'_, HeatlabApp>,
+    before: &HeatProblem,
+) -> Arc<HeatProblem> {
+    choose(harness, "water");
+    choose(harness, "Fill");
+    click_cell(harness, 4, 5);
+    let p = wait_problem(harness, "the fill is painted", |p| {
         kind_named(p, "water").is_some()
     });
-    assert_painted(&before, &p, &rectangle, "water");
+    assert_painted(&before.map, &p, &glass_rectangle(), "water");
+    p
+}
 
-    // The brush: discs of its radius along the drag, nothing beyond it.
-    choose(&mut harness, "brass");
-    choose(&mut harness, "Brush");
+/// The brush: discs of its radius along the drag, nothing beyond it.
+fn brush_of_brass(harness: &mut Harness<'_, HeatlabApp>, before: &HeatProblem) {
+    choose(harness, "brass");
+    choose(harness, "Brush");
     assert_eq!(
         harness.state().diffusion().paint_tools().materials.shape,
         MaterialShape::Brush
@@ -235,21 +249,31 @@ fn the_palette_and_every_shape_paint_the_map_cell_for_cell() {
         .paint_tools_mut()
         .brush
         .radius = 1.5;
-    drag(&mut harness, (7, 4), (7, 26));
-    let before = p.map.clone();
-    let p = wait_problem(&mut harness, "the brush stroke is painted", |p| {
+    drag(harness, (7, 4), (7, 26));
+    let p = wait_problem(harness, "the brush stroke is painted", |p| {
         kind_named(p, "brass").is_some_and(|k| p.map[7 * COLS + 25] == k)
     });
     let brass = kind_named(&p, "brass").unwrap();
     for col in 4..=25 {
         assert_eq!(p.map[7 * COLS + col], brass, "column {col} of the stroke");
     }
-    for (i, (&was, &now)) in before.iter().zip(&p.map).enumerate() {
+    for (i, (&was, &now)) in before.map.iter().zip(&p.map).enumerate() {
         let row = i / COLS;
         if !(6..=8).contains(&row) {
             assert_eq!(was, now, "cell ({row}, {}) is beyond the brush", i % COLS);
         }
     }
+}
+
+#[test]
+fn the_palette_and_every_shape_paint_the_map_cell_for_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = harness(dir.path());
+    let p = rectangle_of_glass(&mut harness);
+    let p = ellipse_of_copper(&mut harness, &p);
+    let p = wall_of_iron(&mut harness, &p);
+    let p = fill_with_water(&mut harness, &p);
+    brush_of_brass(&mut harness, &p);
 }
 
 #[test]
@@ -335,18 +359,15 @@ fn assert_refused(harness: &mut Harness<'_, HeatlabApp>, path: &Path, why: &[&st
     assert_eq!(field_values(harness.state()), field_before);
 }
 
-#[test]
-fn maps_export_and_import_with_notices_for_bad_pictures() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut harness = harness(dir.path());
-    choose(&mut harness, "copper");
-    choose(&mut harness, "Rectangle");
-    drag(&mut harness, (3, 4), (8, 12));
-    let painted = wait_problem(&mut harness, "copper is painted", |p| {
+/// Paints a copper rectangle and exports the map; returns the problem and the exported file.
+fn export(harness: &mut Harness<'_, HeatlabApp>, dir: &Path) -> (Arc<HeatProblem>, PathBuf) {
+    choose(harness, "copper");
+    choose(harness, "Rectangle");
+    drag(harness, (3, 4), (8, 12));
+    let painted = wait_problem(harness, "copper is painted", |p| {
         kind_named(p, "copper").is_some()
     });
-
-    let exported = dir.path().join("map.png");
+    let exported = dir.join("map.png");
     harness
         .state_mut()
         .diffusion_mut()
@@ -366,9 +387,18 @@ fn maps_export_and_import_with_notices_for_bad_pictures() {
         pixels.get_pixel(20, 20).0,
         library_colour("aluminium").unwrap()
     );
+    (painted, exported)
+}
 
-    // Edited in a paint program (no legend beside it): a block of glass in the palette's colour.
-    let edited = dir.path().join("edited.png");
+/// The exported map edited in a paint program (no legend beside it): a block of glass in the
+/// palette's colour; then the exported map, with its legend, back.
+fn edit_and_import_back(
+    harness: &mut Harness<'_, HeatlabApp>,
+    painted: &HeatProblem,
+    exported: &Path,
+) {
+    let pixels = image::open(exported).unwrap().to_rgb8();
+    let edited = exported.with_file_name("edited.png");
     let glass = library_colour("glass").unwrap();
     let in_block = |r: usize, c: usize| (12..16).contains(&r) && (18..30).contains(&c);
     write_picture(&edited, COLS, ROWS, |r, c| {
@@ -378,8 +408,8 @@ fn maps_export_and_import_with_notices_for_bad_pictures() {
             pixels.get_pixel(c as u32, r as u32).0
         }
     });
-    import(&mut harness, &edited);
-    let p = wait_problem(&mut harness, "the edited map is stepped", |p| {
+    import(harness, &edited);
+    let p = wait_problem(harness, "the edited map is stepped", |p| {
         kind_named(p, "glass").is_some()
     });
     let block: Vec<u32> = (0..ROWS * COLS)
@@ -392,35 +422,21 @@ fn maps_export_and_import_with_notices_for_bad_pictures() {
         Level::Info,
         &["edited.png", "palette"]
     ));
-
-    // The exported map with its legend reads back into the problem it came from.
-    import(&mut harness, &exported);
-    let back = wait_problem(&mut harness, "the exported map is back", |p| {
+    import(harness, exported);
+    let back = wait_problem(harness, "the exported map is back", |p| {
         p.map == painted.map
     });
     assert_eq!(back.kinds[..2], painted.kinds[..]);
+}
 
-    let small = dir.path().join("small.png");
-    write_picture(&small, 10, 10, |_, _| glass);
-    assert_refused(
-        &mut harness,
-        &small,
-        &["10×10 pixels", "32×24 cells", "scale to the field"],
+/// Twice the field's size: refused, then scaled once asked (the left half copper, the right
+/// glass).
+fn scaled_import(harness: &mut Harness<'_, HeatlabApp>, dir: &Path) {
+    let large = dir.join("large.png");
+    let (copper, glass) = (
+        library_colour("copper").unwrap(),
+        library_colour("glass").unwrap(),
     );
-
-    let odd = dir.path().join("odd.png");
-    write_picture(&odd, COLS, ROWS, |r, c| {
-        if (r, c) == (5, 7) {
-            [0, 255, 0]
-        } else {
-            glass
-        }
-    });
-    assert_refused(&mut harness, &odd, &["#00ff00", "row 5, column 7"]);
-
-    // Twice the size, scaled when asked: the left half copper, the right glass.
-    let large = dir.path().join("large.png");
-    let copper = library_colour("copper").unwrap();
     write_picture(&large, 2 * COLS, 2 * ROWS, |_, c| {
         if c < COLS {
             copper
@@ -428,13 +444,13 @@ fn maps_export_and_import_with_notices_for_bad_pictures() {
             glass
         }
     });
-    assert_refused(&mut harness, &large, &["64×48 pixels"]);
+    assert_refused(harness, &large, &["64×48 pixels"]);
     harness.get_by_label("scale to the field").scroll_to_me();
     harness.step();
     harness.get_by_label("scale to the field").click();
     harness.step();
-    import(&mut harness, &large);
-    let p = wait_problem(&mut harness, "the scaled map is stepped", |p| {
+    import(harness, &large);
+    let p = wait_problem(harness, "the scaled map is stepped", |p| {
         kind_named(p, "copper")
             .is_some_and(|k| p.map.iter().filter(|&&m| m == k).count() == ROWS * COLS / 2)
     });
@@ -446,4 +462,31 @@ fn maps_export_and_import_with_notices_for_bad_pictures() {
         let expected = if i % COLS < COLS / 2 { copper } else { glass };
         assert_eq!(kind, expected, "cell {i}");
     }
+}
+
+#[test]
+fn maps_export_and_import_with_notices_for_bad_pictures() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = harness(dir.path());
+    let (painted, exported) = export(&mut harness, dir.path());
+    edit_and_import_back(&mut harness, &painted, &exported);
+
+    let glass = library_colour("glass").unwrap();
+    let small = dir.path().join("small.png");
+    write_picture(&small, 10, 10, |_, _| glass);
+    assert_refused(
+        &mut harness,
+        &small,
+        &["10×10 pixels", "32×24 cells", "scale to the field"],
+    );
+    let odd = dir.path().join("odd.png");
+    write_picture(&odd, COLS, ROWS, |r, c| {
+        if (r, c) == (5, 7) {
+            [0, 255, 0]
+        } else {
+            glass
+        }
+    });
+    assert_refused(&mut harness, &odd, &["#00ff00", "row 5, column 7"]);
+    scaled_import(&mut harness, dir.path());
 }
