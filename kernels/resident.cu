@@ -26,9 +26,11 @@
 // ---------------------------------------------------------------------------------------------
 #define RESIDENT_ROWS 19
 // 16 warps, one block per SM: 4 warps per scheduler share its 16K registers, so 128 registers
-// a thread, 76 of them the cells. (19 warps of 16 rows got 96 registers and spilled 512 bytes a
-// thread: 8.5 us per step at 2000x2000.) 2000x2000 needs 16 warps of 19 rows (tiles of 286 rows
-// + 2H on 126 SMs); the host checks that a field's tiles fit.
+// a thread, 76 of them the cells. (19 warps of 16 rows got 96 registers and 512 bytes of local
+// memory a thread: 8.5 us per step at 2000x2000. 16 warps of 19 rows still use 776 bytes of
+// local memory, measured on the H100 at 5.2 us per step, slower than temporal-k8-rows32's 3.5:
+// why the driver's compiler keeps them in local memory is not found yet.) 2000x2000 needs 16
+// warps of 19 rows (tiles of 286 rows + 2H on 126 SMs); the host checks that a field's tiles fit.
 #define RESIDENT_MAX_THREADS 512
 
 // Every block of the launch waits here until all have arrived; global writes before it are
@@ -77,7 +79,9 @@ __device__ __forceinline__ void resident_update(float4 (&v)[RESIDENT_ROWS], floa
     for (int i = 0; i < RESIDENT_ROWS; ++i) {
         const float4 mid = v[i];
         float4 up = previous;
-        float4 down = i + 1 < RESIDENT_ROWS ? v[i + 1] : (below != nullptr ? *below : zero);
+        // Every index stays inside the array even where the row below comes from `below`.
+        const float4 next_row = v[i + 1 < RESIDENT_ROWS ? i + 1 : RESIDENT_ROWS - 1];
+        float4 down = i + 1 < RESIDENT_ROWS ? next_row : (below != nullptr ? *below : zero);
         float left = __shfl_up_sync(FULL_MASK, mid.w, 1);
         float right = __shfl_down_sync(FULL_MASK, mid.x, 1);
         if (BC != BC_PERIODIC) {

@@ -43,6 +43,8 @@ pub enum CudaKernel {
         /// Four blocks per SM (at most 128 registers a thread) and interior strips without
         /// edge-column tests: for fields of many waves (8 steps per launch only).
         packed: bool,
+        /// Rows each warp loads ahead of the one it updates (2 only when packed).
+        rows_ahead: u32,
     },
     /// The whole field held in the registers of all SMs by one persistent launch, which takes
     /// every step of an advance; tiles exchange their `steps_per_exchange`-wide rings through
@@ -69,8 +71,13 @@ impl std::fmt::Display for CudaKernel {
                 steps_per_launch,
                 segment_rows,
                 packed,
+                rows_ahead,
             } => {
-                let packed = if *packed { "p" } else { "" };
+                let packed = match (packed, rows_ahead) {
+                    (false, _) => "",
+                    (true, 1) => "p",
+                    (true, _) => "p2",
+                };
                 write!(f, "temporal-k{steps_per_launch}{packed}-rows{segment_rows}")
             }
             Self::Resident { steps_per_exchange } => write!(f, "resident-h{steps_per_exchange}"),
@@ -114,15 +121,19 @@ impl CudaKernel {
                     steps_per_launch,
                     segment_rows,
                     packed: false,
+                    rows_ahead: 1,
                 });
             }
         }
-        for segment_rows in [128, 256, 512] {
-            kernels.push(Self::Temporal {
-                steps_per_launch: 8,
-                segment_rows,
-                packed: true,
-            });
+        for (rows_ahead, segments) in [(1, &[128, 256, 512][..]), (2, &[128, 256][..])] {
+            for &segment_rows in segments {
+                kernels.push(Self::Temporal {
+                    steps_per_launch: 8,
+                    segment_rows,
+                    packed: true,
+                    rows_ahead,
+                });
+            }
         }
         for steps_per_exchange in [4, 8] {
             kernels.push(Self::Resident { steps_per_exchange });
@@ -365,7 +376,12 @@ mod tests {
         let error = "fastest".parse::<KernelChoice>().unwrap_err().to_string();
         assert!(error.starts_with("unknown kernel 'fastest' (expected auto, tutorial, shared"));
         assert!(error.ends_with("resident-h8 or user)"), "{error}");
-        for name in ["temporal-k8-rows512", "temporal-k8p-rows256", "resident-h4"] {
+        for name in [
+            "temporal-k8-rows512",
+            "temporal-k8p-rows256",
+            "temporal-k8p2-rows128",
+            "resident-h4",
+        ] {
             assert!(error.contains(name), "{name} missing from {error}");
         }
         // The racing kernel is only reachable as "tutorial".

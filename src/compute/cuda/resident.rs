@@ -128,7 +128,8 @@ impl CudaBackend {
             ("resident-h4", &self.kernels.resident_h4[0]),
             ("resident-h8", &self.kernels.resident_h8[0]),
             ("temporal-k8", &self.kernels.temporal_k8[0]),
-            ("temporal-k8p", &self.kernels.temporal_packed_k8[0]),
+            ("temporal-k8p", &self.kernels.temporal_packed1_k8[0]),
+            ("temporal-k8p2", &self.kernels.temporal_packed2_k8[0]),
         ];
         let mut notes: Vec<String> = kernels
             .iter()

@@ -520,8 +520,15 @@ impl DiffusionKernels {
             CudaKernel::Temporal {
                 steps_per_launch: 8,
                 packed: true,
+                rows_ahead: 1,
                 ..
-            } => Some(&self.temporal_packed_k8[bc]),
+            } => Some(&self.temporal_packed1_k8[bc]),
+            CudaKernel::Temporal {
+                steps_per_launch: 8,
+                packed: true,
+                rows_ahead: 2,
+                ..
+            } => Some(&self.temporal_packed2_k8[bc]),
             CudaKernel::Temporal { .. } | CudaKernel::Resident { .. } => None,
         }
     }
