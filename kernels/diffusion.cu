@@ -372,7 +372,7 @@ __device__ __forceinline__ Lanes<W> jacobi_lanes(const Lanes<W>& mid, const Lane
 // row loop unrolled three times so that the window shifts become register renames). Testing
 // the edge columns the same way made the edge strips' warps, which set the time of a one-wave
 // launch, slower (4.67 us), so the column tests stay: they are loop-invariant.
-template <int BC, int K, int W, bool CHECK_ROWS>
+template <int BC, int K, int W, bool CHECK_ROWS, bool CHECK_COLS>
 __device__ __forceinline__ void temporal_row(Lanes<W> (&window)[K][3], const Lanes<W>& loaded, int j0, int rows,
                                              int cols, int c0, float coeff, float* __restrict__ out, bool writes,
                                              int r_start, int r_end) {
@@ -392,8 +392,10 @@ __device__ __forceinline__ void temporal_row(Lanes<W> (&window)[K][3], const Lan
                 if (j == 0) up = (BC == BC_DIRICHLET) ? zero_lanes<W>() : mid;
                 if (j == rows - 1) down = (BC == BC_DIRICHLET) ? zero_lanes<W>() : mid;
             }
-            if (c0 == 0) left = (BC == BC_DIRICHLET) ? 0.0f : mid.v[0];
-            if (c0 + W == cols) right = (BC == BC_DIRICHLET) ? 0.0f : mid.v[W - 1];
+            if (CHECK_COLS) {
+                if (c0 == 0) left = (BC == BC_DIRICHLET) ? 0.0f : mid.v[0];
+                if (c0 + W == cols) right = (BC == BC_DIRICHLET) ? 0.0f : mid.v[W - 1];
+            }
         }
         const Lanes<W> next = jacobi_lanes<W>(mid, up, down, left, right, coeff);
         if (k < K) {
@@ -406,7 +408,39 @@ __device__ __forceinline__ void temporal_row(Lanes<W> (&window)[K][3], const Lan
     }
 }
 
-template <int BC, int K, int W>
+// The march of one warp down its rows. The next row's load is issued AHEAD rows ahead (1 or 2)
+// so that its latency overlaps the K updates.
+template <int BC, int K, int W, int AHEAD, bool CHECK_ROWS, bool CHECK_COLS>
+__device__ __forceinline__ void temporal_march(const float* __restrict__ in, float* __restrict__ out, int rows,
+                                               int cols, int c0, float coeff, bool writes, int r_start, int r_end) {
+    // window[k][0..2]: level k at rows (j-1, j, j+1) for the next level's row j.
+    Lanes<W> window[K][3];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        window[k][0] = window[k][1] = window[k][2] = zero_lanes<W>();
+    }
+    const int first = r_start - K;
+    const int last = r_end - 1 + K;
+    Lanes<W> prefetched = load_level0<BC, W>(in, first, c0, rows, cols);
+    Lanes<W> prefetched2 = AHEAD == 2 ? load_level0<BC, W>(in, first + 1, c0, rows, cols) : zero_lanes<W>();
+#pragma unroll 3
+    for (int j0 = first; j0 <= last; ++j0) {
+        const Lanes<W> loaded = prefetched;
+        if (AHEAD == 2) {
+            prefetched = prefetched2;
+            prefetched2 = load_level0<BC, W>(in, j0 + 2, c0, rows, cols);
+        } else {
+            prefetched = load_level0<BC, W>(in, j0 + 1, c0, rows, cols);
+        }
+        temporal_row<BC, K, W, CHECK_ROWS, CHECK_COLS>(window, loaded, j0, rows, cols, c0, coeff, out, writes,
+                                                       r_start, r_end);
+    }
+}
+
+// SPLIT_COLS: warps whose strip reaches neither the first nor the last column skip the
+// per-level edge-column tests too. Off in the kernels for small fields: at 2000x2000 the edge
+// strips' warps, which set the time of a one-wave launch, became slower (4.67 against 4.27 us).
+template <int BC, int K, int W, int AHEAD, bool SPLIT_COLS>
 __device__ __forceinline__ void jacobi_temporal(const float* __restrict__ in, float* __restrict__ out,
                                                 int rows, int cols, float coeff, int segment_rows) {
     constexpr int HALO_LANES = K / W;
@@ -417,35 +451,22 @@ __device__ __forceinline__ void jacobi_temporal(const float* __restrict__ in, fl
     const int r_start = segment * segment_rows;
     if (r_start >= rows) return;  // whole warp leaves together (threadIdx.y is per warp)
     const int r_end = min(r_start + segment_rows, rows);
-    const int c0 = strip * OUT_COLS - K + lane * W;  // first column of this lane
+    const int strip_first = strip * OUT_COLS - K;  // first column of the warp's strip
+    const int c0 = strip_first + lane * W;         // first column of this lane
     const bool writes = lane >= HALO_LANES && lane < 32 - HALO_LANES && c0 < cols;
-
-    // window[k][0..2]: level k at rows (j-1, j, j+1) for the next level's row j.
-    Lanes<W> window[K][3];
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-        window[k][0] = window[k][1] = window[k][2] = zero_lanes<W>();
-    }
-    const int first = r_start - K;
-    const int last = r_end - 1 + K;
-    // Rows computed are first - K .. last - 1: do they include the grid's first or last row?
-    const bool touches_edge = first - K <= 0 || last >= rows - 1;
-    // The next row's load is issued a row ahead so that its latency overlaps the K updates.
-    Lanes<W> prefetched = load_level0<BC, W>(in, first, c0, rows, cols);
+    // Rows computed are r_start - 2K .. r_end - 1 + K: do they include the grid's first or last row?
+    const bool touches_edge = r_start - 2 * K <= 0 || r_end - 1 + K >= rows - 1;
+    const bool touches_cols = !SPLIT_COLS || strip_first <= 0 || strip_first + 32 * W >= cols;
     if (touches_edge) {
-#pragma unroll 3
-        for (int j0 = first; j0 <= last; ++j0) {
-            const Lanes<W> loaded = prefetched;
-            prefetched = load_level0<BC, W>(in, j0 + 1, c0, rows, cols);
-            temporal_row<BC, K, W, true>(window, loaded, j0, rows, cols, c0, coeff, out, writes, r_start, r_end);
+        if (touches_cols) {
+            temporal_march<BC, K, W, AHEAD, true, true>(in, out, rows, cols, c0, coeff, writes, r_start, r_end);
+        } else {
+            temporal_march<BC, K, W, AHEAD, true, false>(in, out, rows, cols, c0, coeff, writes, r_start, r_end);
         }
+    } else if (touches_cols) {
+        temporal_march<BC, K, W, AHEAD, false, true>(in, out, rows, cols, c0, coeff, writes, r_start, r_end);
     } else {
-#pragma unroll 3
-        for (int j0 = first; j0 <= last; ++j0) {
-            const Lanes<W> loaded = prefetched;
-            prefetched = load_level0<BC, W>(in, j0 + 1, c0, rows, cols);
-            temporal_row<BC, K, W, false>(window, loaded, j0, rows, cols, c0, coeff, out, writes, r_start, r_end);
-        }
+        temporal_march<BC, K, W, AHEAD, false, false>(in, out, rows, cols, c0, coeff, writes, r_start, r_end);
     }
 }
 
@@ -453,7 +474,7 @@ __device__ __forceinline__ void jacobi_temporal(const float* __restrict__ in, fl
     extern "C" __global__ void __launch_bounds__(128) jacobi_temporal_k##K##w##W##_##NAME(          \
         const float* __restrict__ in, float* __restrict__ out, int rows, int cols, float coeff,   \
         int segment_rows) {                                                                       \
-        jacobi_temporal<BC, K, W>(in, out, rows, cols, coeff, segment_rows);                      \
+        jacobi_temporal<BC, K, W, 1, false>(in, out, rows, cols, coeff, segment_rows);            \
     }
 TEMPORAL_KERNEL(4, 4, dirichlet, BC_DIRICHLET)
 TEMPORAL_KERNEL(4, 4, neumann, BC_NEUMANN)
@@ -461,3 +482,19 @@ TEMPORAL_KERNEL(4, 4, periodic, BC_PERIODIC)
 TEMPORAL_KERNEL(8, 4, dirichlet, BC_DIRICHLET)
 TEMPORAL_KERNEL(8, 4, neumann, BC_NEUMANN)
 TEMPORAL_KERNEL(8, 4, periodic, BC_PERIODIC)
+
+// For fields of many waves (8192x8192 and up): four blocks per SM instead of three (at most 128
+// registers a thread instead of 139: more warps to hide the shuffles' and loads' latency), and
+// interior strips without edge-column tests; loads AHEAD rows ahead.
+#define TEMPORAL_PACKED_KERNEL(K, W, AHEAD, NAME, BC)                                             \
+    extern "C" __global__ void __launch_bounds__(128, 4) jacobi_temporal_packed##AHEAD##_k##K##w##W##_##NAME( \
+        const float* __restrict__ in, float* __restrict__ out, int rows, int cols, float coeff,   \
+        int segment_rows) {                                                                       \
+        jacobi_temporal<BC, K, W, AHEAD, true>(in, out, rows, cols, coeff, segment_rows);         \
+    }
+TEMPORAL_PACKED_KERNEL(8, 4, 1, dirichlet, BC_DIRICHLET)
+TEMPORAL_PACKED_KERNEL(8, 4, 1, neumann, BC_NEUMANN)
+TEMPORAL_PACKED_KERNEL(8, 4, 1, periodic, BC_PERIODIC)
+TEMPORAL_PACKED_KERNEL(8, 4, 2, dirichlet, BC_DIRICHLET)
+TEMPORAL_PACKED_KERNEL(8, 4, 2, neumann, BC_NEUMANN)
+TEMPORAL_PACKED_KERNEL(8, 4, 2, periodic, BC_PERIODIC)

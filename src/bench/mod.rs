@@ -216,6 +216,7 @@ pub fn bench_cuda(
         rows.extend(measure_kernels(
             &mut cuda, config, &field, &choices, progress,
         )?);
+        notes.extend(cuda.kernel_resources());
         if kernels.is_none() {
             let (material_rows, material_notes) =
                 materials::bench_materials(&mut cuda, config, &field, progress)?;

@@ -255,7 +255,7 @@ pub fn cpu_methods() -> Vec<CpuMethod> {
 
 /// Every exact CUDA kernel, whatever the size.
 pub fn cuda_kernels() -> Vec<CudaKernel> {
-    CudaKernel::exact_candidates(GridSize { rows: 4, cols: 4 })
+    CudaKernel::all_exact()
 }
 
 /// The kernels a heat problem may be stepped with on CUDA (`None`: the backend's choice).

@@ -6,6 +6,7 @@ mod edit;
 mod field;
 mod kernel;
 mod materials;
+mod resident;
 mod stepping;
 pub mod user_kernel;
 
@@ -34,8 +35,12 @@ use crate::field::JaggedParams;
 use crate::grid::{Grid, GridSize};
 use crate::problem::EnergyExchange;
 
-/// The diffusion kernels' source, embedded so that the binary needs no files beside it.
-pub const DIFFUSION_SOURCE: &str = include_str!("../../../kernels/diffusion.cu");
+/// The diffusion kernels' source, embedded so that the binary needs no files beside it; the
+/// resident kernel, in a file of its own, uses the helpers of `diffusion.cu`.
+pub const DIFFUSION_SOURCE: &str = concat!(
+    include_str!("../../../kernels/diffusion.cu"),
+    include_str!("../../../kernels/resident.cu")
+);
 /// The display kernels' source (reduce to the shown size, statistics).
 pub const DISPLAY_SOURCE: &str = include_str!("../../../kernels/display.cu");
 
@@ -46,6 +51,10 @@ struct DiffusionKernels {
     jacobi_vec4_rows16: [CudaFunction; 3],
     temporal_k4: [CudaFunction; 3],
     temporal_k8: [CudaFunction; 3],
+    temporal_packed1_k8: [CudaFunction; 3],
+    temporal_packed2_k8: [CudaFunction; 3],
+    resident_h4: [CudaFunction; 3],
+    resident_h8: [CudaFunction; 3],
     laplacian: [CudaFunction; 3],
     seed_inplace: CudaFunction,
     block_mean: CudaFunction,
@@ -134,6 +143,8 @@ pub struct CudaBackend {
     edit_kernels: edit::EditKernels,
     /// The jagged field's generation on the device, once asked for (or why it cannot run).
     field_generator: Option<std::result::Result<field::FieldGenerator, DeviceFieldUnavailable>>,
+    /// The resident kernel's SM count and grid barrier.
+    resident: resident::ResidentState,
 }
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
@@ -167,6 +178,10 @@ impl CudaBackend {
             jacobi_vec4_rows16: per_boundary("jacobi_step_vec4r16")?,
             temporal_k4: per_boundary("jacobi_temporal_k4w4")?,
             temporal_k8: per_boundary("jacobi_temporal_k8w4")?,
+            temporal_packed1_k8: per_boundary("jacobi_temporal_packed1_k8w4")?,
+            temporal_packed2_k8: per_boundary("jacobi_temporal_packed2_k8w4")?,
+            resident_h4: per_boundary("jacobi_resident_h4")?,
+            resident_h8: per_boundary("jacobi_resident_h8")?,
             laplacian: [
                 load("laplacian_dirichlet")?,
                 load("laplacian_neumann")?,
@@ -178,6 +193,7 @@ impl CudaBackend {
         };
         let timer = device.timer()?;
         let edit_kernels = edit::EditKernels::load(&device)?;
+        let resident = resident::ResidentState::new(&device)?;
         Ok(Self {
             device,
             kernels,
@@ -202,6 +218,7 @@ impl CudaBackend {
             material_choice: None,
             edit_kernels,
             field_generator: None,
+            resident,
         })
     }
 

@@ -96,6 +96,11 @@ impl CudaBackend {
                 "kernel {kernel} cannot step a {size} field"
             )));
         }
+        if !self.fits_device(kernel, size) {
+            return Err(HeatlabError::Unsupported(format!(
+                "kernel {kernel} cannot hold a {size} field on this GPU's multiprocessors"
+            )));
+        }
         let mut steps = steps;
         if kernel == CudaKernel::Shared {
             let stream = self.device.stream().clone();
@@ -126,6 +131,7 @@ impl CudaBackend {
                 };
                 self.launch_steps(single, steps % per_launch, params)?;
             }
+            CudaKernel::Resident { .. } => self.launch_resident(kernel, steps, params)?,
             _ => self.launch_steps(kernel, steps, params)?,
         }
         self.stop_timing()
@@ -263,9 +269,9 @@ impl CudaBackend {
     /// What `advance` uses for the held field: the chosen kernel if it fits, else the tuned one.
     pub(super) fn stepper(&self) -> Stepper {
         let fits = |kernel: CudaKernel| {
-            self.buffers
-                .as_ref()
-                .is_some_and(|buffers| kernel.supports(buffers.size))
+            self.buffers.as_ref().is_some_and(|buffers| {
+                kernel.supports(buffers.size) && self.fits_device(kernel, buffers.size)
+            })
         };
         match self.choice {
             KernelChoice::User if self.user.is_some() => Stepper::User,
@@ -432,6 +438,9 @@ impl CudaBackend {
             * 8;
         let mut results = Vec::new();
         for kernel in CudaKernel::exact_candidates(size) {
+            if !self.fits_device(kernel, size) {
+                continue;
+            }
             self.advance_with(kernel, 8, &params)?; // warm-up
                                                     // The better of two trials: candidates often differ by a few percent.
             let first = self.advance_with(kernel, steps, &params)?;
@@ -500,13 +509,27 @@ impl DiffusionKernels {
             CudaKernel::JacobiVec4 { .. } => Some(&self.jacobi_vec4_rows16[bc]),
             CudaKernel::Temporal {
                 steps_per_launch: 4,
+                packed: false,
                 ..
             } => Some(&self.temporal_k4[bc]),
             CudaKernel::Temporal {
                 steps_per_launch: 8,
+                packed: false,
                 ..
             } => Some(&self.temporal_k8[bc]),
-            CudaKernel::Temporal { .. } => None,
+            CudaKernel::Temporal {
+                steps_per_launch: 8,
+                packed: true,
+                rows_ahead: 1,
+                ..
+            } => Some(&self.temporal_packed1_k8[bc]),
+            CudaKernel::Temporal {
+                steps_per_launch: 8,
+                packed: true,
+                rows_ahead: 2,
+                ..
+            } => Some(&self.temporal_packed2_k8[bc]),
+            CudaKernel::Temporal { .. } | CudaKernel::Resident { .. } => None,
         }
     }
 }

@@ -531,6 +531,7 @@ pub fn builtin_lines(source: &str, kernel: CudaKernel) -> Option<(usize, usize)>
         CudaKernel::JacobiRows => "void jacobi_step(",
         CudaKernel::JacobiVec4 { .. } => "void jacobi_step_vec4(",
         CudaKernel::Temporal { .. } => "void jacobi_temporal(",
+        CudaKernel::Resident { .. } => "void jacobi_resident(",
     };
     let lines: Vec<&str> = source.lines().collect();
     let found = lines.iter().position(|line| line.contains(needle))?;
