@@ -115,6 +115,11 @@ impl DiffusionPanel {
         self.state.problem_frame = frame.problem.take();
         if let Some(problem) = &self.state.problem_frame {
             self.energy.record(problem);
+            // The thermostats' exact switches between frames first, then the state now.
+            for switch in &problem.switches {
+                self.sources
+                    .record_switch(switch.step + 1, switch.kind, switch.on);
+            }
             self.sources.record_heaters(frame.step, &problem.heaters_on);
         }
         if settings.auto_steps {

@@ -348,6 +348,11 @@ impl DiffusionPanel {
                 egui::ScrollArea::vertical()
                     .show(ui, |ui| self.side_panel_ui(ui, settings, &mut commands));
             });
+        // A heater or held region made in the sources section is painted with the Material tool.
+        if let Some(kind) = self.sources.take_paint_kind() {
+            self.paint.materials.kind = Some(kind);
+            self.paint.set_tool(brush::Tool::Material);
+        }
         // The views are as tall as their width allows; the timings take the rest of the height.
         let available = ui.available_size();
         let notices = self.notices.len().min(NOTICES_SHOWN) as f32;
