@@ -6,6 +6,8 @@ mod common;
 
 use common::app::{app_harness, wait_until};
 
+mod engine;
+
 use eframe::egui::Vec2;
 use heatlab::grid::GridSize;
 use heatlab::problem::{CellKind, Shape};
