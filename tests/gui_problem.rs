@@ -6,6 +6,7 @@ mod common;
 
 use common::app::{app_harness, wait_until};
 
+#[path = "gui_problem/engine.rs"]
 mod engine;
 
 use eframe::egui::Vec2;
