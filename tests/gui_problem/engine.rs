@@ -3,6 +3,11 @@
 //! editing its kind or by a thermostat shows in the frames, a side is set, and a thermostat on a
 //! kind without a heater is refused with a notice and the field left as it was.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers unwrap like the tests: a failure there is the test's failure"
+)]
+
 use super::common::app::{app_harness, wait_until};
 
 use eframe::egui::Vec2;
