@@ -216,3 +216,106 @@ fn duration_belongs_to_heat_problems() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr_of(&output).contains("--duration is for heat problems"));
 }
+
+const THERMOSTAT: &str = r#"
+title = "Heater under a thermostat"
+[grid]
+rows = 24
+cols = 24
+spacing = 0.001
+[time]
+duration = 12.0
+[base]
+material = "aluminium"
+[[parts]]
+name = "element"
+material = "copper"
+ellipse = { x = 0.008, y = 0.008, width = 0.008, height = 0.008 }
+heater = { power = 2000.0 }
+[initial]
+temperature = "20 C"
+[sides]
+left = { type = "convective", h = 2000.0, ambient = "20 C" }
+right = { type = "convective", h = 2000.0, ambient = "20 C" }
+top = { type = "convective", h = 2000.0, ambient = "20 C" }
+bottom = { type = "convective", h = 2000.0, ambient = "20 C" }
+[[thermostat]]
+heater = "element"
+probe_position = [0.018, 0.012]
+setpoint = "25 C"
+deadband = 1.0
+every_steps = 10
+"#;
+
+#[test]
+fn a_thermostat_switches_its_heater_at_its_decision_steps_and_run_json_lists_it() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("thermostat.toml"), THERMOSTAT).unwrap();
+    let output = heatlab(
+        dir.path(),
+        &[
+            "run",
+            "--scenario",
+            "thermostat.toml",
+            "--backend",
+            "cpu",
+            "--out",
+            "o",
+            "--chunk",
+            "777",
+        ],
+    );
+    succeeded(&output);
+    let said = stderr_of(&output);
+    assert!(said.contains("thermostats switched heaters"), "{said}");
+    let record = json(&dir.path().join("o/run.json"));
+    let problem = &record["problem"];
+    assert_eq!(problem["problem"]["thermostats"][0]["probe"][0], 12);
+    assert_eq!(problem["problem"]["thermostats"][0]["probe"][1], 18);
+    let switches = problem["switches"].as_array().unwrap();
+    assert!(switches.len() >= 4, "{switches:?}");
+    for (i, switch) in switches.iter().enumerate() {
+        let on = switch["on"].as_bool().unwrap();
+        // The heater starts on: off first, then on and off in turn.
+        assert_eq!(on, i % 2 == 1, "{switch}");
+        assert_eq!(switch["step"].as_u64().unwrap() % 10, 0, "{switch}");
+        assert_eq!(switch["kind"], 1);
+        let t = switch["temperature"].as_f64().unwrap();
+        assert!(if on { t < 24.5 } else { t > 25.5 }, "{switch}");
+    }
+    assert_eq!(problem["switches_left_out"], 0);
+    // The heater gave less than it would have on all the time.
+    let heaters: f64 = problem["energy"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["exchange"]["sources"].as_f64().unwrap())
+        .sum();
+    let simulated = problem["simulated_seconds"].as_f64().unwrap();
+    assert!(
+        heaters > 0.0 && heaters < 0.9 * 2000.0 * simulated,
+        "{heaters}"
+    );
+
+    // A thermostat without a probe, of a part without a heater, or never deciding is named.
+    let broken = THERMOSTAT
+        .replace("probe_position = [0.018, 0.012]\n", "")
+        .replace("every_steps = 10\n", "")
+        .replace("heater = \"element\"", "heater = \"plate\"");
+    fs::write(dir.path().join("broken.toml"), broken).unwrap();
+    let output = heatlab(dir.path(), &["scenario", "check", "broken.toml"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
+    let text = stderr_of(&output);
+    assert!(
+        text.contains("no part of that name with a heater"),
+        "{text}"
+    );
+    let fixed_heater = THERMOSTAT
+        .replace("probe_position = [0.018, 0.012]\n", "")
+        .replace("every_steps = 10\n", "");
+    fs::write(dir.path().join("broken.toml"), fixed_heater).unwrap();
+    let output = heatlab(dir.path(), &["scenario", "check", "broken.toml"]);
+    let text = stderr_of(&output);
+    assert!(text.contains("place its probe"), "{text}");
+    assert!(text.contains("every_steps or every_seconds"), "{text}");
+}

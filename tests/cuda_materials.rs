@@ -409,3 +409,103 @@ fn booked_energy_matches_cpu() {
     }
     assert!(checked > 30, "most cases exchange energy ({checked})");
 }
+
+/// A plate with a heater disc under a thermostat and cooled sides, as a simulation on `backend`.
+fn thermostat_simulation(backend: Box<dyn Backend>) -> heatlab::sim::Simulation {
+    use heatlab::problem::material::find;
+    use heatlab::problem::{CellKind, Heater, HeaterPower, Shape, Side, Thermostat};
+    let size = size(40, 70);
+    let initial = field(size, 5);
+    let mut sim = heatlab::sim::Simulation::new(backend, initial, StepParams::default()).unwrap();
+    let mut problem = HeatProblem::uniform(size, 1e-3, find("aluminium").unwrap());
+    for side in Side::ALL {
+        problem.sides.set(
+            side,
+            SideCondition::Convective {
+                h: 5000.0,
+                ambient: 20.0,
+            },
+        );
+    }
+    sim.set_problem(Some(problem), true).unwrap();
+    let heater = CellKind {
+        name: "heater".into(),
+        heater: Some(Heater {
+            power: HeaterPower::Total(6000.0),
+            on: false,
+        }),
+        ..CellKind::of(find("copper").unwrap())
+    };
+    let disc = Shape::Disc {
+        centre: (20.0, 30.0),
+        radius: 6.0,
+    };
+    sim.paint_kind(&disc, heater).unwrap();
+    sim.end_kind_stroke().unwrap();
+    let mut problem = sim.problem().unwrap().clone();
+    problem.thermostats = vec![Thermostat {
+        heater_kind: 1,
+        probe: (20, 45),
+        setpoint: 40.0,
+        deadband: 2.0,
+        every_steps: 7,
+    }];
+    sim.set_problem(Some(problem), true).unwrap();
+    sim
+}
+
+#[test]
+fn thermostats_painting_and_undo_switch_alike_on_cuda_and_cpu() {
+    use heatlab::compute::BrushEdge;
+    use heatlab::problem::material::find;
+    use heatlab::problem::{CellKind, Shape};
+    use heatlab::sim::agreement::WindowPolicy;
+    use heatlab::sim::paint::Brush;
+    let Some(cuda) = cuda_or_skip("thermostats_painting_and_undo_switch_alike_on_cuda_and_cpu")
+    else {
+        return;
+    };
+    let mut on_cuda = thermostat_simulation(Box::new(cuda));
+    on_cuda.set_agreement_check(Some(WindowPolicy::Every(100)));
+    let mut on_cpu = thermostat_simulation(Box::new(CpuBackend::with_threads(2)));
+    let brush = Brush {
+        radius: 4.0,
+        amount: 30.0,
+        edge: BrushEdge::Soft,
+    };
+    let wall = Shape::Wall {
+        from: (5.0, 5.0),
+        to: (35.0, 10.0),
+        width: 3.0,
+    };
+    let glass = CellKind::of(find("glass").unwrap());
+    for (round, sim) in [&mut on_cuda, &mut on_cpu].into_iter().enumerate() {
+        for chunk in [100u64, 33, 1, 266, 100, 500] {
+            sim.advance(chunk).unwrap();
+        }
+        sim.paint_kind(&wall, glass.clone()).unwrap();
+        sim.end_kind_stroke().unwrap();
+        sim.paint_to(30.0, 60.0, brush).unwrap();
+        sim.end_stroke().unwrap();
+        sim.advance(400).unwrap();
+        assert!(sim.undo_stroke().unwrap(), "round {round}: the heat");
+        assert!(sim.undo_stroke().unwrap(), "round {round}: the glass");
+        sim.advance(600).unwrap();
+    }
+    let switches = on_cuda.take_switches();
+    assert!(switches.len() >= 3, "{switches:?}");
+    assert_eq!(switches, on_cpu.take_switches(), "the same switches");
+    let (a, b) = (on_cuda.field().unwrap(), on_cpu.field().unwrap());
+    assert!(
+        a.as_slice()
+            .iter()
+            .zip(b.as_slice())
+            .all(|(x, y)| x.to_bits() == y.to_bits()),
+        "CUDA and CPU differ by {}",
+        max_abs_diff(&a, &b)
+    );
+    on_cuda.finish_agreement().unwrap();
+    let watch = on_cuda.agreement().unwrap();
+    assert!(watch.counts().0 >= 15, "{:?}", watch.counts());
+    assert_eq!(watch.counts().1, 0, "{:?}", watch.first_mismatch());
+}

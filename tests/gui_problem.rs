@@ -10,6 +10,9 @@ mod overlays;
 
 use common::app::{app_harness, wait_until};
 
+#[path = "gui_problem/engine.rs"]
+mod engine;
+
 use eframe::egui::Vec2;
 use heatlab::grid::GridSize;
 use heatlab::problem::{CellKind, Shape};

@@ -92,7 +92,10 @@ pub fn build(file: &ScenarioFile, folder: &Path) -> Result<Built, Errors> {
         }
     }
     if errors.0.is_empty() {
-        errors.take(problem.tables());
+        if let Some(tables) = errors.take(problem.tables()) {
+            problem.thermostats =
+                super::thermostat::build(&file.thermostats, &problem, &tables, &mut errors);
+        }
     }
     let initial = errors.take(initial_field(&file.initial, folder, size));
     match initial {
@@ -168,7 +171,7 @@ fn time_step(time: &TimeSection, errors: &mut Errors) -> Option<TimeStep> {
     }
 }
 
-fn temperature(text: &TemperatureText, what: &str, errors: &mut Errors) -> Option<f64> {
+pub(super) fn temperature(text: &TemperatureText, what: &str, errors: &mut Errors) -> Option<f64> {
     let parsed = match text {
         TemperatureText::Celsius(c) => parse_celsius(&c.to_string()),
         TemperatureText::Text(t) => parse_celsius(t),

@@ -47,6 +47,9 @@ pub struct ScenarioFile {
     /// The four sides (insulated where not given).
     #[serde(default)]
     pub sides: SidesSection,
+    /// `[[thermostat]]`: heaters switched by a probe's temperature.
+    #[serde(default, rename = "thermostat", skip_serializing_if = "Vec::is_empty")]
+    pub thermostats: Vec<super::thermostat::ThermostatSection>,
 }
 
 /// `[grid]`.

@@ -25,6 +25,7 @@ mod build;
 pub mod file;
 mod initial;
 mod map;
+pub mod thermostat;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -60,6 +60,18 @@ fn a_heat_problem_travels_in_version_2_and_a_plain_state_stays_version_1() {
     let glass = problem.kind_index(glass).unwrap();
     problem.paint(glass, |row, col| row == col);
     problem.sides.left = crate::problem::SideCondition::Fixed { temperature: 40.0 };
+    // A heater under a thermostat travels too.
+    problem.kinds[usize::from(glass)].heater = Some(crate::problem::Heater {
+        power: crate::problem::HeaterPower::Total(5.0),
+        on: false,
+    });
+    problem.thermostats.push(crate::problem::Thermostat {
+        heater_kind: glass,
+        probe: (3, 2),
+        setpoint: 30.0,
+        deadband: 0.5,
+        every_steps: 4,
+    });
     with_problem.problem = Some(Box::new(SavedProblem {
         problem,
         simulated_seconds: 12.5,

@@ -1,5 +1,5 @@
 //! The heat-problem operations of a sequence on both sides: set a random problem, paint its
-//! map, switch a heater, drop it; and the energy each side booked, compared after every
+//! map, switch a heater (the tables alone handed over, as a thermostat does), drop it; and the energy each side booked, compared after every
 //! advance.
 
 use super::compare::{self, CellDifference, Compared};
@@ -60,7 +60,16 @@ impl Pair<'_> {
                 });
             }
             Operation::EditMap { seed } => self.change_problem(|p| edit_map(*seed, p))?,
-            Operation::SwitchHeater { seed } => self.change_problem(|p| switch_heater(*seed, p))?,
+            Operation::SwitchHeater { seed } => {
+                self.change_problem(|p| switch_heater(*seed, p))?;
+                // Only the sources change: both sides take the tables alone, as a
+                // thermostat's switch hands them over (map and booking kept).
+                if let Some(held) = self.problem.as_ref() {
+                    self.subject.backend().set_problem_tables(&held.tables)?;
+                    self.reference.set_problem_tables(&held.tables)?;
+                    return Ok(None);
+                }
+            }
             _ => self.problem = None,
         }
         self.hand_over_problem()?;

@@ -7,6 +7,7 @@ use crate::error::HeatlabError;
 use crate::grid::Grid;
 use crate::problem::energy::EnergyBalance;
 use crate::problem::{EnergyExchange, HeatProblem, Side};
+use crate::sim::thermostat::HeaterSwitch;
 use crate::sim::Simulation;
 
 /// A heat problem's run as `run.json` gives it.
@@ -24,7 +25,14 @@ pub(super) struct ProblemRecord {
     pub(super) simulated_seconds: f64,
     /// The energy balance of each chunk (J per metre of depth).
     pub(super) energy: Vec<EnergyWindow>,
+    /// The heaters thermostats switched, oldest first (the first [`RECORDED_SWITCHES`]).
+    pub(super) switches: Vec<HeaterSwitch>,
+    /// Switches beyond those listed.
+    pub(super) switches_left_out: u64,
 }
+
+/// Switches `run.json` lists at most (a long run of a fast thermostat switches often).
+pub(super) const RECORDED_SWITCHES: usize = 1000;
 
 /// One chunk's energy balance.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -39,7 +47,7 @@ pub(super) struct EnergyWindow {
     exchange: EnergyExchange,
     /// The change of stored energy less what came in.
     closing_error: f64,
-    /// The closing error against the largest energy in the balance.
+    /// The closing error against the balance's scale (see `EnergyBalance::relative_closing_error`).
     relative_closing_error: f64,
 }
 
@@ -55,6 +63,8 @@ impl ProblemRecord {
             simulated_seconds: sim.simulated_seconds().unwrap_or(0.0),
             problem,
             energy: Vec::new(),
+            switches: Vec::new(),
+            switches_left_out: 0,
         })
     }
 
@@ -90,15 +100,25 @@ impl ProblemRecord {
         }
         format!(
             "simulated {:.6} s; energy in (J per metre of depth): heaters {:.6e}, sides {:.6e}, \
-             held cells {:.6e}; the balance closes to {:.1e} of its largest term (worst of {} \
-             chunks)",
+             held cells {:.6e}; the balance closes to {:.1e} of its scale (worst of {} \
+             chunks){}",
             self.simulated_seconds,
             total.sources,
             total.sides.iter().sum::<f64>(),
             total.held,
             worst,
-            self.energy.len()
+            self.energy.len(),
+            self.switch_summary()
         )
+    }
+
+    /// "; thermostats switched heaters N times", when they did.
+    fn switch_summary(&self) -> String {
+        let count = self.switches.len() as u64 + self.switches_left_out;
+        if count == 0 {
+            return String::new();
+        }
+        format!("; thermostats switched heaters {count} times (run.json lists them)")
     }
 }
 
@@ -118,6 +138,7 @@ pub(super) struct EnergyBook {
     from_step: u64,
     before: Grid,
     balance: Option<EnergyBalance>,
+    switches: Vec<HeaterSwitch>,
 }
 
 impl EnergyBook {
@@ -130,11 +151,13 @@ impl EnergyBook {
             from_step: sim.step_count(),
             before: sim.field()?,
             balance: None,
+            switches: Vec::new(),
         }))
     }
 
-    /// Adds the piece that ended at `field`.
+    /// Adds the piece that ended at `field` (and the heaters switched in it).
     pub(super) fn piece(&mut self, sim: &mut Simulation, field: &Grid) -> Result<(), HeatlabError> {
+        self.switches.extend(sim.take_switches());
         if let Some(piece) = sim.energy_balance(&self.before, field)? {
             match self.balance.as_mut() {
                 Some(balance) => {
@@ -154,6 +177,10 @@ impl EnergyBook {
             return;
         };
         problem.simulated_seconds = sim.simulated_seconds().unwrap_or(0.0);
+        let room = RECORDED_SWITCHES.saturating_sub(problem.switches.len());
+        let listed = self.switches.len().min(room);
+        problem.switches_left_out += (self.switches.len() - listed) as u64;
+        problem.switches.extend(&self.switches[..listed]);
         if let Some(balance) = self.balance {
             problem.energy.push(EnergyWindow {
                 from_step: self.from_step,

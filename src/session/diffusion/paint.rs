@@ -97,8 +97,9 @@ impl SimThread {
 fn took_back(done: HistoryStep, what: &str, said: &mut Option<String>) -> bool {
     if let HistoryStep::AfterSteps(steps) = done {
         *said = Some(format!(
-            "{what} {steps} steps after the stroke: its heat was taken out (or put back) where \
-             it was painted, and heat that spread meanwhile stays where it went"
+            "{what} {steps} steps after the stroke: painted heat is taken out (or put back) \
+             where it was painted and heat that spread meanwhile stays where it went; painted \
+             materials change back at the temperatures their cells have reached"
         ));
     }
     done != HistoryStep::Nothing

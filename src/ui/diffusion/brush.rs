@@ -249,7 +249,10 @@ impl PaintTools {
         let (undo, redo) = self.history;
         if ui
             .add_enabled(undo > 0, egui::Button::new("Undo").small())
-            .on_hover_text(format!("take back the latest stroke (Ctrl+Z); {undo} kept"))
+            .on_hover_text(format!(
+                "take back the latest stroke (Ctrl+Z); {undo} kept. {}",
+                crate::sim::paint::UNDO_AFTER_STEPPING
+            ))
             .clicked()
         {
             self.undo();
