@@ -166,6 +166,11 @@ impl ExactAnswer {
         self.kind
     }
 
+    /// The grid it is for.
+    pub fn size(&self) -> GridSize {
+        self.size
+    }
+
     /// The temperature span errors are relative to, K.
     pub fn span(&self) -> f64 {
         self.span

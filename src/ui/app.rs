@@ -466,6 +466,10 @@ impl HeatlabApp {
                 for tab in Tab::ALL {
                     ui.selectable_value(&mut self.settings.tab, tab, tab.to_string());
                 }
+                if let Some(entry) = super::gallery::menu_ui(ui) {
+                    self.settings.tab = Tab::Diffusion;
+                    self.diffusion.open_gallery(entry);
+                }
             });
         });
     }

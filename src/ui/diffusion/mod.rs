@@ -13,6 +13,7 @@ pub mod files;
 pub mod kernels;
 pub mod probes;
 pub mod profile;
+pub mod scenario;
 pub mod timings;
 pub mod timings_panel;
 pub mod view;
@@ -102,6 +103,8 @@ pub struct DiffusionPanel {
     paint_demo: bool,
     /// Save state, Open and the image range.
     files: FilesSection,
+    /// The scenario the field stands on (its description and exact answer), if any.
+    scenario: Option<scenario::OpenedScenario>,
 }
 
 impl DiffusionPanel {
@@ -142,6 +145,7 @@ impl DiffusionPanel {
             paint: brush::PaintTools::default(),
             paint_demo: false,
             files: FilesSection::default(),
+            scenario: None,
         };
         panel.send(SimCommand::SwitchBackend(settings.backend));
         panel.send(SimCommand::SetParams(settings.step));
@@ -283,6 +287,9 @@ impl DiffusionPanel {
         settings: &mut Settings,
         commands: &mut Vec<DiffusionCommand>,
     ) {
+        if let Some(scenario) = &self.scenario {
+            scenario.about_ui(ui);
+        }
         Controls {
             settings,
             state: &self.state,
@@ -307,6 +314,7 @@ impl DiffusionPanel {
         if self.state.field_size.is_some() {
             self.paint.shortcuts(ui.ctx());
         }
+        self.update_exact_line();
         egui::Panel::top("status").show(ui, |ui| views::status_ui(ui, settings, &self.state));
         egui::Panel::left("controls")
             .resizable(true)
