@@ -3,6 +3,8 @@
 //! Each tool's tests are a module in `tests/gui_problem/`.
 
 mod common;
+#[path = "gui_problem/gallery.rs"]
+mod gallery;
 
 use common::app::{app_harness, wait_until};
 

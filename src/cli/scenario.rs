@@ -136,7 +136,9 @@ fn gallery_list() -> String {
             let _ = writeln!(text, "  {:<22} {}{exact}", entry.name, entry.title());
         }
     }
-    text.push_str("run one with: heatlab run --scenario NAME (or open it from the app's Gallery menu)\n");
+    text.push_str(
+        "run one with: heatlab run --scenario NAME (or open it from the app's Gallery menu)\n",
+    );
     text
 }
 

@@ -169,7 +169,12 @@ fn part_initials(file: &ScenarioFile, dx: f64, initial: &mut Grid, errors: &mut 
         };
         for (cell, value) in initial.as_mut_slice().iter_mut().enumerate() {
             let (row, col) = (cell / cols, cell % cols);
-            if covers(&region, ellipse, (col as f64 + 0.5) * dx, (row as f64 + 0.5) * dx) {
+            if covers(
+                &region,
+                ellipse,
+                (col as f64 + 0.5) * dx,
+                (row as f64 + 0.5) * dx,
+            ) {
                 *value = celsius as f32;
             }
         }

@@ -77,7 +77,10 @@ pub struct ExactAnswer {
 }
 
 fn refuse(kind: ExactKind, why: &str) -> HeatlabError {
-    HeatlabError::InvalidInput(format!("the {} answer does not describe this problem: {why}", kind.name()))
+    HeatlabError::InvalidInput(format!(
+        "the {} answer does not describe this problem: {why}",
+        kind.name()
+    ))
 }
 
 impl ExactKind {
@@ -97,13 +100,19 @@ impl ExactKind {
 /// The one material of a problem without sources or held cells.
 fn one_material(kind: ExactKind, problem: &HeatProblem) -> Result<Material> {
     let first = &problem.kinds[problem.map.first().copied().unwrap_or(0) as usize];
-    let plain = problem.kinds.iter().all(|k| k.heater.is_none() && k.held_temperature.is_none());
+    let plain = problem
+        .kinds
+        .iter()
+        .all(|k| k.heater.is_none() && k.held_temperature.is_none());
     let same = problem
         .map
         .iter()
         .all(|&k| problem.kinds[k as usize].material == first.material);
     if !(plain && same) {
-        return Err(refuse(kind, "it needs one material without heaters or held cells"));
+        return Err(refuse(
+            kind,
+            "it needs one material without heaters or held cells",
+        ));
     }
     Ok(first.material.clone())
 }
@@ -292,16 +301,28 @@ fn layers(problem: &HeatProblem) -> Result<(Formula, f64)> {
     let kind = ExactKind::Layers;
     let cols = problem.size.cols;
     let dx = problem.spacing;
-    let rows_alike = problem.map.chunks(cols).all(|row| row == &problem.map[..cols]);
-    let plain = problem.kinds.iter().all(|k| k.heater.is_none() && k.held_temperature.is_none());
+    let rows_alike = problem
+        .map
+        .chunks(cols)
+        .all(|row| row == &problem.map[..cols]);
+    let plain = problem
+        .kinds
+        .iter()
+        .all(|k| k.heater.is_none() && k.held_temperature.is_none());
     if !(strip(problem) && rows_alike && plain) {
-        return Err(refuse(kind, "it needs layers across a strip insulated above and below"));
+        return Err(refuse(
+            kind,
+            "it needs layers across a strip insulated above and below",
+        ));
     }
     // The outside temperature and the film's resistance (m²K/W) of a side.
     let outside = |side: Side| match problem.sides.get(side) {
         SideCondition::Fixed { temperature } => Ok((temperature, 0.0)),
         SideCondition::Convective { h, ambient } => Ok((ambient, 1.0 / h)),
-        _ => Err(refuse(kind, "its left and right sides must be fixed or convective")),
+        _ => Err(refuse(
+            kind,
+            "its left and right sides must be fixed or convective",
+        )),
     };
     let (hot, film_left) = outside(Side::Left)?;
     let (cold, film_right) = outside(Side::Right)?;
@@ -337,7 +358,12 @@ fn fin(problem: &HeatProblem) -> Result<(Formula, f64)> {
     let tip = match problem.sides.right {
         SideCondition::Insulated => 0.0,
         SideCondition::Convective { h, ambient: a } if a == ambient => h / (m * k),
-        _ => return Err(refuse(kind, "its tip (right) is insulated or convective to the same air")),
+        _ => {
+            return Err(refuse(
+                kind,
+                "its tip (right) is insulated or convective to the same air",
+            ))
+        }
     };
     let formula = Formula::Fin {
         base,
@@ -354,7 +380,11 @@ fn block(problem: &HeatProblem, initial: &Grid) -> Result<(Formula, f64)> {
     let material = one_material(kind, problem)?;
     let start = uniform(kind, initial)?;
     let (h, ambient) = convective(problem.sides.left)
-        .filter(|&left| Side::ALL.iter().all(|&s| convective(problem.sides.get(s)) == Some(left)))
+        .filter(|&left| {
+            Side::ALL
+                .iter()
+                .all(|&s| convective(problem.sides.get(s)) == Some(left))
+        })
         .ok_or_else(|| refuse(kind, "its four sides are convective alike"))?;
     let k = material.conductivity;
     let half = |cells: usize| cells as f64 * problem.spacing / 2.0;
@@ -392,9 +422,14 @@ fn contact(problem: &HeatProblem, initial: &Grid) -> Result<(Formula, f64)> {
     let two_bars = problem.map.chunks(cols).all(|r| r == row)
         && interface < cols
         && row[interface..].iter().all(|&k| k == row[interface])
-        && Side::ALL.iter().all(|&s| problem.sides.get(s) == SideCondition::Insulated);
+        && Side::ALL
+            .iter()
+            .all(|&s| problem.sides.get(s) == SideCondition::Insulated);
     if !two_bars {
-        return Err(refuse(kind, "it needs two bars side by side, insulated all round"));
+        return Err(refuse(
+            kind,
+            "it needs two bars side by side, insulated all round",
+        ));
     }
     let bar = |columns: std::ops::Range<usize>, index: u8| -> Result<(f64, f64, f64)> {
         let start = f64::from(initial.as_slice()[columns.start]);
@@ -404,7 +439,10 @@ fn contact(problem: &HeatProblem, initial: &Grid) -> Result<(Formula, f64)> {
             .all(|r| r[columns.clone()].iter().all(|&v| f64::from(v) == start));
         let kind_of = &problem.kinds[index as usize];
         if !alike || kind_of.heater.is_some() || kind_of.held_temperature.is_some() {
-            return Err(refuse(kind, "each bar starts at one temperature, without sources"));
+            return Err(refuse(
+                kind,
+                "each bar starts at one temperature, without sources",
+            ));
         }
         let m = &kind_of.material;
         let effusivity = (m.conductivity * m.volumetric_heat_capacity()).sqrt();

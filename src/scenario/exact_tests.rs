@@ -42,17 +42,30 @@ fn every_gallery_answer_holds_to_one_percent_at_the_shipped_resolution() {
         let error = exact.error(&field, seconds);
         // The run must have moved: the start is far from the answer at the end.
         let start_error = exact.error(&scenario.initial, seconds);
-        println!("{}: error {error:.2e} (the start's {start_error:.2e})", entry.name);
+        println!(
+            "{}: error {error:.2e} (the start's {start_error:.2e})",
+            entry.name
+        );
         assert!(error < TOLERANCE, "{}: error {error:.3e}", entry.name);
-        assert!(start_error > 10.0 * TOLERANCE, "{}: {start_error:.3e}", entry.name);
+        assert!(
+            start_error > 10.0 * TOLERANCE,
+            "{}: {start_error:.3e}",
+            entry.name
+        );
         checked += 1;
     }
-    assert!(checked >= 7, "{checked} gallery problems have exact answers");
+    assert!(
+        checked >= 7,
+        "{checked} gallery problems have exact answers"
+    );
 }
 
 #[test]
 fn answers_refuse_problems_they_do_not_describe() {
-    let fin = crate::scenario::gallery::find("fin").unwrap().scenario().unwrap();
+    let fin = crate::scenario::gallery::find("fin")
+        .unwrap()
+        .scenario()
+        .unwrap();
     let error = ExactAnswer::new(ExactKind::BlockCooling, &fin.problem, &fin.initial).unwrap_err();
     assert!(error.to_string().contains("convective alike"), "{error}");
     let mut cooled = fin.problem.clone();
@@ -62,15 +75,28 @@ fn answers_refuse_problems_they_do_not_describe() {
 
 #[test]
 fn known_values() {
-    let find = |name| crate::scenario::gallery::find(name).unwrap().scenario().unwrap();
+    let find = |name| {
+        crate::scenario::gallery::find(name)
+            .unwrap()
+            .scenario()
+            .unwrap()
+    };
     // The square's centre settles at a quarter of the way from cold to hot.
     let square = find("square-one-hot-side");
-    let exact = ExactAnswer::new(ExactKind::SquareOneHotSide, &square.problem, &square.initial)
-        .unwrap();
-    let centre = (exact.temperature(19, 19, 1.0).unwrap() + exact.temperature(20, 19, 1.0).unwrap())
-        / 2.0;
+    let exact = ExactAnswer::new(
+        ExactKind::SquareOneHotSide,
+        &square.problem,
+        &square.initial,
+    )
+    .unwrap();
+    let centre =
+        (exact.temperature(19, 19, 1.0).unwrap() + exact.temperature(20, 19, 1.0).unwrap()) / 2.0;
     assert!((centre - 25.0).abs() < 0.05, "{centre}");
-    assert_eq!(exact.temperature(0, 0, 1.0), None, "a hot corner is not measured");
+    assert_eq!(
+        exact.temperature(0, 0, 1.0),
+        None,
+        "a hot corner is not measured"
+    );
     // Iron at 100 °C against steel at 0 °C meet at 69 °C from the start.
     let bars = find("two-blocks-contact");
     let exact = ExactAnswer::new(ExactKind::Contact, &bars.problem, &bars.initial).unwrap();

@@ -72,7 +72,11 @@ macro_rules! entry {
 pub static GALLERY: [GalleryEntry; 12] = [
     entry!("linear-profile", Conduction, Some(ExactKind::Layers)),
     entry!("composite-wall", Conduction, Some(ExactKind::Layers)),
-    entry!("square-one-hot-side", Conduction, Some(ExactKind::SquareOneHotSide)),
+    entry!(
+        "square-one-hot-side",
+        Conduction,
+        Some(ExactKind::SquareOneHotSide)
+    ),
     entry!("fin", Engineering, Some(ExactKind::Fin)),
     entry!("heat-sink", Engineering, None),
     entry!("thermal-bridge", Engineering, None),
@@ -191,6 +195,9 @@ mod tests {
         assert_eq!(read.gallery, None);
         assert_eq!(read.title(), "Linear profile between two plates");
         let missing = load_file_or_named(Path::new("no-such-problem")).unwrap_err();
-        assert!(missing.to_string().contains("heatlab scenario list"), "{missing}");
+        assert!(
+            missing.to_string().contains("heatlab scenario list"),
+            "{missing}"
+        );
     }
 }

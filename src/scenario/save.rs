@@ -60,7 +60,8 @@ pub fn save(path: &Path, scenario: ScenarioToSave<'_>) -> Result<Saved> {
     let mut files = vec![path.to_path_buf()];
     let (materials, material_names) = materials_of(problem);
     let names = unique_names(&problem.kinds);
-    let section = |index: usize| part_section(&problem.kinds[index], &names[index], &material_names[index]);
+    let section =
+        |index: usize| part_section(&problem.kinds[index], &names[index], &material_names[index]);
     let mut file = ScenarioFile {
         title: scenario.title.to_string(),
         description: scenario.description.to_string(),
@@ -124,7 +125,10 @@ fn materials_of(problem: &HeatProblem) -> (Vec<MaterialSection>, Vec<String>) {
             if material::find(&m.name).is_some_and(|library| same(&library, m)) {
                 return m.name.clone();
             }
-            if let Some(known) = own.iter().find(|o| same(o, m) && o.name.starts_with(&m.name)) {
+            if let Some(known) = own
+                .iter()
+                .find(|o| same(o, m) && o.name.starts_with(&m.name))
+            {
                 return known.name.clone();
             }
             let mut name = m.name.clone();

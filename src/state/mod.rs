@@ -100,7 +100,12 @@ impl std::fmt::Display for FieldOrigin {
                 title,
                 gallery: Some(name),
                 ..
-            } => write!(f, "scenario \"{}\" (gallery: {})", printable(title), printable(name)),
+            } => write!(
+                f,
+                "scenario \"{}\" (gallery: {})",
+                printable(title),
+                printable(name)
+            ),
             Self::Scenario { file, title, .. } => {
                 write!(f, "scenario \"{}\" ({})", printable(title), printable(file))
             }

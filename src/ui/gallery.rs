@@ -21,9 +21,7 @@ pub fn menu_ui(ui: &mut egui::Ui) -> Option<&'static GalleryEntry> {
                 if entry.exact.is_some() {
                     label.push_str("  (exact answer)");
                 }
-                let button = ui
-                    .button(label)
-                    .on_hover_text(entry.description());
+                let button = ui.button(label).on_hover_text(entry.description());
                 if button.clicked() {
                     chosen = Some(entry);
                     ui.close();

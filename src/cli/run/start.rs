@@ -57,8 +57,8 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<Start>, HeatlabError> {
             Ok(Some(start))
         }
         StartFrom::Scenario { file } => {
-            let scenario = crate::scenario::gallery::load_file_or_named(file)
-                .map_err(|e| e.into_error())?;
+            let scenario =
+                crate::scenario::gallery::load_file_or_named(file).map_err(|e| e.into_error())?;
             let from = match scenario.gallery {
                 Some(name) => format!("the gallery ({name})"),
                 None => file.display().to_string(),

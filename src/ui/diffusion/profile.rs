@@ -100,7 +100,10 @@ impl LineProfile {
                 exact.seconds,
                 error * 100.0
             ),
-            None => format!("exact answer ({}): not measured along this line", exact.name),
+            None => format!(
+                "exact answer ({}): not measured along this line",
+                exact.name
+            ),
         })
     }
 

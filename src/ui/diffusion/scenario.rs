@@ -39,7 +39,10 @@ impl OpenedScenario {
         else {
             return None;
         };
-        let exact = gallery.as_deref().and_then(gallery::find).and_then(exact_of);
+        let exact = gallery
+            .as_deref()
+            .and_then(gallery::find)
+            .and_then(exact_of);
         Some(Self {
             title: title.clone(),
             description: description.clone(),
@@ -124,7 +127,11 @@ impl DiffusionPanel {
             .scenario
             .as_ref()
             .and_then(|s| s.exact_for(self.state.problem.as_deref()));
-        let seconds = self.state.problem_frame.as_ref().map(|f| f.simulated_seconds);
+        let seconds = self
+            .state
+            .problem_frame
+            .as_ref()
+            .map(|f| f.simulated_seconds);
         let line = match (answer, seconds, self.paint.profile.values()) {
             (Some(answer), Some(seconds), Some((_, values))) => {
                 let cols = answer.size().cols;
