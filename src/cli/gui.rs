@@ -78,6 +78,10 @@ pub struct GuiArgs {
     /// and the probes).
     #[arg(long)]
     pub paint_demo: bool,
+    /// Open this gallery problem once the first field is ready (`heatlab scenario list` names
+    /// them); with --screenshot, the shot shows the Gallery menu open over it.
+    #[arg(long, value_name = "NAME")]
+    pub gallery: Option<String>,
     /// The GPU kernel to start with (auto, tutorial, shared, ...; `heatlab run --help` lists
     /// them; `user` needs the Kernel lab and is refused here).
     #[arg(long)]
@@ -108,6 +112,9 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
             )?;
         }
     }
+    if let Some(name) = &args.gallery {
+        crate::ui::gallery::GalleryStart::new(Some(name), false).map_err(anyhow::Error::msg)?;
+    }
     if args.kernel == Some(KernelChoice::User) {
         anyhow::bail!(
             "--kernel user: a user kernel must be compiled and validated in the Kernel lab first"
@@ -136,6 +143,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         tab: args.tab,
         stop: stop.clone(),
         paint_demo: args.paint_demo,
+        gallery: args.gallery.clone(),
     };
     // WIDTHxHEIGHT parses like ROWSxCOLS: the first number is the width.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);

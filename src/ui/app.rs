@@ -43,6 +43,9 @@ pub struct AppOptions {
     pub stop: StopRequest,
     /// Paint demo strokes, probes and a line profile once the field is ready (screenshots).
     pub paint_demo: bool,
+    /// Open this gallery problem once the first field is ready (with a screenshot, the
+    /// Gallery menu is then shown open).
+    pub gallery: Option<String>,
 }
 
 /// What a panel asks the app to do; the app applies it after drawing the frame.
@@ -72,6 +75,7 @@ pub struct HeatlabApp {
     basics_demo_started: bool,
     stop: StopRequest,
     closing: bool,
+    gallery: super::gallery::GalleryStart,
 }
 
 impl HeatlabApp {
@@ -99,6 +103,11 @@ impl HeatlabApp {
         if options.paint_demo {
             diffusion.set_paint_demo();
         }
+        let gallery = super::gallery::GalleryStart::of(
+            options.gallery.as_deref(),
+            options.screenshot.is_some(),
+            &mut diffusion,
+        );
         let screenshot = options.screenshot.map(Screenshot::new);
         let screenshot_result = screenshot
             .as_ref()
@@ -117,6 +126,7 @@ impl HeatlabApp {
             basics_demo_started: false,
             stop: options.stop,
             closing: false,
+            gallery,
         };
         app.load_recorded_runs(&cc.egui_ctx, &options.recorded_runs, options.tab.is_none());
         app
@@ -466,7 +476,7 @@ impl HeatlabApp {
                 for tab in Tab::ALL {
                     ui.selectable_value(&mut self.settings.tab, tab, tab.to_string());
                 }
-                if let Some(entry) = super::gallery::menu_ui(ui) {
+                if let Some(entry) = super::gallery::menu_ui(ui, self.gallery.menu_open()) {
                     self.settings.tab = Tab::Diffusion;
                     self.diffusion.open_gallery(entry);
                 }
@@ -546,6 +556,9 @@ impl eframe::App for HeatlabApp {
             self.settings.tab = Tab::Diffusion;
         }
         let mut commands = self.shortcuts(&ctx);
+        if let Some(entry) = self.gallery.take_when(self.diffusion.is_ready()) {
+            self.diffusion.open_gallery(entry);
+        }
         self.tabs_ui(ui);
         match self.settings.tab.kernel() {
             Some(kernel) => commands.extend(self.tutorial_ui(ui, kernel)),

@@ -89,6 +89,16 @@ fn a_gallery_problem_opens_from_the_menu_with_its_exact_answer_and_error() {
         "the start is 20 °C against a 100..0 °C line: {first}"
     );
     // The shipped duration is 3000 s: about 13200 steps of 0.23 s.
+    apply(
+        &mut harness,
+        &mut settings,
+        DiffusionCommand::SetAutoSteps(false),
+    );
+    apply(
+        &mut harness,
+        &mut settings,
+        DiffusionCommand::SetStepsPerFrame(2_000),
+    );
     apply(&mut harness, &mut settings, DiffusionCommand::Step(14_000));
     wait_until(&mut harness, "the bar reaches its linear profile", |app| {
         let state = app.diffusion().state();
