@@ -83,7 +83,7 @@ pub static GALLERY: [GalleryEntry; 12] = [
     entry!("block-cooling", Transients, Some(ExactKind::BlockCooling)),
     entry!("semi-infinite", Transients, Some(ExactKind::SemiInfinite)),
     entry!("two-blocks-contact", Transients, Some(ExactKind::Contact)),
-    entry!("heater-thermostat", Sources, None),
+    entry!("heater-plate", Sources, None),
     entry!("periodic-plate", Sources, None),
     entry!("jagged-plate", Sources, None),
 ];
