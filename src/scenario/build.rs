@@ -118,15 +118,18 @@ fn paint_parts(
     for (part, kind) in file.parts.iter().zip(parts) {
         match kind {
             // A part without a shape is a kind the map names (saved scenarios write them so).
-            Some(kind) if part.rect.is_none() && part.ellipse.is_none() => {
-                if !mapped.contains(&normalise(&kind.name)) {
-                    errors.push(format!(
-                        "part \"{}\" needs a rect or an ellipse (one of them), or a [map] \
-                         that names it",
-                        kind.name
-                    ));
-                }
+            Some(kind)
+                if part.rect.is_none()
+                    && part.ellipse.is_none()
+                    && !mapped.contains(&normalise(&kind.name)) =>
+            {
+                errors.push(format!(
+                    "part \"{}\" needs a rect or an ellipse (one of them), or a [map] that \
+                     names it",
+                    kind.name
+                ));
             }
+            Some(_) if part.rect.is_none() && part.ellipse.is_none() => {}
             Some(kind) => paint_part(problem, part, kind, errors),
             None => {}
         }
