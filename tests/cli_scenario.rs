@@ -319,3 +319,48 @@ fn a_thermostat_switches_its_heater_at_its_decision_steps_and_run_json_lists_it(
     assert!(text.contains("place its probe"), "{text}");
     assert!(text.contains("every_steps or every_seconds"), "{text}");
 }
+
+#[test]
+fn gallery_problems_are_listed_checked_and_run_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = heatlab(dir.path(), &["scenario", "list"]);
+    succeeded(&output);
+    let list = String::from_utf8_lossy(&output.stdout).into_owned();
+    for entry in &heatlab::scenario::gallery::GALLERY {
+        assert!(list.contains(entry.name), "{list}");
+        let output = heatlab(dir.path(), &["scenario", "check", entry.name]);
+        succeeded(&output);
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(text.contains(&format!("{}: ok", entry.title())), "{text}");
+    }
+    let output = heatlab(
+        dir.path(),
+        &[
+            "run",
+            "--scenario",
+            "fin",
+            "--duration",
+            "0.5",
+            "--backend",
+            "cpu",
+            "--out",
+            "fin",
+        ],
+    );
+    succeeded(&output);
+    assert!(
+        stderr_of(&output).contains("scenario \"A fin\" from the gallery (fin)"),
+        "{}",
+        stderr_of(&output)
+    );
+    let record = json(&dir.path().join("fin/run.json"));
+    assert!(record["problem"]["simulated_seconds"].as_f64().unwrap() >= 0.5);
+    // A name that is neither a file nor a gallery problem says where the names are.
+    let output = heatlab(dir.path(), &["run", "--scenario", "no-such", "--out", "x"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("heatlab scenario list"),
+        "{}",
+        stderr_of(&output)
+    );
+}

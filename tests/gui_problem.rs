@@ -3,6 +3,8 @@
 //! Each tool's tests are a module in `tests/gui_problem/`.
 
 mod common;
+#[path = "gui_problem/gallery.rs"]
+mod gallery;
 #[path = "gui_problem/materials.rs"]
 mod materials;
 #[path = "gui_problem/overlays.rs"]

@@ -86,6 +86,10 @@ pub struct GuiArgs {
     /// Start with the isotherms and the heat-flux arrows drawn over the field.
     #[arg(long)]
     pub overlays: bool,
+    /// Open this gallery problem once the first field is ready (`heatlab scenario list` names
+    /// them); with --screenshot, the shot shows the Gallery menu open over it.
+    #[arg(long, value_name = "NAME")]
+    pub gallery: Option<String>,
     /// The GPU kernel to start with (auto, tutorial, shared, ...; `heatlab run --help` lists
     /// them; `user` needs the Kernel lab and is refused here).
     #[arg(long)]
@@ -115,6 +119,9 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
                 SCREENSHOT_FIELD_COPIES.saturating_mul(size.bytes()),
             )?;
         }
+    }
+    if let Some(name) = &args.gallery {
+        crate::ui::gallery::GalleryStart::new(Some(name), false).map_err(anyhow::Error::msg)?;
     }
     if args.kernel == Some(KernelChoice::User) {
         anyhow::bail!(
@@ -146,6 +153,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         paint_demo: args.paint_demo,
         material_demo: args.material_demo,
         overlays: args.overlays,
+        gallery: args.gallery.clone(),
     };
     // WIDTHxHEIGHT parses like ROWSxCOLS: the first number is the width.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);

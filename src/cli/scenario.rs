@@ -19,12 +19,15 @@ pub struct ScenarioArgs {
 /// `heatlab scenario check` and `heatlab scenario materials`.
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum ScenarioAction {
-    /// Reads a scenario file, builds its problem and says what it holds, or names every error
-    /// in it (exit status 1).
+    /// Reads a scenario file (or a gallery problem by name), builds its problem and says what
+    /// it holds, or names every error in it (exit status 1).
     Check {
-        /// The scenario file (TOML).
+        /// The scenario file (TOML), or a gallery problem's name.
         file: PathBuf,
     },
+    /// Lists the gallery: classic problems shipped with heatlab, by topic, with their names
+    /// for `heatlab run --scenario NAME` and whether an exact answer measures them.
+    List,
     /// Lists the material library: conductivity, density, specific heat, diffusivity, source.
     Materials,
 }
@@ -33,10 +36,12 @@ pub enum ScenarioAction {
 pub fn run(args: &ScenarioArgs) -> anyhow::Result<()> {
     match &args.action {
         ScenarioAction::Check { file } => {
-            let scenario = scenario::load(file).map_err(|e| e.into_error())?;
+            let scenario =
+                scenario::gallery::load_file_or_named(file).map_err(|e| e.into_error())?;
             print(&describe(&scenario)?)?;
             Ok(())
         }
+        ScenarioAction::List => Ok(print(&gallery_list())?),
         ScenarioAction::Materials => Ok(print(&materials_table())?),
     }
 }
@@ -117,6 +122,24 @@ fn kind_line(problem: &HeatProblem, kind: &crate::problem::CellKind, count: usiz
         let _ = write!(line, ", heater {watts} W per metre of depth ({state})");
     }
     line
+}
+
+fn gallery_list() -> String {
+    use scenario::gallery::{of_topic, Topic};
+    let mut text = String::new();
+    for topic in Topic::ALL {
+        let _ = writeln!(text, "{}:", topic.title());
+        for entry in of_topic(topic) {
+            let exact = entry
+                .exact
+                .map_or_else(String::new, |kind| format!(" [exact: {}]", kind.name()));
+            let _ = writeln!(text, "  {:<22} {}{exact}", entry.name, entry.title());
+        }
+    }
+    text.push_str(
+        "run one with: heatlab run --scenario NAME (or open it from the app's Gallery menu)\n",
+    );
+    text
 }
 
 fn materials_table() -> String {

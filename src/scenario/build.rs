@@ -68,6 +68,9 @@ pub fn build(file: &ScenarioFile, folder: &Path) -> Result<Built, Errors> {
     if file.base.rect.is_some() || file.base.ellipse.is_some() {
         errors.push("[base] fills the whole grid: it takes no rect or ellipse");
     }
+    if file.base.initial.is_some() {
+        errors.push("[base] takes no initial: the start is [initial]");
+    }
     if let Some(base) = base {
         add_kind(&mut problem, base, &mut errors);
     }
@@ -86,11 +89,7 @@ pub fn build(file: &ScenarioFile, folder: &Path) -> Result<Built, Errors> {
             }
         }
     }
-    for (part, kind) in file.parts.iter().zip(parts) {
-        if let Some(kind) = kind {
-            paint_part(&mut problem, part, kind, &mut errors);
-        }
-    }
+    paint_parts(&mut problem, file, parts, &mut errors);
     if errors.0.is_empty() {
         if let Some(tables) = errors.take(problem.tables()) {
             problem.thermostats =
@@ -100,6 +99,7 @@ pub fn build(file: &ScenarioFile, folder: &Path) -> Result<Built, Errors> {
     let initial = errors.take(initial_field(&file.initial, folder, size));
     match initial {
         Some(mut initial) if errors.0.is_empty() => {
+            part_initials(file, problem.spacing, &mut initial, &mut errors);
             errors.take(problem.apply_held(&mut initial));
             if errors.0.is_empty() {
                 return Ok(Built { problem, initial });
@@ -107,6 +107,83 @@ pub fn build(file: &ScenarioFile, folder: &Path) -> Result<Built, Errors> {
             Err(errors)
         }
         _ => Err(errors),
+    }
+}
+
+/// Paints the parts in order; a part without a shape must be one the map names.
+fn paint_parts(
+    problem: &mut HeatProblem,
+    file: &ScenarioFile,
+    parts: Vec<Option<CellKind>>,
+    errors: &mut Errors,
+) {
+    let mapped = mapped_names(file);
+    for (part, kind) in file.parts.iter().zip(parts) {
+        match kind {
+            // A part without a shape is a kind the map names (saved scenarios write them so).
+            Some(kind)
+                if part.rect.is_none()
+                    && part.ellipse.is_none()
+                    && !mapped.contains(&normalise(&kind.name)) =>
+            {
+                errors.push(format!(
+                    "part \"{}\" needs a rect or an ellipse (one of them), or a [map] that \
+                     names it",
+                    kind.name
+                ));
+            }
+            Some(_) if part.rect.is_none() && part.ellipse.is_none() => {}
+            Some(kind) => paint_part(problem, part, kind, errors),
+            None => {}
+        }
+    }
+}
+
+/// The names a `[map]` gives its colours or indices, normalised.
+fn mapped_names(file: &ScenarioFile) -> Vec<String> {
+    file.map.as_ref().map_or_else(Vec::new, |map| {
+        map.colors
+            .values()
+            .chain(&map.names)
+            .map(|name| normalise(name))
+            .collect()
+    })
+}
+
+/// Sets the cells of parts with their own `initial` temperature, in the parts' order.
+fn part_initials(file: &ScenarioFile, dx: f64, initial: &mut Grid, errors: &mut Errors) {
+    let cols = initial.cols();
+    for part in &file.parts {
+        let Some(text) = &part.initial else {
+            continue;
+        };
+        let name = part.name.as_deref().unwrap_or(&part.material);
+        let Some(celsius) = temperature(text, &format!("part \"{name}\" initial"), errors) else {
+            continue;
+        };
+        let (region, ellipse) = match (part.rect, part.ellipse) {
+            (Some(r), None) => (r, false),
+            (None, Some(e)) => (e, true),
+            (None, None) => {
+                errors.push(format!(
+                    "part \"{name}\": initial needs the part's rect or ellipse"
+                ));
+                continue;
+            }
+            // Both: refused when the part was painted.
+            _ => continue,
+        };
+        for (cell, value) in initial.as_mut_slice().iter_mut().enumerate() {
+            let (row, col) = (cell / cols, cell % cols);
+            if covers(
+                &region,
+                ellipse,
+                (col as f64 + 0.5) * dx,
+                (row as f64 + 0.5) * dx,
+            ) {
+                *value = celsius as f32;
+            }
+        }
     }
 }
 

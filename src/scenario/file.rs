@@ -134,6 +134,8 @@ pub struct PartSection {
     pub heater: Option<HeaterSection>,
     /// Held at this temperature.
     pub held: Option<TemperatureText>,
+    /// Its cells start at this temperature (over `[initial]`).
+    pub initial: Option<TemperatureText>,
 }
 
 /// `[map]`.

@@ -22,9 +22,12 @@
 //! ```
 
 mod build;
+pub mod exact;
 pub mod file;
+pub mod gallery;
 mod initial;
 mod map;
+pub mod save;
 pub mod thermostat;
 
 use std::fmt;
@@ -48,6 +51,8 @@ pub struct Scenario {
     pub text: String,
     /// Where it was read from, if from a file.
     pub path: Option<PathBuf>,
+    /// The gallery problem it is, if one (see [`gallery`]).
+    pub gallery: Option<&'static str>,
     /// The problem it builds.
     pub problem: HeatProblem,
     /// The field it starts from, °C.
@@ -139,6 +144,7 @@ pub fn parse(text: &str, folder: &Path) -> Result<Scenario, ScenarioErrors> {
         file,
         text: text.to_string(),
         path: None,
+        gallery: None,
         problem: built.problem,
         initial: built.initial,
     })

@@ -1,5 +1,5 @@
 //! Where a simulation starts from a file, for every front end: [`open`] reads a saved state,
-//! a `.npy` array or an image (PNG, JPEG) into a [`Start`], which becomes a new simulation or
+//! a scenario file (`.toml`), a `.npy` array or an image (PNG, JPEG) into a [`Start`], which becomes a new simulation or
 //! replaces what an existing one holds. The app opens whatever it is given (told apart by the
 //! first bytes); `heatlab run` asks for a state with `--resume` and an initial field with
 //! `--initial`, so that a file of the other kind is refused with the reader's own reason.
@@ -64,6 +64,10 @@ pub fn open(
     if state {
         return SavedState::load_for(path, held_copies).map(Start::from);
     }
+    if expected == Expected::Any && is_scenario_file(path) {
+        let scenario = crate::scenario::load(path).map_err(|e| e.into_error())?;
+        return Ok(Start::of_scenario(scenario, path));
+    }
     let (initial, kind) = import_field_for(path, range, held_copies)?;
     let origin = FieldOrigin::Imported {
         file: path.display().to_string(),
@@ -72,6 +76,12 @@ pub fn open(
         import: Some(kind),
         ..Start::generated(initial, origin)
     })
+}
+
+/// Whether `path` names a scenario file (TOML, by its extension: a text file has no mark).
+pub fn is_scenario_file(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
 }
 
 /// Whether `path` starts with a saved state's mark (anything unreadable is left to the reader
@@ -115,12 +125,14 @@ impl Start {
         }
     }
 
-    /// The start of a scenario read from `file`: its initial temperature, problem, duration
-    /// and output interval.
+    /// The start of a scenario read from `file` (or the gallery's): its initial temperature,
+    /// problem, duration and output interval.
     pub fn of_scenario(scenario: Scenario, file: &Path) -> Self {
         let origin = FieldOrigin::Scenario {
             file: file.display().to_string(),
             title: scenario.title(),
+            description: scenario.file.description.clone(),
+            gallery: scenario.gallery.map(str::to_string),
         };
         Self {
             duration: scenario.duration(),

@@ -82,6 +82,12 @@ pub enum FieldOrigin {
         file: String,
         /// Its title.
         title: String,
+        /// What to look for in it.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        description: String,
+        /// The name of the gallery problem it is, if one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gallery: Option<String>,
     },
 }
 
@@ -90,7 +96,17 @@ impl std::fmt::Display for FieldOrigin {
         match self {
             Self::Jagged(params) => write!(f, "jagged field, seed {}", params.seed),
             Self::Imported { file } => write!(f, "imported from {}", printable(file)),
-            Self::Scenario { file, title } => {
+            Self::Scenario {
+                title,
+                gallery: Some(name),
+                ..
+            } => write!(
+                f,
+                "scenario \"{}\" (gallery: {})",
+                printable(title),
+                printable(name)
+            ),
+            Self::Scenario { file, title, .. } => {
                 write!(f, "scenario \"{}\" ({})", printable(title), printable(file))
             }
         }

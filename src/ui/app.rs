@@ -47,6 +47,9 @@ pub struct AppOptions {
     pub material_demo: bool,
     /// Start with the isotherms and heat-flux arrows on (screenshots).
     pub overlays: bool,
+    /// Open this gallery problem once the first field is ready (with a screenshot, the
+    /// Gallery menu is then shown open).
+    pub gallery: Option<String>,
 }
 
 /// What a panel asks the app to do; the app applies it after drawing the frame.
@@ -76,6 +79,7 @@ pub struct HeatlabApp {
     basics_demo_started: bool,
     stop: StopRequest,
     closing: bool,
+    gallery: super::gallery::GalleryStart,
 }
 
 impl HeatlabApp {
@@ -113,6 +117,11 @@ impl HeatlabApp {
             tools.materials.demo = true;
             tools.set_tool(crate::ui::diffusion::brush::Tool::Material);
         }
+        let gallery = super::gallery::GalleryStart::of(
+            options.gallery.as_deref(),
+            options.screenshot.is_some(),
+            &mut diffusion,
+        );
         let screenshot = options.screenshot.map(Screenshot::new);
         let screenshot_result = screenshot
             .as_ref()
@@ -131,6 +140,7 @@ impl HeatlabApp {
             basics_demo_started: false,
             stop: options.stop,
             closing: false,
+            gallery,
         };
         app.load_recorded_runs(&cc.egui_ctx, &options.recorded_runs, options.tab.is_none());
         app
@@ -480,6 +490,10 @@ impl HeatlabApp {
                 for tab in Tab::ALL {
                     ui.selectable_value(&mut self.settings.tab, tab, tab.to_string());
                 }
+                if let Some(entry) = super::gallery::menu_ui(ui, self.gallery.menu_open()) {
+                    self.settings.tab = Tab::Diffusion;
+                    self.diffusion.open_gallery(entry);
+                }
             });
         });
     }
@@ -556,6 +570,9 @@ impl eframe::App for HeatlabApp {
             self.settings.tab = Tab::Diffusion;
         }
         let mut commands = self.shortcuts(&ctx);
+        if let Some(entry) = self.gallery.take_when(self.diffusion.is_ready()) {
+            self.diffusion.open_gallery(entry);
+        }
         self.tabs_ui(ui);
         match self.settings.tab.kernel() {
             Some(kernel) => commands.extend(self.tutorial_ui(ui, kernel)),

@@ -70,9 +70,10 @@ pub struct RunArgs {
     )]
     pub initial: Option<PathBuf>,
     /// Run a heat problem written as a scenario file (TOML: materials, heaters, held parts,
-    /// the four sides, the time step; see `heatlab scenario check`). Its duration and output
-    /// interval replace --steps and --save-every unless --duration or --save-every is given.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["initial", "resume"])]
+    /// the four sides, the time step; see `heatlab scenario check`), or a gallery problem by
+    /// name (`heatlab scenario list`). Its duration and output interval replace --steps and
+    /// --save-every unless --duration or --save-every is given.
+    #[arg(long, value_name = "FILE|NAME", conflicts_with_all = ["initial", "resume"])]
     pub scenario: Option<PathBuf>,
     /// Simulated seconds to run a heat problem (a scenario, or a resumed state with one);
     /// replaces --steps.

@@ -57,12 +57,13 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<Start>, HeatlabError> {
             Ok(Some(start))
         }
         StartFrom::Scenario { file } => {
-            let scenario = crate::scenario::load(file).map_err(|e| e.into_error())?;
-            note(&format!(
-                "scenario \"{}\" from {}",
-                scenario.title(),
-                file.display()
-            ));
+            let scenario =
+                crate::scenario::gallery::load_file_or_named(file).map_err(|e| e.into_error())?;
+            let from = match scenario.gallery {
+                Some(name) => format!("the gallery ({name})"),
+                None => file.display().to_string(),
+            };
+            note(&format!("scenario \"{}\" from {from}", scenario.title()));
             Ok(Some(Start::of_scenario(scenario, file)))
         }
         StartFrom::Resume { file } => {

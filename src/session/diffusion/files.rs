@@ -1,7 +1,8 @@
-//! The simulation thread's file work for the app: saving the state, and opening a saved state
-//! or an initial field (`.npy`, PNG, JPEG) chosen in a dialog or dropped on the window. Files
-//! are read and written here, off the UI thread; a failure is a notice and leaves the field
-//! that was there.
+//! The simulation thread's file work for the app: saving the state (or the problem as a
+//! scenario file, for a `.toml` path), and opening a saved state, a scenario (`.toml`, or a
+//! gallery problem) or an initial field (`.npy`, PNG, JPEG) chosen in a dialog or dropped on
+//! the window. Files are read and written here, off the UI thread; a failure is a notice and
+//! leaves the field that was there.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -9,7 +10,9 @@ use std::time::Instant;
 use crate::compute::{create_backend, BackendChoice, StepParams};
 use crate::grid::GridSize;
 use crate::import::LuminanceRange;
-use crate::session::start::{open, Expected, Start};
+use crate::scenario::save::{save, ScenarioToSave};
+use crate::scenario::Scenario;
+use crate::session::start::{is_scenario_file, open, Expected, Start};
 use crate::state::{FieldOrigin, SavedState};
 
 use super::messages::SimEvent;
@@ -32,8 +35,12 @@ pub struct Opened {
 }
 
 impl SimThread {
-    /// Writes the state to `path`.
+    /// Writes the state to `path`, or the problem as a scenario file when `path` is a `.toml`.
     pub(super) fn save_state(&mut self, path: &Path) {
+        if is_scenario_file(path) {
+            self.save_scenario(path);
+            return;
+        }
         let origin = self.origin.clone();
         let Some(sim) = self.sim.as_mut() else {
             self.notice(Level::Warning, "nothing to save yet: there is no field");
@@ -52,7 +59,60 @@ impl SimThread {
         }
     }
 
-    /// Opens a saved state or an initial field (told apart by their contents).
+    /// Writes the problem and the initial field as a scenario file (with the map and the start
+    /// beside it when needed).
+    fn save_scenario(&mut self, path: &Path) {
+        let (title, description) = match &self.origin {
+            Some(FieldOrigin::Scenario {
+                title, description, ..
+            }) => (title.clone(), description.clone()),
+            _ => (String::new(), String::new()),
+        };
+        let Some(sim) = self.sim.as_ref() else {
+            self.notice(Level::Warning, "nothing to save yet: there is no field");
+            return;
+        };
+        let Some(problem) = sim.problem() else {
+            self.notice(
+                Level::Warning,
+                "the tutorial's plate is not a heat problem: paint a material or open one \
+                 from the gallery to save a scenario",
+            );
+            return;
+        };
+        let scenario = ScenarioToSave {
+            title: &title,
+            description: &description,
+            problem,
+            initial: sim.initial(),
+            duration: None,
+        };
+        match save(path, scenario) {
+            Ok(saved) => {
+                let mut text = format!("saved the scenario to {}", path.display());
+                if !saved.left_out.is_empty() {
+                    text.push_str(&format!(" (left out: {})", saved.left_out.join(", ")));
+                }
+                self.notice(Level::Info, text);
+            }
+            Err(error) => {
+                self.notice(Level::Error, format!("the scenario was not saved: {error}"));
+            }
+        }
+    }
+
+    /// Starts over from `scenario` (a gallery problem, built by the panel).
+    pub(super) fn open_scenario(&mut self, scenario: Scenario) {
+        let name = scenario
+            .gallery
+            .map_or_else(|| scenario.title(), str::to_string);
+        let path = PathBuf::from(name);
+        let start = Start::of_scenario(scenario, &path);
+        self.finish_open(&path, start, Instant::now());
+    }
+
+    /// Opens a saved state, a scenario file or an initial field (told apart by their
+    /// contents, a scenario by its extension).
     pub(super) fn open_file(&mut self, path: &Path, range: LuminanceRange) {
         let started = Instant::now();
         let start = match open(path, range, Expected::Any, 1) {
@@ -62,6 +122,11 @@ impl SimThread {
                 return;
             }
         };
+        self.finish_open(path, start, started);
+    }
+
+    /// Puts what was opened into the simulation and tells the panel.
+    fn finish_open(&mut self, path: &Path, start: Start, started: Instant) {
         match self.start_from(path, start) {
             Ok(opened) => {
                 let policy = self.agreement_policy();

@@ -152,6 +152,8 @@ pub enum SimCommand {
     ReturnPictures(Vec<Preview>),
     /// Build or edit the heat problem the simulation steps.
     Problem(ProblemCommand),
+    /// Start over from a scenario (a gallery problem): its initial field and problem.
+    OpenScenario(Box<crate::scenario::Scenario>),
 }
 
 /// Edits of the heat problem (materials, sources, held regions, sides, thermostats). Each one

@@ -197,6 +197,7 @@ impl SimThread {
             SimCommand::SetRecording(recording) => self.set_recording(recording),
             SimCommand::SaveState(path) => self.save_state(&path),
             SimCommand::Open(path, range) => self.open_file(&path, range),
+            SimCommand::OpenScenario(scenario) => self.open_scenario(*scenario),
             SimCommand::SetKernel(kernel) => self.set_kernel(kernel),
             SimCommand::MeasureKernels => self.measure_kernels(),
             SimCommand::SnapshotField(reply) => self.snapshot_field(&reply),

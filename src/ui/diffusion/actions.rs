@@ -77,6 +77,7 @@ impl DiffusionPanel {
     }
 
     pub(super) fn opened(&mut self, opened: sim::Opened, settings: &mut Settings) {
+        let scenario_notice = self.scenario_opened(&opened);
         self.agreement.clear();
         self.timings.clear();
         self.state.progress = None;
@@ -105,11 +106,13 @@ impl DiffusionPanel {
                 params.boundary,
                 opened.path.display()
             ),
-            None => format!(
-                "imported a {} initial field from {}",
-                opened.size,
-                opened.path.display()
-            ),
+            None => scenario_notice.unwrap_or_else(|| {
+                format!(
+                    "imported a {} initial field from {}",
+                    opened.size,
+                    opened.path.display()
+                )
+            }),
         };
         self.notify(Level::Info, what);
     }

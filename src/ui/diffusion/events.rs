@@ -166,6 +166,7 @@ impl DiffusionPanel {
         settings: &mut Settings,
     ) {
         let live = std::mem::take(&mut self.state.live_generating);
+        self.scenario = None;
         self.agreement.clear();
         self.state.progress = None;
         self.state.field_size = Some(size);

@@ -1,4 +1,5 @@
-//! The "State, import, video" section of the diffusion panel: Save state…, Open…, the range an
+//! The "State, import, video" section of the diffusion panel: Save state…, Save scenario…,
+//! Open…, the range an
 //! image's luminance is mapped onto, files dropped on the window, and Record video (GIF or MP4,
 //! frames per second, a frame every K steps, layers, step counter). The dialogs are
 //! `egui_file`'s (drawn with egui, as the export folder's chooser); the files are read and
@@ -59,6 +60,7 @@ impl VideoChoice {
 /// Which dialog is open.
 enum Dialog {
     Save(FileDialog),
+    SaveScenario(FileDialog),
     Open(FileDialog),
 }
 
@@ -176,9 +178,27 @@ impl FilesSection {
                 dialog.open();
                 self.dialog = Some(Dialog::Save(dialog));
             }
+            if ui
+                .add_enabled(ready, egui::Button::new("Save scenario…"))
+                .on_hover_text(
+                    "the heat problem and its initial field as a scenario file (.toml, with the \
+                     material map and the start as .npy beside it when needed)",
+                )
+                .clicked()
+            {
+                let mut dialog = FileDialog::save_file()
+                    .initial_path(start_dir(dir))
+                    .default_filename("scenario.toml")
+                    .title("Save scenario")
+                    .show_rename(false)
+                    .default_size([560.0, 420.0]);
+                dialog.open();
+                self.dialog = Some(Dialog::SaveScenario(dialog));
+            }
             let open = ui.button("Open…").on_hover_text(
-                "a saved state, or an initial field: a 2-D .npy array or a PNG/JPEG image \
-                 (its luminance mapped onto the range below); or drop a file on the window",
+                "a saved state, a scenario (.toml), or an initial field: a 2-D .npy array or a \
+                 PNG/JPEG image (its luminance mapped onto the range below); or drop a file on \
+                 the window",
             );
             if open.clicked() {
                 let mut dialog = FileDialog::open_file()
@@ -205,9 +225,10 @@ impl FilesSection {
 
     /// Shows the open dialog; returns what was chosen in it.
     pub fn dialog_ui(&mut self, ctx: &egui::Context) -> Option<DiffusionCommand> {
-        let (dialog, save) = match self.dialog.as_mut()? {
-            Dialog::Save(dialog) => (dialog, true),
-            Dialog::Open(dialog) => (dialog, false),
+        let (dialog, save, scenario) = match self.dialog.as_mut()? {
+            Dialog::Save(dialog) => (dialog, true, false),
+            Dialog::SaveScenario(dialog) => (dialog, true, true),
+            Dialog::Open(dialog) => (dialog, false, false),
         };
         let chosen = match dialog.show(ctx).state() {
             State::Open => return None,
@@ -215,7 +236,11 @@ impl FilesSection {
             State::Closed | State::Cancelled => None,
         };
         self.dialog = None;
-        let path = chosen?;
+        let mut path = chosen?;
+        // The simulation thread writes a scenario for a `.toml` path.
+        if scenario && !crate::session::start::is_scenario_file(&path) {
+            path.set_extension("toml");
+        }
         Some(if save {
             DiffusionCommand::SaveState(path)
         } else {
@@ -249,7 +274,7 @@ impl FilesSection {
         painter.text(
             rect.center(),
             egui::Align2::CENTER_CENTER,
-            "drop to open: a saved state, a .npy array or a PNG/JPEG image",
+            "drop to open: a saved state, a scenario (.toml), a .npy array or a PNG/JPEG image",
             egui::FontId::proportional(20.0),
             egui::Color32::WHITE,
         );

@@ -18,6 +18,7 @@ pub mod overlays;
 pub mod probes;
 pub mod problem;
 pub mod profile;
+pub mod scenario;
 pub mod sides;
 pub mod sources;
 pub mod timings;
@@ -118,6 +119,8 @@ pub struct DiffusionPanel {
     sides: sides::SideEditor,
     /// The problem's energy budget over simulated time.
     energy: energy::EnergyBudget,
+    /// The scenario the field stands on (its description and exact answer), if any.
+    scenario: Option<scenario::OpenedScenario>,
 }
 
 impl DiffusionPanel {
@@ -161,6 +164,7 @@ impl DiffusionPanel {
             sources: sources::SourcesPanel::default(),
             sides: sides::SideEditor::default(),
             energy: energy::EnergyBudget::default(),
+            scenario: None,
         };
         panel.send(SimCommand::SwitchBackend(settings.backend));
         panel.send(SimCommand::SetParams(settings.step));
@@ -312,6 +316,9 @@ impl DiffusionPanel {
         settings: &mut Settings,
         commands: &mut Vec<DiffusionCommand>,
     ) {
+        if let Some(scenario) = &self.scenario {
+            scenario.about_ui(ui);
+        }
         Controls {
             settings,
             state: &self.state,
@@ -340,6 +347,7 @@ impl DiffusionPanel {
         if self.state.field_size.is_some() {
             self.paint.shortcuts(ui.ctx());
         }
+        self.update_exact_line();
         egui::Panel::top("status").show(ui, |ui| views::status_ui(ui, settings, &self.state));
         egui::Panel::left("controls")
             .resizable(true)

@@ -2,7 +2,7 @@
 //! frame (a gather of those cells only) and plotted against the distance along the segment.
 
 use eframe::egui;
-use egui_plot::{Line, Plot, PlotPoints};
+use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints};
 
 use crate::grid::GridSize;
 
@@ -10,6 +10,19 @@ use super::line_flow::LineFlow;
 
 /// Points along a segment at most (one per cell up to this).
 pub const MAX_PROFILE_POINTS: usize = 4096;
+
+/// An exact answer along the segment, at the time of the values shown.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExactLine {
+    /// Which answer, for the legend.
+    pub name: &'static str,
+    /// The exact temperature at each sampled cell (`None` where it is not measured).
+    pub values: Vec<Option<f64>>,
+    /// The largest `|T - T_exact|` along the line relative to the answer's span.
+    pub error: Option<f64>,
+    /// The simulated seconds it is for.
+    pub seconds: f64,
+}
 
 /// A segment and the values along it.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +36,8 @@ pub struct LineProfile {
     values: Option<(u64, Vec<f32>)>,
     /// The heat flow through the segment.
     flow: LineFlow,
+    /// The exact answer along it, when the problem has one.
+    exact: Option<ExactLine>,
 }
 
 impl LineProfile {
@@ -68,6 +83,33 @@ impl LineProfile {
         self.segment = Some((start, end));
         self.values = None;
         self.flow.set(&self.cells, start, end, size);
+    }
+
+    /// The exact answer along the segment (the panel sets it every frame; `None`: none).
+    pub fn set_exact(&mut self, exact: Option<ExactLine>) {
+        self.exact = exact.filter(|e| e.values.len() == self.cells.len());
+    }
+
+    /// The exact answer drawn, if any.
+    pub fn exact(&self) -> Option<&ExactLine> {
+        self.exact.as_ref()
+    }
+
+    /// The exact answer's error for people, if one is drawn.
+    pub fn error_text(&self) -> Option<String> {
+        let exact = self.exact.as_ref()?;
+        Some(match exact.error {
+            Some(error) => format!(
+                "exact answer ({}) at {:.4} s: max |T - T_exact| = {:.3}% of the span",
+                exact.name,
+                exact.seconds,
+                error * 100.0
+            ),
+            None => format!(
+                "exact answer ({}): not measured along this line",
+                exact.name
+            ),
+        })
     }
 
     /// Removes the segment.
@@ -123,8 +165,14 @@ impl LineProfile {
     /// The values against the distance along the segment.
     pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
         let height = self.flow.ui(ui, height);
+        let mut height = height;
+        if let Some(text) = self.error_text() {
+            ui.label(text);
+            height = (height - 20.0).max(40.0);
+        }
         Plot::new("profile_plot")
             .height(height)
+            .legend(Legend::default())
             .y_axis_min_width(44.0)
             .x_axis_label("distance along the line (cells)")
             .show(ui, |plot| {
@@ -136,6 +184,18 @@ impl LineProfile {
                         .map(|(&d, &v)| [d, f64::from(v)])
                         .collect();
                     plot.line(Line::new(format!("step {step}"), PlotPoints::from(points)));
+                }
+                if let Some(exact) = &self.exact {
+                    let points: Vec<[f64; 2]> = self
+                        .distances
+                        .iter()
+                        .zip(&exact.values)
+                        .filter_map(|(&d, v)| v.map(|v| [d, v]))
+                        .collect();
+                    plot.line(
+                        Line::new("exact", PlotPoints::from(points))
+                            .style(LineStyle::dashed_loose()),
+                    );
                 }
             });
     }
