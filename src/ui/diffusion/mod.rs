@@ -131,10 +131,7 @@ impl DiffusionPanel {
             timings: Timings::default(),
             agreement: agreement::AgreementLog::default(),
             notices,
-            coefficient: CoefficientInput {
-                typed: settings.step.coeff,
-                unlock_unstable: false,
-            },
+            coefficient: CoefficientInput::new(settings.step.coeff),
             folder: FolderField::new(&settings.export_dir),
             sent_views: None,
             autoplay,
@@ -289,6 +286,8 @@ impl DiffusionPanel {
             coefficient: &self.coefficient,
             folder: &mut self.folder,
             generated_with: self.generated_with,
+            video_recording: self.files.video_recording,
+            seconds_per_step: self.timings.latest_step_timing().map(|(us, _)| us * 1e-6),
             commands,
         }
         .ui(ui);
@@ -316,16 +315,20 @@ impl DiffusionPanel {
                     .show(ui, |ui| self.side_panel_ui(ui, settings, &mut commands));
             });
         // The views are as tall as their width allows; the timings take the rest of the height.
+        // Nothing here depends on the notices or the probes: the layout never moves under the
+        // pointer (the notices have a strip of their own, the probe and line plots take the
+        // place of the timing plots).
         let available = ui.available_size();
-        let notices = self.notices.len().min(NOTICES_SHOWN) as f32;
-        let views_height =
-            view::views_height(available.x, self.state.field_size) + 22.0 * notices + 24.0;
-        let timings_height = if settings.show_plots {
-            (available.y - views_height).clamp(180.0, (available.y * 0.6).max(180.0))
-        } else {
-            90.0
-        };
-        egui::Panel::bottom("timings")
+        let views_height = view::views_height(available.x, self.state.field_size)
+            + Notices::strip_height(NOTICES_SHOWN)
+            + 24.0;
+        let timings_height =
+            if settings.show_plots || timings_panel::probe_plots_wanted(&self.paint) {
+                (available.y - views_height).clamp(180.0, (available.y * 0.6).max(180.0))
+            } else {
+                90.0
+            };
+        let export = egui::Panel::bottom("timings")
             .exact_size(timings_height)
             .show(ui, |ui| {
                 timings_panel::timings_ui(
@@ -333,20 +336,14 @@ impl DiffusionPanel {
                     &self.timings,
                     &self.agreement,
                     &mut settings.show_plots,
-                );
-            });
-        if self.paint.has_plots()
-            || matches!(self.paint.tool, brush::Tool::Probe | brush::Tool::Line)
-        {
-            let export = egui::Panel::bottom("probes")
-                .exact_size(220.0)
-                .show(ui, |ui| self.paint.plots_ui(ui))
-                .inner;
-            if export {
-                // Applied at once, before the notices are drawn, so that its notice shows in
-                // this frame's layout.
-                self.apply(DiffusionCommand::ExportProbes, settings);
-            }
+                    &mut self.paint,
+                )
+            })
+            .inner;
+        if export {
+            // Applied at once, before the notices are drawn, so that its notice shows in this
+            // frame's layout.
+            self.apply(DiffusionCommand::ExportProbes, settings);
         }
         egui::CentralPanel::default().show(ui, |ui| {
             self.notices.ui(ui, NOTICES_SHOWN);

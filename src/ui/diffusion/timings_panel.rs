@@ -9,6 +9,7 @@ use crate::measure::format_seconds;
 use crate::sim::FieldStats;
 
 use super::agreement::AgreementLog;
+use super::brush::{PaintTools, Tool};
 use super::timings::{part_color, Sample, Timings};
 use crate::session::diffusion::FramePart;
 
@@ -49,13 +50,17 @@ impl TimingPlot {
     }
 }
 
-/// The whole timings area. `show_plots` is the toggle beside the figures.
+/// The whole timings area. `show_plots` is the toggle beside the figures. While there are
+/// probes or a line (or their tool is in use), their plots take the place of the timing plots,
+/// in the same area: placing the first probe moves nothing. Returns whether the probes' CSV
+/// export was asked for.
 pub fn timings_ui(
     ui: &mut egui::Ui,
     timings: &Timings,
     agreement: &AgreementLog,
     show_plots: &mut bool,
-) {
+    tools: &mut PaintTools,
+) -> bool {
     ui.horizontal_wrapped(|ui| {
         header_ui(ui, timings);
         ui.separator();
@@ -68,9 +73,19 @@ pub fn timings_ui(
         ui.label(RichText::new(summary.to_string()).monospace());
     }
     split_ui(ui, timings);
+    if probe_plots_wanted(tools) {
+        return tools.plots_ui(ui);
+    }
     if *show_plots {
         plots_ui(ui, timings, agreement);
     }
+    false
+}
+
+/// Whether the probe and line plots are shown (in the place of the timing plots): while there
+/// are probes or a line, or their tool is in use.
+pub fn probe_plots_wanted(tools: &PaintTools) -> bool {
+    tools.has_plots() || matches!(tools.tool, Tool::Probe | Tool::Line)
 }
 
 /// The live figures: time per step, rates, effective bandwidth.
