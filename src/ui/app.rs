@@ -72,6 +72,7 @@ pub struct HeatlabApp {
     basics_demo_started: bool,
     stop: StopRequest,
     closing: bool,
+    help: super::help::Help,
 }
 
 impl HeatlabApp {
@@ -117,6 +118,7 @@ impl HeatlabApp {
             basics_demo_started: false,
             stop: options.stop,
             closing: false,
+            help: super::help::Help::default(),
         };
         app.load_recorded_runs(&cc.egui_ctx, &options.recorded_runs, options.tab.is_none());
         app
@@ -466,6 +468,8 @@ impl HeatlabApp {
                 for tab in Tab::ALL {
                     ui.selectable_value(&mut self.settings.tab, tab, tab.to_string());
                 }
+                ui.separator();
+                self.help.menu_ui(ui);
             });
         });
     }
@@ -543,6 +547,7 @@ impl eframe::App for HeatlabApp {
         }
         let mut commands = self.shortcuts(&ctx);
         self.tabs_ui(ui);
+        self.help.ui(&ctx);
         match self.settings.tab.kernel() {
             Some(kernel) => commands.extend(self.tutorial_ui(ui, kernel)),
             None if self.settings.tab == Tab::KernelLab => commands.extend(self.lab_ui(ui)),

@@ -6,6 +6,7 @@ pub mod app;
 pub mod basics;
 pub mod diffusion;
 pub mod folder;
+pub mod help;
 pub mod lab;
 pub mod notice;
 pub mod screenshot;

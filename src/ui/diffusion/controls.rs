@@ -212,12 +212,15 @@ impl Controls<'_> {
         } else {
             "regenerating while dragging needs the field generated on the GPU (CUDA with cuFFT)"
         };
-        ui.add_enabled(
-            on_gpu,
-            egui::Checkbox::new(&mut self.settings.live_field, "live"),
-        )
-        .on_hover_text(hint)
-        .on_disabled_hover_text(hint);
+        // Disabled, the box is clear (the choice is kept for a field generated on the GPU).
+        let mut live = self.settings.live_field && on_gpu;
+        let toggle = ui
+            .add_enabled(on_gpu, egui::Checkbox::new(&mut live, "live"))
+            .on_hover_text(hint)
+            .on_disabled_hover_text(hint);
+        if toggle.changed() {
+            self.settings.live_field = live;
+        }
         let mib = self.settings.field.size.bytes() as f64 / (1 << 20) as f64;
         let decimals = if mib < 10.0 { 1 } else { 0 };
         let mut text = format!("{mib:.decimals$} MiB");
@@ -369,6 +372,10 @@ impl Controls<'_> {
         {
             if !input.unlock_unstable && self.settings.step.coeff > STABLE_COEFF_LIMIT {
                 input.typed = STABLE_COEFF_LIMIT;
+            }
+            // "Tick the unlock to run it anyway": the refused value runs once unlocked.
+            if let (true, Some(refused)) = (input.unlock_unstable, input.refused) {
+                input.typed = refused;
             }
             changed = true;
         }

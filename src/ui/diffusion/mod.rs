@@ -41,6 +41,9 @@ use views::Views;
 /// Notices shown at once above the views (the newest).
 const NOTICES_SHOWN: usize = 2;
 
+/// The least height of the timings area with its plots (or the probe and line plots).
+const MIN_PLOTS_HEIGHT: f32 = 210.0;
+
 /// What the panel knows of the simulation, as its thread last reported it.
 #[derive(Debug, Clone, Default)]
 pub struct SimState {
@@ -324,7 +327,8 @@ impl DiffusionPanel {
             + 24.0;
         let timings_height =
             if settings.show_plots || timings_panel::probe_plots_wanted(&self.paint) {
-                (available.y - views_height).clamp(180.0, (available.y * 0.6).max(180.0))
+                (available.y - views_height)
+                    .clamp(MIN_PLOTS_HEIGHT, (available.y * 0.6).max(MIN_PLOTS_HEIGHT))
             } else {
                 90.0
             };

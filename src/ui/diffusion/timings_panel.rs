@@ -69,13 +69,14 @@ pub fn timings_ui(
     if agreement.enabled() {
         ui.horizontal_wrapped(|ui| agreement.status_ui(ui));
     }
+    if probe_plots_wanted(tools) {
+        // The probe plots need the height the summary and the split would take.
+        return tools.plots_ui(ui);
+    }
     if let Some(summary) = timings.timeit() {
         ui.label(RichText::new(summary.to_string()).monospace());
     }
     split_ui(ui, timings);
-    if probe_plots_wanted(tools) {
-        return tools.plots_ui(ui);
-    }
     if *show_plots {
         plots_ui(ui, timings, agreement);
     }
@@ -162,6 +163,30 @@ fn over_time(timings: &Timings, value: impl Fn(&Sample) -> Option<f64>) -> Vec<[
         .collect()
 }
 
+/// The index ranges of the history between pauses: a new run starts after a frame that took no
+/// steps or after a gap in time much longer than the frames before it.
+pub fn split_runs(timings: &Timings) -> Vec<std::ops::Range<usize>> {
+    let samples: Vec<&Sample> = timings.history().collect();
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut interval = f64::INFINITY;
+    for i in 1..samples.len() {
+        let gap = samples[i].t - samples[i - 1].t;
+        let paused = samples[i - 1].steps == 0 || samples[i].steps == 0;
+        if paused || gap > (4.0 * interval).max(1.0) {
+            runs.push(start..i);
+            start = i;
+            interval = f64::INFINITY;
+        } else {
+            interval = gap;
+        }
+    }
+    if start < samples.len() {
+        runs.push(start..samples.len());
+    }
+    runs
+}
+
 fn over_steps(timings: &Timings, value: impl Fn(&FieldStats) -> f64) -> Vec<[f64; 2]> {
     timings
         .history()
@@ -180,15 +205,21 @@ fn plot_ui(ui: &mut egui::Ui, timings: &Timings, plot: TimingPlot, height: f32) 
                 plot.line(Line::new("µs/step", PlotPoints::from(points)));
             });
         }
-        // No legend: the coloured split line above the plots names each colour.
+        // No legend: the coloured split line above the plots names each colour. Lines, never
+        // bands (egui_plot fills dense lines as polygons), and none across a pause.
         TimingPlot::Split => {
             frame.show(ui, |plot| {
                 for (i, part) in FramePart::ALL.iter().enumerate() {
                     let points = over_time(timings, |s| Some(s.split_ms[i]));
-                    if points.iter().any(|p| p[1] > 0.0) {
+                    if !points.iter().any(|p| p[1] > 0.0) {
+                        continue;
+                    }
+                    for run in split_runs(timings) {
+                        let run_points = points[run].to_vec();
                         plot.line(
-                            Line::new(part.to_string(), PlotPoints::from(points))
-                                .color(part_color(*part)),
+                            Line::new(part.to_string(), PlotPoints::from(run_points))
+                                .color(part_color(*part))
+                                .allow_band(false),
                         );
                     }
                 }

@@ -105,7 +105,7 @@ impl Views {
                 text += &format!("   (means of {factor}×{factor} cells: the view is reduced; zoom in for single cells)");
             }
         }
-        ui.monospace(text);
+        ui.add(egui::Label::new(egui::RichText::new(text).monospace()).truncate());
     }
 }
 
