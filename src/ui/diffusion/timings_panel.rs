@@ -163,16 +163,16 @@ fn over_time(timings: &Timings, value: impl Fn(&Sample) -> Option<f64>) -> Vec<[
         .collect()
 }
 
-/// The index ranges of the history between pauses: a new run starts after a frame that took no
-/// steps or after a gap in time much longer than the frames before it.
-pub fn split_runs(timings: &Timings) -> Vec<std::ops::Range<usize>> {
-    let samples: Vec<&Sample> = timings.history().collect();
+/// The index ranges of `frames` (time in seconds, steps taken) between pauses: a new run
+/// starts after a frame that took no steps, and after a gap in time much longer than the frames
+/// before it.
+pub fn split_runs(frames: &[(f64, u64)]) -> Vec<std::ops::Range<usize>> {
     let mut runs = Vec::new();
     let mut start = 0;
     let mut interval = f64::INFINITY;
-    for i in 1..samples.len() {
-        let gap = samples[i].t - samples[i - 1].t;
-        let paused = samples[i - 1].steps == 0 || samples[i].steps == 0;
+    for i in 1..frames.len() {
+        let gap = frames[i].0 - frames[i - 1].0;
+        let paused = frames[i - 1].1 == 0 || frames[i].1 == 0;
         if paused || gap > (4.0 * interval).max(1.0) {
             runs.push(start..i);
             start = i;
@@ -181,8 +181,8 @@ pub fn split_runs(timings: &Timings) -> Vec<std::ops::Range<usize>> {
             interval = gap;
         }
     }
-    if start < samples.len() {
-        runs.push(start..samples.len());
+    if start < frames.len() {
+        runs.push(start..frames.len());
     }
     runs
 }
@@ -208,13 +208,14 @@ fn plot_ui(ui: &mut egui::Ui, timings: &Timings, plot: TimingPlot, height: f32) 
         // No legend: the coloured split line above the plots names each colour. Lines, never
         // bands (egui_plot fills dense lines as polygons), and none across a pause.
         TimingPlot::Split => {
+            let frames: Vec<(f64, u64)> = timings.history().map(|s| (s.t, s.steps)).collect();
             frame.show(ui, |plot| {
                 for (i, part) in FramePart::ALL.iter().enumerate() {
                     let points = over_time(timings, |s| Some(s.split_ms[i]));
                     if !points.iter().any(|p| p[1] > 0.0) {
                         continue;
                     }
-                    for run in split_runs(timings) {
+                    for run in split_runs(&frames) {
                         let run_points = points[run].to_vec();
                         plot.line(
                             Line::new(part.to_string(), PlotPoints::from(run_points))
@@ -240,5 +241,28 @@ fn plot_ui(ui: &mut egui::Ui, timings: &Timings, plot: TimingPlot, height: f32) 
                 plot.line(Line::new("min", PlotPoints::from(min)));
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_runs;
+
+    #[test]
+    fn the_split_plot_breaks_at_pauses_and_long_gaps() {
+        // Steady frames, a paused redraw, steady again, then a long gap with no frame at all.
+        let frames = [
+            (0.0, 5),
+            (0.1, 5),
+            (0.2, 5),
+            (0.3, 0),
+            (0.4, 5),
+            (0.5, 5),
+            (9.0, 5),
+            (9.1, 5),
+        ];
+        assert_eq!(split_runs(&frames), vec![0..3, 3..4, 4..6, 6..8]);
+        assert_eq!(split_runs(&frames[..3]), vec![0..3]);
+        assert!(split_runs(&[]).is_empty());
     }
 }
