@@ -173,6 +173,11 @@ fn open(harness: &mut Harness<'_, HeatlabApp>, path: PathBuf, size: GridSize) {
     wait_until(harness, "the file is opened", |app| {
         app.diffusion().state().field_size == Some(size) && app.is_ready()
     });
+    // Its first frame replaces the old field's picture.
+    let shown = harness.state().frames_shown();
+    wait_until(harness, "the opened field is shown", |app| {
+        app.frames_shown() > shown
+    });
     harness.run_steps(3);
 }
 
