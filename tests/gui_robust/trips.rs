@@ -156,6 +156,27 @@ fn notices_and_the_first_probe_do_not_move_the_views_at_either_window_size() {
     }
 }
 
+#[test]
+fn the_hover_readout_and_the_views_end_inside_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = small_settings(dir.path());
+    // A field larger than its view: the readout adds "(means of ...)".
+    settings.field.size = GridSize::new(1024, 1024).unwrap();
+    for window in WINDOWS {
+        let mut harness = app(settings.clone(), window);
+        let picture = picture_rect(&harness);
+        harness.event(Event::PointerMoved(picture.center()));
+        harness.run_steps(3);
+        let readout = harness.get_by_label_contains("means of").rect();
+        assert!(
+            readout.right() <= window.x && readout.left() > picture.left(),
+            "{window:?}: the readout at {readout:?} leaves the window"
+        );
+        let laplacian = harness.get_by_label("Laplacian picture").rect();
+        assert!(laplacian.right() < window.x, "{window:?}: {laplacian:?}");
+    }
+}
+
 fn write_field(dir: &Path, rows: usize, cols: usize) -> PathBuf {
     let path = dir.join(format!("field_{rows}x{cols}.npy"));
     let size = GridSize::new(rows, cols).unwrap();

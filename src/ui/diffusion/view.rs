@@ -268,7 +268,9 @@ pub fn picture_ui(
     let available = ui.available_size();
     let (rows, cols) = state.field_size.map_or((1, 1), |s| (s.rows, s.cols));
     let aspect = cols as f32 / rows as f32;
-    let max_w = (available.x - COLORBAR_WIDTH).max(32.0);
+    // The colorbar follows one item spacing to the right: together they fit the column, which
+    // would otherwise widen the panel past the window (and cut the readout under it).
+    let max_w = (available.x - COLORBAR_WIDTH - ui.spacing().item_spacing.x).max(32.0);
     let max_h = available.y.max(32.0);
     let size = if max_w / aspect <= max_h {
         Vec2::new(max_w, max_w / aspect)
