@@ -70,7 +70,7 @@ fn coefficient_box(harness: &Harness<'_, HeatlabApp>) -> (Rect, Option<f64>) {
             let rect = node.rect();
             rect.left() >= slider.left() && (rect.center().y - slider.center().y).abs() < 8.0
         })
-        .expect("the coefficient's box beside its slider");
+        .unwrap_or_else(|| panic!("no box beside the coefficient's slider"));
     (spin.rect(), spin.accesskit_node().numeric_value())
 }
 
@@ -281,7 +281,7 @@ fn checkbox_ticked(harness: &Harness<'_, HeatlabApp>, label: &str) -> bool {
 fn recording_a_video_does_not_tick_record_pngs() {
     let dir = tempfile::tempdir().unwrap();
     let mut harness = app(small_settings(dir.path()), WINDOWS[1]);
-    let mut apply = |harness: &mut Harness<'_, HeatlabApp>, command| {
+    let apply = |harness: &mut Harness<'_, HeatlabApp>, command| {
         let mut settings = harness.state().settings().clone();
         harness
             .state_mut()
@@ -388,7 +388,7 @@ fn f1_shows_the_shortcuts_and_the_equation_and_about_shows_the_version() {
 }
 
 #[test]
-fn the_monte_carlo_pi_plots_are_whole_at_1280_by_720() {
+fn the_monte_carlo_pi_plots_are_whole_at_1280_by_720_and_1440_by_900() {
     let dir = tempfile::tempdir().unwrap();
     let recorded = dir.path().join("pi_1M.json");
     std::fs::write(&recorded, RECORDED_PI_1M).unwrap();
@@ -398,18 +398,25 @@ fn the_monte_carlo_pi_plots_are_whole_at_1280_by_720() {
         tab: Some(Tab::MonteCarloPi),
         ..AppOptions::default()
     });
-    harness.set_size(WINDOWS[0]);
     wait_until(&mut harness, "the recorded run is shown", |app| {
         app.tutorial()
             .panel(heatlab::tutorial::TutorialKernel::MonteCarloPi)
             .outcome
             .is_some()
     });
-    harness.run_steps(3);
-    // The scatter's caption, then a plot at least 150 points tall, above the window's bottom.
-    let caption = harness.get_by_label("4 × inside / all ≈ π").rect();
-    assert!(
-        caption.bottom() + 150.0 <= WINDOWS[0].y,
-        "the lower plots are cut off: caption at {caption:?}"
-    );
+    for window in WINDOWS {
+        harness.set_size(window);
+        harness.run_steps(3);
+        // The scatter's caption, then a plot at least 150 points tall, above the window's
+        // bottom; and nothing past its right edge.
+        let caption = harness.get_by_label("4 × inside / all ≈ π").rect();
+        assert!(
+            caption.bottom() + 150.0 <= window.y,
+            "{window:?}: the lower plots are cut off: caption at {caption:?}"
+        );
+        let bars = harness
+            .get_by_label("where the time goes (mean per run):")
+            .rect();
+        assert!(bars.right() <= window.x, "{window:?}: {bars:?}");
+    }
 }

@@ -139,10 +139,12 @@ pub fn body_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status) {
         );
     }
     let width = ui.available_width();
-    if width >= 1050.0 {
+    // Side by side only where the table (about 700 points) and the bars both fit: a table
+    // wider than its share widens the panel past the window and cuts off the right edge.
+    if width >= 1250.0 {
         ui.horizontal_top(|ui| {
             ui.allocate_ui_with_layout(
-                egui::vec2(width * 0.56, 190.0),
+                egui::vec2(width - 480.0, 190.0),
                 egui::Layout::top_down(egui::Align::Min),
                 |ui| timings_table_ui(ui, run, status),
             );
@@ -156,7 +158,7 @@ pub fn body_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status) {
         // A narrow window: the table above lower bars, leaving the plots below room to show
         // whole in a window 720 points tall.
         timings_table_ui(ui, run, status);
-        bars_ui(ui, run, 120.0);
+        bars_ui(ui, run, 150.0);
     }
     ui.add_space(2.0);
     agreement_ui(ui, run, &outcome.visual);
