@@ -187,6 +187,8 @@ fn write_field(dir: &Path, rows: usize, cols: usize) -> PathBuf {
 
 fn open(harness: &mut Harness<'_, HeatlabApp>, path: PathBuf, size: GridSize) {
     let mut settings = harness.state().settings().clone();
+    // Counted before the file is asked for: its first frame may come with the answer.
+    let shown = harness.state().frames_shown();
     harness
         .state_mut()
         .diffusion_mut()
@@ -195,7 +197,6 @@ fn open(harness: &mut Harness<'_, HeatlabApp>, path: PathBuf, size: GridSize) {
         app.diffusion().state().field_size == Some(size) && app.is_ready()
     });
     // Its first frame replaces the old field's picture.
-    let shown = harness.state().frames_shown();
     wait_until(harness, "the opened field is shown", |app| {
         app.frames_shown() > shown
     });
