@@ -573,3 +573,7 @@ fn in_a_window_sigterm_saves_the_settings_and_exits_143() {
         .unwrap_or_else(|e| panic!("{}: {e}; stderr: {stderr}", app_ron.display()));
     assert!(saved.contains("heatlab-settings"), "{saved}");
 }
+/// What a new user trips on: the coefficient, the layout, probes, backends, presets, the file
+/// dialog, small windows, help.
+#[path = "gui_robust/trips.rs"]
+mod trips;

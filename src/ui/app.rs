@@ -80,6 +80,7 @@ pub struct HeatlabApp {
     stop: StopRequest,
     closing: bool,
     gallery: super::gallery::GalleryStart,
+    help: super::help::Help,
 }
 
 impl HeatlabApp {
@@ -141,6 +142,7 @@ impl HeatlabApp {
             stop: options.stop,
             closing: false,
             gallery,
+            help: super::help::Help::default(),
         };
         app.load_recorded_runs(&cc.egui_ctx, &options.recorded_runs, options.tab.is_none());
         app
@@ -494,6 +496,8 @@ impl HeatlabApp {
                     self.settings.tab = Tab::Diffusion;
                     self.diffusion.open_gallery(entry);
                 }
+                ui.separator();
+                self.help.menu_ui(ui);
             });
         });
     }
@@ -574,6 +578,7 @@ impl eframe::App for HeatlabApp {
             self.diffusion.open_gallery(entry);
         }
         self.tabs_ui(ui);
+        self.help.ui(&ctx);
         match self.settings.tab.kernel() {
             Some(kernel) => commands.extend(self.tutorial_ui(ui, kernel)),
             None if self.settings.tab == Tab::KernelLab => commands.extend(self.lab_ui(ui)),

@@ -7,6 +7,7 @@ pub mod basics;
 pub mod diffusion;
 pub mod folder;
 pub mod gallery;
+pub mod help;
 pub mod lab;
 pub mod notice;
 pub mod screenshot;

@@ -1,5 +1,6 @@
 //! Notices on screen: the colour of a [`Level`], the latest few [`Notices`] (newest last; repeats
-//! collapse into one) above the diffusion views and in the tutorial panels.
+//! collapse into one) in a strip of fixed height above the diffusion views (a new notice never
+//! moves what is under the pointer), and in the tutorial panels.
 
 use eframe::egui::{self, Color32, RichText};
 
@@ -61,22 +62,47 @@ impl Notices {
         self.list.iter().any(|n| n.text == text)
     }
 
-    /// The newest `shown`, newest first, each with a button that dismisses it.
+    /// Removes the notice saying `text`, if there is one (a notice of work under way, once the
+    /// work is done).
+    pub fn remove(&mut self, text: &str) {
+        self.list.retain(|n| n.text != text);
+    }
+
+    /// The height of the strip [`Notices::ui`] draws for `shown` notices, in points: the same
+    /// whether it holds none or all of them.
+    pub fn strip_height(shown: usize) -> f32 {
+        NOTICE_ROW_HEIGHT * shown as f32
+    }
+
+    /// The newest `shown`, newest first, one line each (cut with "…"; the whole text on hover),
+    /// each with a button that dismisses it, in a strip of [`Notices::strip_height`].
     pub fn ui(&mut self, ui: &mut egui::Ui, shown: usize) {
         let mut dismiss = None;
-        for (i, notice) in self.list.iter().enumerate().rev().take(shown) {
-            ui.horizontal(|ui| {
-                if ui.small_button("×").on_hover_text("dismiss").clicked() {
-                    dismiss = Some(i);
-                }
-                notice_label(ui, notice);
-            });
-        }
+        let size = egui::vec2(ui.available_width(), Self::strip_height(shown));
+        ui.allocate_ui_with_layout(size, egui::Layout::top_down(egui::Align::Min), |ui| {
+            ui.set_min_size(size);
+            for (i, notice) in self.list.iter().enumerate().rev().take(shown) {
+                ui.allocate_ui(egui::vec2(size.x, NOTICE_ROW_HEIGHT), |ui| {
+                    ui.horizontal(|ui| {
+                        if ui.small_button("×").on_hover_text("dismiss").clicked() {
+                            dismiss = Some(i);
+                        }
+                        let color = notice.level.color(ui);
+                        let text = RichText::new(&notice.text).color(color);
+                        ui.add(egui::Label::new(text).truncate())
+                            .on_hover_text(&notice.text);
+                    });
+                });
+            }
+        });
         if let Some(i) = dismiss {
             self.list.remove(i);
         }
     }
 }
+
+/// The height of one notice in the strip above the diffusion views, in points.
+const NOTICE_ROW_HEIGHT: f32 = 22.0;
 
 /// One notice as a wrapped label in its level's colour.
 pub fn notice_label(ui: &mut egui::Ui, notice: &Notice) {

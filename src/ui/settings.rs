@@ -55,8 +55,16 @@ impl Preset {
         match self {
             Self::Notebook => "the notebook's field: 2000x2000, seed 3966789",
             Self::Small => "512x512: smooth on any machine, CPU included",
-            Self::Large => "8192x8192 (256 MiB): where the GPU pulls far ahead of the CPU",
+            Self::Large => {
+                "8192x8192 (256 MiB): a GPU-sized preset, where the GPU pulls far ahead of \
+                 the CPU; on a CPU each step takes about a second"
+            }
         }
+    }
+
+    /// Whether the preset is meant for a GPU (on a CPU a step takes about a second).
+    pub fn gpu_sized(self) -> bool {
+        self == Self::Large
     }
 }
 
@@ -65,7 +73,7 @@ impl fmt::Display for Preset {
         f.write_str(match self {
             Self::Notebook => "notebook 2000²",
             Self::Small => "small 512²",
-            Self::Large => "large 8192²",
+            Self::Large => "large 8192² (GPU)",
         })
     }
 }

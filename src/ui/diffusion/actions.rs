@@ -5,10 +5,11 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
+use crate::grid::GridSize;
 use crate::session::diffusion::{self as sim, ExportJob, Recording, SimCommand};
 use crate::sim::generate::GenerationPlace;
 use crate::ui::notice::Level;
-use crate::ui::settings::Settings;
+use crate::ui::settings::{Settings, MAX_STEPS_PER_FRAME};
 
 use super::controls::CoefficientInput;
 use super::files::{self, FilesSection};
@@ -19,8 +20,19 @@ impl DiffusionPanel {
     /// Opens a saved state or an initial field (`.npy`, PNG, JPEG), as dropping it on the
     /// window does; the simulation thread reads it and a notice says how it went.
     pub fn open_file(&mut self, path: PathBuf) {
-        self.notify(Level::Info, format!("opening {}…", path.display()));
+        self.field_replaced(None);
+        self.opening_done();
+        let opening = format!("opening {}…", path.display());
+        self.notify(Level::Info, opening.clone());
+        self.files.opening = Some(opening);
         self.send(SimCommand::Open(path, self.files.range));
+    }
+
+    /// The "opening …" notice goes once the file is opened (or refused: the error says so).
+    pub(super) fn opening_done(&mut self) {
+        if let Some(opening) = self.files.opening.take() {
+            self.notices.remove(&opening);
+        }
     }
 
     /// Opens the first of the files dropped on the window this frame, if any (the app calls
@@ -78,6 +90,12 @@ impl DiffusionPanel {
 
     pub(super) fn opened(&mut self, opened: sim::Opened, settings: &mut Settings) {
         let scenario_notice = self.scenario_opened(&opened);
+        self.scale_steps_per_frame(opened.size, settings);
+        self.opening_done();
+        // A field of another size is shown whole, not at the old field's zoom.
+        if self.state.field_size != Some(opened.size) {
+            self.views.viewport = Viewport::default();
+        }
         self.agreement.clear();
         self.timings.clear();
         self.state.progress = None;
@@ -87,6 +105,7 @@ impl DiffusionPanel {
         if let Some(params) = opened.params {
             settings.step = params;
             self.coefficient.typed = params.coeff;
+            self.coefficient.refused = None;
             self.coefficient.unlock_unstable |= params.coeff > crate::compute::STABLE_COEFF_LIMIT;
         }
         self.generated_with = match opened.origin {
@@ -148,12 +167,47 @@ impl DiffusionPanel {
     pub(super) fn regenerate(&mut self, settings: &Settings) {
         match settings.field.validate() {
             Ok(()) => {
+                self.field_replaced(Some(settings.field.size));
                 self.state.progress =
                     Some((format!("generating the {} field", settings.field.size), 0.0));
                 self.generated_with = Some(settings.field);
                 self.send(SimCommand::Generate(settings.field));
             }
             Err(error) => self.notify(Level::Error, format!("cannot generate: {error}")),
+        }
+    }
+
+    /// Before a field of another size (`None`: not known yet, a file to open) replaces the one
+    /// on screen: the probes and the line, which belong to the old field, are cleared with a
+    /// notice, and the thread stops sampling before the new field arrives (it must never
+    /// sample cells of the old one).
+    fn field_replaced(&mut self, new_size: Option<GridSize>) {
+        if new_size.is_some() && new_size == self.state.field_size {
+            return;
+        }
+        if self.paint.has_plots() {
+            self.paint.probes.clear();
+            self.paint.profile.clear();
+            self.send(SimCommand::SetSampling(Vec::new()));
+            self.notify(
+                Level::Info,
+                "cleared the probes and the line: they belonged to the previous field",
+            );
+        }
+    }
+
+    /// The steps per frame scaled to a field of `new_size`, so that a frame takes about as
+    /// long as before (398 steps of 512² are 1 step of 8192²); automatic steps start there.
+    fn scale_steps_per_frame(&mut self, new_size: GridSize, settings: &mut Settings) {
+        let Some(old_size) = self.state.field_size else {
+            return;
+        };
+        let scaled =
+            settings.steps_per_frame as f64 * old_size.cells() as f64 / new_size.cells() as f64;
+        let steps = (scaled.round() as u64).clamp(1, MAX_STEPS_PER_FRAME);
+        if steps != settings.steps_per_frame {
+            settings.steps_per_frame = steps;
+            self.send(SimCommand::SetStepsPerFrame(steps));
         }
     }
 
@@ -238,7 +292,12 @@ impl DiffusionPanel {
             }
             DiffusionCommand::Reset => self.reset(),
             DiffusionCommand::Problem(command) => self.send(SimCommand::Problem(command)),
-            DiffusionCommand::Regenerate => self.regenerate(settings),
+            DiffusionCommand::Regenerate => {
+                if settings.field.validate().is_ok() {
+                    self.scale_steps_per_frame(settings.field.size, settings);
+                }
+                self.regenerate(settings);
+            }
             DiffusionCommand::SwitchBackend(choice) => {
                 settings.backend = choice;
                 self.send(SimCommand::SwitchBackend(choice));
@@ -293,13 +352,24 @@ impl DiffusionPanel {
         self.paint.restart(None);
     }
 
-    /// Takes the typed coefficient when the guard allows it (a refusal is shown by the control).
+    /// Takes the committed coefficient when the guard allows it; a refused one leaves the box
+    /// showing the coefficient in use, and the control says what was refused.
     fn set_coefficient(&mut self, input: CoefficientInput, settings: &mut Settings) {
-        self.coefficient = input;
-        let accepted = self.coefficient.accepted(settings.step.boundary);
-        if let Some(params) = accepted.filter(|p| p.coeff != settings.step.coeff) {
-            settings.step = params;
-            self.send(SimCommand::SetParams(params));
+        self.coefficient = CoefficientInput {
+            refused: None,
+            ..input
+        };
+        match self.coefficient.accepted(settings.step.boundary) {
+            Some(params) => {
+                if params.coeff != settings.step.coeff {
+                    settings.step = params;
+                    self.send(SimCommand::SetParams(params));
+                }
+            }
+            None => {
+                self.coefficient.refused = Some(input.typed);
+                self.coefficient.typed = settings.step.coeff;
+            }
         }
     }
 

@@ -20,13 +20,25 @@ use crate::session::diffusion::ExportKind;
 /// The coefficient as typed, and whether coefficients above 0.25 are allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CoefficientInput {
-    /// The slider's value; `settings.step.coeff` is the one in use.
+    /// The value the box shows; `settings.step.coeff` is the one in use. A typed value counts
+    /// once it is committed (Enter or the box losing focus), never keystroke by keystroke.
     pub typed: f32,
     /// Whether the user unlocked unstable coefficients.
     pub unlock_unstable: bool,
+    /// The last committed value the guard refused (the box went back to the one in use).
+    pub refused: Option<f32>,
 }
 
 impl CoefficientInput {
+    /// A box showing `coeff`, locked to stable coefficients.
+    pub fn new(coeff: f32) -> Self {
+        Self {
+            typed: coeff,
+            unlock_unstable: false,
+            refused: None,
+        }
+    }
+
     /// The typed coefficient with `boundary`, when the guard allows it.
     pub fn accepted(&self, boundary: Boundary) -> Option<StepParams> {
         let params = StepParams {
@@ -50,6 +62,10 @@ pub struct Controls<'a> {
     pub folder: &'a mut FolderField,
     /// The field parameters of the field on screen.
     pub generated_with: Option<JaggedParams>,
+    /// Whether the recording under way is a video (not a PNG sequence).
+    pub video_recording: bool,
+    /// Seconds per step on the field on screen, as last measured.
+    pub seconds_per_step: Option<f64>,
     /// What the controls ask for.
     pub commands: &'a mut Vec<DiffusionCommand>,
     /// The tools on the pictures (the Problem section chooses the Material tool's kind).
@@ -74,9 +90,23 @@ impl Controls<'_> {
     fn backend_ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("Backend");
         let mut choice = self.settings.backend;
+        // Known once the backend started: a choice that cannot work is greyed out, with why.
+        let cuda_unavailable = self
+            .state
+            .backend
+            .as_ref()
+            .filter(|status| status.kind == BackendKind::Cpu)
+            .and_then(|status| status.cuda_unavailable.as_ref());
         ui.horizontal(|ui| {
             for option in BackendChoice::ALL {
-                ui.selectable_value(&mut choice, option, option.to_string().to_uppercase());
+                let reason = cuda_unavailable.filter(|_| option == BackendChoice::Cuda);
+                ui.add_enabled_ui(reason.is_none(), |ui| {
+                    let text = option.to_string().to_uppercase();
+                    let response = ui.selectable_value(&mut choice, option, text);
+                    if let Some(reason) = reason {
+                        response.on_disabled_hover_text(format!("CUDA unavailable: {reason}"));
+                    }
+                });
             }
         });
         if choice != self.settings.backend {
@@ -118,7 +148,8 @@ impl Controls<'_> {
         ui.horizontal_wrapped(|ui| {
             ui.label("presets:");
             for preset in Preset::ALL {
-                let button = ui.button(preset.to_string()).on_hover_text(preset.hint());
+                let hint = self.preset_hint(preset);
+                let button = ui.button(preset.to_string()).on_hover_text(hint);
                 if button.clicked() {
                     self.settings.field = preset.params();
                     self.commands.push(DiffusionCommand::Regenerate);
@@ -148,6 +179,32 @@ impl Controls<'_> {
         }
     }
 
+    /// The preset's hint; for a GPU-sized preset on the CPU, with the time a step would take,
+    /// scaled from the field on screen.
+    fn preset_hint(&self, preset: Preset) -> String {
+        let mut hint = preset.hint().to_string();
+        let on_cpu = self
+            .state
+            .backend
+            .as_ref()
+            .is_some_and(|status| status.kind == BackendKind::Cpu);
+        if let (true, true, Some(seconds), Some(size)) = (
+            preset.gpu_sized(),
+            on_cpu,
+            self.seconds_per_step,
+            self.state.field_size,
+        ) {
+            let cells = preset.params().size.cells() as f64;
+            let estimate = seconds * cells / size.cells().max(1) as f64;
+            hint.push_str(&format!(
+                "\non this CPU about {} per step (scaled from the field on screen); the \
+                 steps per frame are scaled down with the size",
+                crate::measure::format_seconds(estimate)
+            ));
+        }
+        hint
+    }
+
     /// Beside Regenerate: the "live" toggle, the field's size in memory, and where the last
     /// field was generated and how long it took (in full on hover, with the reason when the
     /// GPU could not).
@@ -159,12 +216,15 @@ impl Controls<'_> {
         } else {
             "regenerating while dragging needs the field generated on the GPU (CUDA with cuFFT)"
         };
-        ui.add_enabled(
-            on_gpu,
-            egui::Checkbox::new(&mut self.settings.live_field, "live"),
-        )
-        .on_hover_text(hint)
-        .on_disabled_hover_text(hint);
+        // Disabled, the box is clear (the choice is kept for a field generated on the GPU).
+        let mut live = self.settings.live_field && on_gpu;
+        let toggle = ui
+            .add_enabled(on_gpu, egui::Checkbox::new(&mut live, "live"))
+            .on_hover_text(hint)
+            .on_disabled_hover_text(hint);
+        if toggle.changed() {
+            self.settings.live_field = live;
+        }
         let mib = self.settings.field.size.bytes() as f64 / (1 << 20) as f64;
         let decimals = if mib < 10.0 { 1 } else { 0 };
         let mut text = format!("{mib:.decimals$} MiB");
@@ -294,13 +354,18 @@ impl Controls<'_> {
     fn coefficient_ui(&mut self, ui: &mut egui::Ui) {
         let mut input = *self.coefficient;
         let max = if input.unlock_unstable { 0.5 } else { 0.3 };
+        // A typed value applies when committed: "0.3" typed over "0.250" must not run "0" first.
         let slider = egui::Slider::new(&mut input.typed, 0.001..=max)
             .text("coefficient")
             .max_decimals(4)
+            .update_while_editing(false)
             .clamping(egui::SliderClamping::Edits);
         let mut changed = ui
             .add(slider)
-            .on_hover_text("f -= coefficient × Laplacian; stable up to 0.25")
+            .on_hover_text(
+                "f -= coefficient × Laplacian; stable up to 0.25. A typed value applies on \
+                 Enter or when the box loses focus",
+            )
             .changed();
         if ui
             .checkbox(&mut input.unlock_unstable, "unlock coefficients above 0.25")
@@ -312,17 +377,22 @@ impl Controls<'_> {
             if !input.unlock_unstable && self.settings.step.coeff > STABLE_COEFF_LIMIT {
                 input.typed = STABLE_COEFF_LIMIT;
             }
+            // "Tick the unlock to run it anyway": the refused value runs once unlocked.
+            if let (true, Some(refused)) = (input.unlock_unstable, input.refused) {
+                input.typed = refused;
+            }
             changed = true;
         }
         if changed {
             self.commands.push(DiffusionCommand::SetCoefficient(input));
         }
         let in_use = self.settings.step.coeff;
-        if input.typed > STABLE_COEFF_LIMIT && !input.unlock_unstable {
+        if let Some(refused) = input.refused {
             ui.colored_label(
                 ERROR,
                 format!(
-                    "refused: above 0.25 the scheme blows up. Still using {in_use}; tick the unlock to run it anyway."
+                    "{refused} refused: above 0.25 the scheme blows up. Still using {in_use}; \
+                     tick the unlock to run it anyway."
                 ),
             );
         } else if let Some(warning) = Stability::of(in_use).warning() {
@@ -348,10 +418,17 @@ impl Controls<'_> {
             }
         });
         ui.horizontal(|ui| {
-            let mut recording = self.state.recording;
+            // A video being recorded is not a PNG sequence: the box stays clear meanwhile.
+            let mut recording = self.state.recording && !self.video_recording;
+            let hint = if self.video_recording {
+                "a video is being recorded; ticking this records PNGs instead (the video is \
+                 finished and kept)"
+            } else {
+                "writes field_STEP.png and laplacian_STEP.png into FOLDER/frames"
+            };
             let checkbox = ui
                 .checkbox(&mut recording, "record PNGs")
-                .on_hover_text("writes field_STEP.png and laplacian_STEP.png into FOLDER/frames");
+                .on_hover_text(hint);
             if checkbox.changed() {
                 self.commands
                     .push(DiffusionCommand::SetRecording(recording));

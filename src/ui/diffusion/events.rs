@@ -38,12 +38,11 @@ impl DiffusionPanel {
         match event {
             SimEvent::Backend(status) => {
                 self.timings.clear();
-                // A refused switch leaves the old backend running: the selector shows that one.
-                if settings.backend != BackendChoice::Auto {
-                    settings.backend = match status.kind {
-                        BackendKind::Cpu => BackendChoice::Cpu,
-                        BackendKind::Cuda => BackendChoice::Cuda,
-                    };
+                // CUDA asked for and not available (a choice remembered from another machine):
+                // the choice becomes AUTO, which uses CUDA wherever it works, rather than
+                // remembering CPU for the next start. The selector greys CUDA out meanwhile.
+                if settings.backend == BackendChoice::Cuda && status.kind == BackendKind::Cpu {
+                    settings.backend = BackendChoice::Auto;
                 }
                 self.state.backend = Some(status);
             }
@@ -73,7 +72,12 @@ impl DiffusionPanel {
                 self.state.non_finite = Some(message);
             }
             SimEvent::Stopped => self.state.playing = false,
-            SimEvent::Notice(level, text) => self.notify(level, text),
+            SimEvent::Notice(level, text) => {
+                if level == Level::Error {
+                    self.opening_done();
+                }
+                self.notify(level, text);
+            }
             SimEvent::RecordingStopped => {
                 self.state.recording = false;
                 self.files.video_recording = false;
@@ -169,6 +173,10 @@ impl DiffusionPanel {
         self.scenario = None;
         self.agreement.clear();
         self.state.progress = None;
+        // A field of another size is shown whole, not at the old field's zoom.
+        if self.state.field_size != Some(size) {
+            self.views.viewport = super::view::Viewport::default();
+        }
         self.state.field_size = Some(size);
         self.state.step = 0;
         self.timings.clear();

@@ -6,6 +6,7 @@
 //! written by the simulation thread.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use eframe::egui;
 use egui_file::{FileDialog, State};
@@ -57,11 +58,15 @@ impl VideoChoice {
     }
 }
 
+/// The text of the open dialog's Open button (the click is found by it).
+const OPEN_BUTTON: &str = "Open";
+
 /// Which dialog is open.
 enum Dialog {
     Save(FileDialog),
     SaveScenario(FileDialog),
-    Open(FileDialog),
+    /// With the file name as typed in it, kept by its name filter (which sees every edit).
+    Open(FileDialog, Arc<Mutex<String>>),
 }
 
 /// The section's own state: the image range and the dialog while open.
@@ -73,6 +78,8 @@ pub struct FilesSection {
     pub video: VideoChoice,
     /// Whether a video is being recorded.
     pub video_recording: bool,
+    /// The notice of the file being opened, until it is opened or refused.
+    pub opening: Option<String>,
     dialog: Option<Dialog>,
 }
 
@@ -201,14 +208,26 @@ impl FilesSection {
                  the window",
             );
             if open.clicked() {
+                let typed = Arc::new(Mutex::new(String::new()));
+                let seen = Arc::clone(&typed);
+                // The dialog asks its name filter about the typed name every frame: that is how
+                // the typed name reaches the Open button's click (the dialog itself opens only
+                // a file clicked in its list).
+                let keep_typed = move |name: &str| {
+                    let mut kept = seen.lock().unwrap_or_else(PoisonError::into_inner);
+                    name.clone_into(&mut kept);
+                    true
+                };
                 let mut dialog = FileDialog::open_file()
                     .initial_path(start_dir(dir))
                     .title("Open a state or an initial field")
+                    .open_button_text(OPEN_BUTTON.into())
+                    .filename_filter(Box::new(keep_typed))
                     .show_rename(false)
                     .show_new_folder(false)
                     .default_size([560.0, 420.0]);
                 dialog.open();
-                self.dialog = Some(Dialog::Open(dialog));
+                self.dialog = Some(Dialog::Open(dialog, typed));
             }
         });
         ui.horizontal(|ui| {
@@ -225,16 +244,34 @@ impl FilesSection {
 
     /// Shows the open dialog; returns what was chosen in it.
     pub fn dialog_ui(&mut self, ctx: &egui::Context) -> Option<DiffusionCommand> {
-        let (dialog, save, scenario) = match self.dialog.as_mut()? {
-            Dialog::Save(dialog) => (dialog, true, false),
-            Dialog::SaveScenario(dialog) => (dialog, true, true),
-            Dialog::Open(dialog) => (dialog, false, false),
+        let (dialog, typed, scenario) = match self.dialog.as_mut()? {
+            Dialog::Save(dialog) => (dialog, None, false),
+            Dialog::SaveScenario(dialog) => (dialog, None, true),
+            Dialog::Open(dialog, typed) => (dialog, Some(typed), false),
         };
-        let chosen = match dialog.show(ctx).state() {
-            State::Open => return None,
+        let state = dialog.show(ctx).state();
+        let mut chosen = match state {
+            State::Open => None,
             State::Selected => dialog.path().map(Path::to_path_buf),
             State::Closed | State::Cancelled => None,
         };
+        if let Some(typed) = typed.filter(|_| open_clicked(ctx)) {
+            // Open with a typed name opens what is typed (a folder: the dialog goes there), as
+            // Enter does; a name that is not there is the simulation thread's notice.
+            let name = typed.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            let path = dialog.directory().join(name.trim());
+            if !name.trim().is_empty() && path.is_dir() {
+                dialog.set_path(path);
+                return None;
+            }
+            if !name.trim().is_empty() {
+                chosen = Some(path);
+            }
+        }
+        if state == State::Open && chosen.is_none() {
+            return None;
+        }
+        let save = matches!(self.dialog, Some(Dialog::Save(_) | Dialog::SaveScenario(_)));
         self.dialog = None;
         let mut path = chosen?;
         // The simulation thread writes a scenario for a `.toml` path.
@@ -279,4 +316,14 @@ impl FilesSection {
             egui::Color32::WHITE,
         );
     }
+}
+
+/// Whether the open dialog's Open button was clicked this frame.
+fn open_clicked(ctx: &egui::Context) -> bool {
+    ctx.output(|output| {
+        output.events.iter().any(|event| {
+            matches!(event, egui::output::OutputEvent::Clicked(info)
+                if info.label.as_deref() == Some(OPEN_BUTTON))
+        })
+    })
 }

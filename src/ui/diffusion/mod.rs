@@ -49,8 +49,8 @@ use views::Views;
 /// Notices shown at once above the views (the newest).
 const NOTICES_SHOWN: usize = 2;
 
-/// Height of the probe, line and energy plots under the views, in points.
-const PLOTS_HEIGHT: f32 = 220.0;
+/// The least height of the timings area with its plots (or the probe and line plots).
+const MIN_PLOTS_HEIGHT: f32 = 210.0;
 
 /// What the panel knows of the simulation, as its thread last reported it.
 #[derive(Debug, Clone, Default)]
@@ -150,10 +150,7 @@ impl DiffusionPanel {
             timings: Timings::default(),
             agreement: agreement::AgreementLog::default(),
             notices,
-            coefficient: CoefficientInput {
-                typed: settings.step.coeff,
-                unlock_unstable: false,
-            },
+            coefficient: CoefficientInput::new(settings.step.coeff),
             folder: FolderField::new(&settings.export_dir),
             sent_views: None,
             autoplay,
@@ -325,6 +322,8 @@ impl DiffusionPanel {
             coefficient: &self.coefficient,
             folder: &mut self.folder,
             generated_with: self.generated_with,
+            video_recording: self.files.video_recording,
+            seconds_per_step: self.timings.latest_step_timing().map(|(us, _)| us * 1e-6),
             commands,
             tools: &mut self.paint,
         }
@@ -362,55 +361,46 @@ impl DiffusionPanel {
             self.paint.set_tool(brush::Tool::Material);
         }
         // The views are as tall as their width allows; the timings take the rest of the height.
+        // Nothing here depends on the notices or the probes: the layout never moves under the
+        // pointer (the notices have a strip of their own, the probe and line plots take the
+        // place of the timing plots).
         let available = ui.available_size();
-        let notices = self.notices.len().min(NOTICES_SHOWN) as f32;
         let views_height = view::views_height(available.x, self.state.field_size)
-            + 22.0 * notices
+            + Notices::strip_height(NOTICES_SHOWN)
             + 24.0
             + sides::STRIP_HEIGHT;
-        let timings_height = if settings.show_plots {
-            (available.y - views_height).clamp(180.0, (available.y * 0.6).max(180.0))
-        } else {
-            90.0
-        };
-        egui::Panel::bottom("timings")
+        let traces = self.sources.thermostat_traces(&self.state);
+        self.paint.probes.set_thermostat_traces(traces);
+        let energy = self.state.problem.is_some() && self.energy.latest().is_some();
+        let timings_height =
+            if settings.show_plots || energy || timings_panel::probe_plots_wanted(&self.paint) {
+                (available.y - views_height)
+                    .clamp(MIN_PLOTS_HEIGHT, (available.y * 0.6).max(MIN_PLOTS_HEIGHT))
+            } else {
+                90.0
+            };
+        let export = egui::Panel::bottom("timings")
             .exact_size(timings_height)
             .show(ui, |ui| {
+                if energy {
+                    // The energy budget takes a third of the row, beside the timings or probes.
+                    egui::Panel::right("energy")
+                        .exact_size(ui.available_width() / 3.0)
+                        .show(ui, |ui| self.energy.ui(ui, timings_height - 8.0));
+                }
                 timings_panel::timings_ui(
                     ui,
                     &self.timings,
                     &self.agreement,
                     &mut settings.show_plots,
-                );
-            });
-        let traces = self.sources.thermostat_traces(&self.state);
-        self.paint.probes.set_thermostat_traces(traces);
-        let energy = self.state.problem.is_some() && self.energy.latest().is_some();
-        let plots = self.paint.has_plots()
-            || matches!(self.paint.tool, brush::Tool::Probe | brush::Tool::Line);
-        if plots || energy {
-            let (paint, budget) = (&mut self.paint, &self.energy);
-            let export = egui::Panel::bottom("probes")
-                .exact_size(PLOTS_HEIGHT)
-                .show(ui, |ui| {
-                    if !plots {
-                        budget.ui(ui, PLOTS_HEIGHT);
-                        return false;
-                    }
-                    if energy {
-                        // The energy budget takes a third of the row, beside the probes.
-                        egui::Panel::right("energy")
-                            .exact_size(ui.available_width() / 3.0)
-                            .show(ui, |ui| budget.ui(ui, PLOTS_HEIGHT));
-                    }
-                    paint.plots_ui(ui)
-                })
-                .inner;
-            if export {
-                // Applied at once, before the notices are drawn, so that its notice shows in
-                // this frame's layout.
-                self.apply(DiffusionCommand::ExportProbes, settings);
-            }
+                    &mut self.paint,
+                )
+            })
+            .inner;
+        if export {
+            // Applied at once, before the notices are drawn, so that its notice shows in this
+            // frame's layout.
+            self.apply(DiffusionCommand::ExportProbes, settings);
         }
         egui::CentralPanel::default().show(ui, |ui| {
             self.notices.ui(ui, NOTICES_SHOWN);

@@ -186,7 +186,15 @@ impl Probes {
 
     /// Each probe's value over the steps.
     pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
-        let plot = Plot::new("probe_plot")
+        let mut plot = Plot::new("probe_plot");
+        if let Some((steps, values)) = self.flat_bounds() {
+            plot = plot
+                .include_x(steps.0)
+                .include_x(steps.1)
+                .include_y(values.0)
+                .include_y(values.1);
+        }
+        let plot = plot
             .height(height)
             .y_axis_min_width(44.0)
             .legend(Legend::default())
@@ -210,6 +218,48 @@ impl Probes {
             }
             super::sources::switches::draw(plot, &self.thermostats);
         });
+    }
+}
+
+/// Bounds the plot includes when its samples span no steps or no values (one sample, or a
+/// steady value): a step either side and 5% of the value (at least 0.001) either side, so that
+/// the axis reads 750 ... 830 rather than 789.998 ... 790.002.
+pub fn flat_bounds(samples: impl Iterator<Item = (u64, f32)>) -> Option<((f64, f64), (f64, f64))> {
+    let mut steps = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut values = (f64::INFINITY, f64::NEG_INFINITY);
+    for (step, value) in samples {
+        let (step, value) = (step as f64, f64::from(value));
+        steps = (steps.0.min(step), steps.1.max(step));
+        if value.is_finite() {
+            values = (values.0.min(value), values.1.max(value));
+        }
+    }
+    if !(steps.0.is_finite() && values.0.is_finite()) {
+        return None;
+    }
+    let pad = (values.1.abs().max(values.0.abs()) * 0.05).max(1e-3);
+    let flat_values = values.1 - values.0 < pad * 1e-3;
+    let flat_steps = steps.1 - steps.0 < 1.0;
+    if !(flat_values || flat_steps) {
+        return None;
+    }
+    let steps = if flat_steps {
+        (steps.0 - 1.0, steps.1 + 1.0)
+    } else {
+        steps
+    };
+    let values = if flat_values {
+        (values.0 - pad, values.1 + pad)
+    } else {
+        values
+    };
+    Some((steps, values))
+}
+
+impl Probes {
+    /// [`flat_bounds`] of every probe's samples.
+    fn flat_bounds(&self) -> Option<((f64, f64), (f64, f64))> {
+        flat_bounds(self.probes.iter().flat_map(|p| p.series.iter().copied()))
     }
 }
 
@@ -246,5 +296,19 @@ mod tests {
         );
         probes.restart(Some(GridSize { rows: 5, cols: 5 }));
         assert!(probes.all().iter().all(|p| p.row < 5 && p.col < 5));
+    }
+
+    #[test]
+    fn a_single_sample_gets_readable_bounds_and_a_spread_series_none() {
+        let ((s0, s1), (v0, v1)) = flat_bounds([(40, 790.0_f32)].into_iter()).unwrap();
+        assert_eq!((s0, s1), (39.0, 41.0));
+        assert!(
+            (v0 - 750.5).abs() < 1e-3 && (v1 - 829.5).abs() < 1e-3,
+            "{v0} {v1}"
+        );
+        let (_, (v0, v1)) = flat_bounds([(1, 0.0_f32), (2, 0.0)].into_iter()).unwrap();
+        assert!((v0 + 1e-3).abs() < 1e-9 && (v1 - 1e-3).abs() < 1e-9);
+        assert_eq!(flat_bounds([(1, 0.2_f32), (9, 0.7)].into_iter()), None);
+        assert_eq!(flat_bounds(std::iter::empty()), None);
     }
 }

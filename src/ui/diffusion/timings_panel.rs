@@ -9,6 +9,7 @@ use crate::measure::format_seconds;
 use crate::sim::FieldStats;
 
 use super::agreement::AgreementLog;
+use super::brush::{PaintTools, Tool};
 use super::timings::{part_color, Sample, Timings};
 use crate::session::diffusion::FramePart;
 
@@ -49,13 +50,17 @@ impl TimingPlot {
     }
 }
 
-/// The whole timings area. `show_plots` is the toggle beside the figures.
+/// The whole timings area. `show_plots` is the toggle beside the figures. While there are
+/// probes or a line (or their tool is in use), their plots take the place of the timing plots,
+/// in the same area: placing the first probe moves nothing. Returns whether the probes' CSV
+/// export was asked for.
 pub fn timings_ui(
     ui: &mut egui::Ui,
     timings: &Timings,
     agreement: &AgreementLog,
     show_plots: &mut bool,
-) {
+    tools: &mut PaintTools,
+) -> bool {
     ui.horizontal_wrapped(|ui| {
         header_ui(ui, timings);
         ui.separator();
@@ -64,6 +69,10 @@ pub fn timings_ui(
     if agreement.enabled() {
         ui.horizontal_wrapped(|ui| agreement.status_ui(ui));
     }
+    if probe_plots_wanted(tools) {
+        // The probe plots need the height the summary and the split would take.
+        return tools.plots_ui(ui);
+    }
     if let Some(summary) = timings.timeit() {
         ui.label(RichText::new(summary.to_string()).monospace());
     }
@@ -71,6 +80,13 @@ pub fn timings_ui(
     if *show_plots {
         plots_ui(ui, timings, agreement);
     }
+    false
+}
+
+/// Whether the probe and line plots are shown (in the place of the timing plots): while there
+/// are probes or a line, or their tool is in use.
+pub fn probe_plots_wanted(tools: &PaintTools) -> bool {
+    tools.has_plots() || matches!(tools.tool, Tool::Probe | Tool::Line)
 }
 
 /// The live figures: time per step, rates, effective bandwidth.
@@ -147,6 +163,30 @@ fn over_time(timings: &Timings, value: impl Fn(&Sample) -> Option<f64>) -> Vec<[
         .collect()
 }
 
+/// The index ranges of `frames` (time in seconds, steps taken) between pauses: a new run
+/// starts after a frame that took no steps, and after a gap in time much longer than the frames
+/// before it.
+pub fn split_runs(frames: &[(f64, u64)]) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut interval = f64::INFINITY;
+    for i in 1..frames.len() {
+        let gap = frames[i].0 - frames[i - 1].0;
+        let paused = frames[i - 1].1 == 0 || frames[i].1 == 0;
+        if paused || gap > (4.0 * interval).max(1.0) {
+            runs.push(start..i);
+            start = i;
+            interval = f64::INFINITY;
+        } else {
+            interval = gap;
+        }
+    }
+    if start < frames.len() {
+        runs.push(start..frames.len());
+    }
+    runs
+}
+
 fn over_steps(timings: &Timings, value: impl Fn(&FieldStats) -> f64) -> Vec<[f64; 2]> {
     timings
         .history()
@@ -165,15 +205,22 @@ fn plot_ui(ui: &mut egui::Ui, timings: &Timings, plot: TimingPlot, height: f32) 
                 plot.line(Line::new("µs/step", PlotPoints::from(points)));
             });
         }
-        // No legend: the coloured split line above the plots names each colour.
+        // No legend: the coloured split line above the plots names each colour. Lines, never
+        // bands (egui_plot fills dense lines as polygons), and none across a pause.
         TimingPlot::Split => {
+            let frames: Vec<(f64, u64)> = timings.history().map(|s| (s.t, s.steps)).collect();
             frame.show(ui, |plot| {
                 for (i, part) in FramePart::ALL.iter().enumerate() {
                     let points = over_time(timings, |s| Some(s.split_ms[i]));
-                    if points.iter().any(|p| p[1] > 0.0) {
+                    if !points.iter().any(|p| p[1] > 0.0) {
+                        continue;
+                    }
+                    for run in split_runs(&frames) {
+                        let run_points = points[run].to_vec();
                         plot.line(
-                            Line::new(part.to_string(), PlotPoints::from(points))
-                                .color(part_color(*part)),
+                            Line::new(part.to_string(), PlotPoints::from(run_points))
+                                .color(part_color(*part))
+                                .allow_band(false),
                         );
                     }
                 }
@@ -194,5 +241,28 @@ fn plot_ui(ui: &mut egui::Ui, timings: &Timings, plot: TimingPlot, height: f32) 
                 plot.line(Line::new("min", PlotPoints::from(min)));
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_runs;
+
+    #[test]
+    fn the_split_plot_breaks_at_pauses_and_long_gaps() {
+        // Steady frames, a paused redraw, steady again, then a long gap with no frame at all.
+        let frames = [
+            (0.0, 5),
+            (0.1, 5),
+            (0.2, 5),
+            (0.3, 0),
+            (0.4, 5),
+            (0.5, 5),
+            (9.0, 5),
+            (9.1, 5),
+        ];
+        assert_eq!(split_runs(&frames), vec![0..3, 3..4, 4..6, 6..8]);
+        assert_eq!(split_runs(&frames[..3]), vec![0..3]);
+        assert!(split_runs(&[]).is_empty());
     }
 }

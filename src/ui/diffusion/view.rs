@@ -294,7 +294,9 @@ pub fn picture_ui(
     let aspect = cols as f32 / rows as f32;
     let unit = overlays.as_ref().and_then(|o| o.unit());
     let colorbar_width = COLORBAR_WIDTH + unit.map_or(0.0, |_| UNIT_WIDTH);
-    let max_w = (available.x - colorbar_width).max(32.0);
+    // The colorbar follows one item spacing to the right: together they fit the column, which
+    // would otherwise widen the panel past the window (and cut the readout under it).
+    let max_w = (available.x - colorbar_width - ui.spacing().item_spacing.x).max(32.0);
     let max_h = available.y.max(32.0);
     let size = if max_w / aspect <= max_h {
         Vec2::new(max_w, max_w / aspect)

@@ -53,15 +53,18 @@ pub fn curve_ui(ui: &mut egui::Ui, outcome: &Outcome, height: f32) {
         .y_axis_min_width(56.0)
         .include_y(0.0)
         .show(ui, |plot| {
+            // The dots first, the curve over them (drawn in this order), wide enough to show
+            // through thousands of dots on it.
             plot.points(
                 Points::new("computed (float32)", PlotPoints::from(samples.clone()))
                     .color(Color32::from_rgb(80, 150, 235))
-                    .radius(2.5),
+                    .radius(1.5),
             );
             plot.line(
                 Line::new("exact (float64)", PlotPoints::from(exact))
                     .color(Color32::from_rgb(240, 150, 50))
-                    .width(1.2),
+                    .width(2.5)
+                    .allow_band(false),
             );
         });
 }

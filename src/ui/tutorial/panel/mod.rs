@@ -102,6 +102,9 @@ fn intro(kernel: TutorialKernel) -> &'static str {
     }
 }
 
+/// The least height of the sweep and result plots at the bottom (a smaller window scrolls).
+const MIN_RESULT_PLOT_HEIGHT: f32 = 200.0;
+
 /// The middle of the panel: notice, timings table and bars, then the sweep and the results.
 pub fn body_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status) {
     ui.label(RichText::new(intro(panel.kernel)).italics());
@@ -136,28 +139,31 @@ pub fn body_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status) {
         );
     }
     let width = ui.available_width();
-    if width >= 1050.0 {
+    // Side by side only where the table (about 700 points) and the bars both fit: a table
+    // wider than its share widens the panel past the window and cuts off the right edge.
+    if width >= 1250.0 {
         ui.horizontal_top(|ui| {
             ui.allocate_ui_with_layout(
-                egui::vec2(width * 0.56, 190.0),
+                egui::vec2(width - 480.0, 190.0),
                 egui::Layout::top_down(egui::Align::Min),
                 |ui| timings_table_ui(ui, run, status),
             );
             ui.allocate_ui_with_layout(
                 egui::vec2(ui.available_width(), 190.0),
                 egui::Layout::top_down(egui::Align::Min),
-                |ui| bars_ui(ui, run),
+                |ui| bars_ui(ui, run, 190.0),
             );
         });
     } else {
-        // A narrow window: the table above the bars.
+        // A narrow window: the table above lower bars, leaving the plots below room to show
+        // whole in a window 720 points tall.
         timings_table_ui(ui, run, status);
-        bars_ui(ui, run);
+        bars_ui(ui, run, 150.0);
     }
     ui.add_space(2.0);
     agreement_ui(ui, run, &outcome.visual);
     ui.separator();
-    let height = (ui.available_height() - 30.0).max(260.0);
+    let height = (ui.available_height() - 30.0).max(MIN_RESULT_PLOT_HEIGHT);
     match &outcome.visual {
         Visual::Pi { .. } => {
             ui.columns(3, |columns| {

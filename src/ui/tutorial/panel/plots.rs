@@ -167,8 +167,9 @@ fn version_row_ui(
     };
 }
 
-/// Stacked horizontal bars: upload / kernel (or CPU compute) / download of each version.
-pub(super) fn bars_ui(ui: &mut egui::Ui, run: &KernelRun) {
+/// Stacked horizontal bars: upload / kernel (or CPU compute) / download of each version, in a
+/// plot `height` points tall.
+pub(super) fn bars_ui(ui: &mut egui::Ui, run: &KernelRun, height: f32) {
     let timings = &run.timings;
     let largest = Version::ALL
         .iter()
@@ -207,7 +208,7 @@ pub(super) fn bars_ui(ui: &mut egui::Ui, run: &KernelRun) {
     });
     let last_row = (Version::ALL.len() - 1) as f64;
     Plot::new("tutorial_bars")
-        .height(190.0)
+        .height(height)
         .y_axis_min_width(100.0)
         .custom_x_axes(vec![AxisHints::new_x()
             .label(format!("time per run ({unit})"))
