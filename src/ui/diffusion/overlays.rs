@@ -277,7 +277,8 @@ fn draw_arrows(painter: &Painter, to_screen: &ScreenMap, arrows: &[Arrow], spaci
     let arrow = Stroke::new(1.4, Color32::WHITE);
     for a in arrows {
         let vector = Vec2::new((a.flux[0] * scale) as f32, (a.flux[1] * scale) as f32);
-        if !(vector.length() >= 2.0) {
+        let length = vector.length();
+        if length.is_nan() || length < 2.0 {
             continue;
         }
         let foot = to_screen.point(a.at) - vector / 2.0;

@@ -287,7 +287,7 @@ pub fn picture_ui(
     viewport: &mut Viewport,
     id: &str,
     primary_pans: bool,
-    mut overlays: Option<&mut Overlays>,
+    overlays: Option<&mut Overlays>,
 ) -> Picture {
     let available = ui.available_size();
     let (rows, cols) = state.field_size.map_or((1, 1), |s| (s.rows, s.cols));
@@ -318,7 +318,7 @@ pub fn picture_ui(
             match &state.texture {
                 Some(texture) => {
                     painter.image(texture.id(), rect, viewport.uv_rect(), Color32::WHITE);
-                    if let Some(overlays) = overlays.as_deref_mut() {
+                    if let Some(overlays) = overlays {
                         overlays.paint(&painter, rect, viewport, state);
                     }
                 }
