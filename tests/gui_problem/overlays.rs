@@ -29,7 +29,10 @@ const STEADY_STEPS: u64 = 30_000;
 
 /// A `size` plate of copper with 1 mm cells, 100 °C on the left side and 0 °C on the right.
 fn hot_and_cold_plate(size: GridSize) -> HeatProblem {
-    let mut problem = HeatProblem::uniform(size, SPACING, material::find("copper").unwrap());
+    let Some(copper) = material::find("copper") else {
+        panic!("the library has no copper");
+    };
+    let mut problem = HeatProblem::uniform(size, SPACING, copper);
     problem.sides.left = SideCondition::Fixed { temperature: 100.0 };
     problem.sides.right = SideCondition::Fixed { temperature: 0.0 };
     problem
