@@ -153,6 +153,7 @@ impl SimThread {
                     self.sync_paint_history();
                 }
                 Received::Nothing => {
+                    self.flush_problem_event();
                     if self.has_work() && !self.ctx.slot_is_full() {
                         self.frame();
                     }

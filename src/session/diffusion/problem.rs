@@ -107,6 +107,14 @@ impl SimThread {
         }
     }
 
+    /// Sends a change of the problem held back by the throttle once its interval has passed
+    /// (while paused no frame comes to send it).
+    pub(super) fn flush_problem_event(&mut self) {
+        if self.problem_events.unsent {
+            self.emit_problem_throttled();
+        }
+    }
+
     /// The problem's part of a frame, when a problem is stepped: with the energy balance when
     /// `balance_due` (its time counted as statistics). Sends a throttled change of the problem
     /// once its interval has passed.
@@ -115,9 +123,7 @@ impl SimThread {
         balance_due: bool,
         split: &mut Vec<(FramePart, Duration)>,
     ) -> Option<ProblemFrame> {
-        if self.problem_events.unsent {
-            self.emit_problem_throttled();
-        }
+        self.flush_problem_event();
         let sim = self.sim.as_mut()?;
         sim.problem()?;
         let energy = if balance_due {
