@@ -93,7 +93,7 @@ static HEADINGS: LazyLock<Vec<(String, String)>> = LazyLock::new(|| {
     GALLERY
         .iter()
         .map(|entry| match toml::from_str::<ScenarioFile>(entry.text) {
-            Ok(file) => (file.title, file.description),
+            Ok(file) => (file.title, super::reflow(&file.description)),
             // A test builds every entry; the menu still lists one that would not parse.
             Err(_) => (entry.name.to_string(), String::new()),
         })

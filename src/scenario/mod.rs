@@ -179,3 +179,13 @@ fn read_text(path: &Path) -> crate::Result<String> {
 
 #[cfg(test)]
 mod tests;
+
+/// A description as people read it: the lines of a paragraph joined (a TOML text breaks its
+/// lines where the file does), paragraphs kept apart by a blank line.
+pub fn reflow(text: &str) -> String {
+    text.split("\n\n")
+        .map(|paragraph| paragraph.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|paragraph| !paragraph.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}

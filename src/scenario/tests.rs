@@ -209,3 +209,11 @@ fn a_map_array_holds_indices_into_names() {
     .errors;
     assert!(errors[0].contains("unknown material \"mud\""), "{errors:?}");
 }
+
+#[test]
+fn descriptions_are_reflowed_into_paragraphs() {
+    assert_eq!(
+        super::reflow("one line\nand the next\n\nanother  paragraph\n"),
+        "one line and the next\n\nanother paragraph"
+    );
+}

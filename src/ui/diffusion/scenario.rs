@@ -45,7 +45,7 @@ impl OpenedScenario {
             .and_then(exact_of);
         Some(Self {
             title: title.clone(),
-            description: description.clone(),
+            description: crate::scenario::reflow(description),
             exact,
         })
     }
@@ -92,7 +92,10 @@ impl DiffusionPanel {
     pub fn open_gallery(&mut self, entry: &'static GalleryEntry) {
         match entry.scenario() {
             Ok(scenario) => {
-                self.notify(Level::Info, format!("opening \"{}\"…", entry.title()));
+                self.opening_done();
+                let opening = format!("opening \"{}\"…", entry.title());
+                self.notify(Level::Info, opening.clone());
+                self.files.opening = Some(opening);
                 self.send(SimCommand::OpenScenario(Box::new(scenario)));
             }
             Err(error) => self.notify(Level::Error, error.to_string()),
