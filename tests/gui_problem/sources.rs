@@ -35,7 +35,7 @@ fn settings(size: GridSize) -> Settings {
 /// a rectangle of 4 x 6 cells.
 fn app_with_heater(size: GridSize, heater: CellKind) -> (Harness<'static, HeatlabApp>, Settings) {
     let mut settings = settings(size);
-    let mut harness = app_harness(settings.clone(), Vec2::new(1400.0, 1800.0));
+    let mut harness = app_harness(settings.clone(), Vec2::new(1400.0, 3000.0));
     let paint = DiffusionCommand::Problem(ProblemCommand::Paint {
         shape: Shape::Rectangle {
             from: (10.0, 10.0),
