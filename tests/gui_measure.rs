@@ -6,7 +6,8 @@
 //! ```
 //!
 //! `HEATLAB_MEASURE_SCENARIO=FILE.toml` steps that scenario's heat problem (at its size) instead
-//! of the tutorial's plate.
+//! of the tutorial's plate; with `HEATLAB_MEASURE_OVERLAYS=1` the isotherms and heat-flux
+//! arrows are drawn over it.
 
 use std::time::{Duration, Instant};
 
@@ -85,6 +86,11 @@ fn measure_animation() {
             harness.step();
             std::thread::sleep(Duration::from_millis(1));
             assert!(start.elapsed() < Duration::from_secs(300), "no problem");
+        }
+        if std::env::var("HEATLAB_MEASURE_OVERLAYS").is_ok_and(|v| v == "1") {
+            let overlays = harness.state_mut().diffusion_mut().overlays_mut();
+            overlays.isotherms = true;
+            overlays.arrows = true;
         }
         println!(
             "heatlab gui measure: stepping the problem {} ({} kinds of cells)",
