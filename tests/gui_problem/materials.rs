@@ -52,7 +52,8 @@ fn choose(harness: &mut Harness<'_, HeatlabApp>, label: &str) {
         .next()
         .unwrap_or_else(|| panic!("no button {label}"))
         .scroll_to_me();
-    harness.step();
+    // The panel scrolls over a few frames (the problem's sections come last in it).
+    harness.run_steps(10);
     harness
         .get_all_by_role_and_label(Role::Button, label)
         .next()

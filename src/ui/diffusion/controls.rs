@@ -82,8 +82,6 @@ impl Controls<'_> {
         self.simulation_ui(ui);
         super::kernels::kernel_section_ui(ui, self.settings, self.state, self.commands);
         ui.separator();
-        super::problem::section_ui(ui, self.tools, self.state, &self.folder.path());
-        ui.separator();
         self.export_ui(ui);
     }
 

@@ -329,15 +329,18 @@ impl DiffusionPanel {
         }
         .ui(ui);
         ui.separator();
-        self.sources
-            .ui(ui, &self.state, &self.paint.probes, commands);
-        ui.separator();
         self.paint.controls_ui(ui);
         let ready = self.state.field_size.is_some();
         self.files
             .ui(ui, ready, self.state.step, &self.folder.path());
         ui.separator();
         commands.extend(self.files.video_ui(ui, ready));
+        // The problem's sections come last, so that the tutorial's controls keep their places.
+        ui.separator();
+        problem::section_ui(ui, &mut self.paint, &self.state, &self.folder.path());
+        ui.separator();
+        self.sources
+            .ui(ui, &self.state, &self.paint.probes, commands);
     }
 
     /// The whole tab; returns what its controls asked for, for the app to apply.
