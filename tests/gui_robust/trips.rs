@@ -347,8 +347,10 @@ fn the_open_dialog_opens_a_typed_name_with_its_open_button() {
     harness.run_steps(3);
     let name_box = harness
         .get_all_by_role(Role::TextInput)
+        // The dialog's name box is the widest empty one (the palette's filter and the levels
+        // box are narrow).
         .filter(|node| node.value().unwrap_or_default().is_empty())
-        .max_by(|a, b| a.rect().top().total_cmp(&b.rect().top()))
+        .max_by(|a, b| a.rect().width().total_cmp(&b.rect().width()))
         .unwrap_or_else(|| {
             let boxes: Vec<_> = harness
                 .get_all_by_role(Role::TextInput)
