@@ -10,6 +10,7 @@ pub mod gallery;
 pub mod help;
 pub mod lab;
 pub mod notice;
+pub mod options;
 pub mod screenshot;
 pub mod settings;
 pub mod shutdown;
