@@ -124,6 +124,15 @@ impl Grid {
         Ok(Self { size, data })
     }
 
+    /// A field whose value at (row, column) is `value(row, col)`.
+    pub fn from_fn(size: GridSize, value: impl Fn(usize, usize) -> f32) -> Self {
+        let cols = size.cols;
+        let data = (0..size.cells())
+            .map(|i| value(i / cols, i % cols))
+            .collect();
+        Self { size, data }
+    }
+
     /// Wraps row-major data; its length must be `rows * cols`.
     pub fn from_vec(size: GridSize, data: Vec<f32>) -> Result<Self, HeatlabError> {
         if data.len() != size.cells() {

@@ -221,11 +221,7 @@ mod tests {
     use crate::problem::{material, CellKind};
 
     fn grid(rows: usize, cols: usize, value: impl Fn(usize, usize) -> f32) -> Grid {
-        let size = GridSize::new(rows, cols).unwrap();
-        let data = (0..rows * cols)
-            .map(|i| value(i / cols, i % cols))
-            .collect();
-        Grid::from_vec(size, data).unwrap()
+        Grid::from_fn(GridSize::new(rows, cols).unwrap(), value)
     }
 
     #[test]
