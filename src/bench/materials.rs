@@ -120,7 +120,9 @@ pub fn bench_materials(
         rows.push(measured);
     }
     let notes = notes(size, copy_us.mean, &uniform_us, &rows);
-    rows.push(booked_row(cuda, config, field, &tables, &problem, &reference)?);
+    rows.push(booked_row(
+        cuda, config, field, &tables, &problem, &reference,
+    )?);
     cuda.set_material_kernel(None)?;
     cuda.set_problem(None)?;
     cuda.upload(field)?;

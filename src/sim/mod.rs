@@ -358,13 +358,15 @@ impl Simulation {
         }
     }
 
-    /// Back to the initial field and step 0 (timings are kept).
+    /// Back to the initial field and step 0, with the heaters as the user last set them
+    /// (thermostats start over); timings are kept.
     pub fn reset(&mut self) -> Result<()> {
         self.settle()?;
         self.interrupt_agreement();
         self.paint.clear();
         let initial = self.initial.clone();
         self.upload_with_problem(&initial)?;
+        self.restore_heaters_as_set()?;
         self.step = 0;
         self.set_simulated_seconds(0.0);
         Ok(())

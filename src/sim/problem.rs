@@ -40,6 +40,17 @@ pub struct ActiveProblem {
     pub(super) energy_mark: Option<f64>,
     /// Heater switches made by thermostats, not yet taken (see [`Simulation::take_switches`]).
     pub(super) switches: Vec<super::thermostat::HeaterSwitch>,
+    /// Each kind's heater as the user last set it (`None`: no heater), which thermostats do
+    /// not change: Reset goes back to it.
+    pub(super) heaters_as_set: Vec<Option<bool>>,
+}
+
+/// Whether each kind's heater is on (`None`: the kind has no heater).
+fn heater_states(kinds: &[CellKind]) -> Vec<Option<bool>> {
+    kinds
+        .iter()
+        .map(|kind| kind.heater.as_ref().map(|heater| heater.on))
+        .collect()
 }
 
 /// Cells of a problem's map given new kinds, and the tables from then on: what a painted
@@ -143,6 +154,7 @@ impl Simulation {
             cols: problem.size.cols,
         };
         Ok(ActiveProblem {
+            heaters_as_set: heater_states(&problem.kinds),
             kind_counts,
             row_limits,
             problem,
@@ -264,6 +276,34 @@ impl Simulation {
     /// can takes the tables alone; the energy booked so far is kept. Kinds that differ in more
     /// than their heaters are refused.
     pub fn set_heaters(&mut self, kinds: Vec<CellKind>) -> Result<()> {
+        let as_set = heater_states(&kinds);
+        self.switch_heaters(kinds)?;
+        if let Some(active) = self.problem.as_mut() {
+            active.heaters_as_set = as_set;
+        }
+        Ok(())
+    }
+
+    /// Puts the heaters back as the user last set them (after thermostats switched them): what
+    /// Reset does, so that a run from the initial field again switches as the first did.
+    pub(super) fn restore_heaters_as_set(&mut self) -> Result<()> {
+        let Some(active) = self.problem.as_ref() else {
+            return Ok(());
+        };
+        if heater_states(&active.problem.kinds) == active.heaters_as_set {
+            return Ok(());
+        }
+        let mut kinds = active.problem.kinds.clone();
+        for (kind, on) in kinds.iter_mut().zip(&active.heaters_as_set) {
+            if let (Some(heater), Some(on)) = (kind.heater.as_mut(), on) {
+                heater.on = *on;
+            }
+        }
+        self.switch_heaters(kinds)
+    }
+
+    /// [`Simulation::set_heaters`] for a thermostat: the heaters as the user set them stay.
+    pub(super) fn switch_heaters(&mut self, kinds: Vec<CellKind>) -> Result<()> {
         self.settle()?;
         let active = self.problem.as_mut().ok_or_else(no_problem)?;
         let heaters_only = kinds.len() == active.problem.kinds.len()

@@ -128,7 +128,7 @@ impl Simulation {
         if switched.is_empty() {
             return Ok(());
         }
-        self.set_heaters(kinds)?;
+        self.switch_heaters(kinds)?;
         if let Some(active) = self.problem.as_mut() {
             active.switches.extend(switched);
             let excess = active.switches.len().saturating_sub(SWITCHES_KEPT);

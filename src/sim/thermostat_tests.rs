@@ -128,3 +128,30 @@ fn the_energy_balance_closes_across_switches() {
         balance.relative_closing_error()
     );
 }
+
+#[test]
+fn reset_puts_the_heaters_back_as_set_and_a_second_run_switches_as_the_first() {
+    let mut sim = thermostat_sim(10);
+    sim.advance(3000).unwrap();
+    let first = (sim.field().unwrap(), sim.take_switches());
+    assert!(first.1.len() >= 2, "{:?}", first.1);
+    // Stop with the heater in the state the thermostat last left it: on, which is not how the
+    // problem was set.
+    let last_on = first.1.iter().rposition(|s| s.on).unwrap();
+    let mut again = thermostat_sim(10);
+    again.advance(first.1[last_on].step + 1).unwrap();
+    let heater_on = |sim: &Simulation| sim.problem().unwrap().kinds[1].heater.unwrap().on;
+    assert!(heater_on(&again));
+    again.take_switches();
+    again.reset().unwrap();
+    assert!(!heater_on(&again), "back off, as the problem was set");
+    again.advance(3000).unwrap();
+    assert_eq!(again.take_switches(), first.1, "the same switches");
+    assert_eq!(again.field().unwrap(), first.0, "the same field");
+    // A heater the user switched stays as the user switched it.
+    let mut kinds = again.problem().unwrap().kinds.clone();
+    kinds[1].heater.as_mut().unwrap().on = true;
+    again.set_heaters(kinds).unwrap();
+    again.reset().unwrap();
+    assert!(heater_on(&again), "on, as the user set it last");
+}

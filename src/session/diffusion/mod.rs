@@ -254,7 +254,11 @@ impl SimThread {
     fn reset(&mut self) {
         if let Some(sim) = self.sim.as_mut() {
             match sim.reset() {
-                Ok(()) => self.schedule.dirty = true,
+                Ok(()) => {
+                    self.schedule.dirty = true;
+                    // The heaters may be back as the user set them.
+                    self.emit_problem();
+                }
                 Err(error) => self.notice(Level::Error, format!("reset failed: {error}")),
             }
         }
