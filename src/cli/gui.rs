@@ -87,9 +87,13 @@ pub struct GuiArgs {
     #[arg(long)]
     pub overlays: bool,
     /// Open this gallery problem once the first field is ready (`heatlab scenario list` names
-    /// them); with --screenshot, the shot shows the Gallery menu open over it.
+    /// them).
     #[arg(long, value_name = "NAME")]
     pub gallery: Option<String>,
+    /// With --gallery: then show the Gallery menu open over the problem (for a screenshot of
+    /// the menu).
+    #[arg(long, requires = "gallery")]
+    pub gallery_menu: bool,
     /// The GPU kernel to start with (auto, tutorial, shared, ...; `heatlab run --help` lists
     /// them; `user` needs the Kernel lab and is refused here).
     #[arg(long)]
@@ -154,6 +158,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         material_demo: args.material_demo,
         overlays: args.overlays,
         gallery: args.gallery.clone(),
+        gallery_menu: args.gallery_menu,
     };
     // WIDTHxHEIGHT parses like ROWSxCOLS: the first number is the width.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);

@@ -69,7 +69,7 @@ macro_rules! entry {
 }
 
 /// Every problem of the gallery.
-pub static GALLERY: [GalleryEntry; 12] = [
+pub static GALLERY: [GalleryEntry; 13] = [
     entry!("linear-profile", Conduction, Some(ExactKind::Layers)),
     entry!("composite-wall", Conduction, Some(ExactKind::Layers)),
     entry!(
@@ -84,6 +84,7 @@ pub static GALLERY: [GalleryEntry; 12] = [
     entry!("semi-infinite", Transients, Some(ExactKind::SemiInfinite)),
     entry!("two-blocks-contact", Transients, Some(ExactKind::Contact)),
     entry!("heater-plate", Sources, None),
+    entry!("heater-thermostat", Sources, None),
     entry!("periodic-plate", Sources, None),
     entry!("jagged-plate", Sources, None),
 ];

@@ -91,7 +91,7 @@ impl HeatlabApp {
         }
         let gallery = super::gallery::GalleryStart::of(
             options.gallery.as_deref(),
-            options.screenshot.is_some(),
+            options.gallery_menu,
             &mut diffusion,
         );
         let screenshot = options.screenshot.map(Screenshot::new);

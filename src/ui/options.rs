@@ -33,7 +33,8 @@ pub struct AppOptions {
     pub material_demo: bool,
     /// Start with the isotherms and heat-flux arrows on (screenshots).
     pub overlays: bool,
-    /// Open this gallery problem once the first field is ready (with a screenshot, the
-    /// Gallery menu is then shown open).
+    /// Open this gallery problem once the first field is ready.
     pub gallery: Option<String>,
+    /// Then show the Gallery menu open over it (screenshots).
+    pub gallery_menu: bool,
 }

@@ -209,3 +209,35 @@ fn a_scenario_file_opens_saves_and_opens_again_and_a_state_keeps_it() {
         entry.title()
     );
 }
+
+#[test]
+fn a_thermostat_problem_opens_with_a_probe_on_its_thermostat_cell_that_records_the_heating() {
+    let mut harness = app_harness(small(), Vec2::new(1400.0, 900.0));
+    let entry = gallery::find("heater-thermostat").unwrap();
+    harness.state_mut().diffusion_mut().open_gallery(entry);
+    wait_for_problem(&mut harness, "heater-thermostat");
+    let thermostat = entry.scenario().unwrap().problem.thermostats[0].clone();
+    wait_until(&mut harness, "a probe is placed", |app| {
+        !app.diffusion().paint_tools().probes.is_empty()
+    });
+    let probes = harness.state().diffusion().paint_tools().probes.all();
+    assert_eq!(probes.len(), 1);
+    assert_eq!((probes[0].row, probes[0].col), thermostat.probe);
+    // Played, the probe records the thermostat's cell warming past the point where the
+    // thermostat switches the heater off.
+    harness
+        .state_mut()
+        .diffusion_mut()
+        .apply(DiffusionCommand::Play, &mut small());
+    wait_until(
+        &mut harness,
+        "the probe passes the upper switching point",
+        |app| {
+            app.diffusion().paint_tools().probes.all()[0]
+                .latest()
+                .is_some_and(|(_, value)| {
+                    f64::from(value) > thermostat.setpoint + thermostat.deadband / 2.0
+                })
+        },
+    );
+}

@@ -49,6 +49,7 @@ impl DiffusionPanel {
             SimEvent::Problem(problem) => {
                 self.state.problem = problem;
                 self.share_problem();
+                self.place_thermostat_probes();
             }
             SimEvent::GenerationFailed(message) => {
                 self.state.progress = None;

@@ -25,6 +25,8 @@ pub struct OpenedScenario {
     pub description: String,
     /// Its exact answer and the problem it describes, for a gallery problem with one.
     exact: Option<(ExactAnswer, Arc<HeatProblem>)>,
+    /// Whether its thermostats' probes were placed (once its problem arrived).
+    thermostat_probes_placed: bool,
 }
 
 impl OpenedScenario {
@@ -47,6 +49,7 @@ impl OpenedScenario {
             title: title.clone(),
             description: crate::scenario::reflow(description),
             exact,
+            thermostat_probes_placed: false,
         })
     }
 
@@ -122,6 +125,26 @@ impl DiffusionPanel {
                 scenario.title, opened.size
             )
         })
+    }
+
+    /// Once the problem of a scenario just opened arrives: a probe on each thermostat's probe
+    /// cell, where none is placed, so that the probe plot shows what the thermostats read and
+    /// when their heaters were on.
+    pub(super) fn place_thermostat_probes(&mut self) {
+        let (Some(scenario), Some(problem)) =
+            (self.scenario.as_mut(), self.state.problem.as_deref())
+        else {
+            return;
+        };
+        if std::mem::replace(&mut scenario.thermostat_probes_placed, true)
+            || !self.paint.probes.is_empty()
+        {
+            return;
+        }
+        for thermostat in &problem.thermostats {
+            let (row, col) = thermostat.probe;
+            self.paint.probes.add(row, col);
+        }
     }
 
     /// The exact answer along the line plot's cells at the time of its values (each frame).
