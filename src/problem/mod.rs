@@ -17,6 +17,7 @@
 //!
 //! The tutorial's problem (one uniform plate stepped with `coeff`) keeps its own kernels.
 
+pub mod demo;
 pub mod energy;
 pub mod material;
 pub mod shape;

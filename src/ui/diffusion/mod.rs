@@ -39,7 +39,7 @@ use super::folder::FolderField;
 use super::notice::{Level, Notices};
 use crate::session::diffusion::{self as sim, SimCommand, SimWorker, ViewRequests};
 pub use crate::session::diffusion::{BackendStatus, ExportKind, Frame, FramePart};
-use super::settings::Settings;
+use crate::settings::Settings;
 pub use command::DiffusionCommand;
 use controls::{CoefficientInput, Controls};
 use files::FilesSection;

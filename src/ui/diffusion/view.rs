@@ -12,7 +12,7 @@ use crate::grid::GridSize;
 use crate::render::{format_value, Colormap, Preview, ValueRange};
 
 use super::overlays::Overlays;
-use super::super::settings::{RangeKind, ViewSettings};
+use crate::settings::{RangeKind, ViewSettings};
 
 /// The largest preview side requested when zoomed in, so a zoomed large field stays cheap.
 pub const MAX_PREVIEW_SIDE: usize = 2048;

@@ -13,7 +13,7 @@ use super::overlays::Overlays;
 use super::view::{self, Hover, ViewState, Viewport};
 use super::SimState;
 use crate::grid::{GridSize, ValueRange};
-use super::super::settings::{Settings, ViewSettings};
+use crate::settings::{Settings, ViewSettings};
 
 /// Height of the readout line under the pictures, in points.
 const READOUT_HEIGHT: f32 = 22.0;
