@@ -19,6 +19,7 @@ pub mod problem;
 pub mod render;
 pub mod scenario;
 pub mod session;
+pub mod settings;
 pub mod sim;
 pub mod state;
 pub mod tutorial;

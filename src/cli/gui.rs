@@ -14,8 +14,8 @@ use signal_hook::iterator::Signals;
 use crate::compute::{BackendChoice, KernelChoice};
 use crate::grid::GridSize;
 use crate::render::Colormap;
+use crate::settings::Overrides;
 use crate::ui::screenshot::DEFAULT_TIMEOUT;
-use crate::ui::settings::Overrides;
 use crate::ui::{AppOptions, ScreenshotPlan, Settings, StopRequest};
 
 use super::interrupt::{Interrupted, StopSignal};

@@ -20,7 +20,7 @@ use crate::export::atomic::write_atomically;
 use crate::export::png::write_png_rgb;
 use crate::grid::GridSize;
 use crate::memory::ensure_host_memory;
-use crate::problem::{material, CellKind, HeatProblem, Sides, TimeStep, MAX_KINDS};
+use crate::problem::{material, CellKind, HeatProblem, Sides, TimeStep, MAX_KINDS, PLATE_SPACING};
 
 /// An 8-bit red, green, blue colour.
 pub type Rgb = [u8; 3];
@@ -28,10 +28,6 @@ pub type Rgb = [u8; 3];
 /// How far (the largest of the red, green and blue differences) a pixel may lie from its legend
 /// colour unless the user says otherwise.
 pub const DEFAULT_TOLERANCE: u8 = 12;
-
-/// The side of a cell, m, of a map imported where no problem and no legend says one (the
-/// simulation starts a problem on the tutorial's plate with the same).
-pub const DEFAULT_SPACING: f64 = 1e-3;
 
 /// The colour of each library material in maps, palettes and exported pictures: near the
 /// material's look where it has one, and every two at least 32 apart in some channel (more
@@ -436,7 +432,7 @@ pub fn problem_with_map(
         Some(base) => base.clone(),
         None => HeatProblem {
             size,
-            spacing: legend.spacing.unwrap_or(DEFAULT_SPACING),
+            spacing: legend.spacing.unwrap_or(PLATE_SPACING),
             kinds: Vec::new(),
             map: Vec::new(),
             sides: Sides::default(),

@@ -17,6 +17,7 @@
 //!
 //! The tutorial's problem (one uniform plate stepped with `coeff`) keeps its own kernels.
 
+pub mod demo;
 pub mod energy;
 pub mod material;
 pub mod shape;
@@ -34,6 +35,10 @@ pub use tables::{row_stability_limits, StepTables, MAX_KINDS};
 pub use thermostat::Thermostat;
 
 use serde::{Deserialize, Serialize};
+
+/// The side of a cell, m, where nothing else says one: a problem started by painting on the
+/// tutorial's plate, a material map imported with no problem and no spacing in its legend.
+pub const PLATE_SPACING: f64 = 1e-3;
 
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};

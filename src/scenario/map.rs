@@ -6,7 +6,7 @@ use std::path::Path;
 use super::file::MapSection;
 use crate::error::{HeatlabError, Result};
 use crate::grid::GridSize;
-use crate::memory::ensure_host_memory;
+use crate::import::material_map::{self, Legend, LegendEntry, MapOptions};
 use crate::problem::CellKind;
 
 /// The kinds a map names and the index into them of every cell.
@@ -50,39 +50,22 @@ fn check_size(path: &Path, rows: usize, cols: usize, size: GridSize) -> Result<(
     Ok(())
 }
 
-/// Parses "#rrggbb".
-fn parse_colour(text: &str) -> Option<[u8; 3]> {
-    let hex = text.trim().strip_prefix('#')?;
-    if hex.len() != 6 {
-        return None;
-    }
-    let value = u32::from_str_radix(hex, 16).ok()?;
-    Some([(value >> 16) as u8, (value >> 8) as u8, value as u8])
-}
-
+/// The map of an image whose colours `section` names, read as the app imports maps
+/// ([`material_map::read_map`]) with every colour matched exactly.
 fn image_map(
     section: &MapSection,
     path: &Path,
     size: GridSize,
     lookup: &dyn Fn(&str) -> Result<CellKind>,
 ) -> Result<MapKinds> {
-    let reader = image::ImageReader::open(path)
-        .map_err(|e| HeatlabError::io("opening", path, e))?
-        .with_guessed_format()
-        .map_err(|e| HeatlabError::io("reading", path, e))?;
-    let (width, height) = reader
-        .into_dimensions()
+    let (width, height) = image::image_dimensions(path)
         .map_err(|e| bad(path, format!("is not a readable PNG image ({e})")))?;
     check_size(path, height as usize, width as usize, size)?;
-    ensure_host_memory("material map image", size.cells().saturating_mul(4))?;
-    let pixels = image::open(path)
-        .map_err(|e| bad(path, format!("is not a readable PNG image ({e})")))?
-        .to_rgb8();
-    let mut colours: Vec<([u8; 3], CellKind)> = Vec::new();
+    let mut entries = Vec::new();
     let mut errors = Vec::new();
     for (text, name) in &section.colors {
-        match (parse_colour(text), lookup(name)) {
-            (Some(colour), Ok(kind)) => colours.push((colour, kind)),
+        match (material_map::parse_colour(text), lookup(name)) {
+            (Some(colour), Ok(kind)) => entries.push(LegendEntry { colour, kind }),
             (None, _) => errors.push(format!("\"{text}\" is not a colour (write \"#rrggbb\")")),
             (_, Err(e)) => errors.push(format!("colour {text}: {e}")),
         }
@@ -90,35 +73,18 @@ fn image_map(
     if !errors.is_empty() {
         return Err(bad(path, errors.join("; ")));
     }
-    let mut cells = Vec::with_capacity(size.cells());
-    let mut unnamed: Vec<[u8; 3]> = Vec::new();
-    for pixel in pixels.pixels() {
-        match colours.iter().position(|(c, _)| *c == pixel.0) {
-            Some(index) => cells.push(index as u8),
-            None => {
-                if unnamed.len() < 5 && !unnamed.contains(&pixel.0) {
-                    unnamed.push(pixel.0);
-                }
-                cells.push(0);
-            }
-        }
-    }
-    if !unnamed.is_empty() {
-        let list: Vec<String> = unnamed
-            .iter()
-            .map(|[r, g, b]| format!("#{r:02x}{g:02x}{b:02x}"))
-            .collect();
-        return Err(bad(
-            path,
-            format!(
-                "has colours that [map.colors] does not name: {}",
-                list.join(", ")
-            ),
-        ));
-    }
+    let legend = Legend {
+        entries,
+        spacing: None,
+    };
+    let exact = MapOptions {
+        tolerance: 0,
+        scale: false,
+    };
+    let imported = material_map::read_map(path, size, &legend, exact)?;
     Ok(MapKinds {
-        kinds: colours.into_iter().map(|(_, kind)| kind).collect(),
-        cells,
+        kinds: legend.entries.into_iter().map(|entry| entry.kind).collect(),
+        cells: imported.cells,
     })
 }
 

@@ -9,6 +9,7 @@ pub mod diffusion;
 pub mod lab;
 pub mod notice;
 pub mod pacing;
+pub mod recording;
 pub mod start;
 pub mod tutorial;
 pub mod worker;

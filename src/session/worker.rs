@@ -209,6 +209,12 @@ impl<C, E, F> WorkerContext<C, E, F> {
         (self.notify)();
     }
 
+    /// Empties the slot: its result belongs to what was just replaced (a field opened or
+    /// generated in its place), and the UI must not show it after hearing of the replacement.
+    pub fn discard_frame(&self) {
+        *self.slot.lock() = None;
+    }
+
     /// A writer of the slot that other threads may share (progress callbacks on a pool);
     /// it does not ask for repaints, so frequent progress does not redraw the window.
     pub fn slot_writer(&self) -> SlotWriter<F> {

@@ -16,12 +16,12 @@ use super::lab::{LabCommand, LabContext, LabPanel};
 use super::notice::{Level, Notice};
 pub use super::screenshot::ScreenshotPlan;
 use super::screenshot::{Readiness, Screenshot, ScreenshotResult};
-use super::settings::{Settings, STORAGE_KEY};
 use super::shutdown::StopRequest;
 use super::tutorial::{recorded_elsewhere, Action, Tab, TutorialPanels};
 use crate::session::worker::Notify;
+use crate::settings::{self, Settings, STORAGE_KEY};
 
-pub use super::options::AppOptions;
+pub use super::AppOptions;
 
 /// What a panel asks the app to do; the app applies it after drawing the frame.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,7 +59,10 @@ impl HeatlabApp {
     /// generates the field.
     pub fn new(cc: &eframe::CreationContext<'_>, options: AppOptions) -> Self {
         let (remembered, settings_problem) = match cc.storage {
-            Some(storage) if options.persist => super::settings::load_remembered(storage),
+            Some(storage) if options.persist => {
+                let file = eframe::storage_dir(super::APP_ID).map(|dir| dir.join("app.ron"));
+                settings::load_remembered(storage.get_string(STORAGE_KEY), file.as_deref())
+            }
             _ => (None, None),
         };
         let mut settings = options.settings.or(remembered).unwrap_or_default();

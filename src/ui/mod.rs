@@ -10,21 +10,56 @@ pub mod gallery;
 pub mod help;
 pub mod lab;
 pub mod notice;
-pub mod options;
 pub mod screenshot;
-pub mod settings;
 pub mod shutdown;
 pub mod tutorial;
 
-pub use app::{AppOptions, Command, HeatlabApp, ScreenshotPlan};
+/// What the app remembers lives in the library ([`crate::settings`]), below the app; its old
+/// place here still names it.
+pub use crate::settings;
+pub use crate::settings::Settings;
+use crate::settings::{Overrides, Tab};
+pub use app::{Command, HeatlabApp, ScreenshotPlan};
 pub use notice::{Level, Notice};
-pub use settings::Settings;
 pub use shutdown::StopRequest;
 
+use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use eframe::egui;
+
+/// How the app starts.
+#[derive(Debug, Clone, Default)]
+pub struct AppOptions {
+    /// Settings to start with instead of the remembered ones (tests, screenshots).
+    pub settings: Option<Settings>,
+    /// Values for this session only, applied over the settings it starts with.
+    pub overrides: Overrides,
+    /// Whether settings are loaded from and saved to eframe's storage.
+    pub persist: bool,
+    /// Start playing as soon as the field is ready.
+    pub autoplay: bool,
+    /// Take a screenshot and quit.
+    pub screenshot: Option<ScreenshotPlan>,
+    /// Tutorial runs recorded with `heatlab kernel --json` to show in their panels.
+    pub recorded_runs: Vec<PathBuf>,
+    /// The tab to open on instead of the remembered one (without it, recorded runs open on
+    /// the tab of the first one).
+    pub tab: Option<Tab>,
+    /// Set from outside (a signal) to close the app as its close button would.
+    pub stop: StopRequest,
+    /// Paint demo strokes, probes and a line profile once the field is ready (screenshots).
+    pub paint_demo: bool,
+    /// Paint a demo problem of several materials once the field is ready (screenshots).
+    pub material_demo: bool,
+    /// Start with the isotherms and heat-flux arrows on (screenshots).
+    pub overlays: bool,
+    /// Open this gallery problem once the first field is ready.
+    pub gallery: Option<String>,
+    /// Then show the Gallery menu open over it (screenshots).
+    pub gallery_menu: bool,
+}
 
 /// The window's title and the name under which settings are stored.
 pub const APP_ID: &str = "heatlab";

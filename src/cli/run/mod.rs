@@ -404,7 +404,11 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     if let Some(path) = &plan.save_state {
         export::atomic::check_output(path)?;
     }
-    let video = plan.video.as_ref().map(RunVideo::start).transpose()?;
+    let video = plan
+        .video
+        .as_ref()
+        .map(|video| RunVideo::start(video, &plan))
+        .transpose()?;
     // Reading a FIFO with no writer blocks: a signal meanwhile stops at once.
     let start = interrupt.at_once_while(|| start::load(&plan.start))?;
     if let Some(start) = &start {
@@ -523,7 +527,7 @@ fn execute(
         .extend(save_frame(plan, plan.start_step, &first, &laplacian)?);
     drop(laplacian);
     if let Some(video) = video.as_mut() {
-        video.add(plan, plan.start_step, &first, &mut simulation)?;
+        video.add(plan.start_step, &first, &mut simulation)?;
     }
     drop(first);
     let bar = progress_bar(plan.start_step, plan.end_step());

@@ -12,10 +12,10 @@ use super::RunPlan;
 use crate::cli::interrupt::Interrupt;
 use crate::compute::Layer;
 use crate::error::HeatlabError;
-use crate::export::{self, FrameFiles, LayerFrame, PngStyle, TimingRecord};
+use crate::export::{self, FrameFiles, TimingRecord};
 use crate::grid::Grid;
-use crate::render::RangeMode;
 use crate::session::pacing::Pacer;
+use crate::session::recording::FrameColours;
 use crate::sim::Simulation;
 
 /// Seconds one advance call aims at, so that a stop asked for in the middle of a long chunk
@@ -29,19 +29,10 @@ pub(super) fn save_frame(
     field: &Grid,
     laplacian: &Grid,
 ) -> crate::Result<Vec<PathBuf>> {
-    let layer = |layer, grid, colormap, mode| LayerFrame {
-        layer,
-        grid,
-        style: PngStyle::resolved(colormap, mode, grid, plan.colorbar),
-    };
+    let colours = FrameColours::per_frame(plan.colormap, plan.laplacian_colormap);
     let layers = [
-        layer(Layer::Field, field, plan.colormap, RangeMode::MinMax),
-        layer(
-            Layer::Laplacian,
-            laplacian,
-            plan.laplacian_colormap,
-            RangeMode::LAPLACIAN_DEFAULT,
-        ),
+        colours.layer_frame(Layer::Field, field, plan.colorbar),
+        colours.layer_frame(Layer::Laplacian, laplacian, plan.colorbar),
     ];
     let files = FrameFiles {
         png: true,
@@ -80,8 +71,8 @@ pub(super) fn step_loop(
                         .files
                         .extend(save_frame(plan, stop, &field, &laplacian)?);
                 }
-                if let Some(video) = video.as_mut().filter(|v| v.is_due(stop)) {
-                    video.add(plan, stop, &field, simulation)?;
+                if let Some(video) = video.as_mut().filter(|v| v.is_due(stop, stop - step)) {
+                    video.add(stop, &field, simulation)?;
                     bar.set_message(format!(
                         "{}, {} video frames",
                         record.backend,

@@ -6,10 +6,10 @@
 use std::path::PathBuf;
 
 use super::RunPlan;
-use crate::compute::Layer;
 use crate::error::HeatlabError;
-use crate::export::{video_frame, FrameLook, LayerFrame, PngStyle, VideoLayers, VideoWriter};
-use crate::grid::{Grid, RangeMode, ValueRange};
+use crate::export::{FrameLook, VideoLayers};
+use crate::grid::{Grid, RangeMode};
+use crate::session::recording::{FrameColours, RangeRule, VideoRecorder};
 use crate::sim::Simulation;
 
 /// What `--video*` asked for, checked.
@@ -60,87 +60,52 @@ impl VideoPlan {
     }
 }
 
-/// A video being recorded by a run.
+/// A video being recorded by a run, through the session's [`VideoRecorder`].
 pub(super) struct RunVideo {
-    writer: VideoWriter,
-    plan: VideoPlan,
-    /// The field's colour range, fixed by the first frame.
-    field_range: Option<ValueRange>,
-    last_step: Option<u64>,
+    recorder: VideoRecorder,
+    fps: u32,
+    /// The field over the range of its first frame, the Laplacian over each frame's 5th to
+    /// 95th percentile.
+    colours: FrameColours,
 }
 
 impl RunVideo {
     /// Checks the file and ffmpeg (for MP4) before the run starts.
-    pub(super) fn start(plan: &VideoPlan) -> crate::Result<Self> {
+    pub(super) fn start(plan: &VideoPlan, run: &RunPlan) -> crate::Result<Self> {
+        let mut colours = FrameColours::per_frame(run.colormap, run.laplacian_colormap);
+        colours.field.range = RangeRule::HeldFromFirstFrame(RangeMode::MinMax);
         Ok(Self {
-            writer: VideoWriter::create(&plan.path, plan.fps)?,
-            plan: plan.clone(),
-            field_range: None,
-            last_step: None,
+            recorder: VideoRecorder::start(&plan.path, plan.fps, plan.every, plan.look)?,
+            fps: plan.fps,
+            colours,
         })
     }
 
-    /// Whether `step` gets a frame.
-    pub(super) fn is_due(&self, step: u64) -> bool {
-        self.last_step != Some(step) && (self.last_step.is_none() || step % self.plan.every == 0)
+    /// Whether `step`, reached by `advanced` steps just taken, gets a frame.
+    pub(super) fn is_due(&self, step: u64, advanced: u64) -> bool {
+        self.recorder.is_due(step, advanced)
     }
 
     /// Frames written so far.
     pub(super) fn frames(&self) -> u64 {
-        self.writer.frames()
+        self.recorder.frames()
     }
 
     /// Adds the frame of `step`; `field` is the simulation's field there.
     pub(super) fn add(
         &mut self,
-        run: &RunPlan,
         step: u64,
         field: &Grid,
         simulation: &mut Simulation,
     ) -> crate::Result<()> {
-        let (needs_field, needs_laplacian) = self.plan.look.needs();
-        let laplacian = if needs_laplacian {
-            Some(simulation.laplacian()?)
-        } else {
-            None
-        };
-        let field_range = *self
-            .field_range
-            .get_or_insert_with(|| RangeMode::MinMax.resolve(field));
-        let mut layers = Vec::with_capacity(2);
-        if needs_field {
-            layers.push(LayerFrame {
-                layer: Layer::Field,
-                grid: field,
-                style: PngStyle {
-                    colormap: run.colormap,
-                    range: field_range,
-                    colorbar: self.plan.look.colorbar,
-                },
-            });
-        }
-        if let Some(laplacian) = &laplacian {
-            layers.push(LayerFrame {
-                layer: Layer::Laplacian,
-                grid: laplacian,
-                style: PngStyle::resolved(
-                    run.laplacian_colormap,
-                    RangeMode::LAPLACIAN_DEFAULT,
-                    laplacian,
-                    self.plan.look.colorbar,
-                ),
-            });
-        }
-        let (rgb, width, height) = video_frame(&layers, step, &self.plan.look)?;
-        self.writer.add_frame(&rgb, width, height)?;
-        self.last_step = Some(step);
-        Ok(())
+        self.recorder
+            .add(simulation, step, &self.colours, Some(field))
     }
 
     /// Finishes the file; returns its path and a line for the terminal.
     pub(super) fn finish(self) -> crate::Result<(PathBuf, String)> {
-        let fps = self.plan.fps;
-        let summary = self.writer.finish()?;
+        let fps = self.fps;
+        let summary = self.recorder.finish()?;
         let line = format!(
             "wrote {}: {} frames of {}x{} at {fps} frames/s",
             summary.path.display(),

@@ -203,12 +203,21 @@ impl FieldGenerator {
         let sized = sized
             .as_mut()
             .ok_or_else(|| HeatlabError::Internal("no field buffers".into()))?;
-        let (rows, cols) = (size.rows as i32, size.cols as i32);
-        let cells = size.cells() as i64;
-        let half_cells = size.rows * (size.cols / 2 + 1);
+        kernels.noise(stream, sized, params.seed)?;
+        kernels.filter_spectrally(stream, sized, params)?;
+        let ranks = LinearRanks::of(size.cells(), params.percentile);
+        kernels.select_threshold(stream, sized, &ranks, select, histogram)?;
+        kernels.keep(stream, sized, select, field)
+    }
+}
 
-        // Noise: NumPy's float32 draws, two per 64-bit word of the PCG64 stream.
-        let rng = Pcg64Stream::new(params.seed);
+/// One launch per kernel entry point of `kernels/field.cu`, each with its contract.
+impl FieldKernels {
+    /// Fills the float64 field with NumPy's float32 draws, two per 64-bit word of the PCG64 stream.
+    fn noise(&self, stream: &Arc<CudaStream>, sized: &mut SizedBuffers, seed: u64) -> Result<()> {
+        let size = sized.size;
+        let cells = size.cells() as i64;
+        let rng = Pcg64Stream::new(seed);
         let noise_config = grid_stride(size.cells().div_ceil(2));
         let threads = u64::from(noise_config.grid_dim.0) * u64::from(THREADS);
         let (stride_multiplier, stride_plus) = rng.jump(threads);
@@ -217,7 +226,7 @@ impl FieldGenerator {
         let (increment_lo, increment_hi) = halves(rng.increment);
         let (multiplier_lo, multiplier_hi) = halves(stride_multiplier);
         let (plus_lo, plus_hi) = halves(stride_plus);
-        let mut launch = stream.launch_builder(&kernels.noise);
+        let mut launch = stream.launch_builder(&self.noise);
         launch
             .arg(&mut sized.real)
             .arg(&cells)
@@ -232,13 +241,25 @@ impl FieldGenerator {
         // SAFETY: jagged_noise(double* noise, long long cells, 8 x unsigned long long): `real`
         // holds `cells` doubles; the kernel writes only indices below `cells`.
         unsafe { launch.launch(noise_config) }.map_err(driver_error("launching jagged_noise"))?;
+        Ok(())
+    }
 
+    /// The forward transform, the radial filter, the inverse transform and the cutoff's mask.
+    fn filter_spectrally(
+        &self,
+        stream: &Arc<CudaStream>,
+        sized: &mut SizedBuffers,
+        params: &JaggedParams,
+    ) -> Result<()> {
+        let size = sized.size;
+        let (rows, cols) = (size.rows as i32, size.cols as i32);
+        let half_cells = size.rows * (size.cols / 2 + 1);
         sized
             .forward
             .exec_d2z(&sized.real, &mut sized.spectrum)
             .map_err(cufft_error("running the forward transform"))?;
 
-        let mut launch = stream.launch_builder(&kernels.filter);
+        let mut launch = stream.launch_builder(&self.filter);
         launch
             .arg(&mut sized.spectrum)
             .arg(&rows)
@@ -256,7 +277,7 @@ impl FieldGenerator {
 
         let scale = 1.0 / (size.rows as f64 * size.cols as f64);
         let limit = params.cutoff * size.rows as f64;
-        let mut launch = stream.launch_builder(&kernels.mask);
+        let mut launch = stream.launch_builder(&self.mask);
         launch
             .arg(&mut sized.real)
             .arg(&rows)
@@ -267,10 +288,22 @@ impl FieldGenerator {
         // `real` holds rows * cols doubles, the kernel's bound.
         unsafe { launch.launch(grid_stride(size.cells())) }
             .map_err(driver_error("launching jagged_mask"))?;
+        Ok(())
+    }
 
-        // The percentile: the order statistic at `previous_index` by eight radix passes, then
-        // the next one and NumPy's interpolation, all on the device.
-        let ranks = LinearRanks::of(size.cells(), params.percentile);
+    /// The percentile's threshold into `select` (the 5 words of `SelectState`): the order
+    /// statistic at `previous_index` by eight radix passes over the 256 counters of
+    /// `histogram`, then the next one and NumPy's interpolation, all on the device.
+    fn select_threshold(
+        &self,
+        stream: &Arc<CudaStream>,
+        sized: &SizedBuffers,
+        ranks: &LinearRanks,
+        select: &mut CudaSlice<u64>,
+        histogram: &mut CudaSlice<u64>,
+    ) -> Result<()> {
+        let size = sized.size;
+        let cells = size.cells() as i64;
         let initial_state: [u64; SELECT_WORDS] = [0, ranks.previous_index as u64, 0, u64::MAX, 0];
         stream
             .memcpy_htod(&initial_state, &mut *select)
@@ -285,7 +318,7 @@ impl FieldGenerator {
         };
         for digit in (0..8).rev() {
             let shift: i32 = digit * 8;
-            let mut launch = stream.launch_builder(&kernels.histogram);
+            let mut launch = stream.launch_builder(&self.histogram);
             launch
                 .arg(&sized.real)
                 .arg(&cells)
@@ -298,7 +331,7 @@ impl FieldGenerator {
             // THREADS = RADIX_THREADS = 256 threads, one per bin.
             unsafe { launch.launch(grid_stride(size.cells())) }
                 .map_err(driver_error("launching radix_histogram"))?;
-            let mut launch = stream.launch_builder(&kernels.pick);
+            let mut launch = stream.launch_builder(&self.pick);
             launch.arg(&mut *select).arg(&shift).arg(&mut *histogram);
             // SAFETY: radix_pick(SelectState* state, int shift, unsigned long long* histogram):
             // one block of 256 threads, one per counter of the 256-counter histogram.
@@ -306,25 +339,37 @@ impl FieldGenerator {
         }
         let has_next = i32::from(ranks.next_index != ranks.previous_index);
         if has_next != 0 {
-            let mut launch = stream.launch_builder(&kernels.min_above);
+            let mut launch = stream.launch_builder(&self.min_above);
             launch.arg(&sized.real).arg(&cells).arg(&mut *select);
             // SAFETY: radix_min_above(const double* values, long long count, SelectState*
             // state): `real` holds `cells` doubles; blocks are whole warps (256 threads).
             unsafe { launch.launch(grid_stride(size.cells())) }
                 .map_err(driver_error("launching radix_min_above"))?;
         }
-        let mut launch = stream.launch_builder(&kernels.threshold);
+        let mut launch = stream.launch_builder(&self.threshold);
         launch.arg(&mut *select).arg(&has_next).arg(&ranks.gamma);
         // SAFETY: radix_threshold(SelectState* state, int has_next, double gamma): one thread
         // reads and writes the 5-word state.
         unsafe { launch.launch(LaunchConfig::for_num_elems(1)) }
             .map_err(driver_error("launching radix_threshold"))?;
+        Ok(())
+    }
 
-        let mut launch = stream.launch_builder(&kernels.keep);
-        launch.arg(&sized.real).arg(&cells).arg(&*select).arg(field);
+    /// Writes into `field` the cells of `real` above the threshold in `select`.
+    fn keep(
+        &self,
+        stream: &Arc<CudaStream>,
+        sized: &SizedBuffers,
+        select: &CudaSlice<u64>,
+        field: &mut CudaSlice<f32>,
+    ) -> Result<()> {
+        let size = sized.size;
+        let cells = size.cells() as i64;
+        let mut launch = stream.launch_builder(&self.keep);
+        launch.arg(&sized.real).arg(&cells).arg(select).arg(field);
         // SAFETY: jagged_keep(const double* values, long long count, const SelectState* state,
         // float* field): `real` holds `cells` doubles and `field` at least `cells` floats
-        // (checked above).
+        // (checked by `generate`).
         unsafe { launch.launch(grid_stride(size.cells())) }
             .map_err(driver_error("launching jagged_keep"))?;
         Ok(())

@@ -5,6 +5,7 @@ mod display;
 mod edit;
 mod field;
 mod kernel;
+mod launch;
 mod materials;
 mod resident;
 mod stepping;
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream};
 
 pub use device::{driver_error, CudaDevice, GpuTimer};
 use display::PreviewBuffers;
@@ -323,21 +324,7 @@ impl CudaBackend {
         let size = buffers.size;
         let (rows, cols) = dims(size)?;
         let (current, laplacian) = buffers.field_and_laplacian(&stream)?;
-        let config = LaunchConfig {
-            grid_dim: ((cols as u32).div_ceil(32), (rows as u32).div_ceil(8), 1),
-            block_dim: (32, 8, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut launch = stream.launch_builder(&function);
-        launch
-            .arg(&*current)
-            .arg(&mut *laplacian)
-            .arg(&rows)
-            .arg(&cols);
-        // SAFETY: laplacian_*(const float* f, float* lapl, int rows, int cols): both buffers hold
-        // rows*cols floats; threads outside rows x cols return.
-        unsafe { launch.launch(config) }.map_err(driver_error("launching laplacian"))?;
-        Ok(())
+        launch::laplacian(&stream, &function, current, laplacian, (rows, cols))
     }
 
     /// queues, only marks the end.

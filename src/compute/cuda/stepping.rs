@@ -3,18 +3,13 @@
 
 use std::time::Duration;
 
-use cudarc::driver::{sys, CudaGraph, LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys, CudaFunction, CudaGraph, LaunchConfig};
 
-use super::kernel::SEED_TILE;
-use std::sync::Arc;
-
-use cudarc::driver::CudaStream;
-
-use super::kernel::KernelChoice;
-use super::{dims, driver_error, CudaBackend, CudaKernel, DiffusionKernels, FieldBuffers};
+use super::kernel::{KernelChoice, SEED_TILE};
+use super::launch::{self, step_loop, StepLaunch};
+use super::{dims, driver_error, CudaBackend, CudaKernel, DiffusionKernels};
 use crate::compute::{Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
-use cudarc::driver::CudaFunction;
 
 /// Kernel launches per CUDA graph: even, so that a replay leaves the double buffers as they
 /// were; enough that the per-launch overhead of queuing them one by one disappears.
@@ -338,7 +333,6 @@ impl CudaBackend {
     ) -> Result<()> {
         let stream = self.device.stream().clone();
         let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;
-        let (rows, cols) = dims(buffers.size)?;
         let coeff = params.coeff;
         let bad_kernel = || HeatlabError::Cuda {
             context: format!("launching {kernel}"),
@@ -351,72 +345,13 @@ impl CudaBackend {
             .kernels
             .stepping_function(kernel, params.boundary)
             .ok_or_else(bad_kernel)?;
-        if kernel == CudaKernel::Shared {
-            return Self::launch_shared(&stream, function, config, buffers, launches, coeff);
-        }
-        for _ in 0..launches {
-            let mut launch = stream.launch_builder(function);
-            launch
-                .arg(&buffers.current)
-                .arg(&mut buffers.next)
-                .arg(&rows)
-                .arg(&cols)
-                .arg(&coeff);
-            if let Some(segment_rows) = segment_rows.as_ref() {
-                launch.arg(segment_rows);
-                // SAFETY: jacobi_temporal_k*w*_*(const float* in, float* out, int rows, int cols,
-                // float coeff, int segment_rows): distinct buffers of rows*cols floats, cols % 4 == 0
-                // (checked by `supports`) so float4 accesses are aligned; warps outside the grid
-                // return and lanes outside it neither read unwrapped nor write.
-                unsafe { launch.launch(config) }
-                    .map_err(driver_error("launching jacobi_temporal"))?;
-            } else {
-                // SAFETY: jacobi_step{,_vec4}_*(const float* in, float* out, int rows, int cols,
-                // float coeff): distinct buffers of rows*cols floats; the vec4 kernel is only
-                // chosen when cols % 4 == 0; threads outside rows x cols neither read nor write.
-                unsafe { launch.launch(config) }.map_err(driver_error("launching jacobi_step"))?;
-            }
-            buffers.flip();
-        }
-        Ok(())
-    }
-
-    /// Queues `launches` launches of the shared-memory kernel, which also writes the Laplacian
-    /// of its input into the Laplacian buffer (allocated beforehand by `advance_with`: an
-    /// allocation cannot be captured into a graph).
-    fn launch_shared(
-        stream: &Arc<CudaStream>,
-        function: &CudaFunction,
-        config: LaunchConfig,
-        buffers: &mut FieldBuffers,
-        launches: u64,
-        coeff: f32,
-    ) -> Result<()> {
-        let (rows, cols) = dims(buffers.size)?;
-        for _ in 0..launches {
-            let laplacian = buffers
-                .laplacian
-                .as_mut()
-                .ok_or_else(|| HeatlabError::Cuda {
-                    context: "launching shared_step".into(),
-                    message: "the Laplacian buffer was not allocated".into(),
-                })?;
-            let mut launch = stream.launch_builder(function);
-            launch
-                .arg(&buffers.current)
-                .arg(&mut buffers.next)
-                .arg(laplacian)
-                .arg(&rows)
-                .arg(&cols)
-                .arg(&coeff);
-            // SAFETY: shared_step_*(const float* in, float* out, float* lapl, int rows, int cols,
-            // float coeff): three distinct buffers of rows*cols floats; the block is
-            // SHARED_TILE_X x SHARED_TILE_Y = 32 x 8 as the kernel's static tile assumes; threads
-            // outside rows x cols read at most one ghost cell away (wrapped once) and write nothing.
-            unsafe { launch.launch(config) }.map_err(driver_error("launching shared_step"))?;
-            buffers.flip();
-        }
-        Ok(())
+        let launch = match (kernel, segment_rows) {
+            // Writes the Laplacian too, into the buffer `advance_with` allocated beforehand.
+            (CudaKernel::Shared, _) => StepLaunch::Shared(function),
+            (_, Some(segment_rows)) => StepLaunch::Temporal(function, segment_rows),
+            (_, None) => StepLaunch::Jacobi(function),
+        };
+        step_loop(&stream, launch, config, buffers, launches, coeff)
     }
 
     /// Times every exact kernel on the uploaded field and selects the fastest; the field is
@@ -480,17 +415,14 @@ impl CudaBackend {
         };
         self.timer.start()?;
         for _ in 0..steps {
-            let mut launch = stream.launch_builder(&function);
-            launch
-                .arg(&mut *current)
-                .arg(&mut *laplacian)
-                .arg(&rows)
-                .arg(&cols)
-                .arg(&coeff);
-            // SAFETY: seed_diffusion_inplace(float* field, float* lapl, int rows, int cols, float coeff):
-            // both buffers hold rows*cols floats and the grid covers exactly rows x cols cells.
-            unsafe { launch.launch(config) }
-                .map_err(driver_error("launching seed_diffusion_inplace"))?;
+            launch::seed_diffusion_inplace(
+                &stream,
+                &function,
+                config,
+                current,
+                laplacian,
+                (rows, cols, coeff),
+            )?;
         }
         self.stop_timing()
     }

@@ -10,11 +10,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig};
 use cudarc::nvrtc::Ptx;
 
+use super::launch::{step_loop, StepLaunch};
 use super::stepping::{Lookahead, Stepper};
-use super::{dims, driver_error, CudaBackend, CudaDevice};
+use super::{driver_error, CudaBackend, CudaDevice};
 use crate::compute::{Boundary, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::GridSize;
@@ -264,32 +265,10 @@ impl CudaBackend {
             ));
         };
         let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;
-        let (rows, cols) = dims(buffers.size)?;
         let config = user.contract.launch_config(buffers.size);
         let boundary = params.boundary.kernel_index() as i32;
-        for _ in 0..launches {
-            let laplacian = buffers
-                .laplacian
-                .as_mut()
-                .ok_or_else(|| HeatlabError::Internal("no Laplacian buffer".into()))?;
-            let mut launch = stream.launch_builder(&user.function);
-            launch
-                .arg(&buffers.current)
-                .arg(&mut buffers.next)
-                .arg(laplacian)
-                .arg(&rows)
-                .arg(&cols)
-                .arg(&params.coeff)
-                .arg(&boundary);
-            // SAFETY: user_step(const float* in, float* out, float* lapl, int rows, int cols,
-            // float coeff, int boundary), the contract of kernels/user_step.cu: three distinct
-            // buffers of rows*cols floats and the block the source declares. The kernel is the
-            // user's: it reaches this context only after a separate process ran it on small
-            // fields and on this field and found it bit-identical to the CPU reference.
-            unsafe { launch.launch(config) }.map_err(driver_error("launching user_step"))?;
-            buffers.flip();
-        }
-        Ok(())
+        let launch = StepLaunch::User(&user.function, boundary);
+        step_loop(&stream, launch, config, buffers, launches, params.coeff)
     }
 }
 

@@ -114,6 +114,8 @@ impl SimThread {
                 self.schedule.dirty = true;
                 self.stats.reset();
                 self.origin = Some(crate::state::FieldOrigin::Jagged(*params));
+                // A frame of the field replaced must not come after the news of the new one.
+                self.ctx.discard_frame();
                 self.emit(SimEvent::FieldReady(*params, generation));
                 self.emit_problem();
                 self.emit_backend_status();

@@ -1,12 +1,14 @@
 //! Exports from the app, written on the simulation thread through `crate::export`: PNGs of the
 //! field and the Laplacian as shown (full resolution, the view's colormap and the colour range
-//! on screen, optionally with a colorbar), `.npy` arrays and the timing log.
+//! on screen, optionally with a colorbar), `.npy` arrays and the timing log; and the colours
+//! the app's recordings use ([`colours`]).
 
 use std::path::PathBuf;
 
 use crate::compute::Layer;
 use crate::export::{self, FrameFiles, LayerFrame, PngStyle};
-use crate::grid::{Grid, ValueRange};
+use crate::grid::ValueRange;
+use crate::session::recording::{FrameColours, LayerColours, RangeRule};
 use crate::sim::Simulation;
 
 use super::messages::{ExportJob, ExportKind, ViewRequest, ViewRequests};
@@ -20,64 +22,16 @@ pub struct ShownRanges {
     pub laplacian: Option<ValueRange>,
 }
 
-/// The picture of one video frame of the simulation's current state (at `step`), drawn with
-/// the views' colours and the ranges on screen, as the PNG recording draws its frames.
-pub fn video_frame_of(
-    sim: &mut Simulation,
-    views: ViewRequests,
-    shown: ShownRanges,
-    step: u64,
-    look: &export::FrameLook,
-) -> crate::Result<(Vec<u8>, usize, usize)> {
-    let (needs_field, needs_laplacian) = look.needs();
-    let field = if needs_field {
-        Some(sim.field()?)
-    } else {
-        None
+/// The colours of recorded frames and exported PNGs: the views' colormaps over the ranges on
+/// screen (a view not shown yet: its range mode on the frame's own values).
+pub fn colours(views: ViewRequests, shown: ShownRanges) -> FrameColours {
+    let layer = |view: ViewRequest, range: Option<ValueRange>| LayerColours {
+        colormap: view.colormap,
+        range: range.map_or(RangeRule::PerFrame(view.range_mode), RangeRule::Fixed),
     };
-    let laplacian = if needs_laplacian {
-        Some(sim.laplacian()?)
-    } else {
-        None
-    };
-    let mut layers = Vec::with_capacity(2);
-    if let Some(grid) = &field {
-        layers.push(video_layer(
-            Layer::Field,
-            grid,
-            views.field,
-            shown.field,
-            look.colorbar,
-        ));
-    }
-    if let Some(grid) = &laplacian {
-        layers.push(video_layer(
-            Layer::Laplacian,
-            grid,
-            views.laplacian,
-            shown.laplacian,
-            look.colorbar,
-        ));
-    }
-    export::video_frame(&layers, step, look)
-}
-
-/// A layer of a video frame in the view's colours, the range on screen when there is one.
-fn video_layer<'a>(
-    layer: Layer,
-    grid: &'a Grid,
-    view: ViewRequest,
-    range: Option<ValueRange>,
-    colorbar: bool,
-) -> LayerFrame<'a> {
-    LayerFrame {
-        layer,
-        grid,
-        style: PngStyle {
-            colormap: view.colormap,
-            range: range.unwrap_or_else(|| view.range_mode.resolve(grid)),
-            colorbar,
-        },
+    FrameColours {
+        field: layer(views.field, shown.field),
+        laplacian: layer(views.laplacian, shown.laplacian),
     }
 }
 
@@ -105,27 +59,22 @@ pub fn write(
             Layer::Laplacian => sim.laplacian()?,
         });
     }
+    let colours = colours(views, shown);
     let frames: Vec<LayerFrame<'_>> = layers
         .iter()
         .zip(&grids)
-        .map(|(&layer, grid)| {
-            let (view, range) = match layer {
-                Layer::Field => (views.field, shown.field),
-                Layer::Laplacian => (views.laplacian, shown.laplacian),
-            };
-            LayerFrame {
+        .map(|(&layer, grid)| match npy {
+            // An array needs no colours: its style is never resolved.
+            true => LayerFrame {
                 layer,
                 grid,
                 style: PngStyle {
-                    colormap: view.colormap,
-                    // An array needs no colours: its style is never resolved.
-                    range: match (npy, range) {
-                        (false, None) => view.range_mode.resolve(grid),
-                        (_, range) => range.unwrap_or(ValueRange { min: 0.0, max: 0.0 }),
-                    },
+                    colormap: colours.of(layer).colormap,
+                    range: ValueRange { min: 0.0, max: 0.0 },
                     colorbar: job.colorbar,
                 },
-            }
+            },
+            false => colours.layer_frame(layer, grid, job.colorbar),
         })
         .collect();
     let files = FrameFiles { png: !npy, npy };

@@ -141,6 +141,8 @@ impl SimThread {
                     path.display(),
                     started.elapsed().as_secs_f64()
                 );
+                // A frame of the field replaced must not come after the news of the new one.
+                self.ctx.discard_frame();
                 self.emit(SimEvent::Opened(opened));
                 self.emit_problem();
             }

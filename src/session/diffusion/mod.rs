@@ -27,6 +27,7 @@ pub use crate::session::pacing::{
     auto_steps_per_frame, overlapped_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING_SHARE,
     MAX_STEPS_PER_FRAME, OVERLAPPED_FRAME_RATE,
 };
+use crate::session::recording::{frame_due, VideoRecorder};
 use crate::session::worker::{Notify, Received, Worker, WorkerContext};
 use crate::state::FieldOrigin;
 use export::ShownRanges;
@@ -76,7 +77,7 @@ struct SimThread {
     /// Where the initial field came from (for saved states).
     origin: Option<FieldOrigin>,
     /// The video being recorded, when the recording is one.
-    video: Option<crate::export::VideoWriter>,
+    video: Option<VideoRecorder>,
     /// The GPU kernel the user chose.
     kernel: crate::compute::KernelChoice,
     /// The Kernel lab's validated source, once used (reloaded into a new CUDA backend).
@@ -267,7 +268,8 @@ impl SimThread {
     fn set_recording(&mut self, recording: Option<Recording>) {
         self.finish_video();
         if let Some(video) = recording.as_ref().and_then(|r| r.video.as_ref()) {
-            match crate::export::VideoWriter::create(&video.path, video.fps) {
+            let every = recording.as_ref().map_or(1, |r| r.every);
+            match VideoRecorder::start(&video.path, video.fps, every, video.look) {
                 Ok(writer) => self.video = Some(writer),
                 Err(error) => {
                     self.notice(Level::Error, format!("cannot record: {error}"));
@@ -362,7 +364,7 @@ impl SimThread {
             laplacian: Some(pictures.laplacian.range),
         };
         if let Some(recording) = self.recording.clone() {
-            if steps > 0 && step % recording.every.max(1) == 0 {
+            if frame_due(recording.every, step, steps) {
                 let recorded = Instant::now();
                 self.record_frame(&recording, step);
                 split.push((FramePart::Recording, recorded.elapsed()));
@@ -512,15 +514,15 @@ impl SimThread {
     }
 
     fn record_frame(&mut self, recording: &Recording, step: u64) {
-        if let Some(video) = &recording.video {
+        if recording.video.is_some() {
             let Some(sim) = self.sim.as_mut() else {
                 return;
             };
-            let Some(writer) = self.video.as_mut() else {
+            let Some(recorder) = self.video.as_mut() else {
                 return;
             };
-            let added = export::video_frame_of(sim, self.views, self.shown, step, &video.look)
-                .and_then(|(rgb, width, height)| writer.add_frame(&rgb, width, height));
+            let colours = export::colours(self.views, self.shown);
+            let added = recorder.add(sim, step, &colours, None);
             if let Err(error) = added {
                 // The temporary file goes with the writer; an older file of that name stays.
                 self.video = None;
@@ -547,10 +549,10 @@ impl SimThread {
 
     /// Finishes the video being recorded, if any, and says where it is.
     fn finish_video(&mut self) {
-        let Some(writer) = self.video.take() else {
+        let Some(recorder) = self.video.take() else {
             return;
         };
-        match writer.finish() {
+        match recorder.finish() {
             Ok(summary) => {
                 self.notice(
                     Level::Info,

@@ -8,12 +8,9 @@ use std::time::{Duration, Instant};
 use super::messages::{FramePart, ProblemCommand, ProblemFrame, SimEvent};
 use super::SimThread;
 use crate::error::{HeatlabError, Result};
-use crate::problem::{material, CellKind, HeatProblem, Shape};
+use crate::problem::{material, CellKind, HeatProblem, Shape, PLATE_SPACING};
 use crate::session::notice::Level;
 use crate::sim::Simulation;
-
-/// The side of a cell of the tutorial's plate when painting starts a problem on it, m.
-pub const PLATE_SPACING: f64 = 1e-3;
 
 /// The least time between two [`SimEvent::Problem`]s while kinds are painted (each one copies
 /// the map: 4 MB at 2000²); the stroke's end always sends one.

@@ -7,9 +7,9 @@ use eframe::egui;
 
 use crate::grid::GridSize;
 use crate::session::diffusion::{self as sim, ExportJob, Recording, SimCommand};
+use crate::settings::{Settings, MAX_STEPS_PER_FRAME};
 use crate::sim::generate::GenerationPlace;
 use crate::ui::notice::Level;
-use crate::ui::settings::{Settings, MAX_STEPS_PER_FRAME};
 
 use super::controls::CoefficientInput;
 use super::files::{self, FilesSection};

@@ -7,7 +7,7 @@ use eframe::egui;
 
 use crate::compute::{BackendChoice, Boundary, KernelChoice};
 use crate::session::diffusion::ExportKind;
-use crate::ui::settings::ViewSettings;
+use crate::settings::ViewSettings;
 
 use std::path::PathBuf;
 

@@ -12,10 +12,10 @@ use crate::sim::Stability;
 
 use super::super::folder::FolderField;
 use super::super::notice::{ERROR, WARNING};
-use super::super::settings::{Preset, Settings, MAX_STEPS_PER_FRAME, MAX_STEP_N};
 use super::command::DiffusionCommand;
 use super::SimState;
 use crate::session::diffusion::ExportKind;
+use crate::settings::{Preset, Settings, MAX_STEPS_PER_FRAME, MAX_STEP_N};
 
 /// The coefficient as typed, and whether coefficients above 0.25 are allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -10,8 +10,8 @@ use crate::grid::GridSize;
 use crate::session::diffusion::{
     Frame, SimCommand, SimEvent, SimWorker, ViewRequest, ViewRequests,
 };
+use crate::settings::Settings;
 use crate::ui::notice::Level;
-use crate::ui::settings::Settings;
 
 use super::view::MAX_PREVIEW_SIDE;
 use super::{generation_time, DiffusionCommand, DiffusionPanel};

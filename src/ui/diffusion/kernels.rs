@@ -12,7 +12,7 @@ use crate::compute::{BackendKind, KernelChoice};
 use super::super::notice::WARNING;
 use super::command::DiffusionCommand;
 use super::SimState;
-use crate::ui::settings::Settings;
+use crate::settings::Settings;
 
 /// The last measurement of the kernels.
 #[derive(Debug, Clone, Default)]

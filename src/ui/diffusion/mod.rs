@@ -37,9 +37,9 @@ use crate::sim::FieldStats;
 
 use super::folder::FolderField;
 use super::notice::{Level, Notices};
-use super::settings::Settings;
 use crate::session::diffusion::{self as sim, SimCommand, SimWorker, ViewRequests};
 pub use crate::session::diffusion::{BackendStatus, ExportKind, Frame, FramePart};
+use crate::settings::Settings;
 pub use command::DiffusionCommand;
 use controls::{CoefficientInput, Controls};
 use files::FilesSection;
@@ -373,6 +373,36 @@ impl DiffusionPanel {
             self.paint.materials.kind = Some(kind);
             self.paint.set_tool(brush::Tool::Material);
         }
+        if self.timings_row_ui(ui, settings) {
+            // Applied at once, before the notices are drawn, so that its notice shows in this
+            // frame's layout.
+            self.apply(DiffusionCommand::ExportProbes, settings);
+        }
+        egui::CentralPanel::default().show(ui, |ui| {
+            self.notices.ui(ui, NOTICES_SHOWN);
+            self.sides.ui(ui, &self.state, &mut commands);
+            self.views.shown_sides = self.state.problem.as_ref().map(|p| p.sides);
+            let size = self.state.field_size;
+            self.views
+                .ui(ui, settings, &mut commands, &mut self.paint, size);
+        });
+        self.record_overlay_cost();
+        self.forward_tool_output();
+        if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
+            settings.export_dir = dir;
+        }
+        commands.extend(self.files.dialog_ui(ui.ctx()));
+        FilesSection::hover_ui(ui);
+        if self.state.progress.is_some() || self.state.exports_pending > 0 {
+            // Spinners and progress bars animate.
+            ui.ctx().request_repaint_after(Duration::from_millis(50));
+        }
+        commands
+    }
+
+    /// The row under the views: the timings (or the probes' plots) and, while a heat problem
+    /// books energy, its budget. Returns whether the probes' export was asked for.
+    fn timings_row_ui(&mut self, ui: &mut egui::Ui, settings: &mut Settings) -> bool {
         // The views are as tall as their width allows; the timings take the rest of the height.
         // Nothing here depends on the notices or the probes: the layout never moves under the
         // pointer (the notices have a strip of their own, the probe and line plots take the
@@ -392,7 +422,7 @@ impl DiffusionPanel {
             } else {
                 90.0
             };
-        let export = egui::Panel::bottom("timings")
+        egui::Panel::bottom("timings")
             .exact_size(timings_height)
             .show(ui, |ui| {
                 if energy {
@@ -409,21 +439,11 @@ impl DiffusionPanel {
                     &mut self.paint,
                 )
             })
-            .inner;
-        if export {
-            // Applied at once, before the notices are drawn, so that its notice shows in this
-            // frame's layout.
-            self.apply(DiffusionCommand::ExportProbes, settings);
-        }
-        egui::CentralPanel::default().show(ui, |ui| {
-            self.notices.ui(ui, NOTICES_SHOWN);
-            self.sides.ui(ui, &self.state, &mut commands);
-            self.views.shown_sides = self.state.problem.as_ref().map(|p| p.sides);
-            let size = self.state.field_size;
-            self.views
-                .ui(ui, settings, &mut commands, &mut self.paint, size);
-        });
-        self.record_overlay_cost();
+            .inner
+    }
+
+    /// Sends the paint tools' commands to the simulation and shows the tools' messages.
+    fn forward_tool_output(&mut self) {
         for command in self.paint.take_commands(self.state.field_size) {
             self.send(command);
         }
@@ -439,16 +459,6 @@ impl DiffusionPanel {
         for message in self.sides.take_messages() {
             self.notify(Level::Warning, message);
         }
-        if let Some(dir) = self.folder.dialog_ui(ui.ctx()) {
-            settings.export_dir = dir;
-        }
-        commands.extend(self.files.dialog_ui(ui.ctx()));
-        FilesSection::hover_ui(ui);
-        if self.state.progress.is_some() || self.state.exports_pending > 0 {
-            // Spinners and progress bars animate.
-            ui.ctx().request_repaint_after(Duration::from_millis(50));
-        }
-        commands
     }
 }
 

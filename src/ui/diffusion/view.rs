@@ -11,8 +11,8 @@ use eframe::egui::{
 use crate::grid::GridSize;
 use crate::render::{format_value, Colormap, Preview, ValueRange};
 
-use super::super::settings::{RangeKind, ViewSettings};
 use super::overlays::Overlays;
+use crate::settings::{RangeKind, ViewSettings};
 
 /// The largest preview side requested when zoomed in, so a zoomed large field stays cheap.
 pub const MAX_PREVIEW_SIDE: usize = 2048;
@@ -289,20 +289,10 @@ pub fn picture_ui(
     primary_pans: bool,
     overlays: Option<&mut Overlays>,
 ) -> Picture {
-    let available = ui.available_size();
     let (rows, cols) = state.field_size.map_or((1, 1), |s| (s.rows, s.cols));
-    let aspect = cols as f32 / rows as f32;
     let unit = overlays.as_ref().and_then(|o| o.unit());
     let colorbar_width = COLORBAR_WIDTH + unit.map_or(0.0, |_| UNIT_WIDTH);
-    // The colorbar follows one item spacing to the right: together they fit the column, which
-    // would otherwise widen the panel past the window (and cut the readout under it).
-    let max_w = (available.x - colorbar_width - ui.spacing().item_spacing.x).max(32.0);
-    let max_h = available.y.max(32.0);
-    let size = if max_w / aspect <= max_h {
-        Vec2::new(max_w, max_w / aspect)
-    } else {
-        Vec2::new(max_h * aspect, max_h)
-    };
+    let size = fitted_picture_size(ui, cols as f32 / rows as f32, colorbar_width);
     let ppp = ui.ctx().pixels_per_point();
     state.shown_pixels = (
         (size.x * ppp * viewport.zoom).round().max(1.0) as usize,
@@ -313,56 +303,9 @@ pub fn picture_ui(
         .horizontal(|ui| {
             let (rect, response) = ui.allocate_exact_size(size, Sense::click_and_drag());
             let response = response.on_hover_cursor(egui::CursorIcon::Crosshair);
-            let painter = ui.painter_at(rect);
-            painter.rect_filled(rect, 0.0, Color32::from_gray(20));
-            match &state.texture {
-                Some(texture) => {
-                    painter.image(texture.id(), rect, viewport.uv_rect(), Color32::WHITE);
-                    if let Some(overlays) = overlays {
-                        overlays.paint(&painter, rect, viewport, state);
-                    }
-                }
-                None => {
-                    painter.text(
-                        rect.center(),
-                        egui::Align2::CENTER_CENTER,
-                        "waiting for the field…",
-                        egui::FontId::proportional(14.0),
-                        Color32::GRAY,
-                    );
-                }
-            }
-            // Zoom about the pointer, pan by dragging.
-            if response.hovered() {
-                let scroll = ui.input(|i| i.smooth_scroll_delta.y);
-                if scroll != 0.0 {
-                    if let Some(pointer) = response.hover_pos() {
-                        let before = to_field(rect, viewport, pointer);
-                        viewport.zoom *= (scroll / 200.0).exp();
-                        viewport.clamp();
-                        let after = to_field(rect, viewport, pointer);
-                        viewport.center += before - after;
-                        viewport.clamp();
-                    }
-                }
-            }
-            if response.dragged_by(egui::PointerButton::Middle)
-                || (primary_pans && response.dragged_by(egui::PointerButton::Primary))
-            {
-                let delta = response.drag_delta();
-                viewport.center -=
-                    Vec2::new(delta.x / rect.width(), delta.y / rect.height()) / viewport.zoom;
-                viewport.clamp();
-            }
-            if primary_pans && response.double_clicked() {
-                *viewport = Viewport::default();
-            }
-            if let Some(pointer) = response.hover_pos() {
-                let p = to_field(rect, viewport, pointer);
-                if (0.0..1.0).contains(&p.x) && (0.0..1.0).contains(&p.y) {
-                    hovered = Some(((p.y * rows as f32) as usize, (p.x * cols as f32) as usize));
-                }
-            }
+            paint_picture(ui, rect, state, viewport, overlays);
+            zoom_and_pan(ui, &response, rect, viewport, primary_pans);
+            hovered = hovered_cell(&response, rect, viewport, rows, cols);
             // The picture is the widget; its name lets screen readers and tests find it.
             response.widget_info(|| {
                 egui::WidgetInfo::labeled(egui::Role::Image, true, format!("{id} picture"))
@@ -375,6 +318,102 @@ pub fn picture_ui(
         hovered,
         rect,
         response,
+    }
+}
+
+/// The largest size of `aspect` (columns per row) that fits `ui`'s available space beside a
+/// colorbar `colorbar_width` wide.
+fn fitted_picture_size(ui: &egui::Ui, aspect: f32, colorbar_width: f32) -> Vec2 {
+    let available = ui.available_size();
+    // The colorbar follows one item spacing to the right: together they fit the column, which
+    // would otherwise widen the panel past the window (and cut the readout under it).
+    let max_w = (available.x - colorbar_width - ui.spacing().item_spacing.x).max(32.0);
+    let max_h = available.y.max(32.0);
+    if max_w / aspect <= max_h {
+        Vec2::new(max_w, max_w / aspect)
+    } else {
+        Vec2::new(max_h * aspect, max_h)
+    }
+}
+
+/// Paints the field's texture (or a waiting message) into `rect`, and the overlays over it.
+fn paint_picture(
+    ui: &egui::Ui,
+    rect: Rect,
+    state: &ViewState,
+    viewport: &Viewport,
+    overlays: Option<&mut Overlays>,
+) {
+    let painter = ui.painter_at(rect);
+    painter.rect_filled(rect, 0.0, Color32::from_gray(20));
+    match &state.texture {
+        Some(texture) => {
+            painter.image(texture.id(), rect, viewport.uv_rect(), Color32::WHITE);
+            if let Some(overlays) = overlays {
+                overlays.paint(&painter, rect, viewport, state);
+            }
+        }
+        None => {
+            painter.text(
+                rect.center(),
+                egui::Align2::CENTER_CENTER,
+                "waiting for the field…",
+                egui::FontId::proportional(14.0),
+                Color32::GRAY,
+            );
+        }
+    }
+}
+
+/// Zooms about the pointer on scrolling; pans on dragging with the middle button, or the
+/// primary one when `primary_pans` (which also lets a double click fit the picture again).
+fn zoom_and_pan(
+    ui: &egui::Ui,
+    response: &egui::Response,
+    rect: Rect,
+    viewport: &mut Viewport,
+    primary_pans: bool,
+) {
+    if response.hovered() {
+        let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+        if scroll != 0.0 {
+            if let Some(pointer) = response.hover_pos() {
+                let before = to_field(rect, viewport, pointer);
+                viewport.zoom *= (scroll / 200.0).exp();
+                viewport.clamp();
+                let after = to_field(rect, viewport, pointer);
+                viewport.center += before - after;
+                viewport.clamp();
+            }
+        }
+    }
+    if response.dragged_by(egui::PointerButton::Middle)
+        || (primary_pans && response.dragged_by(egui::PointerButton::Primary))
+    {
+        let delta = response.drag_delta();
+        viewport.center -=
+            Vec2::new(delta.x / rect.width(), delta.y / rect.height()) / viewport.zoom;
+        viewport.clamp();
+    }
+    if primary_pans && response.double_clicked() {
+        *viewport = Viewport::default();
+    }
+}
+
+/// The cell of a `rows` x `cols` field under the pointer, if it is over the picture.
+fn hovered_cell(
+    response: &egui::Response,
+    rect: Rect,
+    viewport: &Viewport,
+    rows: usize,
+    cols: usize,
+) -> Hover {
+    let pointer = response.hover_pos()?;
+    let p = to_field(rect, viewport, pointer);
+    if (0.0..1.0).contains(&p.x) && (0.0..1.0).contains(&p.y) {
+        Some(((p.y * rows as f32) as usize, (p.x * cols as f32) as usize))
+    } else {
+        None
     }
 }
 

@@ -6,14 +6,14 @@ use eframe::egui::{self, Color32};
 
 use crate::render::format_value;
 
-use super::super::settings::Settings;
 use super::brush::PaintTools;
 use super::command::DiffusionCommand;
 use super::hover;
 use super::overlays::Overlays;
 use super::view::{self, Hover, ViewState, Viewport};
 use super::SimState;
-use crate::grid::GridSize;
+use crate::grid::{GridSize, ValueRange};
+use crate::settings::{Settings, ViewSettings};
 
 /// Height of the readout line under the pictures, in points.
 const READOUT_HEIGHT: f32 = 22.0;
@@ -46,6 +46,40 @@ impl Views {
         tools: &mut PaintTools,
         field_size: Option<GridSize>,
     ) {
+        let pointer = self.pictures_ui(ui, settings, commands, tools, field_size);
+        ui.horizontal(|ui| {
+            zoom_buttons_ui(ui, commands);
+            ui.separator();
+            tools.toolbar_ui(ui);
+            self.overlays.toolbar_ui(ui);
+            ui.separator();
+            ui.weak(format!(
+                "zoom {:.1}× · scroll to zoom, drag to pan, double-click to fit · hover for values",
+                self.viewport.zoom
+            ));
+        });
+        if let (Some((row, col)), Some((rect, at))) = (self.hovered, pointer) {
+            let text = hover::readout_text(
+                row,
+                col,
+                &self.field,
+                &self.laplacian,
+                self.overlays.problem(),
+            );
+            hover::readout_ui(ui, rect, at, text);
+        }
+    }
+
+    /// The two columns: each view's controls over its picture, with the tools acting on it.
+    /// Returns the hovered picture's rectangle and the pointer, for the readout.
+    fn pictures_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        settings: &Settings,
+        commands: &mut Vec<DiffusionCommand>,
+        tools: &mut PaintTools,
+        field_size: Option<GridSize>,
+    ) -> Option<(egui::Rect, egui::Pos2)> {
         let mut hovered = None;
         let mut pointer = None;
         let ranges = (self.field.range(), self.laplacian.range());
@@ -54,14 +88,7 @@ impl Views {
         ui.columns(2, |columns| {
             let (left, right) = columns.split_at_mut(1);
             let (left, right) = (&mut left[0], &mut right[0]);
-            left.strong("Field");
-            let (mut field, mut laplacian) = (settings.field_view, settings.laplacian_view);
-            let mut changed = view::view_controls_ui(left, "Field", &mut field, ranges.0);
-            right.strong("Laplacian  (4f − neighbours)");
-            changed |= view::view_controls_ui(right, "Laplacian", &mut laplacian, ranges.1);
-            if changed {
-                commands.push(DiffusionCommand::SetViews { field, laplacian });
-            }
+            let (field, laplacian) = view_controls_ui(left, right, settings, ranges, commands);
             let height =
                 (left.available_height().min(right.available_height()) - READOUT_HEIGHT).max(64.0);
             let sides = [
@@ -106,28 +133,28 @@ impl Views {
         });
         self.viewport = viewport;
         self.hovered = hovered;
-        ui.horizontal(|ui| {
-            zoom_buttons_ui(ui, commands);
-            ui.separator();
-            tools.toolbar_ui(ui);
-            self.overlays.toolbar_ui(ui);
-            ui.separator();
-            ui.weak(format!(
-                "zoom {:.1}× · scroll to zoom, drag to pan, double-click to fit · hover for values",
-                self.viewport.zoom
-            ));
-        });
-        if let (Some((row, col)), Some((rect, at))) = (self.hovered, pointer) {
-            let text = hover::readout_text(
-                row,
-                col,
-                &self.field,
-                &self.laplacian,
-                self.overlays.problem(),
-            );
-            hover::readout_ui(ui, rect, at, text);
-        }
+        pointer
     }
+}
+
+/// Each view's title and colormap and range controls (with the `ranges` shown), at the top of
+/// its column; a change becomes a command. Returns the views' settings as drawn.
+fn view_controls_ui(
+    left: &mut egui::Ui,
+    right: &mut egui::Ui,
+    settings: &Settings,
+    ranges: (Option<ValueRange>, Option<ValueRange>),
+    commands: &mut Vec<DiffusionCommand>,
+) -> (ViewSettings, ViewSettings) {
+    left.strong("Field");
+    let (mut field, mut laplacian) = (settings.field_view, settings.laplacian_view);
+    let mut changed = view::view_controls_ui(left, "Field", &mut field, ranges.0);
+    right.strong("Laplacian  (4f − neighbours)");
+    changed |= view::view_controls_ui(right, "Laplacian", &mut laplacian, ranges.1);
+    if changed {
+        commands.push(DiffusionCommand::SetViews { field, laplacian });
+    }
+    (field, laplacian)
 }
 
 fn zoom_buttons_ui(ui: &mut egui::Ui, commands: &mut Vec<DiffusionCommand>) {

@@ -7,7 +7,6 @@
 //! undo history and answers with the problem as it now stands, which
 //! [`MaterialTools::section_ui`] takes from the panel's state every frame.
 
-mod demo;
 mod map_files;
 mod outline;
 mod palette;
@@ -19,6 +18,7 @@ use std::sync::Arc;
 use eframe::egui;
 
 use crate::grid::GridSize;
+use crate::problem::demo::{DemoStroke, HeatSinkDemo};
 use crate::problem::{material, CellKind, HeatProblem};
 use crate::session::diffusion::ProblemCommand;
 
@@ -116,6 +116,20 @@ impl MaterialTools {
             self.paint_demo(size);
         }
         demo
+    }
+
+    /// Queues the heat sink demo's strokes on a field of `size` (each one stroke, as a drag
+    /// sends it), with its hot chip chosen in the palette.
+    fn paint_demo(&mut self, size: GridSize) {
+        let demo = HeatSinkDemo::new(size);
+        for DemoStroke { shape, kind } in demo.strokes {
+            self.outgoing.push(ProblemCommand::Paint { shape, kind });
+            self.outgoing.push(ProblemCommand::EndStroke);
+        }
+        if let Some(chip) = demo.chip {
+            self.kind = Some(chip);
+        }
+        self.shape = MaterialShape::Rectangle;
     }
 
     /// The "Problem" section. Returns whether a kind or a shape was chosen (the Material tool

@@ -7,7 +7,7 @@ use egui_plot::{
     Points, VLine,
 };
 
-use crate::tutorial::{format_seconds, KernelRun};
+use crate::tutorial::{format_seconds, KernelRun, KernelTimings};
 
 use super::super::format::format_count;
 use super::super::format::{format_bytes, log_count_mark, log_seconds_mark, time_unit};
@@ -58,6 +58,12 @@ pub(super) fn timings_table_ui(ui: &mut egui::Ui, run: &KernelRun, status: &Stat
                 ui.end_row();
             }
         });
+    host_arrays_notes_ui(ui, timings);
+}
+
+/// The notes under the table: host arrays timed as a Python caller sees them, the overlapped
+/// pinned run, whether pinned and pageable agree, and how device-resident timings are made.
+fn host_arrays_notes_ui(ui: &mut egui::Ui, timings: &KernelTimings) {
     if let Some(host) = timings
         .gpu_host_arrays
         .as_ref()
