@@ -373,3 +373,115 @@ fn gpu_statistics_equal_the_cpu_statistics() {
         );
     }
 }
+
+/// A frame's two views reduced at once with their colour ranges picked on the GPU (min-max,
+/// percentile pairs, fixed) equal what the host picks from the CPU's means, bit for bit, over
+/// awkward values: non-finite cells, signed zeros, ties, a single finite value, none at all.
+#[test]
+fn gpu_frame_ranges_equal_the_host_ranges() {
+    use heatlab::compute::{Layer, PreviewSpec, ReducedPreview};
+    use heatlab::grid::{Grid, RangeMode, ValueRange};
+    use heatlab::render::Colormap;
+    let Some(mut cuda) = cuda_or_skip("gpu_frame_ranges_equal_the_host_ranges") else {
+        return;
+    };
+    let awkward = |i: usize| match i % 13 {
+        0 => f32::NAN,
+        1 => f32::INFINITY,
+        2 => f32::NEG_INFINITY,
+        3 => -0.0,
+        4 => 0.0,
+        5 | 6 => 1.5,
+        _ => ((i * 7919) % 1013) as f32 * 0.37 - 150.0,
+    };
+    let grid = |rows: usize, cols: usize, value: &dyn Fn(usize) -> f32| {
+        let size = GridSize::new(rows, cols).unwrap();
+        Grid::from_vec(size, (0..size.cells()).map(value).collect()).unwrap()
+    };
+    let jagged = generate_jagged(
+        &JaggedParams {
+            size: GridSize::new(700, 901).unwrap(),
+            ..JaggedParams::default()
+        },
+        &|_| {},
+    )
+    .unwrap();
+    let fields = [
+        jagged,
+        grid(301, 257, &awkward),
+        grid(64, 64, &|i| if i == 777 { -2.5 } else { f32::NAN }),
+        grid(40, 30, &|_| f32::NAN),
+        grid(1, 1, &|_| 3.25),
+        grid(3, 5, &|i| if i % 2 == 0 { -0.0 } else { 0.0 }),
+    ];
+    let percentile = |low: f64, high: f64| RangeMode::Percentile { low, high };
+    let modes = [
+        RangeMode::MinMax,
+        RangeMode::LAPLACIAN_DEFAULT,
+        percentile(0.0, 100.0),
+        percentile(50.0, 50.0),
+        percentile(95.0, 5.0),
+        percentile(100.0, 100.0),
+        percentile(33.3, 66.7),
+        percentile(-5.0, 120.0),
+        RangeMode::Fixed(ValueRange {
+            min: -1.0,
+            max: 2.0,
+        }),
+    ];
+    let table = Colormap::Viridis.table();
+    for field in &fields {
+        cuda.upload(field).unwrap();
+        for layer in Layer::ALL {
+            for max_size in [(4096, 4096), (128, 96)] {
+                for pair in modes.chunks(2) {
+                    let spec = |range: RangeMode| PreviewSpec {
+                        layer,
+                        boundary: Boundary::Neumann,
+                        max_size,
+                        table,
+                        range,
+                    };
+                    let specs = [spec(pair[0]), spec(*pair.last().unwrap())];
+                    let got = cuda
+                        .reduce_previews_into([&specs[0], &specs[1]], [vec![7.0; 9], Vec::new()])
+                        .unwrap();
+                    let source = match layer {
+                        Layer::Field => field.clone(),
+                        Layer::Laplacian => {
+                            let mut cpu = CpuBackend::new();
+                            cpu.upload(field).unwrap();
+                            cpu.laplacian(Boundary::Neumann).unwrap()
+                        }
+                    };
+                    for (spec, ranged) in specs.iter().zip(&got) {
+                        let what =
+                            format!("{} {layer:?} {max_size:?} {}", field.size(), spec.range);
+                        let expected = ReducedPreview::of(&source, max_size);
+                        let bits =
+                            |g: &Grid| g.as_slice().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(ranged.reduced.factor, expected.factor, "{what}");
+                        assert_eq!(
+                            bits(&ranged.reduced.values),
+                            bits(&expected.values),
+                            "{what}"
+                        );
+                        let host = spec.range.resolve(&expected.values);
+                        match (spec.range, ranged.range) {
+                            (RangeMode::Fixed(_), range) => assert_eq!(range, None, "{what}"),
+                            // The sign of a zero at either end depends on the host's order of
+                            // comparisons; the colours do not.
+                            (RangeMode::MinMax, Some(range)) => assert_eq!(range, host, "{what}"),
+                            (_, Some(range)) => assert_eq!(
+                                (range.min.to_bits(), range.max.to_bits()),
+                                (host.min.to_bits(), host.max.to_bits()),
+                                "{what}: {range:?} against {host:?}"
+                            ),
+                            (_, None) => panic!("{what}: no range from the GPU"),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

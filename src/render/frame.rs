@@ -11,10 +11,10 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use super::preview::colour_reduced;
+use super::preview::colour_ranged;
 use super::{Colormap, Preview, PreviewRequest};
 use crate::compute::{BackendKind, Boundary, Layer, ReducedPreview};
-use crate::grid::RangeMode;
+use crate::grid::{RangeMode, ValueRange};
 use crate::sim::{FieldStats, Simulation};
 
 /// How one view should be rendered.
@@ -113,10 +113,24 @@ impl fmt::Display for FramePart {
     }
 }
 
-/// Both layers reduced to their views' sizes and, when due, the statistics.
+/// How a GPU backend's half of a frame runs (a CPU backend reduces each layer in turn either
+/// way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FramePath {
+    /// Both layers queued at once with their colour ranges picked on the device, one wait
+    /// ([`crate::compute::Backend::reduce_previews_into`]): what the app does.
+    Batched,
+    /// One layer after the other, a wait for each, the ranges picked on the host (the path
+    /// before the batched one, kept as the bench's baseline).
+    OneByOne,
+}
+
+/// Both layers reduced to their views' sizes (with their colour ranges when the backend
+/// picked them) and, when due, the statistics.
 pub struct ReducedFrame {
     field: ReducedPreview,
     laplacian: ReducedPreview,
+    ranges: [Option<ValueRange>; 2],
     stats: Option<FieldStats>,
     requests: [PreviewRequest; 2],
 }
@@ -140,7 +154,20 @@ pub fn reduce_frame(
     spares: &mut SpareBuffers,
     split: &mut Vec<(FramePart, Duration)>,
 ) -> crate::Result<ReducedFrame> {
+    reduce_frame_by(FramePath::Batched, sim, views, stats_due, spares, split)
+}
+
+/// [`reduce_frame`] by the given path.
+pub fn reduce_frame_by(
+    path: FramePath,
+    sim: &mut Simulation,
+    views: ViewRequests,
+    stats_due: bool,
+    spares: &mut SpareBuffers,
+    split: &mut Vec<(FramePart, Duration)>,
+) -> crate::Result<ReducedFrame> {
     let requests = preview_requests(sim.params().boundary, views);
+    let mut ranges = [None, None];
     let (field, laplacian) = if sim.backend().kind() == BackendKind::Cpu {
         // On the CPU the Laplacian is computed at full resolution: its own part.
         let field = timed(split, FramePart::Reduce, || {
@@ -150,6 +177,13 @@ pub fn reduce_frame(
             sim.reduce_preview_into(&requests[1].spec(), spares.values())
         })?;
         (field, laplacian)
+    } else if path == FramePath::Batched {
+        let [field, laplacian] = timed(split, FramePart::DevicePreview, || {
+            let specs = requests.map(|request| request.spec());
+            sim.reduce_previews_into([&specs[0], &specs[1]], [spares.values(), spares.values()])
+        })?;
+        ranges = [field.range, laplacian.range];
+        (field.reduced, laplacian.reduced)
     } else {
         timed(split, FramePart::DevicePreview, || {
             let field = sim.reduce_preview_into(&requests[0].spec(), spares.values())?;
@@ -165,6 +199,7 @@ pub fn reduce_frame(
     Ok(ReducedFrame {
         field,
         laplacian,
+        ranges,
         stats,
         requests,
     })
@@ -245,14 +280,22 @@ pub fn colour_frame(
     let ReducedFrame {
         field,
         laplacian,
+        ranges: [field_range, laplacian_range],
         stats,
         requests: [field_request, laplacian_request],
     } = reduced;
     let (field_rgba, laplacian_rgba) = (spares.rgba(), spares.rgba());
     timed(split, FramePart::Colour, || {
         let (field, laplacian) = rayon::join(
-            || colour_reduced(field, &field_request, field_rgba),
-            || colour_reduced(laplacian, &laplacian_request, laplacian_rgba),
+            || colour_ranged(field, field_range, &field_request, field_rgba),
+            || {
+                colour_ranged(
+                    laplacian,
+                    laplacian_range,
+                    &laplacian_request,
+                    laplacian_rgba,
+                )
+            },
         );
         FramePictures {
             field,
@@ -279,6 +322,7 @@ mod tests {
     use super::*;
     use crate::compute::Boundary;
     use crate::grid::{Grid, GridSize};
+    use crate::render::preview::colour_reduced;
     use crate::render::Colormap;
 
     fn reduced_frame() -> ReducedFrame {
@@ -300,6 +344,7 @@ mod tests {
         ReducedFrame {
             field: ReducedPreview::of(&grid(0.01), (32, 32)),
             laplacian: ReducedPreview::of(&grid(-0.3), (32, 32)),
+            ranges: [None, None],
             stats: None,
             requests: [
                 request(Layer::Field, views.field),

@@ -193,7 +193,7 @@ fn plate_problem(sim: &Simulation) -> Result<HeatProblem> {
         ))
     })?;
     Ok(HeatProblem::uniform(
-        sim.initial().size(),
+        sim.initial_size(),
         PLATE_SPACING,
         plate,
     ))
