@@ -258,7 +258,7 @@ fn long_runs_replayed_as_cuda_graphs_match_cpu() {
 /// every statistic must equal the CPU's stepped the same way, and the timings must be real.
 #[test]
 fn overlapped_stepping_with_previews_matches_cpu() {
-    use heatlab::render::preview::colour_reduced;
+    use heatlab::render::preview::{colour_ranged, colour_reduced};
     use heatlab::render::{Colormap, Layer, Preview, PreviewRequest, RangeMode};
     use heatlab::sim::Simulation;
     let Some(cuda) = cuda_or_skip("overlapped_stepping_with_previews_matches_cpu") else {
@@ -323,6 +323,24 @@ fn overlapped_stepping_with_previews_matches_cpu() {
             );
             assert!(on_gpu.rgba == on_cpu.rgba, "frame {frame} pixels");
             *spare = Some(on_gpu);
+        }
+        // The app's path: both views at once, their ranges picked on the GPU.
+        let specs = requests.map(|request| request.spec());
+        let ranged = gpu
+            .reduce_previews_into([&specs[0], &specs[1]], [Vec::new(), vec![1.0; 5]])
+            .unwrap();
+        for (request, ranged) in requests.iter().zip(ranged) {
+            assert!(
+                ranged.range.is_some(),
+                "frame {frame}: no range from the GPU"
+            );
+            let batched = colour_ranged(ranged.reduced, ranged.range, request, Vec::new());
+            let on_cpu = Preview::from(cpu.render_preview(&request.spec()).unwrap());
+            assert_eq!(
+                batched, on_cpu,
+                "frame {frame} {:?}, batched",
+                request.layer
+            );
         }
         let (gpu_stats, cpu_stats) = (gpu.statistics().unwrap(), cpu.statistics().unwrap());
         assert_eq!(
@@ -430,14 +448,16 @@ fn gpu_frame_ranges_equal_the_host_ranges() {
         }),
     ];
     let table = Colormap::Viridis.table();
-    for field in &fields {
+    let boundaries = [Boundary::Dirichlet, Boundary::Neumann, Boundary::Periodic];
+    for (k, field) in fields.iter().enumerate() {
+        let boundary = boundaries[k % 3];
         cuda.upload(field).unwrap();
         for layer in Layer::ALL {
             for max_size in [(4096, 4096), (128, 96)] {
                 for pair in modes.chunks(2) {
                     let spec = |range: RangeMode| PreviewSpec {
                         layer,
-                        boundary: Boundary::Neumann,
+                        boundary,
                         max_size,
                         table,
                         range,
@@ -451,7 +471,7 @@ fn gpu_frame_ranges_equal_the_host_ranges() {
                         Layer::Laplacian => {
                             let mut cpu = CpuBackend::new();
                             cpu.upload(field).unwrap();
-                            cpu.laplacian(Boundary::Neumann).unwrap()
+                            cpu.laplacian(boundary).unwrap()
                         }
                     };
                     for (spec, ranged) in specs.iter().zip(&got) {

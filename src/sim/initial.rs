@@ -57,7 +57,7 @@ impl Simulation {
     /// when it was generated there.
     pub fn initial(&mut self) -> Result<&Grid> {
         if self.initial.host.is_none() {
-            self.settle()?;
+            // Queued on the device's stream after any steps in flight, which it does not wait for.
             self.initial.host = Some(self.backend.download_initial()?);
         }
         self.initial

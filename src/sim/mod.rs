@@ -81,6 +81,8 @@ impl Simulation {
     /// Starts a simulation of `initial` on `backend`.
     pub fn new(mut backend: Box<dyn Backend>, initial: Grid, params: StepParams) -> Result<Self> {
         backend.upload(&initial)?;
+        // A backend that ran another simulation may still keep that one's initial field.
+        backend.forget_initial();
         Ok(Self::holding(
             backend,
             InitialField::on_host(initial),
@@ -142,6 +144,7 @@ impl Simulation {
             )));
         }
         backend.upload(current)?;
+        backend.forget_initial();
         Ok(Self::holding(
             backend,
             InitialField::on_host(initial),
