@@ -204,24 +204,6 @@ fn the_initial_field_stays_on_the_gpu_until_the_host_needs_it() {
     // Asking for it (saving a state) copies the same bits to the host.
     assert_eq!(bits(sim.initial().unwrap()), bits(&latest));
     assert!(sim.initial_on_host());
-    // Switching to the CPU takes it along: Reset there gives the same bits.
-    let mut on_cpu = Simulation::generated(
-        Box::new(CudaBackend::new().unwrap()),
-        &dragged,
-        StepParams::default(),
-        &|_| {},
-    )
-    .unwrap()
-    .0;
-    on_cpu.advance(9).unwrap();
-    on_cpu.switch_backend(Box::new(CpuBackend::new())).unwrap();
-    on_cpu.advance(5).unwrap();
-    on_cpu.reset().unwrap();
-    assert_eq!(
-        bits(&on_cpu.field().unwrap()),
-        bits(&latest),
-        "reset on the CPU"
-    );
     // A fresh field of another size, then a failed one: the last good field stays held.
     let smaller = JaggedParams {
         size: size(64, 96),
@@ -237,6 +219,41 @@ fn the_initial_field_stays_on_the_gpu_until_the_host_needs_it() {
     assert_eq!(bits(&sim.field().unwrap()), bits(&small));
     sim.reset().unwrap();
     assert_eq!(bits(&sim.field().unwrap()), bits(&small));
+}
+
+#[test]
+fn a_switch_to_the_cpu_takes_the_initial_field_kept_on_the_gpu_along() {
+    let Some(cuda) = gpu_or_skip(
+        "a_switch_to_the_cpu_takes_the_initial_field_kept_on_the_gpu_along",
+        CudaBackend::new(),
+    ) else {
+        return;
+    };
+    let params = JaggedParams {
+        size: size(130, 170),
+        seed: 77,
+        ..JaggedParams::default()
+    };
+    let (mut sim, _) =
+        Simulation::generated(Box::new(cuda), &params, StepParams::default(), &|_| {}).unwrap();
+    assert!(!sim.initial_on_host());
+    let generated = sim.field().unwrap();
+    sim.advance(9).unwrap();
+    sim.switch_backend(Box::new(CpuBackend::new())).unwrap();
+    assert!(sim.initial_on_host());
+    sim.advance(5).unwrap();
+    sim.reset().unwrap();
+    let bits = |grid: &Grid| {
+        grid.as_slice()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        bits(&sim.field().unwrap()),
+        bits(&generated),
+        "reset on the CPU"
+    );
 }
 
 #[test]

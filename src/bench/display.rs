@@ -244,7 +244,9 @@ fn time_calls(
 /// each with the statistics due: microseconds of both previews (the statistics' part taken
 /// out), and of the whole frame; and of the overlays the app computes from each new field
 /// picture (isotherms at automatic levels and heat-flux arrows every 24 values, over the whole
-/// picture). The pictures go back to be coloured into again, as the app hands them back.
+/// picture). The pictures go back to be coloured into again, as the app hands them back. A
+/// frame first, untimed, allocates the path's buffers and compiles its kernels (the range
+/// kernels, on the app's first frame).
 fn time_frames(
     path: FramePath,
     sim: &mut Simulation,
@@ -252,6 +254,8 @@ fn time_frames(
     repeats: usize,
 ) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
     let mut spares = SpareBuffers::default();
+    let warm_up = frame_by(path, sim, views)?;
+    spares.take_back(vec![warm_up.field, warm_up.laplacian]);
     let mut frames = Vec::new();
     let mut frames_with_statistics = Vec::new();
     let mut overlays = Vec::new();

@@ -42,7 +42,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_field: bool,
     /// Time the app's display path instead, call by call (previews of at most PIXELS x PIXELS,
-    /// the field's statistics, whole frames); on the CPU backend, its host part.
+    /// the field's statistics, whole frames by both paths) and, on the GPU, live regeneration
+    /// beside its baseline; on the CPU backend, the display's host part.
     #[arg(long, value_name = "PIXELS")]
     pub display: Option<usize>,
     /// Time only these GPU kernels, comma-separated (auto, tutorial, shared, jacobi-rows, ...;

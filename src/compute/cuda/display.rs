@@ -85,10 +85,8 @@ pub(super) fn layer_source(buffers: &FieldBuffers, layer: Layer) -> Result<&Cuda
     }
 }
 
-/// Launches `block_mean` (kernels/display.cu), or one of `block_mean_laplacian_*`
-/// (kernels/frame_laplacian.cu: the means of the Laplacian of `source`), which take the same
-/// arguments: the means of `source`, a field of `size`, over blocks of `factor` x `factor`
-/// cells, into the first cells of `out`.
+/// Launches `block_mean` (kernels/display.cu): the means of `source`, a field of `size`, over
+/// blocks of `factor` x `factor` cells, into the first cells of `out`.
 pub(super) fn launch_block_mean_on(
     stream: &Arc<CudaStream>,
     block_mean: &CudaFunction,
@@ -126,8 +124,7 @@ pub(super) fn launch_block_mean_on(
         .arg(&out_rows)
         .arg(&out_cols);
     // SAFETY: block_mean(const float* field, float* out, int rows, int cols, int factor,
-    // int out_rows, int out_cols), and block_mean_laplacian_* with the same parameters (reading
-    // only inside rows x cols): `source` holds rows*cols floats, `out` at least
+    // int out_rows, int out_cols): `source` holds rows*cols floats, `out` at least
     // out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor) (checked above); threads outside
     // return.
     unsafe { launch.launch(config) }.map_err(driver_error("launching block_mean"))?;

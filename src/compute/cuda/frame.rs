@@ -170,13 +170,16 @@ fn copy_out(host: &[f32], pixels: usize, mut storage: Vec<f32>) -> Vec<f32> {
 }
 
 impl CudaBackend {
-    /// Queues view `index` of a frame: its means (of the Laplacian computed on the way, or
-    /// taken from a step computed ahead, see `laplacian_by_lookahead`), its range when the GPU
-    /// picks it, and the copy of both into page-locked memory. Returns the reduction factor
-    /// and whether the range is computed.
+    /// Queues view `index` of a frame: its layer (the Laplacian computed first), its means,
+    /// its range when the GPU picks it, and the copy of both into page-locked memory. Returns
+    /// the reduction factor and whether the range is computed.
     fn queue_view(&mut self, index: usize, spec: &PreviewSpec<'_>) -> Result<(usize, bool)> {
-        let fused_laplacian =
-            spec.layer == Layer::Laplacian && !self.laplacian_by_lookahead(spec.boundary)?;
+        // A kernel computing the Laplacian's block means without writing the Laplacian, one
+        // thread per block of cells, was tried: exact, but at 8192² its reads, 64 bytes apart
+        // across a warp, took longer than the Laplacian kernel and the block means together.
+        if spec.layer == Layer::Laplacian {
+            self.compute_laplacian_on_device(spec.boundary)?;
+        }
         let stream = self.device.stream().clone();
         let buffers = self.buffers.as_ref().ok_or(HeatlabError::NoField)?;
         let size = buffers.size;
@@ -187,14 +190,9 @@ impl CudaBackend {
             .get_mut(index)
             .ok_or_else(|| HeatlabError::Internal("a frame has two views".into()))?;
         let means = buffer_of_at_least(&mut view.means, pixels + 2, &stream)?;
-        if fused_laplacian {
-            let function = &self.kernels.block_mean_laplacian[spec.boundary.kernel_index()];
-            launch_block_mean_on(&stream, function, &buffers.current, size, factor, means)?;
-        } else {
-            let function = &self.kernels.block_mean;
-            let source = layer_source(buffers, spec.layer)?;
-            launch_block_mean_on(&stream, function, source, size, factor, means)?;
-        }
+        let function = &self.kernels.block_mean;
+        let source = layer_source(buffers, spec.layer)?;
+        launch_block_mean_on(&stream, function, source, size, factor, means)?;
         let range = device_range(spec.range);
         if let Some(range) = range {
             if kernels.is_none() {

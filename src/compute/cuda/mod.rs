@@ -39,12 +39,10 @@ use crate::grid::{Grid, GridSize};
 use crate::problem::EnergyExchange;
 
 /// The diffusion kernels' source, embedded so that the binary needs no files beside it; the
-/// resident kernel and the Laplacian's block means, in files of their own, use the helpers of
-/// `diffusion.cu`.
+/// resident kernel, in a file of its own, uses the helpers of `diffusion.cu`.
 pub const DIFFUSION_SOURCE: &str = concat!(
     include_str!("../../../kernels/diffusion.cu"),
-    include_str!("../../../kernels/resident.cu"),
-    include_str!("../../../kernels/frame_laplacian.cu")
+    include_str!("../../../kernels/resident.cu")
 );
 /// The display kernels' source (reduce to the shown size, statistics).
 pub const DISPLAY_SOURCE: &str = include_str!("../../../kernels/display.cu");
@@ -63,7 +61,6 @@ struct DiffusionKernels {
     laplacian: [CudaFunction; 3],
     seed_inplace: CudaFunction,
     block_mean: CudaFunction,
-    block_mean_laplacian: [CudaFunction; 3],
     field_stats: CudaFunction,
 }
 
@@ -199,7 +196,6 @@ impl CudaBackend {
             ],
             seed_inplace: load("seed_diffusion_inplace")?,
             block_mean: device.function(&display, "block_mean")?,
-            block_mean_laplacian: per_boundary("block_mean_laplacian")?,
             field_stats: device.function(&display, "field_stats")?,
         };
         let timer = device.timer()?;
