@@ -1,10 +1,11 @@
 //! Drawing one frame of a running simulation, in two halves (the app's simulation thread and
 //! `heatlab bench --display` run these). [`reduce_frame`] asks the backend
-//! for both layers reduced to the size they are shown at (on CUDA: kernels and a copy of the
-//! reduced values, through page-locked memory) and, when due, the statistics (reduced on the
-//! device too). [`colour_frame`] then picks each view's range and colours it on the host, into
-//! the pixel buffers of pictures the UI has finished with ([`SpareBuffers`]): a new megabyte per
-//! picture, freed on the UI's thread, cost page faults on every frame. The GPU is needed only
+//! for both layers reduced to the size they are shown at (on CUDA: kernels, each view's colour
+//! range picked where the values are, and one copy of each view's values through page-locked
+//! memory, behind one wait) and, when due, the statistics (reduced on the device too).
+//! [`colour_frame`] then picks each view's range where the backend did not and colours it on
+//! the host, into the pixel buffers of pictures the UI has finished with ([`SpareBuffers`]): a
+//! new megabyte per picture, freed on the UI's thread, cost page faults on every frame. The GPU is needed only
 //! for the first half, so while stepping overlaps drawing the next frame's steps are queued
 //! between the two. Each part's time goes into the frame's split.
 
@@ -64,7 +65,8 @@ pub enum FramePart {
     /// Reducing the field to the display size (CPU).
     Reduce,
     /// Both layers reduced on the device and the reduced values copied to the host (CUDA:
-    /// Laplacian and block-mean kernels, copy through page-locked memory).
+    /// Laplacian and block-mean kernels, the views' colour ranges, copy through page-locked
+    /// memory).
     DevicePreview,
     /// Picking each view's range and colouring the reduced values (host).
     Colour,

@@ -29,11 +29,13 @@ impl InitialField {
     /// The field `backend` holds now, of `size`: kept where it is when the backend can (no
     /// copy to the host), downloaded otherwise.
     pub(super) fn held_by(backend: &mut dyn Backend, size: GridSize) -> Result<Self> {
-        if backend.keep_initial()? {
-            Ok(Self { size, host: None })
-        } else {
-            Ok(Self::on_host(backend.download()?))
+        match backend.keep_initial() {
+            Ok(true) => return Ok(Self { size, host: None }),
+            Ok(false) => {}
+            // No room for a second copy on the device, say: the host keeps it instead.
+            Err(error) => log::warn!("the initial field is kept on the host: {error}"),
         }
+        Ok(Self::on_host(backend.download()?))
     }
 
     /// Its size.
