@@ -116,7 +116,7 @@ fn regenerating_in_place_and_after_stepping_gives_fresh_fields() {
     assert_eq!(generation.place, GenerationPlace::Gpu);
     assert!(generation.device.is_some());
     let cpu_first = generate_jagged(&first, &|_| {}).unwrap();
-    assert_close(sim.initial(), &cpu_first, "first field");
+    assert_close(sim.initial().unwrap(), &cpu_first, "first field");
     // Step, then drag the exponent, cutoff, percentile and seed as the app does: each
     // regeneration replaces the stepped field at step 0 and equals the CPU's.
     for (k, change) in (0..4).enumerate() {
@@ -134,10 +134,10 @@ fn regenerating_in_place_and_after_stepping_gives_fresh_fields() {
         let cpu = generate_jagged(&params, &|_| {}).unwrap();
         let held = sim.field().unwrap();
         assert_close(&held, &cpu, &format!("regenerated {params:?}"));
-        assert_eq!(sim.initial(), &held, "initial is the held field");
+        assert_eq!(sim.initial().unwrap(), &held, "initial is the held field");
         // The stepping after a regeneration is the CPU's step of the GPU's field, exactly.
         let mut reference = CpuBackend::new();
-        reference.upload(sim.initial()).unwrap();
+        reference.upload(sim.initial().unwrap()).unwrap();
         reference.advance(25, &StepParams::default()).unwrap();
         sim.advance(25).unwrap();
         assert_eq!(sim.field().unwrap(), reference.download().unwrap());
@@ -150,6 +150,110 @@ fn regenerating_in_place_and_after_stepping_gives_fresh_fields() {
     sim.regenerate(&larger, &|_| {}).unwrap();
     let cpu = generate_jagged(&larger, &|_| {}).unwrap();
     assert_close(&sim.field().unwrap(), &cpu, "new size");
+}
+
+#[test]
+fn the_initial_field_stays_on_the_gpu_until_the_host_needs_it() {
+    let Some(cuda) = gpu_or_skip(
+        "the_initial_field_stays_on_the_gpu_until_the_host_needs_it",
+        CudaBackend::new(),
+    ) else {
+        return;
+    };
+    let params = JaggedParams {
+        size: size(260, 190),
+        seed: 4_242,
+        ..JaggedParams::default()
+    };
+    let bits = |grid: &Grid| {
+        grid.as_slice()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>()
+    };
+    let (mut sim, _) =
+        Simulation::generated(Box::new(cuda), &params, StepParams::default(), &|_| {}).unwrap();
+    assert!(
+        !sim.initial_on_host(),
+        "a field generated on the GPU stays there"
+    );
+    let generated = sim.field().unwrap();
+    // Reset copies it back on the device, several times, whatever was stepped.
+    for steps in [0, 41, 7] {
+        sim.advance(steps).unwrap();
+        sim.reset().unwrap();
+        assert_eq!(
+            bits(&sim.field().unwrap()),
+            bits(&generated),
+            "reset after {steps}"
+        );
+        assert!(!sim.initial_on_host());
+    }
+    // Dragging a parameter: each new field is kept, and Reset gives it, not the first one.
+    let mut dragged = params;
+    for exponent in [-2.1, -2.3] {
+        dragged.exponent = exponent;
+        sim.regenerate(&dragged, &|_| {}).unwrap();
+        let held = sim.field().unwrap();
+        sim.advance(13).unwrap();
+        sim.reset().unwrap();
+        assert_eq!(bits(&sim.field().unwrap()), bits(&held), "{exponent}");
+        assert!(!sim.initial_on_host());
+    }
+    let latest = sim.field().unwrap();
+    // Asking for it (saving a state) copies the same bits to the host.
+    assert_eq!(bits(sim.initial().unwrap()), bits(&latest));
+    assert!(sim.initial_on_host());
+    // A fresh field of another size, then a failed one: the last good field stays held.
+    let smaller = JaggedParams {
+        size: size(64, 96),
+        ..dragged
+    };
+    sim.regenerate(&smaller, &|_| {}).unwrap();
+    let small = sim.field().unwrap();
+    let invalid = JaggedParams {
+        percentile: f64::NAN,
+        ..smaller
+    };
+    assert!(sim.regenerate(&invalid, &|_| {}).is_err());
+    assert_eq!(bits(&sim.field().unwrap()), bits(&small));
+    sim.reset().unwrap();
+    assert_eq!(bits(&sim.field().unwrap()), bits(&small));
+}
+
+#[test]
+fn a_switch_to_the_cpu_takes_the_initial_field_kept_on_the_gpu_along() {
+    let Some(cuda) = gpu_or_skip(
+        "a_switch_to_the_cpu_takes_the_initial_field_kept_on_the_gpu_along",
+        CudaBackend::new(),
+    ) else {
+        return;
+    };
+    let params = JaggedParams {
+        size: size(130, 170),
+        seed: 77,
+        ..JaggedParams::default()
+    };
+    let (mut sim, _) =
+        Simulation::generated(Box::new(cuda), &params, StepParams::default(), &|_| {}).unwrap();
+    assert!(!sim.initial_on_host());
+    let generated = sim.field().unwrap();
+    sim.advance(9).unwrap();
+    sim.switch_backend(Box::new(CpuBackend::new())).unwrap();
+    assert!(sim.initial_on_host());
+    sim.advance(5).unwrap();
+    sim.reset().unwrap();
+    let bits = |grid: &Grid| {
+        grid.as_slice()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        bits(&sim.field().unwrap()),
+        bits(&generated),
+        "reset on the CPU"
+    );
 }
 
 #[test]

@@ -252,6 +252,39 @@ fn long_runs_replayed_as_cuda_graphs_match_cpu() {
     }
 }
 
+/// The app's path for a frame: both views at once, their ranges picked on the GPU, coloured on
+/// the host; each picture equal to the CPU's.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper; clippy's allow-unwrap-in-tests covers #[test] functions only"
+)]
+fn check_batched_frame(
+    gpu: &mut heatlab::sim::Simulation,
+    cpu: &mut heatlab::sim::Simulation,
+    requests: &[heatlab::render::PreviewRequest; 2],
+    frame: u64,
+) {
+    use heatlab::render::preview::colour_ranged;
+    use heatlab::render::Preview;
+    let specs = requests.map(|request| request.spec());
+    let ranged = gpu
+        .reduce_previews_into([&specs[0], &specs[1]], [Vec::new(), vec![1.0; 5]])
+        .unwrap();
+    for (request, ranged) in requests.iter().zip(ranged) {
+        assert!(
+            ranged.range.is_some(),
+            "frame {frame}: no range from the GPU"
+        );
+        let batched = colour_ranged(ranged.reduced, ranged.range, request, Vec::new());
+        let on_cpu = Preview::from(cpu.render_preview(&request.spec()).unwrap());
+        assert_eq!(
+            batched, on_cpu,
+            "frame {frame} {:?}, batched",
+            request.layer
+        );
+    }
+}
+
 /// The app's overlapped frames: previews and statistics of the state the last queued steps
 /// left, then the next steps queued, many times, with the steps per frame changing and the
 /// previews reading the pinned buffers while steps are in flight. The field, every preview and
@@ -324,6 +357,7 @@ fn overlapped_stepping_with_previews_matches_cpu() {
             assert!(on_gpu.rgba == on_cpu.rgba, "frame {frame} pixels");
             *spare = Some(on_gpu);
         }
+        check_batched_frame(&mut gpu, &mut cpu, &requests, frame);
         let (gpu_stats, cpu_stats) = (gpu.statistics().unwrap(), cpu.statistics().unwrap());
         assert_eq!(
             (gpu_stats.min, gpu_stats.max),
@@ -371,5 +405,142 @@ fn gpu_statistics_equal_the_cpu_statistics() {
             on_gpu.total,
             on_cpu.total
         );
+    }
+}
+
+/// Fields of awkward values for the GPU's colour ranges: non-finite cells, signed zeros, ties,
+/// a single finite value, none at all, one cell; and a jagged field.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper; clippy's allow-unwrap-in-tests covers #[test] functions only"
+)]
+fn awkward_fields() -> Vec<heatlab::Grid> {
+    use heatlab::Grid;
+    let awkward = |i: usize| match i % 13 {
+        0 => f32::NAN,
+        1 => f32::INFINITY,
+        2 => f32::NEG_INFINITY,
+        3 => -0.0,
+        4 => 0.0,
+        5 | 6 => 1.5,
+        _ => ((i * 7919) % 1013) as f32 * 0.37 - 150.0,
+    };
+    let grid = |rows: usize, cols: usize, value: &dyn Fn(usize) -> f32| {
+        let size = GridSize::new(rows, cols).unwrap();
+        Grid::from_vec(size, (0..size.cells()).map(value).collect()).unwrap()
+    };
+    let jagged = JaggedParams {
+        size: GridSize::new(700, 901).unwrap(),
+        ..JaggedParams::default()
+    };
+    vec![
+        generate_jagged(&jagged, &|_| {}).unwrap(),
+        grid(301, 257, &awkward),
+        grid(64, 64, &|i| if i == 777 { -2.5 } else { f32::NAN }),
+        grid(40, 30, &|_| f32::NAN),
+        grid(1, 1, &|_| 3.25),
+        grid(3, 5, &|i| if i % 2 == 0 { -0.0 } else { 0.0 }),
+    ]
+}
+
+/// Checks one view reduced by the GPU with its range against the host's reduction of `source`
+/// (the layer on the CPU) and the range the host picks from it.
+fn check_ranged_view(
+    ranged: &heatlab::compute::RangedPreview,
+    source: &heatlab::Grid,
+    spec: &heatlab::compute::PreviewSpec<'_>,
+    what: &str,
+) {
+    use heatlab::compute::ReducedPreview;
+    use heatlab::grid::RangeMode;
+    let expected = ReducedPreview::of(source, spec.max_size);
+    // Bit for bit, but for the sign and payload of a NaN mean, which the GPU's and the host's
+    // arithmetic write differently (ranges skip NaN).
+    let bits = |g: &heatlab::Grid| {
+        g.as_slice()
+            .iter()
+            .map(|v| if v.is_nan() { u32::MAX } else { v.to_bits() })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ranged.reduced.factor, expected.factor, "{what}");
+    assert!(
+        bits(&ranged.reduced.values) == bits(&expected.values),
+        "{what}: means differ"
+    );
+    let host = spec.range.resolve(&expected.values);
+    match (spec.range, ranged.range) {
+        (RangeMode::Fixed(_), range) => assert_eq!(range, None, "{what}"),
+        // The sign of a zero at either end depends on the host's order of comparisons; the
+        // colours do not.
+        (RangeMode::MinMax, Some(range)) => assert_eq!(range, host, "{what}"),
+        (_, Some(range)) => assert_eq!(
+            (range.min.to_bits(), range.max.to_bits()),
+            (host.min.to_bits(), host.max.to_bits()),
+            "{what}: {range:?} against {host:?}"
+        ),
+        (_, None) => panic!("{what}: no range from the GPU"),
+    }
+}
+
+/// A frame's two views reduced at once with their colour ranges picked on the GPU (min-max,
+/// percentile pairs, fixed) equal what the host picks from the CPU's means, bit for bit, over
+/// awkward values, both layers, every boundary, with and without reduction.
+#[test]
+fn gpu_frame_ranges_equal_the_host_ranges() {
+    use heatlab::compute::{Layer, PreviewSpec};
+    use heatlab::grid::{RangeMode, ValueRange};
+    use heatlab::render::Colormap;
+    let Some(mut cuda) = cuda_or_skip("gpu_frame_ranges_equal_the_host_ranges") else {
+        return;
+    };
+    let percentile = |low: f64, high: f64| RangeMode::Percentile { low, high };
+    let modes = [
+        RangeMode::MinMax,
+        RangeMode::LAPLACIAN_DEFAULT,
+        percentile(0.0, 100.0),
+        percentile(50.0, 50.0),
+        percentile(95.0, 5.0),
+        percentile(100.0, 100.0),
+        percentile(33.3, 66.7),
+        percentile(-5.0, 120.0),
+        RangeMode::Fixed(ValueRange {
+            min: -1.0,
+            max: 2.0,
+        }),
+    ];
+    let boundaries = [Boundary::Dirichlet, Boundary::Neumann, Boundary::Periodic];
+    for (k, field) in awkward_fields().iter().enumerate() {
+        let boundary = boundaries[k % 3];
+        cuda.upload(field).unwrap();
+        let mut cpu = CpuBackend::new();
+        cpu.upload(field).unwrap();
+        let laplacian = cpu.laplacian(boundary).unwrap();
+        for layer in Layer::ALL {
+            let source = if layer == Layer::Field {
+                field
+            } else {
+                &laplacian
+            };
+            for max_size in [(4096, 4096), (128, 96)] {
+                for pair in modes.chunks(2) {
+                    let spec = |range: RangeMode| PreviewSpec {
+                        layer,
+                        boundary,
+                        max_size,
+                        table: Colormap::Viridis.table(),
+                        range,
+                    };
+                    let specs = [spec(pair[0]), spec(*pair.last().unwrap())];
+                    let got = cuda
+                        .reduce_previews_into([&specs[0], &specs[1]], [vec![7.0; 9], Vec::new()])
+                        .unwrap();
+                    for (spec, ranged) in specs.iter().zip(&got) {
+                        let what =
+                            format!("{} {layer:?} {max_size:?} {}", field.size(), spec.range);
+                        check_ranged_view(ranged, source, spec, &what);
+                    }
+                }
+            }
+        }
     }
 }

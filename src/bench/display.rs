@@ -16,15 +16,16 @@ use std::time::{Duration, Instant};
 use crate::compute::preview::{map_through_table, rgba_through_table_into};
 use crate::compute::{Backend, Layer, StepParams};
 use crate::error::Result;
-use crate::grid::GridSize;
+use crate::grid::{Grid, GridSize};
 use crate::measure::MeanStd;
 use crate::render::contour::Window;
 use crate::render::flux::Conductivity;
 use crate::render::frame::{
-    colour_frame, preview_requests, reduce_frame, statistics_cost, FramePart, SpareBuffers,
-    ViewRequests,
+    colour_frame, preview_requests, reduce_frame_by, statistics_cost, FramePart, FramePath,
+    FramePictures, SpareBuffers, ViewRequests,
 };
 use crate::render::overlay::{self, OverlayRequest};
+use crate::render::Preview;
 use crate::sim::{FieldStats, Simulation};
 
 /// Preview values between heat-flux arrows in the timed overlays: the app's 24 points apart
@@ -46,6 +47,9 @@ pub struct DisplayRow {
     pub host_us: MeanStd,
     /// GPU microseconds between events around the call (None for host-only work).
     pub device_us: Option<MeanStd>,
+    /// For a frame path beside its baseline: whether its pictures (pixels, values and ranges)
+    /// equal the baseline's.
+    pub same_pictures: Option<bool>,
 }
 
 fn elapsed_us(start: Instant) -> f64 {
@@ -90,7 +94,7 @@ fn bench_display_size(
     repeats: usize,
 ) -> Result<Vec<DisplayRow>> {
     sim.advance(100)?;
-    let size = sim.initial().size();
+    let size = sim.initial_size();
     let preview = format!("{}x{}", max_size.0, max_size.1);
     let mut rows = Vec::new();
     let mut push = |layer: &str, stage: &str, host: &[f64], device: Option<&[f64]>| {
@@ -101,6 +105,7 @@ fn bench_display_size(
             stage: stage.to_string(),
             host_us: MeanStd::of(host),
             device_us: device.map(MeanStd::of),
+            same_pictures: None,
         });
     };
     let views = views(max_size);
@@ -138,17 +143,25 @@ fn bench_display_size(
         on_device.push(elapsed_us(start));
     }
     push("statistics", "total, min, max (backend)", &on_device, None);
-    let (frames, frames_with_statistics, overlays) = time_frames(sim, views, repeats)?;
-    push("frame", "both previews", &frames, None);
-    push("frame", "overlays (host)", &overlays, None);
-    push(
-        "frame",
-        "both previews + statistics",
-        &frames_with_statistics,
-        None,
-    );
+    let baseline = time_frames(FramePath::OneByOne, sim, views, repeats)?;
+    let batched = time_frames(FramePath::Batched, sim, views, repeats)?;
+    let same = same_pictures(sim, views)?;
+    for (timed, path) in [(&baseline, "one by one"), (&batched, BATCHED_FRAME)] {
+        push("frame", &format!("both previews, {path}"), &timed.0, None);
+        push("frame", &format!("+ statistics, {path}"), &timed.1, None);
+    }
+    push("frame", "overlays (host)", &batched.2, None);
+    for row in rows
+        .iter_mut()
+        .filter(|row| row.stage.ends_with(BATCHED_FRAME))
+    {
+        row.same_pictures = Some(same);
+    }
     Ok(rows)
 }
+
+/// The frame rows of the app's path.
+const BATCHED_FRAME: &str = "batched";
 
 /// The host's stages of one layer's preview, in the order they run.
 const HOST_STAGES: [&str; 4] = [
@@ -231,22 +244,27 @@ fn time_calls(
 /// each with the statistics due: microseconds of both previews (the statistics' part taken
 /// out), and of the whole frame; and of the overlays the app computes from each new field
 /// picture (isotherms at automatic levels and heat-flux arrows every 24 values, over the whole
-/// picture). The pictures go back to be coloured into again, as the app hands them back.
+/// picture). The pictures go back to be coloured into again, as the app hands them back. A
+/// frame first, untimed, allocates the path's buffers and compiles its kernels (the range
+/// kernels, on the app's first frame).
 fn time_frames(
+    path: FramePath,
     sim: &mut Simulation,
     views: ViewRequests,
     repeats: usize,
 ) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
     let mut spares = SpareBuffers::default();
+    let warm_up = frame_by(path, sim, views)?;
+    spares.take_back(vec![warm_up.field, warm_up.laplacian]);
     let mut frames = Vec::new();
     let mut frames_with_statistics = Vec::new();
     let mut overlays = Vec::new();
-    let size = sim.initial().size();
+    let size = sim.initial_size();
     let conductivity = Conductivity::uniform(1.0);
     for _ in 0..repeats {
         let mut split: Vec<(FramePart, Duration)> = Vec::new();
         let start = Instant::now();
-        let reduced = reduce_frame(sim, views, true, &mut spares, &mut split)?;
+        let reduced = reduce_frame_by(path, sim, views, true, &mut spares, &mut split)?;
         let pictures = colour_frame(reduced, &mut spares, &mut split);
         let whole = start.elapsed();
         frames_with_statistics.push(whole.as_secs_f64() * 1e6);
@@ -267,6 +285,31 @@ fn time_frames(
     Ok((frames, frames_with_statistics, overlays))
 }
 
+/// One frame of the held field by `path`, with the statistics.
+fn frame_by(path: FramePath, sim: &mut Simulation, views: ViewRequests) -> Result<FramePictures> {
+    let (mut spares, mut split) = (SpareBuffers::default(), Vec::new());
+    let reduced = reduce_frame_by(path, sim, views, true, &mut spares, &mut split)?;
+    Ok(colour_frame(reduced, &mut spares, &mut split))
+}
+
+/// Whether the batched frame's pictures equal the baseline's: pixels, values (bit for bit)
+/// and colour ranges.
+fn same_pictures(sim: &mut Simulation, views: ViewRequests) -> Result<bool> {
+    let baseline = frame_by(FramePath::OneByOne, sim, views)?;
+    let batched = frame_by(FramePath::Batched, sim, views)?;
+    Ok(same_picture(&baseline.field, &batched.field)
+        && same_picture(&baseline.laplacian, &batched.laplacian))
+}
+
+/// Whether two pictures are the same: pixels, range, and values bit for bit.
+pub fn same_picture(a: &Preview, b: &Preview) -> bool {
+    let bits = |grid: &Grid| -> Vec<u32> { grid.as_slice().iter().map(|v| v.to_bits()).collect() };
+    a.rgba == b.rgba
+        && a.range == b.range
+        && a.factor == b.factor
+        && bits(&a.values) == bits(&b.values)
+}
+
 /// The rows as a fixed-width table.
 pub fn format_display(rows: &[DisplayRow]) -> String {
     let mut out = format!(
@@ -274,8 +317,13 @@ pub fn format_display(rows: &[DisplayRow]) -> String {
         "size", "preview", "layer", "call", "host us", "GPU us"
     );
     for row in rows {
+        let same = match row.same_pictures {
+            Some(true) => "  same pictures as one by one",
+            Some(false) => "  PICTURES DIFFER from one by one",
+            None => "",
+        };
         out.push_str(&format!(
-            "{:<12} {:<9} {:<11} {:<26} {:>18} {:>18}\n",
+            "{:<12} {:<9} {:<11} {:<26} {:>18} {:>18}{same}\n",
             row.size,
             row.preview,
             row.layer,

@@ -7,6 +7,7 @@ pub mod display;
 pub mod generation;
 pub mod materials;
 pub mod numpy;
+pub mod regeneration;
 
 pub use generation::{bench_field_generation, FieldGenerationRow, GpuGenerationRow};
 

@@ -6,7 +6,8 @@ use indicatif::ProgressBar;
 
 use super::interrupt::Interrupt;
 use super::output::{note, print};
-use crate::bench::display::{bench_display, format_display};
+use crate::bench::display::{bench_display, format_display, DisplayRow};
+use crate::bench::regeneration::{bench_regeneration, format_regeneration, RegenerationRow};
 use crate::bench::{
     bench_cpu, bench_cuda, bench_field_generation, parse_sizes, BenchConfig, BenchReport,
     FieldGenerationRow,
@@ -41,7 +42,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_field: bool,
     /// Time the app's display path instead, call by call (previews of at most PIXELS x PIXELS,
-    /// the field's statistics, whole frames); on the CPU backend, its host part.
+    /// the field's statistics, whole frames by both paths) and, on the GPU, live regeneration
+    /// beside its baseline; on the CPU backend, the display's host part.
     #[arg(long, value_name = "PIXELS")]
     pub display: Option<usize>,
     /// Time only these GPU kernels, comma-separated (auto, tutorial, shared, jacobi-rows, ...;
@@ -159,6 +161,15 @@ fn cuda_benchmarked(args: &BenchArgs) -> anyhow::Result<bool> {
     })
 }
 
+/// What `heatlab bench --display` writes as JSON.
+#[derive(serde::Serialize)]
+struct DisplayReport {
+    /// The display path, call by call, and whole frames.
+    display: Vec<DisplayRow>,
+    /// Live regeneration (GPU only).
+    regeneration: Vec<RegenerationRow>,
+}
+
 /// `heatlab bench --display PIXELS`: the display path, call by call, on the GPU (the host's
 /// part alone on the CPU).
 fn bench_display_path(
@@ -190,8 +201,20 @@ fn bench_display_path(
         device,
         format_display(&rows)
     ))?;
+    // Live regeneration: on the GPU only (on the CPU a field takes seconds at these sizes).
+    let regeneration = if use_cuda {
+        let regeneration = bench_regeneration(&config.sizes, config.repeats.max(10))?;
+        print(&format_regeneration(&regeneration))?;
+        regeneration
+    } else {
+        Vec::new()
+    };
     if let Some(path) = &args.json {
-        write_json(path, &rows)?;
+        let report = DisplayReport {
+            display: rows,
+            regeneration,
+        };
+        write_json(path, &report)?;
         note(&format!("wrote {}", path.display()));
     }
     Ok(())

@@ -18,7 +18,7 @@ pub use crate::grid::Boundary;
 pub use brush::{BrushEdge, BrushStamp, CellValues, FieldEdit};
 pub use cpu::{CpuBackend, CpuMethod};
 pub use cuda::{CudaBackend, CudaKernel, KernelChoice};
-pub use preview::{Layer, PreviewPixels, PreviewSpec, ReducedPreview};
+pub use preview::{Layer, PreviewPixels, PreviewSpec, RangedPreview, ReducedPreview};
 pub use stats::FieldStats;
 
 use crate::error::{CudaUnavailable, HeatlabError, Result};
@@ -186,6 +186,49 @@ pub trait Backend: Send {
             Layer::Laplacian => self.laplacian(spec.boundary)?,
         };
         Ok(ReducedPreview::of_into(&grid, spec.max_size, storage))
+    }
+
+    /// Keeps a copy of the held field as the run's initial field where the field is (the GPU:
+    /// a copy on the device), so that a field generated there need not cross to the host.
+    /// Returns whether it keeps one; the default keeps none (the caller keeps the field).
+    fn keep_initial(&mut self) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// Makes the initial field kept by [`Backend::keep_initial`] the held one.
+    fn restore_initial(&mut self) -> Result<()> {
+        Err(HeatlabError::Internal(
+            "this backend keeps no initial field".into(),
+        ))
+    }
+
+    /// A copy of the initial field kept by [`Backend::keep_initial`].
+    fn download_initial(&mut self) -> Result<Grid> {
+        Err(HeatlabError::Internal(
+            "this backend keeps no initial field".into(),
+        ))
+    }
+
+    /// Frees the initial field kept by [`Backend::keep_initial`], if any.
+    fn forget_initial(&mut self) {}
+
+    /// Both views of a frame reduced at once ([`Backend::reduce_preview_into`] each, into
+    /// `storage`), each with its colour range when the backend picks it where the values are
+    /// (a GPU: one wait for both, and only the means and two numbers cross to the host). The
+    /// default reduces one after the other and leaves the ranges to the host.
+    fn reduce_previews_into(
+        &mut self,
+        specs: [&PreviewSpec<'_>; 2],
+        storage: [Vec<f32>; 2],
+    ) -> Result<[RangedPreview; 2]> {
+        let [first, second] = storage;
+        let mut ranged = |spec: &PreviewSpec<'_>, storage: Vec<f32>| {
+            Ok(RangedPreview {
+                reduced: self.reduce_preview_into(spec, storage)?,
+                range: None,
+            })
+        };
+        Ok([ranged(specs[0], first)?, ranged(specs[1], second)?])
     }
 
     /// The field or its Laplacian reduced to fit `spec.max_size` and coloured through

@@ -302,6 +302,17 @@ impl ReducedPreview {
     }
 }
 
+/// A layer reduced for a frame, with the colour range of its values under the view's range
+/// mode when the backend picked it where the values are (the GPU does, exactly as
+/// [`RangeMode::resolve`] would on the host); `None`: the host picks it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangedPreview {
+    /// The block means.
+    pub reduced: ReducedPreview,
+    /// Their range, when the backend computed it.
+    pub range: Option<ValueRange>,
+}
+
 /// A preview of `grid` (already the requested layer) on the CPU: the reference.
 pub fn preview_on_cpu(grid: &Grid, spec: &PreviewSpec<'_>) -> PreviewPixels {
     ReducedPreview::of(grid, spec.max_size).colour(spec)

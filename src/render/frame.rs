@@ -1,20 +1,21 @@
 //! Drawing one frame of a running simulation, in two halves (the app's simulation thread and
 //! `heatlab bench --display` run these). [`reduce_frame`] asks the backend
-//! for both layers reduced to the size they are shown at (on CUDA: kernels and a copy of the
-//! reduced values, through page-locked memory) and, when due, the statistics (reduced on the
-//! device too). [`colour_frame`] then picks each view's range and colours it on the host, into
-//! the pixel buffers of pictures the UI has finished with ([`SpareBuffers`]): a new megabyte per
-//! picture, freed on the UI's thread, cost page faults on every frame. The GPU is needed only
+//! for both layers reduced to the size they are shown at (on CUDA: kernels, each view's colour
+//! range picked where the values are, and one copy of each view's values through page-locked
+//! memory, behind one wait) and, when due, the statistics (reduced on the device too).
+//! [`colour_frame`] then picks each view's range where the backend did not and colours it on
+//! the host, into the pixel buffers of pictures the UI has finished with ([`SpareBuffers`]): a
+//! new megabyte per picture, freed on the UI's thread, cost page faults on every frame. The GPU is needed only
 //! for the first half, so while stepping overlaps drawing the next frame's steps are queued
 //! between the two. Each part's time goes into the frame's split.
 
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use super::preview::colour_reduced;
+use super::preview::colour_ranged;
 use super::{Colormap, Preview, PreviewRequest};
 use crate::compute::{BackendKind, Boundary, Layer, ReducedPreview};
-use crate::grid::RangeMode;
+use crate::grid::{RangeMode, ValueRange};
 use crate::sim::{FieldStats, Simulation};
 
 /// How one view should be rendered.
@@ -64,7 +65,8 @@ pub enum FramePart {
     /// Reducing the field to the display size (CPU).
     Reduce,
     /// Both layers reduced on the device and the reduced values copied to the host (CUDA:
-    /// Laplacian and block-mean kernels, copy through page-locked memory).
+    /// Laplacian and block-mean kernels, the views' colour ranges, copy through page-locked
+    /// memory).
     DevicePreview,
     /// Picking each view's range and colouring the reduced values (host).
     Colour,
@@ -113,10 +115,24 @@ impl fmt::Display for FramePart {
     }
 }
 
-/// Both layers reduced to their views' sizes and, when due, the statistics.
+/// How a GPU backend's half of a frame runs (a CPU backend reduces each layer in turn either
+/// way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FramePath {
+    /// Both layers queued at once with their colour ranges picked on the device, one wait
+    /// ([`crate::compute::Backend::reduce_previews_into`]): what the app does.
+    Batched,
+    /// One layer after the other, a wait for each, the ranges picked on the host (the path
+    /// before the batched one, kept as the bench's baseline).
+    OneByOne,
+}
+
+/// Both layers reduced to their views' sizes (with their colour ranges when the backend
+/// picked them) and, when due, the statistics.
 pub struct ReducedFrame {
     field: ReducedPreview,
     laplacian: ReducedPreview,
+    ranges: [Option<ValueRange>; 2],
     stats: Option<FieldStats>,
     requests: [PreviewRequest; 2],
 }
@@ -140,7 +156,20 @@ pub fn reduce_frame(
     spares: &mut SpareBuffers,
     split: &mut Vec<(FramePart, Duration)>,
 ) -> crate::Result<ReducedFrame> {
+    reduce_frame_by(FramePath::Batched, sim, views, stats_due, spares, split)
+}
+
+/// [`reduce_frame`] by the given path.
+pub fn reduce_frame_by(
+    path: FramePath,
+    sim: &mut Simulation,
+    views: ViewRequests,
+    stats_due: bool,
+    spares: &mut SpareBuffers,
+    split: &mut Vec<(FramePart, Duration)>,
+) -> crate::Result<ReducedFrame> {
     let requests = preview_requests(sim.params().boundary, views);
+    let mut ranges = [None, None];
     let (field, laplacian) = if sim.backend().kind() == BackendKind::Cpu {
         // On the CPU the Laplacian is computed at full resolution: its own part.
         let field = timed(split, FramePart::Reduce, || {
@@ -150,6 +179,13 @@ pub fn reduce_frame(
             sim.reduce_preview_into(&requests[1].spec(), spares.values())
         })?;
         (field, laplacian)
+    } else if path == FramePath::Batched {
+        let [field, laplacian] = timed(split, FramePart::DevicePreview, || {
+            let specs = requests.map(|request| request.spec());
+            sim.reduce_previews_into([&specs[0], &specs[1]], [spares.values(), spares.values()])
+        })?;
+        ranges = [field.range, laplacian.range];
+        (field.reduced, laplacian.reduced)
     } else {
         timed(split, FramePart::DevicePreview, || {
             let field = sim.reduce_preview_into(&requests[0].spec(), spares.values())?;
@@ -165,6 +201,7 @@ pub fn reduce_frame(
     Ok(ReducedFrame {
         field,
         laplacian,
+        ranges,
         stats,
         requests,
     })
@@ -245,14 +282,22 @@ pub fn colour_frame(
     let ReducedFrame {
         field,
         laplacian,
+        ranges: [field_range, laplacian_range],
         stats,
         requests: [field_request, laplacian_request],
     } = reduced;
     let (field_rgba, laplacian_rgba) = (spares.rgba(), spares.rgba());
     timed(split, FramePart::Colour, || {
         let (field, laplacian) = rayon::join(
-            || colour_reduced(field, &field_request, field_rgba),
-            || colour_reduced(laplacian, &laplacian_request, laplacian_rgba),
+            || colour_ranged(field, field_range, &field_request, field_rgba),
+            || {
+                colour_ranged(
+                    laplacian,
+                    laplacian_range,
+                    &laplacian_request,
+                    laplacian_rgba,
+                )
+            },
         );
         FramePictures {
             field,
@@ -279,6 +324,7 @@ mod tests {
     use super::*;
     use crate::compute::Boundary;
     use crate::grid::{Grid, GridSize};
+    use crate::render::preview::colour_reduced;
     use crate::render::Colormap;
 
     fn reduced_frame() -> ReducedFrame {
@@ -300,6 +346,7 @@ mod tests {
         ReducedFrame {
             field: ReducedPreview::of(&grid(0.01), (32, 32)),
             laplacian: ReducedPreview::of(&grid(-0.3), (32, 32)),
+            ranges: [None, None],
             stats: None,
             requests: [
                 request(Layer::Field, views.field),

@@ -90,11 +90,19 @@ pub fn shown_range(range: ValueRange, colormap: Colormap, range_mode: RangeMode)
 /// coloured into `rgba`'s storage (the buffer of a picture no longer shown, or a new one):
 /// computed once, so a diverging map is not coloured twice.
 pub fn colour_reduced(reduced: ReducedPreview, request: &PreviewRequest, rgba: Vec<u8>) -> Preview {
-    let range = shown_range(
-        request.range_mode.resolve(&reduced.values),
-        request.colormap,
-        request.range_mode,
-    );
+    colour_ranged(reduced, None, request, rgba)
+}
+
+/// [`colour_reduced`] with the range of the values under `request.range_mode` already
+/// computed (`computed`: by the backend, where the values were), or `None` to compute it here.
+pub fn colour_ranged(
+    reduced: ReducedPreview,
+    computed: Option<ValueRange>,
+    request: &PreviewRequest,
+    rgba: Vec<u8>,
+) -> Preview {
+    let computed = computed.unwrap_or_else(|| request.range_mode.resolve(&reduced.values));
+    let range = shown_range(computed, request.colormap, request.range_mode);
     reduced
         .colour_over(request.colormap.table(), range, rgba)
         .into()

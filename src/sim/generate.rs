@@ -60,18 +60,38 @@ pub fn generate_on(
     params: &JaggedParams,
     progress: &(dyn Fn(f32) + Sync),
 ) -> Result<(Grid, Generation)> {
+    let started = Instant::now();
+    let (held, mut generation) = generate_held(backend, params, progress)?;
+    let grid = match held {
+        Some(grid) => grid,
+        None => {
+            let grid = backend.download()?;
+            generation.wall = started.elapsed();
+            grid
+        }
+    };
+    Ok((grid, generation))
+}
+
+/// [`generate_on`] without the copy to the host of a field generated on the device: returns
+/// the field only when it was generated on the host (`None`: only `backend` holds it, and
+/// `wall` ends when it does).
+pub fn generate_held(
+    backend: &mut dyn Backend,
+    params: &JaggedParams,
+    progress: &(dyn Fn(f32) + Sync),
+) -> Result<(Option<Grid>, Generation)> {
     params.validate()?;
     let started = Instant::now();
     let gpu_fallback = match backend.generate_jagged(params) {
         Ok(device) => {
-            let grid = backend.download()?;
             progress(1.0);
             let generation = Generation {
                 place: GenerationPlace::Gpu,
                 wall: started.elapsed(),
                 device: Some(device),
             };
-            return Ok((grid, generation));
+            return Ok((None, generation));
         }
         Err(DeviceFieldUnavailable::CpuBackend) => None,
         Err(why) => {
@@ -86,5 +106,5 @@ pub fn generate_on(
         wall: started.elapsed(),
         device: None,
     };
-    Ok((grid, generation))
+    Ok((Some(grid), generation))
 }

@@ -98,7 +98,7 @@ fn heat_and_kinds_share_one_history_and_undo_takes_the_latest() {
     assert!(sim.problem().unwrap().map.iter().all(|&k| k == 0));
     assert_eq!(sim.field().unwrap(), heated, "kinds only");
     assert!(sim.undo_stroke().unwrap(), "then the heat");
-    assert_eq!(sim.field().unwrap(), sim.initial().clone());
+    assert_eq!(sim.field().unwrap(), sim.initial().unwrap().clone());
     assert_eq!(sim.paint_history().counts(), (0, 2));
 }
 

@@ -3,6 +3,7 @@
 
 pub mod agreement;
 pub mod generate;
+mod initial;
 pub mod kinds;
 pub mod paint;
 mod preview;
@@ -17,6 +18,7 @@ use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
 use crate::measure::TimingRecord;
 use agreement::{AgreementWatch, Outcome, WindowPolicy};
+use initial::InitialField;
 
 /// What the coefficient means for stability.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +60,7 @@ impl Stability {
 /// The state of one diffusion run.
 pub struct Simulation {
     backend: Box<dyn Backend>,
-    initial: Grid,
+    initial: InitialField,
     params: StepParams,
     step: u64,
     timings: Vec<TimingRecord>,
@@ -79,11 +81,23 @@ impl Simulation {
     /// Starts a simulation of `initial` on `backend`.
     pub fn new(mut backend: Box<dyn Backend>, initial: Grid, params: StepParams) -> Result<Self> {
         backend.upload(&initial)?;
-        Ok(Self::holding(backend, initial, params, 0))
+        // A backend that ran another simulation may still keep that one's initial field.
+        backend.forget_initial();
+        Ok(Self::holding(
+            backend,
+            InitialField::on_host(initial),
+            params,
+            0,
+        ))
     }
 
     /// A simulation whose backend already holds its current field, at `step`.
-    fn holding(backend: Box<dyn Backend>, initial: Grid, params: StepParams, step: u64) -> Self {
+    fn holding(
+        backend: Box<dyn Backend>,
+        initial: InitialField,
+        params: StepParams,
+        step: u64,
+    ) -> Self {
         Self {
             backend,
             initial,
@@ -106,7 +120,11 @@ impl Simulation {
         params: StepParams,
         progress: &(dyn Fn(f32) + Sync),
     ) -> Result<(Self, generate::Generation)> {
-        let (initial, generation) = generate::generate_on(backend.as_mut(), field, progress)?;
+        let (held, generation) = generate::generate_held(backend.as_mut(), field, progress)?;
+        let initial = match held {
+            Some(grid) => InitialField::on_host(grid),
+            None => InitialField::held_by(backend.as_mut(), field.size)?,
+        };
         Ok((Self::holding(backend, initial, params, 0), generation))
     }
 
@@ -126,7 +144,13 @@ impl Simulation {
             )));
         }
         backend.upload(current)?;
-        Ok(Self::holding(backend, initial, params, step))
+        backend.forget_initial();
+        Ok(Self::holding(
+            backend,
+            InitialField::on_host(initial),
+            params,
+            step,
+        ))
     }
 
     /// Steps taken since the initial field.
@@ -152,11 +176,6 @@ impl Simulation {
     /// The backend, to change what only it knows (such as the CUDA kernel).
     pub fn backend_mut(&mut self) -> &mut dyn Backend {
         self.backend.as_mut()
-    }
-
-    /// The initial field.
-    pub fn initial(&self) -> &Grid {
-        &self.initial
     }
 
     /// Every timed chunk so far.
@@ -364,8 +383,7 @@ impl Simulation {
         self.settle()?;
         self.interrupt_agreement();
         self.paint.clear();
-        let initial = self.initial.clone();
-        self.upload_with_problem(&initial)?;
+        self.restore_initial_field()?;
         self.restore_heaters_as_set()?;
         self.step = 0;
         self.set_simulated_seconds(0.0);
@@ -391,7 +409,7 @@ impl Simulation {
         self.interrupt_agreement();
         self.upload_with_problem(current)?;
         self.paint.clear();
-        self.initial = initial;
+        self.set_initial(initial);
         self.step = step;
         self.params = params;
         self.last_good = None;
@@ -401,6 +419,7 @@ impl Simulation {
     /// Moves the current field to another backend, keeping the step count.
     pub fn switch_backend(&mut self, mut backend: Box<dyn Backend>) -> Result<()> {
         self.settle()?;
+        self.initial_to_host()?;
         let current = self.backend.download()?;
         backend.upload(&current)?;
         self.backend = backend;
@@ -425,17 +444,21 @@ impl Simulation {
         self.interrupt_agreement();
         self.paint.clear();
         self.step = 0;
-        match generate::generate_on(self.backend.as_mut(), field, progress) {
-            Ok((initial, generation)) => {
-                self.initial = initial;
-                let field = self.backend.download()?;
-                self.upload_with_problem(&field)?;
+        match generate::generate_held(self.backend.as_mut(), field, progress) {
+            Ok((held, generation)) => {
+                // Kept where it was generated: on the GPU it crosses to the host only when
+                // something there needs it.
+                match held {
+                    Some(grid) => self.set_initial(grid),
+                    None => self.keep_held_as_initial(field.size)?,
+                }
+                self.with_problem_after(field.size, |_| Ok(()))?;
                 self.set_simulated_seconds(0.0);
                 Ok(generation)
             }
             Err(error) => {
                 // The backend may hold nothing now: stand at the old initial field again.
-                if let Err(restore) = self.backend.upload(&self.initial) {
+                if let Err(restore) = self.restore_initial_field() {
                     log::error!("cannot restore the initial field: {restore}");
                 }
                 Err(error)
@@ -449,7 +472,7 @@ impl Simulation {
         self.interrupt_agreement();
         self.paint.clear();
         self.upload_with_problem(&initial)?;
-        self.initial = initial;
+        self.set_initial(initial);
         self.step = 0;
         self.set_simulated_seconds(0.0);
         Ok(())

@@ -464,7 +464,7 @@ mod tests {
         assert_eq!(dabs, 246, "185 cells at 0.75 apart");
         sim.end_stroke().unwrap();
         let painted = sim.field().unwrap();
-        let initial = sim.initial().clone();
+        let initial = sim.initial().unwrap().clone();
         for col in 5..=190 {
             assert!(
                 painted.get(10, col) > initial.get(10, col),

@@ -4,7 +4,7 @@
 //! `render` turns it into what the screen shows.
 
 use super::Simulation;
-use crate::compute::{PreviewPixels, PreviewSpec, ReducedPreview};
+use crate::compute::{PreviewPixels, PreviewSpec, RangedPreview, ReducedPreview};
 use crate::error::Result;
 
 impl Simulation {
@@ -28,5 +28,15 @@ impl Simulation {
         storage: Vec<f32>,
     ) -> Result<ReducedPreview> {
         self.backend.reduce_preview_into(spec, storage)
+    }
+
+    /// Both views of a frame reduced by the backend at once, with their ranges when it picks
+    /// them (see [`crate::compute::Backend::reduce_previews_into`]).
+    pub fn reduce_previews_into(
+        &mut self,
+        specs: [&PreviewSpec<'_>; 2],
+        storage: [Vec<f32>; 2],
+    ) -> Result<[RangedPreview; 2]> {
+        self.backend.reduce_previews_into(specs, storage)
     }
 }

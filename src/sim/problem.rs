@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::Simulation;
 use crate::compute::{FieldEdit, ProblemUpload};
 use crate::error::{HeatlabError, Result};
-use crate::grid::Grid;
+use crate::grid::{Grid, GridSize};
 use crate::problem::energy::{stored_energy, EnergyBalance};
 use crate::problem::{
     row_stability_limits, CellKind, CompiledProblem, EnergyExchange, HeatProblem, StepTables,
@@ -448,8 +448,18 @@ impl Simulation {
         problem: Option<&ActiveProblem>,
     ) -> Result<()> {
         self.backend.upload(field)?;
+        self.give_problem(field.size(), problem)
+    }
+
+    /// Gives the backend, which holds a field of `size`, `problem` again (or none, when it has
+    /// another size).
+    pub(super) fn give_problem(
+        &mut self,
+        size: GridSize,
+        problem: Option<&ActiveProblem>,
+    ) -> Result<()> {
         match problem {
-            Some(active) if active.problem.size == field.size() => self.backend.set_problem(Some(
+            Some(active) if active.problem.size == size => self.backend.set_problem(Some(
                 ProblemUpload::of(&active.compiled, active.book_energy),
             )),
             _ => self.backend.set_problem(None),

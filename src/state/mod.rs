@@ -196,7 +196,7 @@ impl SavedState {
     pub fn of(sim: &mut Simulation, origin: FieldOrigin) -> Result<Self> {
         Ok(Self {
             current: sim.field()?,
-            initial: sim.initial().clone(),
+            initial: sim.initial()?.clone(),
             step: sim.step_count(),
             params: sim.params(),
             origin,

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{
-    CudaContext, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 
-use super::{dims, driver_error, CudaBackend};
+use super::{dims, driver_error, CudaBackend, FieldBuffers};
 use crate::compute::preview::{reduced_size, reduction_factor, Layer, PreviewSpec, ReducedPreview};
 use crate::compute::FieldStats;
 use crate::error::{HeatlabError, Result};
@@ -34,7 +34,7 @@ pub(super) struct PreviewBuffers {
 }
 
 /// `slot` holding at least `len` page-locked elements, reallocated only when it is too small.
-fn pinned_of_at_least<'a, T: cudarc::driver::DeviceRepr>(
+pub(super) fn pinned_of_at_least<'a, T: cudarc::driver::DeviceRepr>(
     slot: &'a mut Option<PinnedHostSlice<T>>,
     len: usize,
     context: &Arc<CudaContext>,
@@ -53,7 +53,10 @@ fn pinned_of_at_least<'a, T: cudarc::driver::DeviceRepr>(
 }
 
 /// `slot` holding at least `len` elements, reallocated only when it is too small.
-fn buffer_of_at_least<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+pub(super) fn buffer_of_at_least<
+    'a,
+    T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+>(
     slot: &'a mut Option<CudaSlice<T>>,
     len: usize,
     stream: &Arc<CudaStream>,
@@ -69,6 +72,63 @@ fn buffer_of_at_least<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidA
     }
     slot.as_mut()
         .ok_or_else(|| HeatlabError::Internal("no preview buffer".into()))
+}
+
+/// The device array that shows `layer`: the field, or the Laplacian last computed.
+pub(super) fn layer_source(buffers: &FieldBuffers, layer: Layer) -> Result<&CudaSlice<f32>> {
+    match layer {
+        Layer::Field => Ok(&buffers.current),
+        Layer::Laplacian => buffers
+            .laplacian
+            .as_ref()
+            .ok_or_else(|| HeatlabError::Internal("no Laplacian buffer".into())),
+    }
+}
+
+/// Launches `block_mean` (kernels/display.cu): the means of `source`, a field of `size`, over
+/// blocks of `factor` x `factor` cells, into the first cells of `out`.
+pub(super) fn launch_block_mean_on(
+    stream: &Arc<CudaStream>,
+    block_mean: &CudaFunction,
+    source: &CudaSlice<f32>,
+    size: GridSize,
+    factor: usize,
+    out: &mut CudaSlice<f32>,
+) -> Result<()> {
+    let reduced = reduced_size(size, factor);
+    if out.len() < reduced.cells() || source.len() < size.cells() {
+        return Err(HeatlabError::Internal(
+            "the preview's buffers are too small".into(),
+        ));
+    }
+    let (rows, cols) = dims(size)?;
+    let (out_rows, out_cols) = dims(reduced)?;
+    let factor_arg = i32::try_from(factor)
+        .map_err(|_| HeatlabError::Unsupported("reduction factor too large".into()))?;
+    let config = LaunchConfig {
+        grid_dim: (
+            (out_cols as u32).div_ceil(32),
+            (out_rows as u32).div_ceil(8),
+            1,
+        ),
+        block_dim: (32, 8, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut launch = stream.launch_builder(block_mean);
+    launch
+        .arg(source)
+        .arg(out)
+        .arg(&rows)
+        .arg(&cols)
+        .arg(&factor_arg)
+        .arg(&out_rows)
+        .arg(&out_cols);
+    // SAFETY: block_mean(const float* field, float* out, int rows, int cols, int factor,
+    // int out_rows, int out_cols): `source` holds rows*cols floats, `out` at least
+    // out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor) (checked above); threads outside
+    // return.
+    unsafe { launch.launch(config) }.map_err(driver_error("launching block_mean"))?;
+    Ok(())
 }
 
 /// One call of the display path, timed on its own (`heatlab bench --display`).
@@ -89,46 +149,20 @@ impl CudaBackend {
     /// preview's values buffer (`reduced` of them).
     fn launch_block_mean(&mut self, layer: Layer, factor: usize, reduced: GridSize) -> Result<()> {
         let stream = self.device.stream().clone();
-        let block_mean = self.kernels.block_mean.clone();
         let Some(buffers) = self.buffers.as_ref() else {
             return Err(HeatlabError::NoField);
         };
-        let size = buffers.size;
-        let source = match layer {
-            Layer::Field => &buffers.current,
-            Layer::Laplacian => buffers
-                .laplacian
-                .as_ref()
-                .ok_or_else(|| HeatlabError::Internal("no Laplacian buffer".into()))?,
-        };
-        let (rows, cols) = dims(size)?;
-        let (out_rows, out_cols) = dims(reduced)?;
-        let factor_arg = i32::try_from(factor)
-            .map_err(|_| HeatlabError::Unsupported("reduction factor too large".into()))?;
         let values_dev = buffer_of_at_least(&mut self.preview.values, reduced.cells(), &stream)?;
-        let config = LaunchConfig {
-            grid_dim: (
-                (out_cols as u32).div_ceil(32),
-                (out_rows as u32).div_ceil(8),
-                1,
-            ),
-            block_dim: (32, 8, 1),
-            shared_mem_bytes: 0,
-        };
-        let mut launch = stream.launch_builder(&block_mean);
-        launch
-            .arg(source)
-            .arg(&mut *values_dev)
-            .arg(&rows)
-            .arg(&cols)
-            .arg(&factor_arg)
-            .arg(&out_rows)
-            .arg(&out_cols);
-        // SAFETY: block_mean(const float* field, float* out, int rows, int cols, int factor,
-        // int out_rows, int out_cols): `source` holds rows*cols floats, `values_dev` holds
-        // at least out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor); threads outside return.
-        unsafe { launch.launch(config) }.map_err(driver_error("launching block_mean"))?;
-        Ok(())
+        let source = layer_source(buffers, layer)?;
+        let block_mean = &self.kernels.block_mean;
+        launch_block_mean_on(
+            &stream,
+            block_mean,
+            source,
+            buffers.size,
+            factor,
+            values_dev,
+        )
     }
 
     /// Downloads the first `pixels` values of the preview's values buffer into its page-locked

@@ -4,6 +4,8 @@ pub mod device;
 mod display;
 mod edit;
 mod field;
+mod frame;
+mod initial;
 mod kernel;
 mod launch;
 mod materials;
@@ -21,12 +23,13 @@ pub use device::{driver_error, CudaDevice, GpuTimer};
 use display::PreviewBuffers;
 pub use display::StageTiming;
 pub use field::FIELD_SOURCE;
+pub use frame::FRAME_RANGE_SOURCE;
 pub use kernel::{CudaKernel, KernelChoice};
 pub use materials::{MaterialKernel, MATERIALS_SOURCE};
 use stepping::{CachedGraph, Lookahead};
 pub use user_kernel::UserContract;
 
-use super::preview::{PreviewSpec, ReducedPreview};
+use super::preview::{PreviewSpec, RangedPreview, ReducedPreview};
 use super::{
     Advance, Backend, BackendKind, Boundary, DeviceFieldUnavailable, FieldStats, ProblemUpload,
     StepParams,
@@ -146,6 +149,10 @@ pub struct CudaBackend {
     field_generator: Option<std::result::Result<field::FieldGenerator, DeviceFieldUnavailable>>,
     /// The resident kernel's SM count and grid barrier.
     resident: resident::ResidentState,
+    /// A frame's two previews and their ranges (`reduce_previews_into`).
+    frame: frame::FrameBuffers,
+    /// The run's initial field, when kept on the device (`keep_initial`).
+    kept_initial: Option<initial::KeptInitial>,
 }
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
@@ -220,6 +227,8 @@ impl CudaBackend {
             edit_kernels,
             field_generator: None,
             resident,
+            frame: frame::FrameBuffers::default(),
+            kept_initial: None,
         })
     }
 
@@ -530,5 +539,29 @@ impl Backend for CudaBackend {
         storage: Vec<f32>,
     ) -> Result<ReducedPreview> {
         self.reduce_preview_on_device(spec, storage)
+    }
+
+    fn reduce_previews_into(
+        &mut self,
+        specs: [&PreviewSpec<'_>; 2],
+        storage: [Vec<f32>; 2],
+    ) -> Result<[RangedPreview; 2]> {
+        self.reduce_previews_on_device(specs, storage)
+    }
+
+    fn keep_initial(&mut self) -> Result<bool> {
+        self.keep_initial_on_device().map(|()| true)
+    }
+
+    fn restore_initial(&mut self) -> Result<()> {
+        self.restore_initial_on_device()
+    }
+
+    fn download_initial(&mut self) -> Result<Grid> {
+        self.download_initial_from_device()
+    }
+
+    fn forget_initial(&mut self) {
+        self.kept_initial = None;
     }
 }

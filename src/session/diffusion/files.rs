@@ -68,23 +68,32 @@ impl SimThread {
             }) => (title.clone(), description.clone()),
             _ => (String::new(), String::new()),
         };
-        let Some(sim) = self.sim.as_ref() else {
+        let Some(sim) = self.sim.as_mut() else {
             self.notice(Level::Warning, "nothing to save yet: there is no field");
             return;
         };
-        let Some(problem) = sim.problem() else {
+        if sim.problem().is_none() {
             self.notice(
                 Level::Warning,
                 "the tutorial's plate is not a heat problem: paint a material or open one \
                  from the gallery to save a scenario",
             );
             return;
+        }
+        // A field generated on the GPU is copied to the host here.
+        let (initial, problem) = match sim.initial_and_problem() {
+            Ok((initial, Some(problem))) => (initial, problem),
+            Ok((_, None)) => return,
+            Err(error) => {
+                self.notice(Level::Error, format!("the scenario was not saved: {error}"));
+                return;
+            }
         };
         let scenario = ScenarioToSave {
             title: &title,
             description: &description,
             problem,
-            initial: sim.initial(),
+            initial,
             duration: None,
         };
         match save(path, scenario) {

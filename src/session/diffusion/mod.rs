@@ -343,7 +343,7 @@ impl SimThread {
             }
         };
         let step = sim.step_count();
-        let size = sim.initial().size();
+        let size = sim.initial_size();
         // Probes and the line profile read the device too: before the next steps are queued.
         let samples = self.sample(&mut split);
         let problem = self.problem_frame(stats_due, &mut split);

@@ -190,7 +190,7 @@ fn plate_problem(sim: &Simulation) -> Result<HeatProblem> {
         ))
     })?;
     Ok(HeatProblem::uniform(
-        sim.initial().size(),
+        sim.initial_size(),
         PLATE_SPACING,
         plate,
     ))
