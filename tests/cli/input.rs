@@ -9,7 +9,7 @@
     reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
 )]
 
-mod common;
+use crate::common;
 
 use common::process::{child_stderr, spawn, wait_with_limit};
 use common::{heatlab_binary as binary, heatlab_in as heatlab};

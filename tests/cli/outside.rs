@@ -9,7 +9,7 @@
     reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
 )]
 
-mod common;
+use crate::common;
 
 use common::heatlab_binary as binary;
 use common::process::{child_stderr, is_running, send, spawn, wait_for, wait_with_limit};

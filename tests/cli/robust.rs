@@ -9,7 +9,7 @@
     reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
 )]
 
-mod common;
+use crate::common;
 
 use common::process::{child_stderr, send, spawn, wait_for, wait_with_limit};
 use common::{heatlab_binary as binary, heatlab_in as heatlab};

@@ -1,6 +1,6 @@
 //! `heatlab run` as a user runs it: the files it writes, and every bad input refused up front.
 
-mod common;
+use crate::common;
 
 use common::heatlab_binary as binary;
 use std::path::Path;

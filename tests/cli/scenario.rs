@@ -9,7 +9,7 @@
     reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
 )]
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;
@@ -18,7 +18,7 @@ use std::process::Output;
 use common::heatlab_in as heatlab;
 use heatlab::export::read_npy;
 
-const COMPOSITE_WALL: &str = include_str!("../assets/scenarios/composite-wall.toml");
+const COMPOSITE_WALL: &str = include_str!("../../assets/scenarios/composite-wall.toml");
 
 const CHIP: &str = r#"
 title = "Chip on a plate"

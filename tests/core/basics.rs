@@ -3,7 +3,7 @@
 //! without it; a failure under HEATLAB_REQUIRE_CUDA=1); the CPU lessons always; and
 //! `heatlab kernel <lesson>` on the command line.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,6 +1,6 @@
 //! The field and the steps against golden files made with the NumPy reference.
 
-mod common;
+use crate::common;
 
 use common::{golden_cases, load, max_abs_diff};
 use heatlab::compute::{Backend, Boundary, CpuBackend, CpuMethod, StepParams};

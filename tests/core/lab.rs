@@ -8,7 +8,7 @@
 //! computed by the step itself, and the four bad kernels (`tests/common/bad_kernels.rs`) each
 //! giving their verdict within seconds while this process's field and CUDA context stay intact.
 
-mod common;
+use crate::common;
 
 use common::bad_kernels::{
     endless_loop, off_by_one, out_of_bounds, syntax_error, syntax_error_line,

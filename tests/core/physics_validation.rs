@@ -2,7 +2,7 @@
 //! walls, heaters and the energy ledger) on the CPU, and on CUDA when it is there: without a
 //! GPU those tests skip and say so; with HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

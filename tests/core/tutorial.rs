@@ -3,7 +3,7 @@
 //! there (skipped and said so without it; a failure under HEATLAB_REQUIRE_CUDA=1), and the
 //! `heatlab kernel` command.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

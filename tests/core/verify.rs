@@ -2,7 +2,7 @@
 //! CUDA against the CPU where a GPU works (required with HEATLAB_REQUIRE_CUDA=1), a planted
 //! fault found, and chunked long runs on the GPU equal to one uninterrupted CPU run.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::sync::atomic::AtomicBool;

@@ -4,7 +4,7 @@
 //! of both signs at every shape. Without CUDA these tests skip and say so; with
 //! HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
 
-mod common;
+use crate::common;
 
 use heatlab::compute::{Backend, BrushEdge, BrushStamp, CpuBackend, CudaBackend, StepParams};
 use heatlab::field::{generate_jagged, JaggedParams};

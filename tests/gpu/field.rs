@@ -8,7 +8,7 @@
     reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
 )]
 
-mod common;
+use crate::common;
 
 use common::{golden_cases, gpu_or_skip, load, max_abs_diff};
 use heatlab::compute::{Backend, CpuBackend, CudaBackend, DeviceFieldUnavailable, StepParams};

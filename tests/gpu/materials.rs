@@ -10,7 +10,7 @@
               functions only): a failure there is the test's failure, with its message"
 )]
 
-mod common;
+use crate::common;
 
 use common::max_abs_diff;
 use heatlab::compute::cuda::MaterialKernel;

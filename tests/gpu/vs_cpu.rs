@@ -1,7 +1,7 @@
 //! CUDA against the CPU on the same input, for every boundary. Without CUDA these tests skip
 //! and say so; with HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
 
-mod common;
+use crate::common;
 
 use common::{golden_cases, load, max_abs_diff};
 use heatlab::compute::{Backend, Boundary, CpuBackend, CudaBackend, StepParams};

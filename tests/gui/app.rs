@@ -5,7 +5,7 @@
 //! The simulation runs on a worker thread, so every check waits (with a deadline) for the app
 //! to report the expected state instead of assuming it after a fixed number of frames.
 
-mod common;
+use crate::common;
 
 use common::app::{app_harness, wait_until, DEADLINE};
 

@@ -8,7 +8,7 @@
     reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
 )]
 
-mod common;
+use crate::common;
 
 use common::app::{app_harness, drag_value, wait_until};
 use common::gpu_or_skip;

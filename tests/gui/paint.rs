@@ -2,7 +2,7 @@
 //! egui_kittest: keys and pointer events on the field picture, as a person would. The field is
 //! small (48x64) so that the view shows every cell unreduced and its values can be read exactly.
 
-mod common;
+use crate::common;
 
 use common::app::{app_harness, wait_until, DEADLINE};
 

@@ -1,18 +1,14 @@
 //! The tools that build and read heat problems in the app (materials, shapes, sources, sides,
 //! overlays, the gallery), driven through the real app with egui_kittest as a person would.
-//! Each tool's tests are a module in `tests/gui_problem/`.
+//! Each tool's tests are a module in `tests/gui/problem/`.
 
-mod common;
-#[path = "gui_problem/gallery.rs"]
+use crate::common;
 mod gallery;
-#[path = "gui_problem/materials.rs"]
 mod materials;
-#[path = "gui_problem/overlays.rs"]
 mod overlays;
 
 use common::app::{app_harness, wait_until};
 
-#[path = "gui_problem/engine.rs"]
 mod engine;
 
 use eframe::egui::Vec2;
@@ -50,5 +46,4 @@ fn painting_a_material_on_the_tutorial_plate_starts_a_problem() {
     assert_eq!(problem.kind_counts(), vec![32 * 48 - 24, 24]);
 }
 
-#[path = "gui_problem/sources.rs"]
 mod sources;

@@ -5,14 +5,7 @@
 //! With `HEATLAB_RENDER_OUT=DIR`, the app's renders are also written there as PNGs, to compare
 //! by eye with `heatlab gui --screenshot` under Xvfb.
 
-#[path = "common/bad_kernels.rs"]
-#[expect(
-    dead_code,
-    reason = "the rendering uses one of the lab tests' bad kernels: the syntax error"
-)]
-mod bad_kernels;
-#[path = "common/software_renderer.rs"]
-mod software_renderer;
+use crate::common::{bad_kernels, software_renderer};
 
 use std::time::{Duration, Instant};
 

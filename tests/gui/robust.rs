@@ -12,7 +12,7 @@
     reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
 )]
 
-mod common;
+use crate::common;
 
 use common::MemoryStorage;
 use common::{heatlab_binary as binary, heatlab_in as heatlab};
@@ -32,7 +32,8 @@ use heatlab::ui::{AppOptions, HeatlabApp, ScreenshotPlan, Settings, StopRequest}
 
 /// A Monte Carlo pi run recorded on the H100 with `heatlab kernel mc-pi --json`, embedded so
 /// that the tests run from any directory.
-const RECORDED_PI_1M: &str = include_str!("../benches/results/tutorial-h100-2026-11-22/pi_1M.json");
+const RECORDED_PI_1M: &str =
+    include_str!("../../benches/results/tutorial-h100-2026-11-22/pi_1M.json");
 
 /// Generous: a debug build on a busy 2-core machine is slow.
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -575,5 +576,4 @@ fn in_a_window_sigterm_saves_the_settings_and_exits_143() {
 }
 /// What a new user trips on: the coefficient, the layout, probes, backends, presets, the file
 /// dialog, small windows, help.
-#[path = "gui_robust/trips.rs"]
 mod trips;

@@ -2,8 +2,7 @@
 //! problems whose answer is known: a copper plate between a hot and a cold side, stepped to its
 //! steady state, is linear across.
 
-#[path = "../common/software_renderer.rs"]
-mod software_renderer;
+use crate::common::software_renderer;
 
 use std::sync::Arc;
 
