@@ -11,6 +11,7 @@
 
 use crate::common;
 
+use common::cli::stderr_of;
 use common::process::{child_stderr, spawn, wait_with_limit};
 use common::{heatlab_binary as binary, heatlab_in as heatlab};
 use std::fs;
@@ -22,10 +23,6 @@ use std::time::{Duration, Instant};
 use heatlab::compute::{Boundary, StepParams};
 use heatlab::state::{FieldOrigin, SavedState};
 use heatlab::{Grid, GridSize};
-
-fn stderr_of(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn assert_refused(output: &Output, expected: &str) {
     let stderr = stderr_of(output);

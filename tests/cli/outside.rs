@@ -11,17 +11,13 @@
 
 use crate::common;
 
+use common::cli::read_json;
 use common::heatlab_binary as binary;
 use common::process::{child_stderr, is_running, send, spawn, wait_for, wait_with_limit};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn read_json(path: &Path) -> serde_json::Value {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
 
 fn hidden_files(dir: &Path) -> Vec<String> {
     fs::read_dir(dir)

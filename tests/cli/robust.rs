@@ -11,42 +11,16 @@
 
 use crate::common;
 
+use common::cli::{assert_no_temporary_files, names_in, read_json, stderr_of};
 use common::process::{child_stderr, send, spawn, wait_for, wait_with_limit};
 use common::{heatlab_binary as binary, heatlab_in as heatlab};
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn stderr_of(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn assert_no_panic(stderr: &str) {
     assert!(!stderr.contains("panicked"), "panicked: {stderr}");
-}
-
-fn read_json(path: &Path) -> serde_json::Value {
-    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
-fn assert_no_temporary_files(dir: &Path) {
-    let names = names_in(dir);
-    assert!(
-        names.iter().all(|n| !n.starts_with(".heatlab-")),
-        "temporary files left in {}: {names:?}",
-        dir.display()
-    );
 }
 
 /// A run far too long to finish in a test, in chunks that take many seconds each, so that a

@@ -2,22 +2,9 @@
 
 use crate::common;
 
-use common::heatlab_binary as binary;
-use std::path::Path;
-use std::process::Command;
+use common::cli::{assert_no_temporary_files, heatlab};
 
 use heatlab::export::read_npy;
-
-#[expect(
-    clippy::expect_used,
-    reason = "a test helper: its failure is the test's failure, with this message"
-)]
-fn heatlab(args: &[&str]) -> std::process::Output {
-    Command::new(binary())
-        .args(args)
-        .output()
-        .expect("the heatlab binary runs")
-}
 
 #[test]
 fn run_draws_colorbars_when_asked() {
@@ -133,18 +120,7 @@ fn run_writes_frames_arrays_and_logs() {
     assert_eq!(summary["steps_completed"], 30);
     assert_eq!(summary["backend"], "cpu");
     assert_eq!(summary["parameters"]["step"]["boundary"], "neumann");
-    no_temporary_files_left(&out);
-}
-
-#[expect(
-    clippy::unwrap_used,
-    reason = "a test helper: its failure is the test's failure, with this message"
-)]
-fn no_temporary_files_left(dir: &Path) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(!name.starts_with(".heatlab-"), "left behind {name}");
-    }
+    assert_no_temporary_files(&out);
 }
 
 #[test]
@@ -253,7 +229,7 @@ fn unstable_run_stops_at_the_first_non_finite_step_and_keeps_the_last_good_frame
         .as_str()
         .unwrap()
         .contains(&format!("step {}", good + 1)));
-    no_temporary_files_left(&out);
+    assert_no_temporary_files(&out);
     let last = read_npy(&std::fs::read(out.join(format!("field_{good:06}.npy"))).unwrap()).unwrap();
     assert!(
         last.first_non_finite().is_none(),

@@ -12,9 +12,8 @@
 use crate::common;
 
 use std::fs;
-use std::path::Path;
-use std::process::Output;
 
+use common::cli::{read_json, stderr_of, succeeded};
 use common::heatlab_in as heatlab;
 use heatlab::export::read_npy;
 
@@ -48,18 +47,6 @@ right = { type = "flux", flux = -300.0 }
 top = { type = "periodic" }
 bottom = { type = "periodic" }
 "#;
-
-fn stderr_of(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn succeeded(output: &Output) {
-    assert!(output.status.success(), "{}", stderr_of(output));
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
-}
 
 #[test]
 fn check_describes_a_scenario_and_names_every_error() {
@@ -132,7 +119,7 @@ fn a_scenario_runs_with_its_energy_balance_and_resumes_bit_for_bit() {
         ],
     );
     succeeded(&whole);
-    let record = json(&dir.path().join("whole/run.json"));
+    let record = read_json(&dir.path().join("whole/run.json"));
     let problem = &record["problem"];
     let dt = problem["time_step_seconds"].as_f64().unwrap();
     let steps = record["steps_completed"].as_u64().unwrap();
@@ -202,7 +189,7 @@ fn a_scenario_runs_with_its_energy_balance_and_resumes_bit_for_bit() {
     let resumed = fs::read(dir.path().join(format!("second/field_{steps:06}.npy"))).unwrap();
     let resumed = read_npy(&resumed).unwrap();
     assert_eq!(resumed.as_slice(), whole_field.as_slice());
-    let record = json(&dir.path().join("second/run.json"));
+    let record = read_json(&dir.path().join("second/run.json"));
     assert!(record["problem"]["simulated_seconds"].as_f64().unwrap() >= 2.0);
 }
 
@@ -268,7 +255,7 @@ fn a_thermostat_switches_its_heater_at_its_decision_steps_and_run_json_lists_it(
     succeeded(&output);
     let said = stderr_of(&output);
     assert!(said.contains("thermostats switched heaters"), "{said}");
-    let record = json(&dir.path().join("o/run.json"));
+    let record = read_json(&dir.path().join("o/run.json"));
     let problem = &record["problem"];
     assert_eq!(problem["problem"]["thermostats"][0]["probe"][0], 12);
     assert_eq!(problem["problem"]["thermostats"][0]["probe"][1], 18);
@@ -353,7 +340,7 @@ fn gallery_problems_are_listed_checked_and_run_by_name() {
         "{}",
         stderr_of(&output)
     );
-    let record = json(&dir.path().join("fin/run.json"));
+    let record = read_json(&dir.path().join("fin/run.json"));
     assert!(record["problem"]["simulated_seconds"].as_f64().unwrap() >= 0.5);
     // A name that is neither a file nor a gallery problem says where the names are.
     let output = heatlab(dir.path(), &["run", "--scenario", "no-such", "--out", "x"]);

@@ -11,6 +11,7 @@
 
 use crate::common;
 
+use common::cli::{stderr_of, succeeded};
 use common::{heatlab_binary as binary, heatlab_in as heatlab};
 use std::fs;
 use std::path::Path;
@@ -19,14 +20,6 @@ use std::time::{Duration, Instant};
 
 use heatlab::export::read_npy;
 use heatlab::Grid;
-
-fn stderr_of(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn succeeded(output: &Output) {
-    assert!(output.status.success(), "{}", stderr_of(output));
-}
 
 fn refused(dir: &Path, args: &[&str], expected: &str) {
     let output = heatlab(dir, args);

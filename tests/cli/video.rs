@@ -11,19 +11,12 @@
 
 use crate::common;
 
+use common::cli::{assert_no_temporary_files, stderr_of, succeeded};
 use common::{heatlab_binary as binary, heatlab_in as heatlab};
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn stderr_of(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn succeeded(output: &Output) {
-    assert!(output.status.success(), "{}", stderr_of(output));
-}
 
 /// Frames, width and height of a GIF, decoded by the `gif` crate.
 fn gif_info(path: &Path) -> (usize, u16, u16) {
@@ -36,13 +29,6 @@ fn gif_info(path: &Path) -> (usize, u16, u16) {
         frames += 1;
     }
     (frames, width, height)
-}
-
-fn no_temporary_files(dir: &Path) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(!name.starts_with(".heatlab-"), "temporary file {name} left");
-    }
 }
 
 fn tools_present(test: &str) -> bool {
@@ -128,7 +114,7 @@ fn a_gif_has_a_frame_at_the_start_and_every_k_steps() {
         "two layers of 20 columns and colorbars: {width}"
     );
     assert!(height > 30, "30 rows and a caption: {height}");
-    no_temporary_files(d);
+    assert_no_temporary_files(d);
 }
 
 #[test]
@@ -173,7 +159,7 @@ fn an_mp4_has_its_frames_and_an_even_size() {
         .unwrap();
     let text = String::from_utf8_lossy(&probe.stdout);
     assert_eq!(text.trim(), "h264,48,62,7", "{}", stderr_of(&probe));
-    no_temporary_files(d);
+    assert_no_temporary_files(d);
 }
 
 #[test]
@@ -225,7 +211,7 @@ fn a_run_stopped_by_a_signal_leaves_a_playable_video() {
         let stderr = stderr_of(&output);
         assert_eq!(output.status.code(), Some(143), "{stderr}");
         assert!(stderr.contains(&format!("wrote {file}")), "{stderr}");
-        no_temporary_files(d);
+        assert_no_temporary_files(d);
         if format == "gif" {
             let (frames, width, height) = gif_info(&d.join(file));
             assert!(frames >= 1 && (width, height) == (200, 200), "{frames}");
@@ -275,7 +261,7 @@ fn a_full_disk_is_a_clear_error_and_loses_nothing_else() {
         serde_json::from_str(&fs::read_to_string(d.join("job/run.json")).unwrap()).unwrap();
     assert_eq!(summary["status"], "failed");
     assert!(d.join("job/field_000000.png").exists());
-    no_temporary_files(d);
+    assert_no_temporary_files(d);
 }
 
 #[test]

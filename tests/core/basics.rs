@@ -4,8 +4,7 @@
 //! `heatlab kernel <lesson>` on the command line.
 
 use crate::common;
-
-use std::process::Command;
+use common::cli::heatlab;
 
 use heatlab::tutorial::basics::geometry::{self, Dimensions, GeometryOptions};
 use heatlab::tutorial::basics::maximum::{self, MaximumOptions};
@@ -230,17 +229,6 @@ fn gpu_device_figures_are_consistent() {
         report.cores_per_sm,
         device::cores_per_sm(report.compute_capability)
     );
-}
-
-#[expect(
-    clippy::expect_used,
-    reason = "a test helper: its failure is the test's failure, with this message"
-)]
-fn heatlab(args: &[&str]) -> std::process::Output {
-    Command::new(common::heatlab_binary())
-        .args(args)
-        .output()
-        .expect("heatlab runs")
 }
 
 #[test]

@@ -4,8 +4,8 @@
 //! `heatlab kernel` command.
 
 use crate::common;
+use common::cli::heatlab;
 
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use heatlab::tutorial::gaussian::{self, GaussianParams};
@@ -559,18 +559,6 @@ fn gpu_pi_count_equals_cpu_count_exactly() {
 
 // ---------------------------------------------------------------------------------------------
 // The command
-
-/// Runs the binary under test ([`common::heatlab_binary`]).
-#[expect(
-    clippy::expect_used,
-    reason = "a test helper: its failure is the test's failure, with this message"
-)]
-fn heatlab(args: &[&str]) -> std::process::Output {
-    Command::new(common::heatlab_binary())
-        .args(args)
-        .output()
-        .expect("the heatlab binary runs")
-}
 
 #[test]
 fn kernel_command_refuses_bad_input_with_one_line() {

@@ -14,6 +14,7 @@
 
 use crate::common;
 
+use common::cli::stderr_of;
 use common::MemoryStorage;
 use common::{heatlab_binary as binary, heatlab_in as heatlab};
 use std::io::Write as _;
@@ -298,10 +299,6 @@ fn a_stop_request_closes_the_window_and_the_settings_are_saved() {
 }
 
 // ----- The real binary, no window needed. -----
-
-fn stderr_of(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 #[test]
 fn the_screenshot_mode_refuses_an_unreadable_recorded_run_before_opening_a_window() {
