@@ -10,6 +10,7 @@
 )]
 
 use crate::common;
+use common::backend::cuda_or_skip;
 
 use common::cli::{stderr_of, succeeded};
 use common::{heatlab_binary as binary, heatlab_in as heatlab};
@@ -368,8 +369,7 @@ fn bad_initial_files_are_refused_as_a_new_user_meets_them() {
 
 #[test]
 fn a_state_saved_on_the_gpu_resumes_on_the_cpu_and_back_bit_for_bit() {
-    let test = "a_state_saved_on_the_gpu_resumes_on_the_cpu_and_back_bit_for_bit";
-    if common::gpu_or_skip(test, heatlab::compute::CudaBackend::new()).is_none() {
+    if cuda_or_skip!().is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -10,6 +10,7 @@
 )]
 
 use crate::common;
+use common::backend::test_name;
 
 use common::cli::{assert_no_temporary_files, stderr_of, succeeded};
 use common::{heatlab_binary as binary, heatlab_in as heatlab};
@@ -43,11 +44,7 @@ fn tools_present(test: &str) -> bool {
     if present("ffmpeg") && present("ffprobe") {
         return true;
     }
-    // Past cargo's capture, so that a run shows it.
-    let _ = std::io::Write::write_all(
-        &mut std::io::stderr(),
-        format!("{test}: skipped (ffmpeg/ffprobe not on PATH)\n").as_bytes(),
-    );
+    common::skipped(test, "ffmpeg/ffprobe not on PATH");
     false
 }
 
@@ -119,7 +116,7 @@ fn a_gif_has_a_frame_at_the_start_and_every_k_steps() {
 
 #[test]
 fn an_mp4_has_its_frames_and_an_even_size() {
-    if !tools_present("an_mp4_has_its_frames_and_an_even_size") {
+    if !tools_present(test_name!()) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -166,7 +163,7 @@ fn an_mp4_has_its_frames_and_an_even_size() {
 fn a_run_stopped_by_a_signal_leaves_a_playable_video() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mp4 = tools_present("a_run_stopped_by_a_signal_leaves_a_playable_video (MP4 part)");
+    let mp4 = tools_present(&format!("{} (MP4 part)", test_name!()));
     for (file, format) in [("long.gif", "gif"), ("long.mp4", "mp4")] {
         if format == "mp4" && !mp4 {
             continue;
@@ -349,7 +346,7 @@ fn links_are_written_through_and_fifos_in_place() {
         .file_type()
         .is_symlink());
     assert_eq!(gif_info(&d.join("real.gif")), (3, 40, 40));
-    if !tools_present("links_are_written_through_and_fifos_in_place (MP4 into a FIFO)") {
+    if !tools_present(&format!("{} (MP4 into a FIFO)", test_name!())) {
         return;
     }
     let fifo = d.join("pipe.mp4");

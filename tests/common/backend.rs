@@ -39,6 +39,8 @@ pub(crate) use cuda_or_skip;
 macro_rules! on_each_backend {
     ($(#[$doc:meta])* fn $name:ident($backend:ident, $label:ident) $body:block) => {
         $(#[$doc])*
+        // cfg(test), as the tests' own functions: clippy lets tests unwrap.
+        #[cfg(test)]
         fn $name($backend: &mut dyn ::heatlab::compute::Backend, $label: &str) $body
 
         mod $name {

@@ -165,12 +165,18 @@ pub fn gpu_or_skip<T, E: std::fmt::Display>(test: &str, opened: Result<T, E>) ->
                 !std::env::var("HEATLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1"),
                 "HEATLAB_REQUIRE_CUDA=1 but CUDA is unusable: {reason}"
             );
-            // One write of the whole line, so that tests skipping at once do not interleave.
-            let line = format!("{test}: skipped (no GPU: {reason})\n");
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+            skipped(test, &format!("no GPU: {reason}"));
             None
         }
     }
+}
+
+/// Says that `test` is skipped and why, on standard error where cargo test shows it (past the
+/// output capture), as one write of the whole line so that tests skipping at once do not
+/// interleave.
+pub fn skipped(test: &str, why: &str) {
+    let line = format!("{test}: skipped ({why})\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
 /// Settings storage in memory, standing in for eframe's file (the settings round trips).

@@ -4,6 +4,7 @@
 //! `heatlab kernel <lesson>` on the command line.
 
 use crate::common;
+use common::backend::gpu_or_skip;
 use common::cli::heatlab;
 
 use heatlab::tutorial::basics::geometry::{self, Dimensions, GeometryOptions};
@@ -13,10 +14,6 @@ use heatlab::tutorial::basics::row_sums::{self, RowSumKernel};
 use heatlab::tutorial::basics::sin_exp::{self, SinExpVariant};
 use heatlab::tutorial::basics::{device, BasicsGpu};
 use heatlab::tutorial::RunControl;
-
-fn gpu_or_skip(test: &str) -> Option<BasicsGpu> {
-    common::gpu_or_skip(test, BasicsGpu::open())
-}
 
 fn unattended() -> RunControl<'static> {
     RunControl::unattended()
@@ -95,7 +92,7 @@ fn geometry_cpu_model_counts_the_notebooks_launches() {
 
 #[test]
 fn gpu_geometry_equals_the_cpu_model_buffer_and_padding() {
-    let Some(gpu) = gpu_or_skip("gpu_geometry_equals_the_cpu_model_buffer_and_padding") else {
+    let Some(gpu) = gpu_or_skip!(BasicsGpu::open()) else {
         return;
     };
     for options in geometry_cases() {
@@ -118,7 +115,7 @@ fn gpu_geometry_equals_the_cpu_model_buffer_and_padding() {
 
 #[test]
 fn gpu_maximum_equals_numpys_at_every_rung() {
-    let Some(gpu) = gpu_or_skip("gpu_maximum_equals_numpys_at_every_rung") else {
+    let Some(gpu) = gpu_or_skip!(BasicsGpu::open()) else {
         return;
     };
     let options = MaximumOptions {
@@ -140,7 +137,7 @@ fn gpu_maximum_equals_numpys_at_every_rung() {
 
 #[test]
 fn gpu_sin_exp_is_within_each_precisions_error() {
-    let Some(gpu) = gpu_or_skip("gpu_sin_exp_is_within_each_precisions_error") else {
+    let Some(gpu) = gpu_or_skip!(BasicsGpu::open()) else {
         return;
     };
     for n in [1001, 100_003] {
@@ -170,7 +167,7 @@ fn gpu_sin_exp_is_within_each_precisions_error() {
 
 #[test]
 fn gpu_row_sums_match_the_cpu() {
-    let Some(gpu) = gpu_or_skip("gpu_row_sums_match_the_cpu") else {
+    let Some(gpu) = gpu_or_skip!(BasicsGpu::open()) else {
         return;
     };
     for (rows, cols) in [(1000, 1000), (37, 101), (1, 1), (300, 33)] {
@@ -191,7 +188,7 @@ fn gpu_row_sums_match_the_cpu() {
 
 #[test]
 fn gpu_reductions_match_the_cpu() {
-    let Some(gpu) = gpu_or_skip("gpu_reductions_match_the_cpu") else {
+    let Some(gpu) = gpu_or_skip!(BasicsGpu::open()) else {
         return;
     };
     for n in [1, 255, 257, 100_003, 4_000_000] {
@@ -216,7 +213,7 @@ fn gpu_reductions_match_the_cpu() {
 
 #[test]
 fn gpu_device_figures_are_consistent() {
-    let Some(gpu) = gpu_or_skip("gpu_device_figures_are_consistent") else {
+    let Some(gpu) = gpu_or_skip!(BasicsGpu::open()) else {
         return;
     };
     let report = device::run(&gpu).unwrap();

@@ -9,6 +9,7 @@
 //! giving their verdict within seconds while this process's field and CUDA context stay intact.
 
 use crate::common;
+use common::backend::{cuda_or_skip, test_name};
 
 use common::bad_kernels::{
     endless_loop, off_by_one, out_of_bounds, syntax_error, syntax_error_line,
@@ -108,7 +109,7 @@ fn run_refuses_bad_kernels_before_any_work() {
 #[test]
 fn run_records_the_kernel_in_run_json() {
     let dir = tempfile::tempdir().unwrap();
-    let gpu = common::gpu_or_skip("run_records_the_kernel_in_run_json", CudaBackend::new());
+    let gpu = cuda_or_skip!();
     if gpu.is_none() {
         // On the CPU, auto is the only choice: it is recorded as such.
         let out = common::heatlab_in(
@@ -185,7 +186,7 @@ fn the_template_validates_in_a_child_or_says_why_not() {
         },
     };
     let verdict = validate_in_child(&common::heatlab_binary(), &job, ChildLimits::default());
-    match common::gpu_or_skip("the_template_validates_in_a_child", CudaBackend::new()) {
+    match cuda_or_skip!() {
         Some(_) => {
             assert!(verdict.is_identical(), "{}", verdict.summary());
             let Verdict::Identical { cases, .. } = &verdict else {
@@ -273,7 +274,7 @@ fn the_lab_shows_the_source_and_says_what_compiling_needs() {
     harness.get_by_label("Compile").click();
     wait_until(&mut harness, "the compile ends", |app| !app.lab().is_busy());
     let status = harness.state_mut().lab().status();
-    if common::gpu_or_skip("the_lab_compiles_on_a_gpu", CudaBackend::new()).is_some() {
+    if cuda_or_skip!().is_some() {
         assert!(status.starts_with("compiled for"), "{status}");
     } else {
         assert!(status.starts_with("cannot compile"), "{status}");
@@ -435,7 +436,7 @@ fn the_diffusion_view_lists_the_kernels_and_explains_the_tutorials_race() {
 
 #[test]
 fn the_shared_kernel_is_exact_and_its_laplacian_view_needs_no_second_pass() {
-    let Some(mut cuda) = common::gpu_or_skip("shared_kernel_exact", CudaBackend::new()) else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     for (rows, cols) in [
@@ -498,7 +499,7 @@ fn the_shared_kernel_is_exact_and_its_laplacian_view_needs_no_second_pass() {
 
 #[test]
 fn a_validated_user_kernel_steps_the_simulation_exactly() {
-    let Some(mut cuda) = common::gpu_or_skip("user_kernel_steps", CudaBackend::new()) else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     assert!(cuda.set_kernel_choice(KernelChoice::User).is_err());
@@ -564,7 +565,7 @@ fn validate_beside_a_running_backend(test: &str, source: &str) -> Option<(Verdic
 
 #[test]
 fn a_compile_error_is_reported_with_its_line() {
-    if let Some(cuda) = common::gpu_or_skip("compile_error", CudaBackend::new()) {
+    if let Some(cuda) = cuda_or_skip!() {
         let arch = cuda.device().compute_capability();
         let error = compile_user_kernel(&syntax_error(), arch).err().unwrap();
         let log = match error {
@@ -581,7 +582,7 @@ fn a_compile_error_is_reported_with_its_line() {
             "{errors:?} in {log}"
         );
     }
-    let Some((verdict, took)) = validate_beside_a_running_backend("compile_error", &syntax_error())
+    let Some((verdict, took)) = validate_beside_a_running_backend(test_name!(), &syntax_error())
     else {
         return;
     };
@@ -592,7 +593,7 @@ fn a_compile_error_is_reported_with_its_line() {
 #[test]
 fn the_template_is_bit_identical_beside_a_running_backend() {
     let Some((verdict, took)) =
-        validate_beside_a_running_backend("exact_user_kernel", USER_KERNEL_TEMPLATE)
+        validate_beside_a_running_backend(test_name!(), USER_KERNEL_TEMPLATE)
     else {
         return;
     };
@@ -602,7 +603,7 @@ fn the_template_is_bit_identical_beside_a_running_backend() {
 
 #[test]
 fn an_off_by_one_neighbour_is_caught_and_located() {
-    let Some((verdict, took)) = validate_beside_a_running_backend("off_by_one", &off_by_one())
+    let Some((verdict, took)) = validate_beside_a_running_backend(test_name!(), &off_by_one())
     else {
         return;
     };
@@ -634,8 +635,7 @@ fn an_off_by_one_neighbour_is_caught_and_located() {
 
 #[test]
 fn an_out_of_bounds_writer_faults_only_the_child() {
-    let Some((verdict, took)) =
-        validate_beside_a_running_backend("out_of_bounds", &out_of_bounds())
+    let Some((verdict, took)) = validate_beside_a_running_backend(test_name!(), &out_of_bounds())
     else {
         return;
     };
@@ -652,7 +652,7 @@ fn an_out_of_bounds_writer_faults_only_the_child() {
 
 #[test]
 fn an_endless_loop_times_out_and_the_child_is_killed() {
-    let Some((verdict, took)) = validate_beside_a_running_backend("endless_loop", &endless_loop())
+    let Some((verdict, took)) = validate_beside_a_running_backend(test_name!(), &endless_loop())
     else {
         return;
     };

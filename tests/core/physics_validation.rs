@@ -3,13 +3,12 @@
 //! GPU those tests skip and say so; with HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
 
 use crate::common;
+use common::backend::on_each_backend;
 
 use std::process::Command;
 use std::time::Duration;
 
-use heatlab::compute::{
-    Backend, BackendKind, Boundary, CpuBackend, CudaBackend, ProblemUpload, StepParams,
-};
+use heatlab::compute::{Backend, BackendKind, Boundary, CpuBackend, ProblemUpload, StepParams};
 use heatlab::problem::{EnergyExchange, StepTables};
 use heatlab::verify::physics::{self, Case, CaseReport};
 use heatlab::Grid;
@@ -31,25 +30,15 @@ fn assert_passes(report: &CaseReport, backend: &str) {
     );
 }
 
-#[test]
-fn the_cpu_meets_the_exact_answers() {
-    let mut cpu = CpuBackend::new();
-    for (name, case) in FAST {
-        let report = case(&mut cpu).unwrap();
-        assert_eq!(report.name, name);
-        assert_eq!(report.resolutions.len(), 4);
-        assert_passes(&report, "cpu");
-    }
-}
-
-#[test]
-fn cuda_meets_the_exact_answers() {
-    let Some(mut cuda) = common::gpu_or_skip("cuda_meets_the_exact_answers", CudaBackend::new())
-    else {
-        return;
-    };
-    for (_, case) in FAST {
-        assert_passes(&case(&mut cuda).unwrap(), "cuda");
+on_each_backend! {
+    /// The fast cases meet their exact answers, at each of their four resolutions.
+    fn meets_the_exact_answers(backend, label) {
+        for (name, case) in FAST {
+            let report = case(backend).unwrap();
+            assert_eq!(report.name, name);
+            assert_eq!(report.resolutions.len(), 4);
+            assert_passes(&report, label);
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 //! `heatlab kernel` command.
 
 use crate::common;
+use common::backend::gpu_or_skip;
 use common::cli::heatlab;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,10 +19,6 @@ use heatlab::HeatlabError;
 
 fn unattended() -> RunControl<'static> {
     RunControl::unattended()
-}
-
-fn gpu_or_skip(test: &str) -> Option<TutorialGpu> {
-    common::gpu_or_skip(test, TutorialGpu::open())
 }
 
 /// |a - b| within `ulps` units of float32 precision of the larger, or `floor` absolutely.
@@ -402,7 +399,7 @@ fn sizes_beyond_memory_are_refused_with_the_size_needed() {
 
 #[test]
 fn gpu_hidden_layer_matches_cpu() {
-    let Some(gpu) = gpu_or_skip("gpu_hidden_layer_matches_cpu") else {
+    let Some(gpu) = gpu_or_skip!(TutorialGpu::open()) else {
         return;
     };
     for n in [1, 1000, 1_000_003] {
@@ -435,7 +432,7 @@ fn assert_pinned_beside_pageable(timings: &heatlab::tutorial::KernelTimings) {
 
 #[test]
 fn gpu_gaussian_matches_cpu() {
-    let Some(gpu) = gpu_or_skip("gpu_gaussian_matches_cpu") else {
+    let Some(gpu) = gpu_or_skip!(TutorialGpu::open()) else {
         return;
     };
     let params = GaussianParams {
@@ -485,9 +482,7 @@ fn gpu_gaussian_matches_cpu() {
 
 #[test]
 fn gpu_pi_counts_equal_the_reference_and_cpu_counts_at_awkward_sizes() {
-    let Some(gpu) =
-        gpu_or_skip("gpu_pi_counts_equal_the_reference_and_cpu_counts_at_awkward_sizes")
-    else {
+    let Some(gpu) = gpu_or_skip!(TutorialGpu::open()) else {
         return;
     };
     eprintln!("Monte Carlo kernel: {}", gpu.monte_carlo_pi_kernel());
@@ -539,7 +534,7 @@ fn gpu_pi_counts_equal_the_reference_and_cpu_counts_at_awkward_sizes() {
 
 #[test]
 fn gpu_pi_count_equals_cpu_count_exactly() {
-    let Some(gpu) = gpu_or_skip("gpu_pi_count_equals_cpu_count_exactly") else {
+    let Some(gpu) = gpu_or_skip!(TutorialGpu::open()) else {
         return;
     };
     for (n, seed) in [(1, 0), (999, 3), (1_000_000, 42), (123_456_789, u64::MAX)] {
@@ -674,7 +669,7 @@ fn kernel_command_json_is_one_object_with_the_estimate() {
 
 #[test]
 fn kernel_command_shows_pinned_beside_pageable() {
-    if gpu_or_skip("kernel_command_shows_pinned_beside_pageable").is_none() {
+    if gpu_or_skip!(TutorialGpu::open()).is_none() {
         return;
     }
     let args = [

@@ -3,19 +3,16 @@
 //! fault found, and chunked long runs on the GPU equal to one uninterrupted CPU run.
 
 use crate::common;
+use common::backend::cuda_or_skip;
 
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use heatlab::compute::{Backend, BackendKind, Boundary, CpuBackend, CudaBackend, StepParams};
+use heatlab::compute::{Backend, BackendKind, Boundary, CpuBackend, StepParams};
 use heatlab::field::{generate_jagged, JaggedParams};
 use heatlab::verify::{verify, Compared, Subject, VerifyOptions};
 use heatlab::{Grid, GridSize};
-
-fn cuda_or_skip(test: &str) -> Option<CudaBackend> {
-    common::gpu_or_skip(test, CudaBackend::new())
-}
 
 #[test]
 fn cpu_methods_agree_with_the_plain_loop_over_random_sequences() {
@@ -148,7 +145,7 @@ fn a_planted_fault_is_found_and_named() {
 
 #[test]
 fn cuda_agrees_with_the_cpu_over_random_sequences() {
-    let Some(cuda) = cuda_or_skip("cuda_agrees_with_the_cpu_over_random_sequences") else {
+    let Some(cuda) = cuda_or_skip!() else {
         return;
     };
     let mut subject = Subject::Cuda(Box::new(cuda));
@@ -194,7 +191,7 @@ fn cuda_agrees_with_the_cpu_over_random_sequences() {
 /// give the CPU's field exactly, for each boundary.
 #[test]
 fn chunked_long_runs_on_cuda_equal_one_cpu_run() {
-    let Some(mut cuda) = cuda_or_skip("chunked_long_runs_on_cuda_equal_one_cpu_run") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     let size = GridSize::square(2000).unwrap();

@@ -5,6 +5,7 @@
 //! HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
 
 use crate::common;
+use common::backend::cuda_or_skip;
 
 use heatlab::compute::{Backend, BrushEdge, BrushStamp, CpuBackend, CudaBackend, StepParams};
 use heatlab::field::{generate_jagged, JaggedParams};
@@ -12,10 +13,6 @@ use heatlab::sim::agreement::WindowPolicy;
 use heatlab::sim::paint::Brush;
 use heatlab::sim::Simulation;
 use heatlab::{Grid, GridSize};
-
-fn cuda_or_skip(test: &str) -> Option<CudaBackend> {
-    common::gpu_or_skip(test, CudaBackend::new())
-}
 
 #[expect(
     clippy::unwrap_used,
@@ -41,7 +38,7 @@ fn assert_bits_equal(cuda: &Grid, cpu: &Grid, what: &str) {
 
 #[test]
 fn cuda_stamps_equal_cpu_stamps_bit_for_bit() {
-    let Some(mut cuda) = cuda_or_skip("cuda_stamps_equal_cpu_stamps_bit_for_bit") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     let mut cpu = CpuBackend::new();
@@ -236,7 +233,7 @@ fn paint_and_run(sim: &mut Simulation) {
 
 #[test]
 fn strokes_undo_and_redo_mid_run_agree_with_the_cpu() {
-    let Some(cuda) = cuda_or_skip("strokes_undo_and_redo_mid_run_agree_with_the_cpu") else {
+    let Some(cuda) = cuda_or_skip!() else {
         return;
     };
     let initial = jagged(520, 776, 11);

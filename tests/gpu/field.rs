@@ -9,8 +9,9 @@
 )]
 
 use crate::common;
+use common::backend::cuda_or_skip;
 
-use common::{golden_cases, gpu_or_skip, load, max_abs_diff};
+use common::{golden_cases, load, max_abs_diff};
 use heatlab::compute::{Backend, CpuBackend, CudaBackend, DeviceFieldUnavailable, StepParams};
 use heatlab::field::{generate_jagged, JaggedParams};
 use heatlab::grid::GridSize;
@@ -41,8 +42,7 @@ fn assert_close(gpu: &Grid, cpu: &Grid, what: &str) {
 
 #[test]
 fn gpu_field_matches_numpy_golden_files() {
-    let Some(mut cuda) = gpu_or_skip("gpu_field_matches_numpy_golden_files", CudaBackend::new())
-    else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     for case in golden_cases() {
@@ -59,10 +59,7 @@ fn gpu_field_matches_numpy_golden_files() {
 
 #[test]
 fn gpu_field_matches_the_cpu_over_seeds_sizes_and_parameters() {
-    let Some(mut cuda) = gpu_or_skip(
-        "gpu_field_matches_the_cpu_over_seeds_sizes_and_parameters",
-        CudaBackend::new(),
-    ) else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     let sizes = [
@@ -101,10 +98,7 @@ fn gpu_field_matches_the_cpu_over_seeds_sizes_and_parameters() {
 
 #[test]
 fn regenerating_in_place_and_after_stepping_gives_fresh_fields() {
-    let Some(cuda) = gpu_or_skip(
-        "regenerating_in_place_and_after_stepping_gives_fresh_fields",
-        CudaBackend::new(),
-    ) else {
+    let Some(cuda) = cuda_or_skip!() else {
         return;
     };
     let first = JaggedParams {
@@ -176,10 +170,7 @@ fn the_cpu_backend_generates_on_the_cpu_without_a_fallback_reason() {
 
 #[test]
 fn thin_fields_are_generated_right_wherever_they_are_generated() {
-    let Some(cuda) = gpu_or_skip(
-        "thin_fields_are_generated_right_wherever_they_are_generated",
-        CudaBackend::new(),
-    ) else {
+    let Some(cuda) = cuda_or_skip!() else {
         return;
     };
     let mut backend: Box<dyn Backend> = Box::new(cuda);

@@ -11,6 +11,7 @@
 )]
 
 use crate::common;
+use common::backend::cuda_or_skip;
 
 use common::max_abs_diff;
 use heatlab::compute::cuda::MaterialKernel;
@@ -19,10 +20,6 @@ use heatlab::problem::{EnergyExchange, HeatProblem, SideCondition, Sides, StepTa
 use heatlab::verify::compare::energies;
 use heatlab::verify::problems::{edit_map, random_problem_with, switch_heater, tables_of, Layout};
 use heatlab::{Grid, GridSize};
-
-fn cuda_or_skip(test: &str) -> Option<CudaBackend> {
-    common::gpu_or_skip(test, CudaBackend::new())
-}
 
 fn size(rows: usize, cols: usize) -> GridSize {
     GridSize { rows, cols }
@@ -183,7 +180,7 @@ fn cpu_reference_is_independent_of_thread_count() {
 
 #[test]
 fn cuda_matches_cpu_for_every_side_condition_and_size() {
-    let Some(mut cuda) = cuda_or_skip("cuda_matches_cpu_for_every_side_condition_and_size") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     for (case, (name, sides)) in sides_cases().into_iter().enumerate() {
@@ -205,7 +202,7 @@ fn cuda_matches_cpu_for_every_side_condition_and_size() {
 
 #[test]
 fn cuda_matches_cpu_for_every_layout_and_kernel() {
-    let Some(mut cuda) = cuda_or_skip("cuda_matches_cpu_for_every_layout_and_kernel") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     let layouts = [
@@ -237,7 +234,7 @@ fn cuda_matches_cpu_for_every_layout_and_kernel() {
 
 #[test]
 fn long_chunks_blocked_and_one_step_agree_with_cpu() {
-    let Some(mut cuda) = cuda_or_skip("long_chunks_blocked_and_one_step_agree_with_cpu") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     let dims = size(131, 260);
@@ -272,7 +269,7 @@ fn long_chunks_blocked_and_one_step_agree_with_cpu() {
 
 #[test]
 fn map_and_table_edits_between_steps_match_cpu() {
-    let Some(mut cuda) = cuda_or_skip("map_and_table_edits_between_steps_match_cpu") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     for (seed, (rows, cols)) in [(7, (129, 236)), (8, (31, 113)), (9, (64, 64))] {
@@ -311,7 +308,7 @@ fn map_and_table_edits_between_steps_match_cpu() {
 
 #[test]
 fn overlapped_advances_and_graphs_keep_the_problem() {
-    let Some(mut cuda) = cuda_or_skip("overlapped_advances_and_graphs_keep_the_problem") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     let dims = size(200, 300);
@@ -345,7 +342,7 @@ fn overlapped_advances_and_graphs_keep_the_problem() {
 
 #[test]
 fn held_cells_keep_their_values() {
-    let Some(mut cuda) = cuda_or_skip("held_cells_keep_their_values") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     let dims = size(50, 64);
@@ -366,7 +363,7 @@ fn held_cells_keep_their_values() {
 
 #[test]
 fn booked_energy_matches_cpu() {
-    let Some(mut cuda) = cuda_or_skip("booked_energy_matches_cpu") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     let mut checked = 0;
@@ -461,8 +458,7 @@ fn thermostats_painting_and_undo_switch_alike_on_cuda_and_cpu() {
     use heatlab::problem::{CellKind, Shape};
     use heatlab::sim::agreement::WindowPolicy;
     use heatlab::sim::paint::Brush;
-    let Some(cuda) = cuda_or_skip("thermostats_painting_and_undo_switch_alike_on_cuda_and_cpu")
-    else {
+    let Some(cuda) = cuda_or_skip!() else {
         return;
     };
     let mut on_cuda = thermostat_simulation(Box::new(cuda));

@@ -2,19 +2,16 @@
 //! and say so; with HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
 
 use crate::common;
+use common::backend::cuda_or_skip;
 
 use common::{golden_cases, load, max_abs_diff};
-use heatlab::compute::{Backend, Boundary, CpuBackend, CudaBackend, StepParams};
+use heatlab::compute::{Backend, Boundary, CpuBackend, StepParams};
 use heatlab::field::{generate_jagged, JaggedParams};
 use heatlab::GridSize;
 
-fn cuda_or_skip(test: &str) -> Option<CudaBackend> {
-    common::gpu_or_skip(test, CudaBackend::new())
-}
-
 #[test]
 fn cuda_matches_golden_numpy_steps() {
-    let Some(mut cuda) = cuda_or_skip("cuda_matches_golden_numpy_steps") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     for case in golden_cases() {
@@ -50,7 +47,7 @@ fn cuda_matches_golden_numpy_steps() {
 
 #[test]
 fn cuda_matches_cpu_on_large_odd_fields() {
-    let Some(mut cuda) = cuda_or_skip("cuda_matches_cpu_on_large_odd_fields") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     for (rows, cols) in [(1000, 1000), (517, 1283), (1, 300), (300, 1)] {
@@ -86,8 +83,7 @@ fn seed_faithful_kernel_is_close_to_jacobi_for_one_step() {
     // From a fresh upload the first in-place step races only where neighbouring blocks have
     // already written; the result must still be close to the Jacobi step, which shows the
     // port computes the same stencil.
-    let Some(mut cuda) = cuda_or_skip("seed_faithful_kernel_is_close_to_jacobi_for_one_step")
-    else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     let params = JaggedParams {
@@ -114,7 +110,7 @@ fn seed_faithful_kernel_is_close_to_jacobi_for_one_step() {
 #[test]
 fn every_exact_kernel_matches_cpu_for_every_boundary() {
     use heatlab::compute::cuda::CudaKernel;
-    let Some(mut cuda) = cuda_or_skip("every_exact_kernel_matches_cpu_for_every_boundary") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     // Sizes around the kernels' tiles: partial strips and segments, tiny grids, a tall one.
@@ -162,7 +158,7 @@ fn every_exact_kernel_matches_cpu_for_every_boundary() {
 fn gpu_previews_equal_cpu_previews() {
     use heatlab::render::preview::render_on;
     use heatlab::render::{Colormap, Layer, PreviewRequest, RangeMode};
-    let Some(mut cuda) = cuda_or_skip("gpu_previews_equal_cpu_previews") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     let params = JaggedParams {
@@ -222,7 +218,7 @@ fn gpu_previews_equal_cpu_previews() {
 fn long_runs_replayed_as_cuda_graphs_match_cpu() {
     // Hundreds of launches go through captured graphs; changing the coefficient or boundary,
     // or uploading a new field, must capture anew rather than replay a stale graph.
-    let Some(mut cuda) = cuda_or_skip("long_runs_replayed_as_cuda_graphs_match_cpu") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     for (rows, cols) in [(256, 256), (300, 124)] {
@@ -261,7 +257,7 @@ fn overlapped_stepping_with_previews_matches_cpu() {
     use heatlab::render::preview::colour_reduced;
     use heatlab::render::{Colormap, Layer, Preview, PreviewRequest, RangeMode};
     use heatlab::sim::Simulation;
-    let Some(cuda) = cuda_or_skip("overlapped_stepping_with_previews_matches_cpu") else {
+    let Some(cuda) = cuda_or_skip!() else {
         return;
     };
     let params = JaggedParams {
@@ -351,7 +347,7 @@ fn overlapped_stepping_with_previews_matches_cpu() {
 
 #[test]
 fn gpu_statistics_equal_the_cpu_statistics() {
-    let Some(mut cuda) = cuda_or_skip("gpu_statistics_equal_the_cpu_statistics") else {
+    let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
     for (rows, cols) in [(1, 1), (3, 5), (1000, 1000), (517, 1283), (2048, 2048)] {

@@ -9,14 +9,14 @@
 )]
 
 use crate::common;
+use common::backend::cuda_or_skip;
 
 use common::app::{app_harness, drag_value, wait_until};
-use common::gpu_or_skip;
 
 use eframe::egui::Vec2;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::compute::{BackendChoice, CudaBackend};
+use heatlab::compute::BackendChoice;
 use heatlab::grid::GridSize;
 use heatlab::sim::generate::GenerationPlace;
 use heatlab::ui::{HeatlabApp, Settings};
@@ -78,12 +78,7 @@ fn on_the_cpu_a_drag_waits_for_regenerate() {
 
 #[test]
 fn on_the_gpu_dragging_the_exponent_regenerates_live() {
-    if gpu_or_skip(
-        "on_the_gpu_dragging_the_exponent_regenerates_live",
-        CudaBackend::new(),
-    )
-    .is_none()
-    {
+    if cuda_or_skip!().is_none() {
         return;
     }
     let mut harness = harness(BackendChoice::Cuda, 512);

@@ -13,11 +13,11 @@
 )]
 
 use crate::common;
+use common::backend::test_name;
 
 use common::cli::stderr_of;
 use common::MemoryStorage;
 use common::{heatlab_binary as binary, heatlab_in as heatlab};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -40,11 +40,6 @@ const RECORDED_PI_1M: &str =
 const DEADLINE: Duration = Duration::from_secs(120);
 
 const SIGTERM: i32 = 15;
-
-fn skipped(why: &str) {
-    // Straight to standard error: cargo's capture would hide a println!.
-    let _ = writeln!(std::io::stderr(), "skipped: {why}");
-}
 
 fn small_settings(export_dir: &Path) -> Settings {
     let mut field = Settings::default().field;
@@ -446,7 +441,7 @@ fn virtual_display(test: &str) -> Option<VirtualDisplay> {
     match VirtualDisplay::start() {
         Ok(display) => Some(display),
         Err(why) => {
-            skipped(&format!("{test}: {why}; it needs a real window"));
+            common::skipped(test, &format!("{why}; it needs a real window"));
             None
         }
     }
@@ -471,7 +466,7 @@ fn wait_with_limit(mut child: Child, limit: Duration, what: &str) -> Output {
 
 #[test]
 fn in_a_window_a_recorded_run_of_another_kernel_gives_a_shot_of_the_tab_asked_for() {
-    let Some(display) = virtual_display("recorded run of another kernel in a window") else {
+    let Some(display) = virtual_display(test_name!()) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -505,7 +500,7 @@ fn in_a_window_a_recorded_run_of_another_kernel_gives_a_shot_of_the_tab_asked_fo
 
 #[test]
 fn in_a_window_the_time_limit_ends_a_screenshot_with_status_1_and_no_file() {
-    let Some(display) = virtual_display("screenshot time limit in a window") else {
+    let Some(display) = virtual_display(test_name!()) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -548,7 +543,7 @@ fn in_a_window_the_time_limit_ends_a_screenshot_with_status_1_and_no_file() {
 
 #[test]
 fn in_a_window_sigterm_saves_the_settings_and_exits_143() {
-    let Some(display) = virtual_display("SIGTERM to the app in a window") else {
+    let Some(display) = virtual_display(test_name!()) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -260,7 +260,10 @@ fn a_size_that_does_not_fit_is_refused_with_the_size_it_needed() {
     let n = 10_000_000_000u64;
     let needed = n as f64 * 16.0;
     if heatlab::memory::host_available_bytes().is_none_or(|free| free as f64 >= needed) {
-        eprintln!("skipped: this machine has {needed} bytes free, the refusal cannot be shown");
+        crate::common::skipped(
+            crate::common::backend::test_name!(),
+            &format!("this machine has {needed} bytes free, the refusal cannot be shown"),
+        );
         return;
     }
     harness

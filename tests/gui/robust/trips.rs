@@ -19,7 +19,9 @@ use heatlab::ui::tutorial::Tab;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 
 use super::common::app::{app_harness, wait_until};
-use super::{harness, skipped, small_settings, RECORDED_PI_1M};
+use super::{harness, small_settings, RECORDED_PI_1M};
+use crate::common::backend::test_name;
+use crate::common::skipped;
 
 /// The window sizes the app must work at without cutting anything off.
 const WINDOWS: [Vec2; 2] = [Vec2::new(1280.0, 720.0), Vec2::new(1440.0, 900.0)];
@@ -311,7 +313,10 @@ fn cuda_without_a_driver_is_greyed_out_with_its_reason_and_auto_is_kept() {
     let mut harness = app(settings, WINDOWS[1]);
     let backend = harness.state().backend().cloned().unwrap();
     let Some(reason) = backend.cuda_unavailable else {
-        skipped("CUDA works on this machine: nothing to grey out");
+        skipped(
+            test_name!(),
+            "CUDA works on this machine: nothing to grey out",
+        );
         return;
     };
     assert_eq!(harness.state().settings().backend, BackendChoice::Auto);
