@@ -9,6 +9,7 @@
 //! giving their verdict within seconds while this process's field and CUDA context stay intact.
 
 use crate::common;
+use common::app::wait_until_mut as wait_until;
 use common::backend::{cuda_or_skip, test_name};
 
 use common::bad_kernels::{
@@ -211,8 +212,6 @@ fn the_template_validates_in_a_child_or_says_why_not() {
 
 // ----- The lab tab and the kernel section, through egui_kittest. -----
 
-const DEADLINE: Duration = Duration::from_secs(60);
-
 #[expect(
     clippy::unwrap_used,
     reason = "a test helper: its failure is the test's failure"
@@ -232,38 +231,18 @@ fn lab_harness(tab_lab: bool) -> Harness<'static, HeatlabApp> {
         },
         ..Settings::default()
     };
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(1400.0, 1000.0))
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: false,
-                    ..AppOptions::default()
-                },
-            )
-        });
+    let mut harness = common::app::build_app(
+        AppOptions {
+            settings: Some(settings),
+            persist: false,
+            ..AppOptions::default()
+        },
+        Vec2::new(1400.0, 1000.0),
+    );
     wait_until(&mut harness, "the backend is known", |app| {
         app.backend().is_some() && app.is_ready()
     });
     harness
-}
-
-fn wait_until(
-    harness: &mut Harness<'_, HeatlabApp>,
-    what: &str,
-    done: impl Fn(&mut HeatlabApp) -> bool,
-) {
-    let start = Instant::now();
-    loop {
-        harness.step();
-        if done(harness.state_mut()) {
-            return;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 #[test]

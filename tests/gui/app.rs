@@ -69,18 +69,14 @@ fn fits_a_1280x800_window_and_a_4k_screen() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let settings = small_settings(dir.path());
-        let mut harness = Harness::builder()
-            .with_size(size)
-            .with_pixels_per_point(pixels_per_point)
-            .build_eframe(move |cc| {
-                HeatlabApp::new(
-                    cc,
-                    AppOptions {
-                        settings: Some(settings),
-                        ..AppOptions::default()
-                    },
-                )
-            });
+        let mut harness = common::app::build_app_with(
+            Harness::builder().with_pixels_per_point(pixels_per_point),
+            AppOptions {
+                settings: Some(settings),
+                ..AppOptions::default()
+            },
+            size,
+        );
         wait_until(&mut harness, "the field is shown", HeatlabApp::is_ready);
         let window = eframe::egui::Rect::from_min_size(eframe::egui::Pos2::ZERO, size);
         for label in [
@@ -458,18 +454,14 @@ fn the_app_saves_what_the_controls_hold() {
     use eframe::App as _;
     let dir = tempfile::tempdir().unwrap();
     let settings = small_settings(dir.path());
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(1400.0, 900.0))
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: true,
-                    ..AppOptions::default()
-                },
-            )
-        });
+    let mut harness = common::app::build_app(
+        AppOptions {
+            settings: Some(settings),
+            persist: true,
+            ..AppOptions::default()
+        },
+        Vec2::new(1400.0, 900.0),
+    );
     wait_until(&mut harness, "the field is shown", HeatlabApp::is_ready);
     harness
         .get_by_role_and_label(Role::ComboBox, "Field colormap")

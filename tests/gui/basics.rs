@@ -3,7 +3,8 @@
 //! why the GPU's are missing. The runs go to the tab's thread, so every check waits (with a
 //! deadline) for the state it expects.
 
-use std::time::{Duration, Instant};
+use crate::common;
+use common::app::wait_until;
 
 use eframe::egui::Vec2;
 use egui_kittest::kittest::Queryable;
@@ -16,9 +17,6 @@ use heatlab::tutorial::basics::{BasicsLesson, BasicsOutcome, BasicsRequest};
 use heatlab::ui::basics::GpuState;
 use heatlab::ui::tutorial::Tab;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
-
-/// Generous: a busy 2-core machine, and the runs take milliseconds.
-const DEADLINE: Duration = Duration::from_secs(120);
 
 fn harness() -> Harness<'static, HeatlabApp> {
     harness_on(Tab::Diffusion)
@@ -39,36 +37,20 @@ fn harness_on(tab: Tab) -> Harness<'static, HeatlabApp> {
         tab,
         ..Settings::default()
     };
-    Harness::builder()
-        .with_size(Vec2::new(1440.0, 900.0))
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: false,
-                    ..AppOptions::default()
-                },
-            )
-        })
+    crate::common::app::build_app(
+        AppOptions {
+            settings: Some(settings),
+            persist: false,
+            ..AppOptions::default()
+        },
+        Vec2::new(1440.0, 900.0),
+    )
 }
 
-/// Runs frames until the tab is idle again, or fails after [`DEADLINE`].
+/// Runs frames until the tab is idle again (and two more), or fails after the deadline.
 fn wait_until_idle(harness: &mut Harness<'_, HeatlabApp>, what: &str) {
-    let start = Instant::now();
-    loop {
-        harness.step();
-        if !harness.state().basics().is_busy() {
-            harness.run_steps(2);
-            return;
-        }
-        assert!(
-            start.elapsed() < DEADLINE,
-            "timed out waiting until {what}; notice: {:?}",
-            harness.state().basics().notice()
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_until(harness, what, |app| !app.basics().is_busy());
+    harness.run_steps(2);
 }
 
 fn open_basics(harness: &mut Harness<'_, HeatlabApp>) {

@@ -29,19 +29,15 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 
 /// The app with `settings`, not remembered, playing once ready when `autoplay`.
 fn app(settings: Settings, autoplay: bool, window: Vec2) -> Harness<'static, HeatlabApp> {
-    Harness::builder()
-        .with_size(window)
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: false,
-                    autoplay,
-                    ..AppOptions::default()
-                },
-            )
-        })
+    crate::common::app::build_app(
+        AppOptions {
+            settings: Some(settings),
+            persist: false,
+            autoplay,
+            ..AppOptions::default()
+        },
+        window,
+    )
 }
 
 #[test]

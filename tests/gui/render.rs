@@ -5,9 +5,10 @@
 //! With `HEATLAB_RENDER_OUT=DIR`, the app's renders are also written there as PNGs, to compare
 //! by eye with `heatlab gui --screenshot` under Xvfb.
 
+use crate::common::app::wait_until;
 use crate::common::{bad_kernels, software_renderer};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use eframe::egui::epaint::{ClippedPrimitive, ImageDelta, Mesh, Primitive};
 use eframe::egui::{
@@ -245,18 +246,6 @@ fn text_is_drawn_where_egui_laid_it_out() {
     assert!(levels.len() > 20, "{} levels", levels.len());
 }
 
-fn wait_until(harness: &mut Harness<'_, HeatlabApp>, what: &str, done: fn(&HeatlabApp) -> bool) {
-    let start = Instant::now();
-    while !done(harness.state()) {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "timed out: {what}"
-        );
-        harness.step();
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 /// The real app on the CPU in a 1440x900 window (as the README's screenshots) with a 512²
 /// field, on `tab`, after `before` and (on the diffusion tab) "Step 10", written to
 /// `$HEATLAB_RENDER_OUT/NAME.png` when that is set: what `heatlab gui --tab TAB --screenshot FILE --frames 1
@@ -282,20 +271,16 @@ fn render_app(
         step_n: 10,
         ..Settings::default()
     };
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(1440.0, 900.0))
-        .renderer(renderer.clone())
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: false,
-                    autoplay: false,
-                    ..AppOptions::default()
-                },
-            )
-        });
+    let mut harness = crate::common::app::build_app_with(
+        Harness::builder().renderer(renderer.clone()),
+        AppOptions {
+            settings: Some(settings),
+            persist: false,
+            autoplay: false,
+            ..AppOptions::default()
+        },
+        Vec2::new(1440.0, 900.0),
+    );
     wait_until(&mut harness, "the field is shown", HeatlabApp::is_ready);
     if tab == "diffusion" {
         harness.get_by_label("Step 10").click();

@@ -15,6 +15,7 @@
 use crate::common;
 use common::backend::test_name;
 
+use common::app::DEADLINE;
 use common::cli::stderr_of;
 use common::MemoryStorage;
 use common::{heatlab_binary as binary, heatlab_in as heatlab};
@@ -36,9 +37,6 @@ use heatlab::ui::{AppOptions, HeatlabApp, ScreenshotPlan, Settings, StopRequest}
 const RECORDED_PI_1M: &str =
     include_str!("../../benches/results/tutorial-h100-2026-11-22/pi_1M.json");
 
-/// Generous: a debug build on a busy 2-core machine is slow.
-const DEADLINE: Duration = Duration::from_secs(120);
-
 const SIGTERM: i32 = 15;
 
 fn small_settings(export_dir: &Path) -> Settings {
@@ -53,9 +51,7 @@ fn small_settings(export_dir: &Path) -> Settings {
 }
 
 fn harness(options: AppOptions) -> Harness<'static, HeatlabApp> {
-    Harness::builder()
-        .with_size(Vec2::new(1440.0, 900.0))
-        .build_eframe(move |cc| HeatlabApp::new(cc, options))
+    common::app::build_app(options, Vec2::new(1440.0, 900.0))
 }
 
 /// The viewport commands the app sent in the last frame.

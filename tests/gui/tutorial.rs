@@ -8,6 +8,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::common::app::wait_until;
+
 use eframe::egui::Vec2;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -18,9 +20,6 @@ use heatlab::tutorial::{KernelSummary, TutorialKernel};
 use heatlab::ui::tutorial::Tab;
 use heatlab::ui::tutorial::Visual;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
-
-/// Generous: a debug build on a busy 2-core machine is slow, and a run takes milliseconds.
-const DEADLINE: Duration = Duration::from_secs(120);
 
 #[expect(
     clippy::unwrap_used,
@@ -35,42 +34,16 @@ fn harness(export_dir: &std::path::Path) -> Harness<'static, HeatlabApp> {
         export_dir: export_dir.to_path_buf(),
         ..Settings::default()
     };
-    Harness::builder()
-        .with_size(Vec2::new(1440.0, 900.0))
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    persist: false,
-                    autoplay: false,
-                    screenshot: None,
-                    ..AppOptions::default()
-                },
-            )
-        })
-}
-
-/// Runs frames until `done` holds, or fails after [`DEADLINE`].
-fn wait_until(
-    harness: &mut Harness<'_, HeatlabApp>,
-    what: &str,
-    done: impl Fn(&HeatlabApp) -> bool,
-) {
-    let start = Instant::now();
-    loop {
-        harness.step();
-        if done(harness.state()) {
-            return;
-        }
-        let tutorial = harness.state().tutorial();
-        assert!(
-            start.elapsed() < DEADLINE,
-            "timed out waiting until {what}; notices: {:?}",
-            TutorialKernel::ALL.map(|k| tutorial.panel(k).notice.clone())
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    crate::common::app::build_app(
+        AppOptions {
+            settings: Some(settings),
+            persist: false,
+            autoplay: false,
+            screenshot: None,
+            ..AppOptions::default()
+        },
+        Vec2::new(1440.0, 900.0),
+    )
 }
 
 /// Opens the tab of `kernel` by clicking it, as a person would.
@@ -383,18 +356,14 @@ fn recorded_runs_given_at_start_are_shown_in_their_tab() {
         tab: Tab::HiddenLayer,
         ..Settings::default()
     };
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(1440.0, 900.0))
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(settings),
-                    recorded_runs: vec![path],
-                    ..AppOptions::default()
-                },
-            )
-        });
+    let mut harness = crate::common::app::build_app(
+        AppOptions {
+            settings: Some(settings),
+            recorded_runs: vec![path],
+            ..AppOptions::default()
+        },
+        Vec2::new(1440.0, 900.0),
+    );
     wait_until(&mut harness, "the recorded run is shown", |app| {
         app.tutorial().demo_done(TutorialKernel::HiddenLayer)
     });

@@ -262,20 +262,16 @@ fn isotherms_and_arrows_are_drawn_over_the_field() {
     settings.field.size = size;
     let renderer = SoftwareRenderer::default();
     let app_settings = settings.clone();
-    let mut harness = Harness::builder()
-        .with_size(Vec2::new(1440.0, 900.0))
-        .renderer(renderer.clone())
-        .build_eframe(move |cc| {
-            HeatlabApp::new(
-                cc,
-                AppOptions {
-                    settings: Some(app_settings),
-                    persist: false,
-                    autoplay: false,
-                    ..AppOptions::default()
-                },
-            )
-        });
+    let mut harness = crate::common::app::build_app_with(
+        Harness::builder().renderer(renderer.clone()),
+        AppOptions {
+            settings: Some(app_settings),
+            persist: false,
+            autoplay: false,
+            ..AppOptions::default()
+        },
+        Vec2::new(1440.0, 900.0),
+    );
     wait_until(&mut harness, "the field is shown", HeatlabApp::is_ready);
     let mut problem = hot_and_cold_plate(size);
     let steel = problem
