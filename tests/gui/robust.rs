@@ -33,8 +33,8 @@ use heatlab::ui::tutorial::Tab;
 use heatlab::ui::{AppOptions, HeatlabApp, ScreenshotPlan, Settings, StopRequest};
 
 /// A Monte Carlo pi run recorded on the H100 with `heatlab kernel mc-pi --json`, embedded so
-/// that the tests run from any directory.
-const RECORDED_PI_1M: &str =
+/// that the tests run from any directory (the tutorial's tests use it too).
+pub(crate) const RECORDED_PI_1M: &str =
     include_str!("../../benches/results/tutorial-h100-2026-11-22/pi_1M.json");
 
 const SIGTERM: i32 = 15;

@@ -292,10 +292,10 @@ fn the_pi_estimate_in_the_summary_matches_the_visual() {
     harness.get_by_label("Play");
 }
 
-/// Runs recorded on the H100 with `heatlab kernel --json`, embedded so that the test runs from
-/// any directory.
-const RECORDED_PI_1M: &str =
-    include_str!("../../benches/results/tutorial-h100-2026-11-22/pi_1M.json");
+use crate::robust::RECORDED_PI_1M;
+
+/// A hidden-layer run recorded on the H100 with `heatlab kernel --json`, embedded so that the
+/// test runs from any directory.
 const RECORDED_HIDDEN_1M: &str =
     include_str!("../../benches/results/tutorial-h100-2026-11-22/hidden_1M.json");
 
