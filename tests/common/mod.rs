@@ -12,6 +12,7 @@ pub mod app;
 pub mod backend;
 pub mod bad_kernels;
 pub mod cli;
+pub mod pointer;
 pub mod process;
 pub mod software_renderer;
 

@@ -5,11 +5,12 @@
 use crate::common;
 
 use common::app::{app_harness, wait_until, DEADLINE};
+use common::pointer::{cell_centre, click_at, drag, picture_rect};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use eframe::egui::{Event, Key, Modifiers, PointerButton, Pos2, Rect, Vec2};
+use eframe::egui::{Key, Modifiers, PointerButton, Pos2, Rect, Vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::compute::BackendChoice;
@@ -59,50 +60,9 @@ fn value(app: &HeatlabApp, row: usize, col: usize) -> f32 {
         .map_or(f32::NAN, |(v, _)| v)
 }
 
-fn picture_rect(harness: &Harness<'_, HeatlabApp>) -> Rect {
-    harness.get_by_label("field picture").rect()
-}
-
 /// The screen position of a cell's centre on the field picture (zoom 1).
 fn cell_pos(rect: Rect, row: usize, col: usize) -> Pos2 {
-    Pos2::new(
-        rect.left() + (col as f32 + 0.5) / COLS as f32 * rect.width(),
-        rect.top() + (row as f32 + 0.5) / ROWS as f32 * rect.height(),
-    )
-}
-
-fn button(harness: &Harness<'_, HeatlabApp>, pos: Pos2, button: PointerButton, pressed: bool) {
-    harness.event(Event::PointerButton {
-        pos,
-        button,
-        pressed,
-        modifiers: Modifiers::default(),
-    });
-}
-
-/// Presses `which` at `from`, moves to `to` over `moves` frames, releases.
-fn drag(harness: &mut Harness<'_, HeatlabApp>, from: Pos2, to: Pos2, which: PointerButton) {
-    let moves = 8;
-    harness.event(Event::PointerMoved(from));
-    harness.step();
-    button(harness, from, which, true);
-    harness.step();
-    for i in 1..=moves {
-        let t = i as f32 / moves as f32;
-        harness.event(Event::PointerMoved(from + (to - from) * t));
-        harness.step();
-    }
-    button(harness, to, which, false);
-    harness.step();
-}
-
-/// A click (press and release in one frame) of `which` at `pos`.
-fn click_at(harness: &mut Harness<'_, HeatlabApp>, pos: Pos2, which: PointerButton) {
-    harness.event(Event::PointerMoved(pos));
-    harness.step();
-    button(harness, pos, which, true);
-    button(harness, pos, which, false);
-    harness.step();
+    cell_centre(rect, (ROWS, COLS), row, col)
 }
 
 #[test]

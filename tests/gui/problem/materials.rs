@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use eframe::egui::{accesskit::Role, Event, Key, Modifiers, PointerButton, Pos2, Rect, Vec2};
+use eframe::egui::{accesskit::Role, Key, PointerButton, Pos2, Rect, Vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::compute::BackendChoice;
@@ -23,6 +23,7 @@ use heatlab::ui::diffusion::problem::MaterialShape;
 use heatlab::ui::{HeatlabApp, Level, Settings};
 
 use crate::common::app::{app_harness, wait_until};
+use crate::common::pointer;
 
 const ROWS: usize = 24;
 const COLS: usize = 32;
@@ -63,50 +64,21 @@ fn choose(harness: &mut Harness<'_, HeatlabApp>, label: &str) {
     harness.step();
 }
 
-fn picture_rect(harness: &Harness<'_, HeatlabApp>) -> Rect {
-    harness.get_by_label("field picture").rect()
-}
-
 /// The screen position of a cell's centre on the field picture (zoom 1).
 fn cell_pos(rect: Rect, row: usize, col: usize) -> Pos2 {
-    Pos2::new(
-        rect.left() + (col as f32 + 0.5) / COLS as f32 * rect.width(),
-        rect.top() + (row as f32 + 0.5) / ROWS as f32 * rect.height(),
-    )
-}
-
-fn button(harness: &Harness<'_, HeatlabApp>, pos: Pos2, pressed: bool) {
-    harness.event(Event::PointerButton {
-        pos,
-        button: PointerButton::Primary,
-        pressed,
-        modifiers: Modifiers::default(),
-    });
+    pointer::cell_centre(rect, (ROWS, COLS), row, col)
 }
 
 /// Presses at the centre of cell `from`, moves to cell `to` over 8 frames, releases.
 fn drag(harness: &mut Harness<'_, HeatlabApp>, from: (usize, usize), to: (usize, usize)) {
-    let rect = picture_rect(harness);
+    let rect = pointer::picture_rect(harness);
     let (from, to) = (cell_pos(rect, from.0, from.1), cell_pos(rect, to.0, to.1));
-    harness.event(Event::PointerMoved(from));
-    harness.step();
-    button(harness, from, true);
-    harness.step();
-    for i in 1..=8 {
-        harness.event(Event::PointerMoved(from + (to - from) * (i as f32 / 8.0)));
-        harness.step();
-    }
-    button(harness, to, false);
-    harness.step();
+    pointer::drag(harness, from, to, PointerButton::Primary);
 }
 
 fn click_cell(harness: &mut Harness<'_, HeatlabApp>, row: usize, col: usize) {
-    let pos = cell_pos(picture_rect(harness), row, col);
-    harness.event(Event::PointerMoved(pos));
-    harness.step();
-    button(harness, pos, true);
-    button(harness, pos, false);
-    harness.step();
+    let pos = cell_pos(pointer::picture_rect(harness), row, col);
+    pointer::click_at(harness, pos, PointerButton::Primary);
 }
 
 fn problem(app: &HeatlabApp) -> Option<Arc<HeatProblem>> {

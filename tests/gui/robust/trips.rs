@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use eframe::egui::accesskit::{Role, Toggled};
-use eframe::egui::{Event, Key, Modifiers, PointerButton, Pos2, Rect, Vec2};
+use eframe::egui::{Event, Key, PointerButton, Rect, Vec2};
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 use heatlab::compute::BackendChoice;
@@ -19,6 +19,7 @@ use heatlab::ui::tutorial::Tab;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 
 use super::common::app::{app_harness, wait_until};
+use super::common::pointer::{click_at, picture_rect};
 use super::{harness, small_settings, RECORDED_PI_1M};
 use crate::common::backend::test_name;
 use crate::common::skipped;
@@ -33,24 +34,6 @@ fn app(settings: Settings, window: Vec2) -> Harness<'static, HeatlabApp> {
     let mut harness = app_harness(settings, window);
     harness.run_steps(3);
     harness
-}
-
-fn picture_rect(harness: &Harness<'_, HeatlabApp>) -> Rect {
-    harness.get_by_label("field picture").rect()
-}
-
-fn click_at(harness: &mut Harness<'_, HeatlabApp>, pos: Pos2) {
-    harness.event(Event::PointerMoved(pos));
-    harness.step();
-    for pressed in [true, false] {
-        harness.event(Event::PointerButton {
-            pos,
-            button: PointerButton::Primary,
-            pressed,
-            modifiers: Modifiers::default(),
-        });
-    }
-    harness.step();
 }
 
 fn notices(app: &HeatlabApp) -> Vec<String> {
@@ -81,7 +64,7 @@ fn coefficient_box(harness: &Harness<'_, HeatlabApp>) -> (Rect, Option<f64>) {
 fn type_coefficient(harness: &mut Harness<'_, HeatlabApp>, text: &str) {
     let before = coeff(harness);
     let (rect, _) = coefficient_box(harness);
-    click_at(harness, rect.center());
+    click_at(harness, rect.center(), PointerButton::Primary);
     // Clicking selects the text; the first character replaces it.
     for character in text.chars() {
         harness.event(Event::Text(character.to_string()));
@@ -137,7 +120,7 @@ fn notices_and_the_first_probe_do_not_move_the_views_at_either_window_size() {
         harness.key_press(Key::P);
         harness.run_steps(2);
         assert_eq!(picture_rect(&harness), before, "{window:?}: the probe tool");
-        click_at(&mut harness, before.center());
+        click_at(&mut harness, before.center(), PointerButton::Primary);
         wait_until(&mut harness, "the probe is sampled", |app| {
             app.diffusion().paint_tools().probes.all()[0]
                 .latest()
@@ -364,7 +347,7 @@ fn the_open_dialog_opens_a_typed_name_with_its_open_button() {
             panic!("no empty file name box among {boxes:?}")
         })
         .rect();
-    click_at(&mut harness, name_box.center());
+    click_at(&mut harness, name_box.center(), PointerButton::Primary);
     harness.event(Event::Text(path.display().to_string()));
     harness.run_steps(2);
     harness.get_by_label("Open").click();
