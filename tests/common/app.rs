@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use eframe::egui::Vec2;
 use egui_kittest::{Harness, HarnessBuilder};
+use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 
 /// The longest a GUI test waits for anything. Generous: a debug build on a busy 2-core machine
@@ -76,6 +77,20 @@ pub fn wait_until_mut(
         );
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Gives the diffusion tab `command` as its panel would, with the `settings` the panel holds.
+pub fn apply(
+    harness: &mut Harness<'_, HeatlabApp>,
+    settings: &mut Settings,
+    command: DiffusionCommand,
+) {
+    harness.state_mut().diffusion_mut().apply(command, settings);
+}
+
+/// Whether the app shows a notice containing `text`.
+pub fn has_notice(app: &HeatlabApp, text: &str) -> bool {
+    app.notices().iter().any(|n| n.text.contains(text))
 }
 
 /// Drags the DragValue labelled `label` as a hand would: presses at its centre, moves the

@@ -10,7 +10,7 @@
 
 use crate::common;
 
-use common::app::{app_harness, wait_until};
+use common::app::{app_harness, has_notice, wait_until};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -45,10 +45,6 @@ fn harness(settings: Settings) -> Harness<'static, HeatlabApp> {
     // Tall enough that the whole side panel is on screen (in a smaller window it scrolls,
     // and kittest clicks only what is shown).
     app_harness(settings, Vec2::new(1400.0, 1600.0))
-}
-
-fn has_notice(app: &HeatlabApp, text: &str) -> bool {
-    app.notices().iter().any(|n| n.text.contains(text))
 }
 
 /// A file dropped on the window, as eframe hands it to egui.

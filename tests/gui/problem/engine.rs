@@ -8,7 +8,7 @@
     reason = "test helpers unwrap like the tests: a failure there is the test's failure"
 )]
 
-use super::common::app::{app_harness, wait_until};
+use super::common::app::{app_harness, apply, wait_until};
 
 use eframe::egui::Vec2;
 use egui_kittest::Harness;
@@ -26,20 +26,12 @@ fn harness() -> (Harness<'static, HeatlabApp>, Settings) {
     (harness, settings)
 }
 
-fn send(
-    harness: &mut Harness<'static, HeatlabApp>,
-    settings: &mut Settings,
-    command: DiffusionCommand,
-) {
-    harness.state_mut().diffusion_mut().apply(command, settings);
-}
-
 fn problem_command(
     harness: &mut Harness<'static, HeatlabApp>,
     settings: &mut Settings,
     command: ProblemCommand,
 ) {
-    send(harness, settings, DiffusionCommand::Problem(command));
+    apply(harness, settings, DiffusionCommand::Problem(command));
 }
 
 /// The kind counts of the problem the panel was last told of.
@@ -71,7 +63,7 @@ const RECT: Shape = Shape::Rectangle {
 #[test]
 fn kinds_painted_while_running_are_one_undo_step_with_redo() {
     let (mut harness, mut settings) = harness();
-    send(&mut harness, &mut settings, DiffusionCommand::Play);
+    apply(&mut harness, &mut settings, DiffusionCommand::Play);
     let held = CellKind {
         held_temperature: Some(80.0),
         ..CellKind::of(find("copper").unwrap())
@@ -114,7 +106,7 @@ fn kinds_painted_while_running_are_one_undo_step_with_redo() {
     wait_until(&mut harness, "the stroke redone", |app| {
         app.diffusion().paint_tools().history() == (1, 0) && counts(app).get(1) == Some(&painted)
     });
-    send(&mut harness, &mut settings, DiffusionCommand::Pause);
+    apply(&mut harness, &mut settings, DiffusionCommand::Pause);
 }
 
 #[test]
@@ -129,7 +121,7 @@ fn a_heater_switched_by_its_kind_or_a_thermostat_shows_in_the_frames() {
         },
     );
     problem_command(&mut harness, &mut settings, ProblemCommand::EndStroke);
-    send(&mut harness, &mut settings, DiffusionCommand::Step(3));
+    apply(&mut harness, &mut settings, DiffusionCommand::Step(3));
     let heater_on = |app: &HeatlabApp| {
         app.diffusion()
             .state()
@@ -148,7 +140,7 @@ fn a_heater_switched_by_its_kind_or_a_thermostat_shows_in_the_frames() {
             kind: heater_kind(false),
         },
     );
-    send(&mut harness, &mut settings, DiffusionCommand::Step(3));
+    apply(&mut harness, &mut settings, DiffusionCommand::Step(3));
     wait_until(&mut harness, "the heater off in a frame", |app| {
         heater_on(app) == Some(false)
             && app.diffusion().state().problem.as_ref().unwrap().kinds[1]
@@ -168,7 +160,7 @@ fn a_heater_switched_by_its_kind_or_a_thermostat_shows_in_the_frames() {
         &mut settings,
         ProblemCommand::SetThermostats(vec![thermostat]),
     );
-    send(&mut harness, &mut settings, DiffusionCommand::Step(5));
+    apply(&mut harness, &mut settings, DiffusionCommand::Step(5));
     wait_until(
         &mut harness,
         "the thermostat switched the heater on",

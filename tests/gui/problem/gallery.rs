@@ -15,16 +15,12 @@ use heatlab::scenario::gallery;
 use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::{HeatlabApp, Settings};
 
-use super::common::app::{app_harness, wait_until};
+use super::common::app::{app_harness, apply, wait_until};
 
 fn small() -> Settings {
     let mut settings = Settings::default();
     settings.field.size = GridSize::new(32, 48).unwrap();
     settings
-}
-
-fn apply(harness: &mut Harness<'_, HeatlabApp>, settings: &mut Settings, cmd: DiffusionCommand) {
-    harness.state_mut().diffusion_mut().apply(cmd, settings);
 }
 
 /// Waits until the problem of the gallery entry `name` is the one stepped.

@@ -16,7 +16,7 @@ use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 use software_renderer::SoftwareRenderer;
 
-use crate::common::app::{app_harness, wait_until};
+use crate::common::app::{app_harness, apply, wait_until};
 
 /// Copper's conductivity, W/(m·K).
 const K_COPPER: f64 = 401.0;
@@ -41,14 +41,6 @@ fn hot_and_cold_plate(size: GridSize) -> HeatProblem {
 /// x = 0 to the right's 0 °C at x = cols, through the cells' centres.
 fn steady(col: usize, cols: usize) -> f64 {
     100.0 - 100.0 * (col as f64 + 0.5) / cols as f64
-}
-
-fn apply(
-    harness: &mut Harness<'static, HeatlabApp>,
-    settings: &mut Settings,
-    command: DiffusionCommand,
-) {
-    harness.state_mut().diffusion_mut().apply(command, settings);
 }
 
 /// Sets `problem` and steps it `steps` steps.

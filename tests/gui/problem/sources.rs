@@ -11,7 +11,7 @@ use heatlab::session::diffusion::ProblemCommand;
 use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::{HeatlabApp, Settings};
 
-use super::common::app::{app_harness, wait_until};
+use super::common::app::{app_harness, has_notice, wait_until};
 
 /// The heater these tests paint: 50 W/m of copper.
 fn heater(copper: Material) -> CellKind {
@@ -87,10 +87,6 @@ fn click(harness: &mut Harness<'_, HeatlabApp>, role: Role, label: &str) {
     harness.run_steps(2);
     harness.get_by_role_and_label(role, label).click();
     harness.run_steps(2);
-}
-
-fn has_notice(app: &HeatlabApp, part: &str) -> bool {
-    app.notices().iter().any(|n| n.text.contains(part))
 }
 
 #[test]
