@@ -428,8 +428,9 @@ __device__ __forceinline__ void materials_blocked(const float* __restrict__ in, 
 // ---------------------------------------------------------------------------------------------
 // The energy that one step from `field` puts in through the sides and from held cells, for the
 // cells of the ledger (EnergyLedger::cells), in f64 as EnergyLedger::step_exchange: each thread
-// one cell, a warp's sums added with shuffles, then atomically into exchange[0..3] (the sides)
-// and exchange[4] (held cells). `capacity` holds each kind's heat capacity.
+// one cell (`at`; threads at or past `count` add nothing), a warp's sums added with shuffles,
+// then atomically into exchange[0..3] (the sides) and exchange[4] (held cells). `capacity`
+// holds each kind's heat capacity. Every lane of the warp must call it (the shuffles).
 // ---------------------------------------------------------------------------------------------
 __device__ __forceinline__ double warp_sum(double value) {
 #pragma unroll
@@ -437,17 +438,18 @@ __device__ __forceinline__ double warp_sum(double value) {
     return value;
 }
 
-extern "C" __global__ void energy_exchange(const float* __restrict__ field, const unsigned char* __restrict__ map,
-                                           const float* __restrict__ tables, const double* __restrict__ capacity,
-                                           const unsigned* __restrict__ cells, int count, int n, int rows, int cols,
-                                           int periodic_rows, int periodic_cols, double* __restrict__ exchange) {
+template <bool PR, bool PC>
+__device__ __forceinline__ void book_exchange(int at, const float* __restrict__ field,
+                                              const unsigned char* __restrict__ map,
+                                              const float* __restrict__ tables, const double* __restrict__ capacity,
+                                              const unsigned* __restrict__ cells, int count, int n, int rows,
+                                              int cols, double* __restrict__ exchange) {
     const float* source = tables + n * n;
     const float* side_gain = source + n;
     const float* side_bias = side_gain + 4 * n;
     const float* outside = side_bias + 4 * n;
     const float* held = outside + 4;
     double sums[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
-    const int at = blockIdx.x * blockDim.x + threadIdx.x;
     if (at < count) {
         const int here = (int)cells[at];
         const int row = here / cols;
@@ -456,10 +458,10 @@ extern "C" __global__ void energy_exchange(const float* __restrict__ field, cons
         const double c = capacity[kind];
         const double v = (double)field[here];
         int neighbour[4];
-        neighbour[SIDE_LEFT] = col > 0 ? here - 1 : (periodic_cols ? here + cols - 1 : -1);
-        neighbour[SIDE_RIGHT] = col + 1 < cols ? here + 1 : (periodic_cols ? here + 1 - cols : -1);
-        neighbour[SIDE_TOP] = row > 0 ? here - cols : (periodic_rows ? here + (rows - 1) * cols : -1);
-        neighbour[SIDE_BOTTOM] = row + 1 < rows ? here + cols : (periodic_rows ? col : -1);
+        neighbour[SIDE_LEFT] = col > 0 ? here - 1 : (PC ? here + cols - 1 : -1);
+        neighbour[SIDE_RIGHT] = col + 1 < cols ? here + 1 : (PC ? here + 1 - cols : -1);
+        neighbour[SIDE_TOP] = row > 0 ? here - cols : (PR ? here + (rows - 1) * cols : -1);
+        neighbour[SIDE_BOTTOM] = row + 1 < rows ? here + cols : (PR ? col : -1);
 #pragma unroll
         for (int side = 0; side < 4; ++side) {
             const int cell = neighbour[side];
@@ -483,37 +485,55 @@ extern "C" __global__ void energy_exchange(const float* __restrict__ field, cons
     }
 }
 
+// One step with the energy booked in the same launch: the blocks from column `step_blocks` of
+// the grid on book the exchange of the step's input (the ledger's cells, a block's threads
+// each), the others step. Both only read `in`, so they may run in any order.
+template <bool PR, bool PC>
+__device__ __forceinline__ bool booked_here(const float* __restrict__ in, const unsigned char* __restrict__ map,
+                                            const float* __restrict__ tables, const double* __restrict__ capacity,
+                                            const unsigned* __restrict__ cells, int count, int n, int rows, int cols,
+                                            int step_blocks, double* __restrict__ exchange) {
+    if ((int)blockIdx.x < step_blocks) return false;
+    const int block = blockIdx.y * (gridDim.x - step_blocks) + (blockIdx.x - step_blocks);
+    const int threads = blockDim.x * blockDim.y;
+    const int at = block * threads + threadIdx.y * blockDim.x + threadIdx.x;
+    book_exchange<PR, PC>(at, in, map, tables, capacity, cells, count, n, rows, cols, exchange);
+    return true;
+}
+
+#define STEP_ARGS                                                                                               \
+    const float *__restrict__ in, float *__restrict__ out, const unsigned char *__restrict__ map,              \
+        const float *__restrict__ tables, int n, int rows, int cols
+#define BOOKING_ARGS                                                                                            \
+    const double *__restrict__ capacity, const unsigned *__restrict__ cells, int count, int step_blocks,       \
+        double *__restrict__ exchange
+#define BLOCKED_KERNEL(NAME, K, COMPACT, PR, PC)                                                                \
+    extern "C" __global__ void __launch_bounds__(128) NAME##_pr##PR##_pc##PC(STEP_ARGS, int segment_rows) {    \
+        materials_blocked<PR, PC, K, COMPACT>(in, out, map, tables, n, rows, cols, segment_rows);               \
+    }
+
 #define MATERIAL_KERNELS(PR, PC)                                                                                \
-    extern "C" __global__ void materials_step_scalar_pr##PR##_pc##PC(                                           \
-        const float* __restrict__ in, float* __restrict__ out, const unsigned char* __restrict__ map,          \
-        const float* __restrict__ tables, int n, int rows, int cols) {                                          \
+    extern "C" __global__ void materials_step_scalar_pr##PR##_pc##PC(STEP_ARGS) {                               \
         materials_step_scalar<PR, PC>(in, out, map, tables, n, rows, cols);                                     \
     }                                                                                                           \
-    extern "C" __global__ void __launch_bounds__(128) materials_step_vec4_pr##PR##_pc##PC(                      \
-        const float* __restrict__ in, float* __restrict__ out, const unsigned char* __restrict__ map,          \
-        const float* __restrict__ tables, int n, int rows, int cols) {                                          \
+    extern "C" __global__ void __launch_bounds__(128) materials_step_vec4_pr##PR##_pc##PC(STEP_ARGS) {          \
         materials_step_vec4<PR, PC>(in, out, map, tables, n, rows, cols);                                       \
     }                                                                                                           \
-    extern "C" __global__ void __launch_bounds__(128) materials_blocked_k4_pr##PR##_pc##PC(                     \
-        const float* __restrict__ in, float* __restrict__ out, const unsigned char* __restrict__ map,          \
-        const float* __restrict__ tables, int n, int rows, int cols, int segment_rows) {                        \
-        materials_blocked<PR, PC, 4, false>(in, out, map, tables, n, rows, cols, segment_rows);                 \
+    extern "C" __global__ void materials_step_scalar_booked_pr##PR##_pc##PC(STEP_ARGS, BOOKING_ARGS) {          \
+        if (booked_here<PR, PC>(in, map, tables, capacity, cells, count, n, rows, cols, step_blocks, exchange)) \
+            return;                                                                                             \
+        materials_step_scalar<PR, PC>(in, out, map, tables, n, rows, cols);                                     \
     }                                                                                                           \
-    extern "C" __global__ void __launch_bounds__(128) materials_blocked_k4c_pr##PR##_pc##PC(                    \
-        const float* __restrict__ in, float* __restrict__ out, const unsigned char* __restrict__ map,          \
-        const float* __restrict__ tables, int n, int rows, int cols, int segment_rows) {                        \
-        materials_blocked<PR, PC, 4, true>(in, out, map, tables, n, rows, cols, segment_rows);                  \
+    extern "C" __global__ void __launch_bounds__(128)                                                           \
+        materials_step_vec4_booked_pr##PR##_pc##PC(STEP_ARGS, BOOKING_ARGS) {                                   \
+        if (booked_here<PR, PC>(in, map, tables, capacity, cells, count, n, rows, cols, step_blocks, exchange)) \
+            return;                                                                                             \
+        materials_step_vec4<PR, PC>(in, out, map, tables, n, rows, cols);                                       \
     }                                                                                                           \
-    extern "C" __global__ void __launch_bounds__(128) materials_blocked_k8_pr##PR##_pc##PC(                     \
-        const float* __restrict__ in, float* __restrict__ out, const unsigned char* __restrict__ map,          \
-        const float* __restrict__ tables, int n, int rows, int cols, int segment_rows) {                        \
-        materials_blocked<PR, PC, 8, false>(in, out, map, tables, n, rows, cols, segment_rows);                 \
-    }                                                                                                           \
-    extern "C" __global__ void __launch_bounds__(128) materials_blocked_k8c_pr##PR##_pc##PC(                    \
-        const float* __restrict__ in, float* __restrict__ out, const unsigned char* __restrict__ map,          \
-        const float* __restrict__ tables, int n, int rows, int cols, int segment_rows) {                        \
-        materials_blocked<PR, PC, 8, true>(in, out, map, tables, n, rows, cols, segment_rows);                  \
-    }
+    BLOCKED_KERNEL(materials_blocked_k4, 4, false, PR, PC)                                                      \
+    BLOCKED_KERNEL(materials_blocked_k4c, 4, true, PR, PC)                                                      \
+    BLOCKED_KERNEL(materials_blocked_k8, 8, false, PR, PC)                                                      \
+    BLOCKED_KERNEL(materials_blocked_k8c, 8, true, PR, PC)
 MATERIAL_KERNELS(0, 0)
 MATERIAL_KERNELS(0, 1)
 MATERIAL_KERNELS(1, 0)

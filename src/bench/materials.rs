@@ -12,6 +12,7 @@ use crate::compute::cuda::MaterialKernel;
 use crate::compute::{Backend, CpuBackend, CudaBackend, CudaKernel, ProblemUpload, StepParams};
 use crate::error::Result;
 use crate::grid::{Grid, GridSize};
+use crate::measure::MeanStd;
 use crate::problem::{HeatProblem, SideCondition, Sides, StepTables};
 use crate::verify::problems::{random_problem_with, tables_of, Layout};
 
@@ -118,11 +119,55 @@ pub fn bench_materials(
         measured.selected = kernel == chosen;
         rows.push(measured);
     }
+    let notes = notes(size, copy_us.mean, &uniform_us, &rows);
+    rows.push(booked_row(cuda, config, field, &tables, &problem, &reference)?);
     cuda.set_material_kernel(None)?;
     cuda.set_problem(None)?;
     cuda.upload(field)?;
-    let notes = notes(size, copy_us.mean, &uniform_us, &rows);
     Ok((rows, notes))
+}
+
+/// The one-step kernel with the energy booked in the same launch (as the app steps a problem
+/// whose energy budget is shown), against the one-step kernel without.
+fn booked_row(
+    cuda: &mut CudaBackend,
+    config: &BenchConfig,
+    field: &Grid,
+    tables: &StepTables,
+    problem: &HeatProblem,
+    reference: &Grid,
+) -> Result<BenchRow> {
+    let size = field.size();
+    let params = StepParams::default();
+    let kernel = MaterialKernel::one_step(size);
+    cuda.set_material_kernel(Some(kernel))?;
+    let mut timed = |book_energy: bool| -> Result<(bool, u64, MeanStd)> {
+        cuda.upload(field)?;
+        cuda.set_problem(Some(ProblemUpload {
+            tables,
+            map: &problem.map,
+            book_energy,
+        }))?;
+        cuda.advance(CHECK_STEPS, &params)?;
+        let exact = cuda.download()? == *reference;
+        let (steps, us) = time_variant(config, 8, |n| cuda.advance(n, &params))?;
+        Ok((exact, steps, us))
+    };
+    let (_, _, plain_us) = timed(false)?;
+    let (exact, steps, us) = timed(true)?;
+    let mut measured = row(
+        size,
+        "cuda",
+        format!("{kernel}+energy"),
+        "the same problem with its energy budget booked in the step's launch, as the app steps it",
+        steps,
+        us,
+    );
+    measured.t_eff_gb_s = MATERIAL_BYTES_PER_CELL * size.cells() as f64 / (us.mean / 1e6) / 1e9;
+    measured.speedup = Some(plain_us.mean / us.mean);
+    measured.baseline = Some(format!("{kernel} without the energy booked"));
+    measured.exact = Some(exact);
+    Ok(measured)
 }
 
 /// The field after [`CHECK_STEPS`] steps of the problem: on the CPU up to

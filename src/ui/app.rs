@@ -520,10 +520,15 @@ impl HeatlabApp {
                     format!("the {} runs to finish", kernel.title()),
                 ),
             };
+            let impossible = (self.settings.tab == Tab::Diffusion)
+                .then(|| self.diffusion.no_field_because())
+                .flatten()
+                .map(|why| format!("no screenshot: {why}"));
             Readiness {
                 ready,
                 timed_work,
                 waiting_for,
+                impossible,
                 summary: match self.settings.tab.kernel() {
                     None if basics_tab => self.basics.summary(),
                     None => self.timing_summary(),

@@ -65,6 +65,9 @@ pub struct Readiness {
     pub timed_work: bool,
     /// What the screenshot still waits for, for the message when time runs out.
     pub waiting_for: String,
+    /// Why the tab can never become ready (a field that cannot be made): the shot fails now
+    /// instead of at its time limit.
+    pub impossible: Option<String>,
     /// What to print when the screenshot is taken.
     pub summary: String,
 }
@@ -105,7 +108,11 @@ impl Screenshot {
                 self.wait(ctx, plan, readiness)
             }
             Stage::Requested(path, at) => self.collect(ctx, path, at),
-            Stage::Done => Stage::Done,
+            // Asked again each frame: a frame whose pass egui discards drops its commands.
+            Stage::Done => {
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                Stage::Done
+            }
         };
     }
 
@@ -154,6 +161,9 @@ impl Screenshot {
             });
             super::note(&readiness.summary);
             Stage::Requested(plan.path, Instant::now())
+        } else if let Some(reason) = readiness.impossible {
+            self.finish(ctx, Err(reason));
+            Stage::Done
         } else if let Some(reason) = self.timed_out(&readiness.waiting_for) {
             self.finish(ctx, Err(reason));
             Stage::Done

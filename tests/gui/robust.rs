@@ -27,7 +27,7 @@ use eframe::egui::{self, Vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::compute::BackendChoice;
-use heatlab::grid::GridSize;
+use heatlab::grid::{GridSize, MAX_SIDE};
 use heatlab::tutorial::TutorialKernel;
 use heatlab::ui::tutorial::Tab;
 use heatlab::ui::{AppOptions, HeatlabApp, ScreenshotPlan, Settings, StopRequest};
@@ -83,7 +83,11 @@ fn step_until(
         if done(harness.state(), &commands(harness)) {
             return;
         }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting until {what}");
+        assert!(
+            start.elapsed() < DEADLINE,
+            "timed out waiting until {what}; notices: {:?}",
+            harness.state().notices()
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -213,6 +217,48 @@ fn an_unreadable_recorded_run_ends_the_screenshot_mode_with_its_reason() {
             bad.display()
         )),
         "{error}"
+    );
+    assert!(!shot.exists());
+}
+
+#[test]
+fn a_screenshot_of_a_field_that_cannot_be_generated_fails_at_once_with_the_reason() {
+    // The largest field there is: its generation needs about 150 GiB of host memory, refused
+    // before anything is allocated. The shot must not wait out its time limit for a field
+    // that will never come.
+    let dir = tempfile::tempdir().unwrap();
+    let shot = dir.path().join("shot.png");
+    let mut settings = small_settings(dir.path());
+    settings.field.size = GridSize::new(MAX_SIDE, MAX_SIDE).unwrap();
+    let mut plan = ScreenshotPlan::new(shot.clone(), 5);
+    plan.timeout = Duration::from_secs(3600);
+    let mut harness = harness(AppOptions {
+        settings: Some(settings),
+        autoplay: true,
+        screenshot: Some(plan),
+        ..AppOptions::default()
+    });
+    step_until(
+        &mut harness,
+        "the window is asked to close",
+        |_, commands| asks_to_close(commands),
+    );
+    let Some(Err(error)) = screenshot_error(harness.state()) else {
+        panic!("the screenshot failed");
+    };
+    assert!(
+        error.starts_with("no screenshot: cannot generate the field: ") && error.contains("MiB"),
+        "{error}"
+    );
+    // The reason is shown in the window too, once.
+    let shown = harness.state().notices();
+    assert_eq!(
+        shown
+            .iter()
+            .filter(|notice| notice.text.contains("cannot generate the field"))
+            .count(),
+        1,
+        "{shown:?}"
     );
     assert!(!shot.exists());
 }

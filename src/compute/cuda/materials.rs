@@ -25,8 +25,6 @@ const VEC_ROWS: u32 = 8;
 const BLOCKED_WARPS: u32 = 4;
 /// Fields of at least this many cells are stepped by a blocked kernel unless one is chosen.
 const BLOCKED_FROM_CELLS: usize = 4096 * 4096;
-/// Threads per block of the energy kernel.
-const EXCHANGE_THREADS: u32 = 256;
 
 /// How the GPU steps a heat problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -144,7 +142,9 @@ pub(super) struct MaterialKernels {
     blocked_k8: [CudaFunction; 4],
     compact_k4: [CudaFunction; 4],
     compact_k8: [CudaFunction; 4],
-    exchange: CudaFunction,
+    /// The one-step kernels with the energy booked in the same launch.
+    scalar_booked: [CudaFunction; 4],
+    vec4_booked: [CudaFunction; 4],
 }
 
 impl MaterialKernels {
@@ -163,8 +163,18 @@ impl MaterialKernels {
             blocked_k8: four("materials_blocked_k8")?,
             compact_k4: four("materials_blocked_k4c")?,
             compact_k8: four("materials_blocked_k8c")?,
-            exchange: device.function(&module, "energy_exchange")?,
+            scalar_booked: four("materials_step_scalar_booked")?,
+            vec4_booked: four("materials_step_vec4_booked")?,
         })
+    }
+
+    /// The kernel stepping with `kernel` that also books the energy (one-step kernels only).
+    fn booked(&self, kernel: MaterialKernel, wrap: usize) -> Option<&CudaFunction> {
+        match kernel {
+            MaterialKernel::Scalar => Some(&self.scalar_booked[wrap]),
+            MaterialKernel::Vec4 => Some(&self.vec4_booked[wrap]),
+            MaterialKernel::Blocked { .. } => None,
+        }
     }
 
     fn function(&self, kernel: MaterialKernel, wrap: usize) -> Option<&CudaFunction> {
@@ -206,7 +216,6 @@ pub(super) struct DeviceProblem {
     kinds: i32,
     /// `2 * periodic_rows + periodic_cols`: which compiled variant steps it.
     wrap: usize,
-    periodic: (i32, i32),
     map: CudaSlice<u8>,
     tables: CudaSlice<f32>,
     table_bytes: u32,
@@ -266,10 +275,6 @@ impl DeviceProblem {
             size,
             kinds,
             wrap: 2 * usize::from(tables.periodic_rows) + usize::from(tables.periodic_cols),
-            periodic: (
-                i32::from(tables.periodic_rows),
-                i32::from(tables.periodic_cols),
-            ),
             map,
             tables: table_buffer,
             table_bytes,
@@ -455,7 +460,8 @@ impl CudaBackend {
     }
 
     /// Queues `launches` launches of `kernel` on the held problem, flipping the buffers after
-    /// each; with energy booked (one-step kernels only), the exchange of each step first.
+    /// each; with energy booked (one-step kernels only), each launch also books its step's
+    /// exchange.
     fn launch_problem(&mut self, kernel: MaterialKernel, launches: u64) -> Result<()> {
         let stream = self.device.stream().clone();
         let (Some(kernels), Some(problem), Some(buffers)) = (
@@ -465,18 +471,22 @@ impl CudaBackend {
         ) else {
             return Err(HeatlabError::Internal("no heat problem is held".into()));
         };
-        let function =
-            kernels
-                .function(kernel, problem.wrap)
-                .ok_or_else(|| HeatlabError::Cuda {
-                    context: format!("launching {kernel}"),
-                    message: "no such kernel".into(),
-                })?;
+        let booking = problem.ledger.is_some();
+        let function = if booking {
+            kernels.booked(kernel, problem.wrap)
+        } else {
+            kernels.function(kernel, problem.wrap)
+        }
+        .ok_or_else(|| HeatlabError::Cuda {
+            context: format!("launching {kernel}"),
+            message: "no such kernel".into(),
+        })?;
         for _ in 0..launches {
-            if problem.ledger.is_some() {
-                launch_exchange(&stream, &kernels.exchange, problem, buffers)?;
+            if booking {
+                launch_booked_step(&stream, function, kernel, problem, buffers)?;
+            } else {
+                launch_step(&stream, function, kernel, problem, buffers)?;
             }
-            launch_step(&stream, function, kernel, problem, buffers)?;
             buffers.flip();
         }
         Ok(())
@@ -550,47 +560,48 @@ fn launch_step(
     Ok(())
 }
 
-/// Adds the energy one step from `current` exchanges to the ledger's sums.
-fn launch_exchange(
+/// One launch of a one-step kernel from `current` into `next` that also adds the energy the
+/// step exchanges to the ledger's sums: the step's grid, widened by the columns of blocks that
+/// book the ledger's cells.
+fn launch_booked_step(
     stream: &Arc<CudaStream>,
     function: &CudaFunction,
+    kernel: MaterialKernel,
     problem: &mut DeviceProblem,
-    buffers: &FieldBuffers,
+    buffers: &mut FieldBuffers,
 ) -> Result<()> {
     let (rows, cols) = dims(problem.size)?;
-    let (periodic_rows, periodic_cols) = problem.periodic;
+    let (mut config, _) = launch_geometry(kernel, problem.size, problem.table_bytes);
     let Some(ledger) = problem.ledger.as_mut() else {
-        return Ok(());
+        return Err(HeatlabError::Internal("no energy ledger is held".into()));
     };
     ledger.sources += ledger.host.sources_per_step();
-    if ledger.count == 0 {
-        return Ok(());
-    }
-    let config = LaunchConfig {
-        grid_dim: ((ledger.count as u32).div_ceil(EXCHANGE_THREADS), 1, 1),
-        block_dim: (EXCHANGE_THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let (step_blocks, block_rows) = (config.grid_dim.0, config.grid_dim.1);
+    let threads = config.block_dim.0 * config.block_dim.1;
+    let booking_blocks = (ledger.count as u32).div_ceil(threads);
+    config.grid_dim.0 += booking_blocks.div_ceil(block_rows);
+    let step_blocks = step_blocks as i32;
     let mut launch = stream.launch_builder(function);
     launch
         .arg(&buffers.current)
+        .arg(&mut buffers.next)
         .arg(&problem.map)
         .arg(&problem.tables)
-        .arg(&ledger.capacity)
-        .arg(&ledger.cells)
-        .arg(&ledger.count)
         .arg(&problem.kinds)
         .arg(&rows)
         .arg(&cols)
-        .arg(&periodic_rows)
-        .arg(&periodic_cols)
+        .arg(&ledger.capacity)
+        .arg(&ledger.cells)
+        .arg(&ledger.count)
+        .arg(&step_blocks)
         .arg(&mut ledger.sums);
-    // SAFETY: energy_exchange(const float* field, const unsigned char* map, const float*
-    // tables, const double* capacity, const unsigned* cells, int count, int n, int rows,
-    // int cols, int periodic_rows, int periodic_cols, double* exchange): field rows*cols
-    // floats, map rows*cols bytes of kinds below n, tables the packed n*n + 10n + 4 floats,
-    // capacity n doubles, cells `count` indices below rows*cols (from the ledger of this map),
-    // exchange 5 doubles; threads with an index >= count only join the warp's sums.
-    unsafe { launch.launch(config) }.map_err(driver_error("launching energy_exchange"))?;
+    // SAFETY: materials_step_{scalar,vec4}_booked_pr*_pc*(const float* in, float* out, const
+    // unsigned char* map, const float* tables, int n, int rows, int cols, const double*
+    // capacity, const unsigned* cells, int count, int step_blocks, double* exchange): the step's
+    // arguments as in `launch_step`; capacity n doubles, cells `count` indices below rows*cols
+    // (from the ledger of this map), exchange 5 doubles. Blocks from column step_blocks on only
+    // book (each thread one ledger index, those at or past count add nothing) and write no cell;
+    // the others are the step's grid exactly.
+    unsafe { launch.launch(config) }.map_err(driver_error("launching materials_step_booked"))?;
     Ok(())
 }

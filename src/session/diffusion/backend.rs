@@ -121,8 +121,9 @@ impl SimThread {
             Err(error) => {
                 // The simulation stands at its initial field again: show it.
                 self.schedule.dirty = true;
-                self.emit(SimEvent::GenerationFailed);
-                self.notice(Level::Error, format!("cannot generate the field: {error}"));
+                self.emit(SimEvent::GenerationFailed(format!(
+                    "cannot generate the field: {error}"
+                )));
             }
         }
     }

@@ -303,8 +303,8 @@ pub enum SimEvent {
     Progress(String, f32),
     /// A new field is ready: its parameters and how its generation went.
     FieldReady(JaggedParams, Generation),
-    /// Generating a field failed (a notice says why); the field before it stays.
-    GenerationFailed,
+    /// Generating a field failed, and why (for the user); the field before it stays.
+    GenerationFailed(String),
     /// The field went non-finite and the simulation stopped at the last good state.
     NonFinite {
         /// What happened, for the user.

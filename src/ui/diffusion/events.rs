@@ -50,11 +50,14 @@ impl DiffusionPanel {
                 self.state.problem = problem;
                 self.share_problem();
             }
-            SimEvent::GenerationFailed => {
+            SimEvent::GenerationFailed(message) => {
                 self.state.progress = None;
                 self.state.live_generating = false;
                 // The parameters on screen were not generated: "Regenerate *" says so.
                 self.generated_with = None;
+                self.opening_done();
+                self.notify(Level::Error, message.clone());
+                self.state.generation_failed = Some(message);
             }
             // A live regeneration takes milliseconds: no progress bar flickering while dragging.
             SimEvent::Progress(..) if self.state.live_generating => {}
@@ -170,6 +173,7 @@ impl DiffusionPanel {
         settings: &mut Settings,
     ) {
         let live = std::mem::take(&mut self.state.live_generating);
+        self.state.generation_failed = None;
         self.scenario = None;
         self.agreement.clear();
         self.state.progress = None;

@@ -65,6 +65,8 @@ pub struct SimState {
     pub last_generation: Option<crate::sim::generate::Generation>,
     /// Whether a regeneration asked for by dragging a field parameter is on its way.
     pub live_generating: bool,
+    /// Why the last generation failed, until a field is ready again.
+    pub generation_failed: Option<String>,
     /// Jagged fields generated since the app started.
     pub fields_generated: u64,
     /// Steps since the initial field.
@@ -247,6 +249,14 @@ impl DiffusionPanel {
     /// Whether the field view shows a picture.
     pub fn has_picture(&self) -> bool {
         self.views.field.has_picture()
+    }
+
+    /// Why there is no field to show: the generation failed and no picture came before.
+    pub fn no_field_because(&self) -> Option<&str> {
+        self.state
+            .generation_failed
+            .as_deref()
+            .filter(|_| !self.has_picture())
     }
 
     /// The export folder as typed.
