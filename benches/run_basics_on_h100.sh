@@ -1,7 +1,8 @@
 #!/bin/bash
 # The GPU basics on the GPU machine, run from the repository root with the binaries in
-# .gpu-basics/ (heatlab, the `basics` and `gui_basics` test executables and the
-# `basics_screenshots` example, copied there from target/release/ and target/release/deps/):
+# .gpu-basics/ (heatlab, the `core` and `gui` test executables as core-tests and gui-tests,
+# and the `basics_screenshots` example, copied there from target/release/ and
+# target/release/deps/):
 # the tests under HEATLAB_REQUIRE_CUDA=1, every lesson as JSON and as a table, the maximum
 # ladder beside the notebook's own Python rungs (NumPy, Numba where installed), and the tab's
 # screenshots; everything is packed into $OUT/basics.tgz.
@@ -12,8 +13,8 @@ R="$OUT/basics"
 mkdir -p "$R"
 nvidia-smi -L > "$R/gpu.txt" 2>&1
 export HEATLAB_BIN=$D/heatlab
-HEATLAB_REQUIRE_CUDA=1 timeout 300 $D/basics-tests --nocapture > "$R/tests.txt" 2>&1; echo "basics tests rc=$?" | tee -a "$R/tests.txt"
-timeout 300 $D/gui-basics-tests > "$R/gui_tests.txt" 2>&1; echo "gui_basics tests rc=$?" | tee -a "$R/gui_tests.txt"
+HEATLAB_REQUIRE_CUDA=1 timeout 300 $D/core-tests basics:: --nocapture > "$R/tests.txt" 2>&1; echo "basics tests rc=$?" | tee -a "$R/tests.txt"
+timeout 300 $D/gui-tests basics:: --test-threads 1 > "$R/gui_tests.txt" 2>&1; echo "gui basics tests rc=$?" | tee -a "$R/gui_tests.txt"
 grep -E "test result|FAILED|panicked" "$R/tests.txt" "$R/gui_tests.txt"
 for lesson in max geometry sin-exp row-sums reduce device; do
   timeout 120 $D/heatlab kernel $lesson --backend cuda --json > "$R/$lesson.json" 2> "$R/$lesson.err"; echo "$lesson rc=$?"

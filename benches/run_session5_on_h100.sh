@@ -4,7 +4,7 @@
 # painting and thermostat switches included), verify --physics on CUDA, the app's frame loop
 # stepping a 2000x2000 heat-sink problem with and without the overlays beside the material
 # kernel's bench rate, and a gallery problem with a thermostat-free heater on CUDA and CPU.
-# Binaries come packed in .gpu.pack/bins.tar.xz (stripped).
+# Binaries come packed in .gpu.pack/bins.tar.xz (stripped; `benches/run_tests_on_gpu.sh --pack`).
 set -u
 repo=$(pwd)
 bins=/tmp/heatlab-bins
@@ -13,19 +13,17 @@ tar -xJf .gpu.pack/bins.tar.xz -C /tmp && mv /tmp/bin/* "$bins"/
 export HEATLAB_BIN=$bins/heatlab HEATLAB_REQUIRE_CUDA=1
 cd /tmp
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv > "$OUT/nvidia-smi.txt" 2>&1
-tests="cuda_materials cuda_vs_cpu cuda_brush physics_validation physics verify basics tutorial lab gui_basics gui_problem"
-printf '%s\n' $tests | xargs -P 4 -I{} sh -c "timeout 300 $bins/{} > $OUT/raw/test-{}.txt 2>&1; echo \"rc=\$? {}\" >> $OUT/raw/test-{}.txt"
-for t in cuda_field gui_field; do timeout 200 "$bins/$t" > "$OUT/raw/test-$t.txt" 2>&1; echo "rc=$? $t" >> "$OUT/raw/test-$t.txt"; done
-for t in $tests cuda_field gui_field; do echo "=== $t"; grep -E '^test result|^rc=|FAILED|panicked' "$OUT/raw/test-$t.txt"; done > "$OUT/tests.txt"
+# The test executables (core, gpu, cli, gui; they were 29 then), logs in $OUT/tests/.
+"$repo/benches/run_tests_on_gpu.sh" "$bins" > /dev/null
 timeout 200 "$bins/heatlab" verify --backend cuda --sequences 500 --json "$OUT/raw/verify.json" > "$OUT/verify.txt" 2>&1; echo "rc=$?" >> "$OUT/verify.txt"
 timeout 60 "$bins/heatlab" verify --physics --backend cuda > "$OUT/physics.txt" 2>&1; echo "rc=$?" >> "$OUT/physics.txt"
 timeout 100 "$bins/heatlab" bench --sizes 2000 --no-numpy --no-field --json "$OUT/raw/bench.json" > "$OUT/bench.txt" 2>&1; echo "rc=$?" >> "$OUT/bench.txt"
 export HEATLAB_MEASURE_SCENARIO=$repo/benches/scenarios/heat-sink-2000.toml HEATLAB_MEASURE_AUTO=1 HEATLAB_MEASURE_SECONDS=10
 {
   echo "=== heat sink 2000x2000, no overlays"
-  timeout 120 "$bins/gui_measure" measure_animation --ignored --nocapture 2>&1 | grep "heatlab gui measure"
+  timeout 120 "$bins/gui" measure::measure_animation --exact --ignored --nocapture 2>&1 | grep "heatlab gui measure"
   echo "=== heat sink 2000x2000, isotherms and arrows"
-  HEATLAB_MEASURE_OVERLAYS=1 timeout 120 "$bins/gui_measure" measure_animation --ignored --nocapture 2>&1 | grep "heatlab gui measure"
+  HEATLAB_MEASURE_OVERLAYS=1 timeout 120 "$bins/gui" measure::measure_animation --exact --ignored --nocapture 2>&1 | grep "heatlab gui measure"
 } > "$OUT/gui_measure.txt" 2>&1
 {
   timeout 60 "$bins/heatlab" run --scenario fin --backend cuda --out /tmp/fin-cuda --npy; echo "rc=$?"

@@ -2,7 +2,7 @@
 # Third device call of the speed work: bench at 2000 beside the baselines, the resident kernel
 # against the CPU at 2000x2000 under every boundary, two CUDA test executables under
 # HEATLAB_REQUIRE_CUDA=1, 500 verify sequences, bench at 16384 beside the baselines.
-# Binaries (heatlab, cuda_vs_cpu, cuda_field; stripped) come in .gpu.speed/bins.tar.gz, carried.
+# Binaries (heatlab and the `gpu` test executable; stripped) come in .gpu.speed/bins.tar.gz, carried.
 set -u
 src=$(pwd)/.gpu.speed
 bins=/tmp/heatlab-bins
@@ -29,7 +29,7 @@ rc=$?; echo "rc=$rc" >> "$OUT/bench2000.txt"
     done
   done
 } > "$OUT/exact2000.txt" 2>&1
-{ for t in cuda_vs_cpu cuda_field; do echo "=== $t"; timeout 60 "$bins/$t" 2>&1 | grep -E '^test |^test result|panicked|GPU generation'; done; } > "$OUT/tests.txt" 2>&1
+{ for t in vs_cpu:: field::; do echo "=== $t"; timeout 60 "$bins/gpu" "$t" --test-threads 1 2>&1 | grep -E '^test |^test result|panicked|GPU generation'; done; } > "$OUT/tests.txt" 2>&1
 timeout 120 "$bins/heatlab" verify --backend cuda --sequences 500 --quiet --json "$OUT/verify.json" > "$OUT/verify.txt" 2>&1; echo "rc=$?" >> "$OUT/verify.txt"
 timeout 60 "$bins/heatlab" bench --sizes 16384 --no-numpy --no-field --seconds 0.03 \
     --kernel temporal-k8-rows128,temporal-k8p-rows128,temporal-k8p2-rows128,temporal-k8p2-rows256,auto > "$OUT/bench16384.txt" 2>&1

@@ -1,9 +1,22 @@
-//! Helpers shared by the integration tests: the embedded golden files and comparisons.
-#![allow(dead_code)]
+//! Helpers shared by the test binaries (each mounts this folder as `mod common`): the embedded
+//! golden files and comparisons here; the app's harness in `app`, running the binary in `cli`
+//! and `process`, naming tests and running a body on each backend in `backend`.
+#![allow(
+    dead_code,
+    unused_imports,
+    unused_macros,
+    reason = "each test binary uses its own part of the helpers"
+)]
 
 pub mod app;
+pub mod backend;
 pub mod bad_kernels;
+pub mod cli;
+pub mod pointer;
 pub mod process;
+pub mod software_renderer;
+
+pub use cli::{heatlab_binary, heatlab_in};
 
 use heatlab::export::read_npy;
 use heatlab::Grid;
@@ -153,20 +166,18 @@ pub fn gpu_or_skip<T, E: std::fmt::Display>(test: &str, opened: Result<T, E>) ->
                 !std::env::var("HEATLAB_REQUIRE_CUDA").is_ok_and(|v| v == "1"),
                 "HEATLAB_REQUIRE_CUDA=1 but CUDA is unusable: {reason}"
             );
-            // One write of the whole line, so that tests skipping at once do not interleave.
-            let line = format!("{test}: skipped (no GPU: {reason})\n");
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+            skipped(test, &format!("no GPU: {reason}"));
             None
         }
     }
 }
 
-/// The binary under test: `HEATLAB_BIN` when set (a release build, or a copy on another machine
-/// such as the GPU machine, without the build tree), else the one Cargo built for these tests.
-pub fn heatlab_binary() -> std::path::PathBuf {
-    std::env::var_os("HEATLAB_BIN")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_BIN_EXE_heatlab")))
+/// Says that `test` is skipped and why, on standard error where cargo test shows it (past the
+/// output capture), as one write of the whole line so that tests skipping at once do not
+/// interleave.
+pub fn skipped(test: &str, why: &str) {
+    let line = format!("{test}: skipped ({why})\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
 }
 
 /// Settings storage in memory, standing in for eframe's file (the settings round trips).
@@ -187,17 +198,4 @@ impl eframe::Storage for MemoryStorage {
     }
 
     fn flush(&mut self) {}
-}
-
-/// Runs the binary under test in `dir` with `args` and waits for it.
-#[expect(
-    clippy::expect_used,
-    reason = "a test helper: its failure is the test's failure, with this message"
-)]
-pub fn heatlab_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(heatlab_binary())
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("the heatlab binary runs")
 }

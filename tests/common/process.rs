@@ -5,7 +5,7 @@ use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use super::heatlab_binary;
+use super::cli::heatlab_binary;
 
 /// Starts the binary in `dir` with `args`; standard error is piped, the rest closed.
 #[expect(

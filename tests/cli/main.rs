@@ -1,0 +1,14 @@
+//! The `heatlab` binary as a user runs it (`HEATLAB_BIN` when set, else Cargo's), each test in
+//! a temporary folder: runs and their files, saved states, scenarios, videos, bad input, and
+//! the outside world failing around it (signals, full disks, pipes, hung encoders).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod input;
+mod outside;
+mod robust;
+mod run;
+mod scenario;
+mod state;
+mod video;

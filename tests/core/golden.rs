@@ -1,0 +1,95 @@
+//! The field and the steps against golden files made with the NumPy reference.
+
+use crate::common;
+
+use common::{golden_cases, load, max_abs_diff};
+use heatlab::compute::{Backend, Boundary, CpuBackend, CpuMethod, StepParams};
+use heatlab::field::{generate_jagged, JaggedParams};
+use heatlab::GridSize;
+
+#[test]
+fn jagged_field_matches_numpy_to_1e_5() {
+    for case in golden_cases() {
+        let params = JaggedParams {
+            size: GridSize::new(case.rows, case.cols).unwrap(),
+            seed: case.seed,
+            ..JaggedParams::default()
+        };
+        let ours = generate_jagged(&params, &|_| {}).unwrap();
+        let numpy = load(case.field);
+        let diff = max_abs_diff(&ours, &numpy);
+        assert!(
+            diff <= 1e-5,
+            "{}x{} seed {}: max diff {diff}",
+            case.rows,
+            case.cols,
+            case.seed
+        );
+        // The percentile threshold zeroes most cells: both must zero the same ones.
+        let zeros = |g: &heatlab::Grid| g.as_slice().iter().filter(|v| **v == 0.0).count();
+        assert_eq!(zeros(&ours), zeros(&numpy));
+    }
+}
+
+#[test]
+fn cpu_steps_match_numpy_bit_for_bit() {
+    for case in golden_cases() {
+        let initial = load(case.field);
+        for (name, diffused, laplacian) in case.stepped {
+            let boundary: Boundary = name.parse().unwrap();
+            // Every method, the plain loop (the harness's oracle) included.
+            for method in [
+                None,
+                Some(CpuMethod::Plain),
+                Some(CpuMethod::Rows),
+                Some(CpuMethod::Blocked {
+                    steps_per_pass: 3,
+                    band_rows: 7,
+                }),
+            ] {
+                let mut cpu = CpuBackend::new();
+                cpu.set_method(method);
+                cpu.upload(&initial).unwrap();
+                let params = StepParams {
+                    coeff: case.coeff,
+                    boundary,
+                };
+                cpu.advance(case.steps, &params).unwrap();
+                let field = cpu.download().unwrap();
+                let field_bits: Vec<u32> = field.as_slice().iter().map(|v| v.to_bits()).collect();
+                let numpy = load(diffused);
+                let numpy_bits: Vec<u32> = numpy.as_slice().iter().map(|v| v.to_bits()).collect();
+                assert!(
+                    field_bits == numpy_bits,
+                    "{name} field, {}x{}, {method:?}: max diff {}",
+                    case.rows,
+                    case.cols,
+                    max_abs_diff(&field, &numpy)
+                );
+                let lapl = cpu.laplacian(boundary).unwrap();
+                assert_eq!(
+                    max_abs_diff(&lapl, &load(laplacian)),
+                    0.0,
+                    "{name} Laplacian, {method:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn single_thread_and_all_threads_agree() {
+    let case = &golden_cases()[0];
+    let initial = load(case.field);
+    let params = StepParams {
+        coeff: 0.2,
+        boundary: Boundary::Periodic,
+    };
+    let mut one = CpuBackend::with_threads(1);
+    let mut many = CpuBackend::with_threads(4);
+    one.upload(&initial).unwrap();
+    many.upload(&initial).unwrap();
+    one.advance(100, &params).unwrap();
+    many.advance(100, &params).unwrap();
+    assert_eq!(one.download().unwrap(), many.download().unwrap());
+}
