@@ -2,6 +2,8 @@
 //! `heatlab bench --display` times them: isotherms at typed or automatic levels and heat-flux
 //! arrows, over the part of a preview on screen.
 
+use std::sync::LazyLock;
+
 use super::contour::{self, nice_levels, Segment, Window};
 use super::flux::{self, Arrow, Conductivity, FluxSource};
 use super::Preview;
@@ -44,8 +46,34 @@ pub struct Overlay {
     pub arrows: Vec<Arrow>,
 }
 
-/// Computes `request` over `preview` of a field of `field` cells.
+/// Threads of the overlays' own pool.
+const OVERLAY_THREADS: usize = 4;
+
+/// The overlays' own threads: the window's thread computes them each frame while the
+/// simulation thread colours the next frame on rayon's global pool, and in one pool the
+/// overlays' work waited behind the colouring's. `None` (the global pool then) where threads
+/// cannot be started.
+static OVERLAY_POOL: LazyLock<Option<rayon::ThreadPool>> = LazyLock::new(|| {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(OVERLAY_THREADS);
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("heatlab-overlays-{i}"))
+        .build()
+        .inspect_err(|error| log::warn!("overlays on the shared threads: {error}"))
+        .ok()
+});
+
+/// Computes `request` over `preview` of a field of `field` cells, on the overlays' threads.
 pub fn compute(preview: &Preview, field: GridSize, request: &OverlayRequest<'_>) -> Overlay {
+    match OVERLAY_POOL.as_ref() {
+        Some(pool) => pool.install(|| compute_here(preview, field, request)),
+        None => compute_here(preview, field, request),
+    }
+}
+
+fn compute_here(preview: &Preview, field: GridSize, request: &OverlayRequest<'_>) -> Overlay {
     let values = &preview.values;
     let stride = request.window.stride(MAX_TRACED_SIDE);
     let levels = match (&request.levels, request.isotherms) {
