@@ -65,19 +65,8 @@ pub fn bench_materials(
     progress(&format!("{size}: device copy and uniform kernels"));
     let (_, copy_us) = time_variant(config, 8, |n| cuda.time_field_copy(n))?;
     let copy_gb_s = 2.0 * size.bytes() as f64 / (copy_us.mean / 1e6) / 1e9;
-    let vec4 = CudaKernel::JacobiVec4 { rows_per_thread: 8 };
-    let uniform_one_step = if vec4.supports(size) {
-        vec4
-    } else {
-        CudaKernel::JacobiRows
-    };
-    let uniform_fastest = cuda.selected_kernel();
+    let uniform_us = uniform_baselines(cuda, config, size)?;
     let params = StepParams::default();
-    let mut uniform_us = Vec::new();
-    for kernel in [uniform_one_step, uniform_fastest] {
-        let (_, us) = time_variant(config, 8, |n| cuda.advance_with(kernel, n, &params))?;
-        uniform_us.push((kernel, us.mean));
-    }
 
     progress(&format!("{size}: material kernels, reference"));
     let reference = reference_field(cuda, field, &upload)?;
@@ -127,6 +116,29 @@ pub fn bench_materials(
     cuda.set_problem(None)?;
     cuda.upload(field)?;
     Ok((rows, notes))
+}
+
+/// The uniform kernels the material rows are measured against, µs per step: the one-step
+/// kernel, then the fastest (the one chosen).
+fn uniform_baselines(
+    cuda: &mut CudaBackend,
+    config: &BenchConfig,
+    size: GridSize,
+) -> Result<Vec<(CudaKernel, f64)>> {
+    let vec4 = CudaKernel::JacobiVec4 { rows_per_thread: 8 };
+    let uniform_one_step = if vec4.supports(size) {
+        vec4
+    } else {
+        CudaKernel::JacobiRows
+    };
+    let uniform_fastest = cuda.selected_kernel();
+    let params = StepParams::default();
+    let mut uniform_us = Vec::new();
+    for kernel in [uniform_one_step, uniform_fastest] {
+        let (_, us) = time_variant(config, 8, |n| cuda.advance_with(kernel, n, &params))?;
+        uniform_us.push((kernel, us.mean));
+    }
+    Ok(uniform_us)
 }
 
 /// The one-step kernel with the energy booked in the same launch (as the app steps a problem
