@@ -428,9 +428,8 @@ __device__ __forceinline__ void materials_blocked(const float* __restrict__ in, 
 // ---------------------------------------------------------------------------------------------
 // The energy that one step from `field` puts in through the sides and from held cells, for the
 // cells of the ledger (EnergyLedger::cells), in f64 as EnergyLedger::step_exchange: each thread
-// one cell (`at`; threads at or past `count` add nothing), a warp's sums added with shuffles,
-// then atomically into exchange[0..3] (the sides) and exchange[4] (held cells). `capacity`
-// holds each kind's heat capacity. Every lane of the warp must call it (the shuffles).
+// one cell (`at`; threads at or past `count` add nothing) into sums[0..3] (the sides) and
+// sums[4] (held cells). `capacity` holds each kind's heat capacity.
 // ---------------------------------------------------------------------------------------------
 __device__ __forceinline__ double warp_sum(double value) {
 #pragma unroll
@@ -439,17 +438,19 @@ __device__ __forceinline__ double warp_sum(double value) {
 }
 
 template <bool PR, bool PC>
-__device__ __forceinline__ void book_exchange(int at, const float* __restrict__ field,
-                                              const unsigned char* __restrict__ map,
-                                              const float* __restrict__ tables, const double* __restrict__ capacity,
-                                              const unsigned* __restrict__ cells, int count, int n, int rows,
-                                              int cols, double* __restrict__ exchange) {
+__device__ __forceinline__ void exchange_of_cell(int at, const float* __restrict__ field,
+                                                 const unsigned char* __restrict__ map,
+                                                 const float* __restrict__ tables,
+                                                 const double* __restrict__ capacity,
+                                                 const unsigned* __restrict__ cells, int count, int n, int rows,
+                                                 int cols, double sums[5]) {
     const float* source = tables + n * n;
     const float* side_gain = source + n;
     const float* side_bias = side_gain + 4 * n;
     const float* outside = side_bias + 4 * n;
     const float* held = outside + 4;
-    double sums[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+#pragma unroll
+    for (int s = 0; s < 5; ++s) sums[s] = 0.0;
     if (at < count) {
         const int here = (int)cells[at];
         const int row = here / cols;
@@ -478,16 +479,17 @@ __device__ __forceinline__ void book_exchange(int at, const float* __restrict__ 
             }
         }
     }
-#pragma unroll
-    for (int s = 0; s < 5; ++s) {
-        const double total = warp_sum(sums[s]);
-        if ((threadIdx.x & 31) == 0 && total != 0.0) atomicAdd(&exchange[s], total);
-    }
 }
+
+// The most warps a booking block has (the scalar kernel's 32 x 8 threads).
+#define BOOKING_WARPS 8
 
 // One step with the energy booked in the same launch: the blocks from column `step_blocks` of
 // the grid on book the exchange of the step's input (the ledger's cells, a block's threads
-// each), the others step. Both only read `in`, so they may run in any order.
+// each), the others step. Both only read `in`, so they may run in any order. Each booking
+// block adds its five sums to slots of its own, exchange[5 * block + s] (no atomics: a block's
+// slots are only written by that block, and steps are launched one after the other); the host
+// adds the slots up in order when it takes them.
 template <bool PR, bool PC>
 __device__ __forceinline__ bool booked_here(const float* __restrict__ in, const unsigned char* __restrict__ map,
                                             const float* __restrict__ tables, const double* __restrict__ capacity,
@@ -496,8 +498,26 @@ __device__ __forceinline__ bool booked_here(const float* __restrict__ in, const 
     if ((int)blockIdx.x < step_blocks) return false;
     const int block = blockIdx.y * (gridDim.x - step_blocks) + (blockIdx.x - step_blocks);
     const int threads = blockDim.x * blockDim.y;
-    const int at = block * threads + threadIdx.y * blockDim.x + threadIdx.x;
-    book_exchange<PR, PC>(at, in, map, tables, capacity, cells, count, n, rows, cols, exchange);
+    const int thread = threadIdx.y * blockDim.x + threadIdx.x;
+    double sums[5];
+    exchange_of_cell<PR, PC>(block * threads + thread, in, map, tables, capacity, cells, count, n, rows, cols, sums);
+    __shared__ double warp_sums[5][BOOKING_WARPS];
+    const int warp = thread >> 5;
+#pragma unroll
+    for (int s = 0; s < 5; ++s) {
+        const double total = warp_sum(sums[s]);
+        if ((thread & 31) == 0) warp_sums[s][warp] = total;
+    }
+    __syncthreads();
+    // Blocks past the ledger's last cell (the grid is rounded up to whole columns) have no slots.
+    if (thread == 0 && block * threads < count) {
+#pragma unroll
+        for (int s = 0; s < 5; ++s) {
+            double total = 0.0;
+            for (int w = 0; w < threads >> 5; ++w) total += warp_sums[s][w];
+            exchange[5 * block + s] += total;
+        }
+    }
     return true;
 }
 

@@ -200,13 +200,23 @@ impl MaterialKernels {
     }
 }
 
+/// Threads of the smallest booking block (the vec4 kernel's 128).
+const BOOKING_THREADS: usize = 128;
+
+/// Booking blocks' slots for a ledger of `cells` cells: one block per [`BOOKING_THREADS`]
+/// cells, at least one.
+fn booking_slots(cells: usize) -> usize {
+    cells.div_ceil(BOOKING_THREADS).max(1)
+}
+
 /// The energy booking of a problem on the device: the ledger's cells, each kind's heat
 /// capacity, and the sides' and held cells' sums, added to by every step.
 struct DeviceLedger {
     cells: CudaSlice<u32>,
     count: i32,
     capacity: CudaSlice<f64>,
-    /// Sides (left, right, top, bottom), then held cells, J/m.
+    /// Per booking block: sides (left, right, top, bottom), then held cells, J/m; added up
+    /// on the host when taken.
     sums: CudaSlice<f64>,
     /// The host's ledger: the heaters' power per step.
     host: EnergyLedger,
@@ -263,7 +273,7 @@ impl DeviceProblem {
                     .clone_htod(&tables.capacity)
                     .map_err(driver_error("uploading the heat capacities"))?,
                 sums: stream
-                    .alloc_zeros::<f64>(5)
+                    .alloc_zeros::<f64>(5 * booking_slots(cells.len()))
                     .map_err(driver_error("allocating the energy sums"))?,
                 host: ledger.clone(),
                 sources: 0.0,
@@ -472,10 +482,17 @@ impl CudaBackend {
         stream
             .synchronize()
             .map_err(driver_error("downloading the energy sums"))?;
+        // The blocks' sums in block order: the same total however the blocks ran.
+        let mut total = [0.0f64; 5];
+        for slots in sums.chunks_exact(5) {
+            for (sum, slot) in total.iter_mut().zip(slots) {
+                *sum += slot;
+            }
+        }
         let exchange = EnergyExchange {
             sources: ledger.sources,
-            sides: [sums[0], sums[1], sums[2], sums[3]],
-            held: sums[4],
+            sides: [total[0], total[1], total[2], total[3]],
+            held: total[4],
         };
         ledger.sources = 0.0;
         Ok(exchange)

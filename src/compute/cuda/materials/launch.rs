@@ -135,9 +135,11 @@ pub(super) fn launch_booked_step(
     // unsigned char* map, const float* tables, int n, int rows, int cols, const double*
     // capacity, const unsigned* cells, int count, int step_blocks, double* exchange): the step's
     // arguments as in `launch_step`; capacity n doubles, cells `count` indices below rows*cols
-    // (from the ledger of this map), exchange 5 doubles. Blocks from column step_blocks on only
-    // book (each thread one ledger index, those at or past count add nothing) and write no cell;
-    // the others are the step's grid exactly.
+    // (from the ledger of this map), exchange 5 * booking_slots(count) doubles. Blocks from
+    // column step_blocks on only book (each thread one ledger index, those at or past count
+    // add nothing) and write no cell: booking block b adds to exchange[5b..5b+5] only when
+    // b * threads < count, so b < count / 128 rounded up, within the slots (a block has 128
+    // or 256 threads); the others are the step's grid exactly.
     unsafe { launch.launch(config) }.map_err(driver_error("launching materials_step_booked"))?;
     Ok(())
 }
