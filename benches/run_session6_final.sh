@@ -4,7 +4,9 @@
 #               the executables side by side) while 500 verify sequences run beside them;
 #   part bench: alone on the GPU, `heatlab bench --display 512` at 2000² and 8192², the bench's
 #               material rows at 2000², the app's frame loop on the 2000x2000 heat sink with and
-#               without the overlays, and a GIF recorded by `heatlab run` on CUDA.
+#               without the overlays, and a GIF recorded by `heatlab run` on CUDA;
+#   part booked: after a change to the energy booking, the gpu test executable under
+#               HEATLAB_REQUIRE_CUDA=1 and 300 verify sequences, then part bench.
 # Binaries come packed in .gpu.pack/bins.tar.xz (benches/run_tests_on_gpu.sh --pack).
 set -u
 repo=$(pwd)
@@ -13,6 +15,11 @@ bins=/tmp/heatlab-final-bins
 rm -rf "$bins" && mkdir -p "$bins" && tar -xJf .gpu.pack/bins.tar.xz -C "$bins" || exit 1
 export HEATLAB_BIN=$bins/bin/heatlab
 case $part in
+booked)
+  (cd /tmp && HEATLAB_REQUIRE_CUDA=1 timeout 200 "$bins/bin/gpu" > "$OUT/test-gpu.txt" 2>&1; echo "rc=$?" >> "$OUT/test-gpu.txt")
+  (cd /tmp && timeout 150 "$HEATLAB_BIN" verify --backend cuda --sequences 300 > "$OUT/verify.txt" 2>&1; echo "rc=$?" >> "$OUT/verify.txt")
+  bash "$0" bench
+  ;;
 tests)
   (cd /tmp && timeout 400 "$HEATLAB_BIN" verify --backend cuda --sequences 500 --json "$OUT/verify.json" > "$OUT/verify.txt" 2>&1; echo "rc=$?" >> "$OUT/verify.txt") &
   HEATLAB_TEST_TIMEOUT=450 bash benches/run_tests_on_gpu.sh "$bins/bin"
