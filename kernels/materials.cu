@@ -97,10 +97,11 @@ __device__ __forceinline__ int byte_of(unsigned word, int e) { return (word >> (
 template <bool PR, bool PC>
 __device__ __forceinline__ void materials_step_scalar(const float* __restrict__ in, float* __restrict__ out,
                                                       const unsigned char* __restrict__ map,
-                                                      const float* __restrict__ tables, int n, int rows, int cols) {
+                                                      const float* __restrict__ tables, int n, int rows, int cols,
+                                                      int block_y) {
     const Tables t = load_tables(tables, n);
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
-    const int r0 = (blockIdx.y * blockDim.y + threadIdx.y) * SCALAR_ROWS;
+    const int r0 = (block_y * blockDim.y + threadIdx.y) * SCALAR_ROWS;
     if (c >= cols) return;
     const int r_end = min(r0 + SCALAR_ROWS, rows);
     // Where a side does not wrap, the neighbour index points at the cell itself (unused).
@@ -174,10 +175,11 @@ __device__ __forceinline__ float4 update_quad(const Tables& t, float4 mid, unsig
 template <bool PR, bool PC>
 __device__ __forceinline__ void materials_step_vec4(const float* __restrict__ in, float* __restrict__ out,
                                                     const unsigned char* __restrict__ map,
-                                                    const float* __restrict__ tables, int n, int rows, int cols) {
+                                                    const float* __restrict__ tables, int n, int rows, int cols,
+                                                    int block_y) {
     const int quads = cols >> 2;
     const int q = blockIdx.x * blockDim.x + threadIdx.x;
-    const int r0 = blockIdx.y * VEC_ROWS;
+    const int r0 = block_y * VEC_ROWS;
     const int lane = threadIdx.x & 31;
     // No early return: every lane must reach the shuffles.
     const bool active = q < quads;
@@ -484,9 +486,11 @@ __device__ __forceinline__ void exchange_of_cell(int at, const float* __restrict
 // The most warps a booking block has (the scalar kernel's 32 x 8 threads).
 #define BOOKING_WARPS 8
 
-// One step with the energy booked in the same launch: the blocks from column `step_blocks` of
-// the grid on book the exchange of the step's input (the ledger's cells, a block's threads
-// each), the others step. Both only read `in`, so they may run in any order. Each booking
+// One step with the energy booked in the same launch: the first `booking_rows` rows of blocks
+// of the grid book the exchange of the step's input (the ledger's cells, a block's threads
+// each), the rows after them step (as block row blockIdx.y - booking_rows). Booking blocks come
+// first so that they start first: their chains of dependent loads overlap the steps instead of
+// ending the launch. Both only read `in`, so they may run in any order. Each booking
 // block adds its five sums to slots of its own, exchange[5 * block + s] (no atomics: a block's
 // slots are only written by that block, and steps are launched one after the other); the host
 // adds the slots up in order when it takes them.
@@ -494,9 +498,9 @@ template <bool PR, bool PC>
 __device__ __forceinline__ bool booked_here(const float* __restrict__ in, const unsigned char* __restrict__ map,
                                             const float* __restrict__ tables, const double* __restrict__ capacity,
                                             const unsigned* __restrict__ cells, int count, int n, int rows, int cols,
-                                            int step_blocks, double* __restrict__ exchange) {
-    if ((int)blockIdx.x < step_blocks) return false;
-    const int block = blockIdx.y * (gridDim.x - step_blocks) + (blockIdx.x - step_blocks);
+                                            int booking_rows, double* __restrict__ exchange) {
+    if ((int)blockIdx.y >= booking_rows) return false;
+    const int block = blockIdx.y * gridDim.x + blockIdx.x;
     const int threads = blockDim.x * blockDim.y;
     const int thread = threadIdx.y * blockDim.x + threadIdx.x;
     double sums[5];
@@ -509,7 +513,7 @@ __device__ __forceinline__ bool booked_here(const float* __restrict__ in, const 
         if ((thread & 31) == 0) warp_sums[s][warp] = total;
     }
     __syncthreads();
-    // Blocks past the ledger's last cell (the grid is rounded up to whole columns) have no slots.
+    // Blocks past the ledger's last cell (the grid is rounded up to whole rows) have no slots.
     if (thread == 0 && block * threads < count) {
 #pragma unroll
         for (int s = 0; s < 5; ++s) {
@@ -525,7 +529,7 @@ __device__ __forceinline__ bool booked_here(const float* __restrict__ in, const 
     const float *__restrict__ in, float *__restrict__ out, const unsigned char *__restrict__ map,              \
         const float *__restrict__ tables, int n, int rows, int cols
 #define BOOKING_ARGS                                                                                            \
-    const double *__restrict__ capacity, const unsigned *__restrict__ cells, int count, int step_blocks,       \
+    const double *__restrict__ capacity, const unsigned *__restrict__ cells, int count, int booking_rows,      \
         double *__restrict__ exchange
 #define BLOCKED_KERNEL(NAME, K, COMPACT, PR, PC)                                                                \
     extern "C" __global__ void __launch_bounds__(128) NAME##_pr##PR##_pc##PC(STEP_ARGS, int segment_rows) {    \
@@ -534,21 +538,21 @@ __device__ __forceinline__ bool booked_here(const float* __restrict__ in, const 
 
 #define MATERIAL_KERNELS(PR, PC)                                                                                \
     extern "C" __global__ void materials_step_scalar_pr##PR##_pc##PC(STEP_ARGS) {                               \
-        materials_step_scalar<PR, PC>(in, out, map, tables, n, rows, cols);                                     \
+        materials_step_scalar<PR, PC>(in, out, map, tables, n, rows, cols, blockIdx.y);                         \
     }                                                                                                           \
     extern "C" __global__ void __launch_bounds__(128) materials_step_vec4_pr##PR##_pc##PC(STEP_ARGS) {          \
-        materials_step_vec4<PR, PC>(in, out, map, tables, n, rows, cols);                                       \
+        materials_step_vec4<PR, PC>(in, out, map, tables, n, rows, cols, blockIdx.y);                           \
     }                                                                                                           \
     extern "C" __global__ void materials_step_scalar_booked_pr##PR##_pc##PC(STEP_ARGS, BOOKING_ARGS) {          \
-        if (booked_here<PR, PC>(in, map, tables, capacity, cells, count, n, rows, cols, step_blocks, exchange)) \
+        if (booked_here<PR, PC>(in, map, tables, capacity, cells, count, n, rows, cols, booking_rows, exchange)) \
             return;                                                                                             \
-        materials_step_scalar<PR, PC>(in, out, map, tables, n, rows, cols);                                     \
+        materials_step_scalar<PR, PC>(in, out, map, tables, n, rows, cols, blockIdx.y - booking_rows);          \
     }                                                                                                           \
     extern "C" __global__ void __launch_bounds__(128)                                                           \
         materials_step_vec4_booked_pr##PR##_pc##PC(STEP_ARGS, BOOKING_ARGS) {                                   \
-        if (booked_here<PR, PC>(in, map, tables, capacity, cells, count, n, rows, cols, step_blocks, exchange)) \
+        if (booked_here<PR, PC>(in, map, tables, capacity, cells, count, n, rows, cols, booking_rows, exchange)) \
             return;                                                                                             \
-        materials_step_vec4<PR, PC>(in, out, map, tables, n, rows, cols);                                       \
+        materials_step_vec4<PR, PC>(in, out, map, tables, n, rows, cols, blockIdx.y - booking_rows);            \
     }                                                                                                           \
     BLOCKED_KERNEL(materials_blocked_k4, 4, false, PR, PC)                                                      \
     BLOCKED_KERNEL(materials_blocked_k4c, 4, true, PR, PC)                                                      \

@@ -262,6 +262,14 @@ impl Backend for CpuBackend {
             .ok_or_else(|| HeatlabError::InvalidInput("no heat problem is held".into()))
     }
 
+    fn stored_energy(&mut self) -> Result<f64> {
+        let field = self.held()?;
+        self.problem
+            .as_ref()
+            .map(|problem| problem.stored_energy(field))
+            .ok_or_else(|| HeatlabError::InvalidInput("no heat problem is held".into()))
+    }
+
     fn apply_brush(&mut self, stamp: &BrushStamp) -> Result<()> {
         stamp.check()?;
         let field = self.current.as_mut().ok_or(HeatlabError::NoField)?;

@@ -3,6 +3,7 @@
 use super::ProblemUpload;
 use crate::error::Result;
 use crate::grid::{Grid, GridSize};
+use crate::problem::energy::stored_energy;
 use crate::problem::{step, EnergyExchange, EnergyLedger, StepTables};
 
 /// The problem the CPU steps, and what it has booked.
@@ -46,6 +47,11 @@ impl CpuProblem {
     /// The exchange booked since the last call.
     pub fn take_exchange(&mut self) -> EnergyExchange {
         std::mem::take(&mut self.exchange)
+    }
+
+    /// The energy stored in `field`'s free cells.
+    pub fn stored_energy(&self, field: &Grid) -> f64 {
+        stored_energy(&self.tables, &self.map, field.as_slice(), field.cols())
     }
 
     /// `steps` steps of `field`, `scratch` as the second buffer (on the caller's rayon pool).

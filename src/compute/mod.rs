@@ -311,6 +311,16 @@ pub trait Backend: Send {
         )))
     }
 
+    /// The energy stored in the held field's free cells under the held problem, J/m, summed
+    /// as [`crate::problem::energy::stored_energy`] sums it (a GPU backend sums on the device
+    /// in the same order, so only the total crosses to the host).
+    fn stored_energy(&mut self) -> Result<f64> {
+        Err(HeatlabError::Unsupported(format!(
+            "the {} backend holds no heat problem",
+            self.kind()
+        )))
+    }
+
     /// Sets a few cells of the held field (undo and redo). The default downloads, sets and
     /// uploads; a GPU backend writes only those cells.
     fn scatter(&mut self, cells: &[u32], values: &[f32]) -> Result<()> {

@@ -177,13 +177,55 @@ fn sources_per_step(tables: &StepTables, free_cells: &[usize]) -> f64 {
         .sum()
 }
 
-/// The energy stored in the free cells of `field`, `sum of C_i T_i` with T in °C, J/m.
-pub fn stored_energy(tables: &StepTables, map: &[u8], field: &[f32]) -> f64 {
-    map.iter()
-        .zip(field)
-        .filter(|(&kind, _)| !tables.held[kind as usize])
-        .map(|(&kind, &value)| tables.capacity[kind as usize] * f64::from(value))
-        .sum()
+/// Columns of a row summed on their own before the row adds them up (see [`stored_energy`]):
+/// the order both backends sum in, so that the GPU's total equals the CPU's.
+pub const STORED_ENERGY_CHUNK: usize = 256;
+
+/// Each kind's weight in the stored energy: its heat capacity, 0 for held kinds (their energy
+/// is not the plate's to keep); cells of weight 0 are skipped.
+pub fn stored_energy_weights(tables: &StepTables) -> Vec<f64> {
+    tables
+        .capacity
+        .iter()
+        .zip(&tables.held)
+        .map(|(&capacity, &held)| if held { 0.0 } else { capacity })
+        .collect()
+}
+
+/// The energy stored in the free cells of `field` (rows of `cols` cells), `sum of C_i T_i` with
+/// T in °C, J/m. Summed in `f64` in a fixed order that a GPU can follow: each row's chunks of
+/// [`STORED_ENERGY_CHUNK`] columns on their own, the chunks of a row in order, then the rows in
+/// order (`kernels/energy.cu` sums the same way).
+pub fn stored_energy(tables: &StepTables, map: &[u8], field: &[f32], cols: usize) -> f64 {
+    let weights = stored_energy_weights(tables);
+    let cols = cols.max(1);
+    let rows: Vec<f64> = map
+        .par_chunks(cols)
+        .zip(field.par_chunks(cols))
+        .map(|(kinds, values)| {
+            let mut row = 0.0;
+            for (kinds, values) in kinds
+                .chunks(STORED_ENERGY_CHUNK)
+                .zip(values.chunks(STORED_ENERGY_CHUNK))
+            {
+                let mut chunk = 0.0;
+                for (&kind, &value) in kinds.iter().zip(values) {
+                    let weight = weights[kind as usize];
+                    if weight != 0.0 {
+                        chunk += weight * f64::from(value);
+                    }
+                }
+                row += chunk;
+            }
+            row
+        })
+        .collect();
+    total_of_rows(&rows)
+}
+
+/// The rows' sums of [`stored_energy`] added up in row order (the last step on either backend).
+pub fn total_of_rows(rows: &[f64]) -> f64 {
+    rows.iter().fold(0.0, |total, row| total + row)
 }
 
 /// A window's energy balance.

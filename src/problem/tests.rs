@@ -35,9 +35,9 @@ fn an_insulated_plate_keeps_its_energy_and_evens_out() {
     let problem = plate(23, 17);
     let field = ramp(problem.size);
     let tables = problem.tables().unwrap();
-    let before = stored_energy(&tables, &problem.map, field.as_slice());
+    let before = stored_energy(&tables, &problem.map, field.as_slice(), field.cols());
     let (after, exchange) = run(&problem, &field, 2, 3000);
-    let stored = stored_energy(&tables, &problem.map, after.as_slice());
+    let stored = stored_energy(&tables, &problem.map, after.as_slice(), after.cols());
     assert_eq!(exchange.total(), 0.0);
     assert!(
         ((stored - before) / before).abs() < 1e-6,
@@ -105,8 +105,8 @@ fn held_cells_and_heaters_close_the_energy_balance() {
         "held cells moved"
     );
     let balance = EnergyBalance {
-        stored_before: stored_energy(&tables, &problem.map, field.as_slice()),
-        stored_after: stored_energy(&tables, &problem.map, after.as_slice()),
+        stored_before: stored_energy(&tables, &problem.map, field.as_slice(), field.cols()),
+        stored_after: stored_energy(&tables, &problem.map, after.as_slice(), after.cols()),
         exchange,
     };
     assert!(exchange.sources > 0.0 && exchange.held > 0.0 && exchange.side(Side::Right) < 0.0);

@@ -391,14 +391,24 @@ impl Simulation {
         exchange.add(&self.backend.take_energy_exchange()?);
         let compiled = &active.compiled;
         Ok(Some(EnergyBalance {
-            stored_before: stored_energy(&compiled.tables, &compiled.map, before.as_slice()),
-            stored_after: stored_energy(&compiled.tables, &compiled.map, after.as_slice()),
+            stored_before: stored_energy(
+                &compiled.tables,
+                &compiled.map,
+                before.as_slice(),
+                before.cols(),
+            ),
+            stored_after: stored_energy(
+                &compiled.tables,
+                &compiled.map,
+                after.as_slice(),
+                after.cols(),
+            ),
             exchange,
         }))
     }
 
-    /// The energy balance since the previous call: one download of the field for the stored
-    /// energy now, and what the backend booked meanwhile. `None` without a problem that books
+    /// The energy balance since the previous call: the stored energy now (summed where the
+    /// field is, only the total crossing to the host), and what the backend booked meanwhile. `None` without a problem that books
     /// energy, and on the first call after the field or the map changed other than by stepping
     /// (painting, undo, a new field), which starts the next balance.
     pub fn energy_since_last_balance(&mut self) -> Result<Option<EnergyBalance>> {
@@ -406,13 +416,11 @@ impl Simulation {
         if !self.problem.as_ref().is_some_and(|a| a.book_energy) {
             return Ok(None);
         }
-        let field = self.backend.download()?;
+        let stored = self.backend.stored_energy()?;
         let taken = self.backend.take_energy_exchange()?;
         let Some(active) = self.problem.as_mut() else {
             return Ok(None);
         };
-        let compiled = &active.compiled;
-        let stored = stored_energy(&compiled.tables, &compiled.map, field.as_slice());
         let mut exchange = std::mem::take(&mut active.booked);
         exchange.add(&taken);
         Ok(active

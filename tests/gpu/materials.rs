@@ -368,7 +368,7 @@ fn booked_energy_matches_cpu() {
     };
     let mut checked = 0;
     for (case, (name, sides)) in sides_cases().into_iter().enumerate() {
-        for (rows, cols) in [(1, 1), (1, 37), (33, 120), (257, 263)] {
+        for (rows, cols) in [(1, 1), (1, 37), (33, 120), (257, 263), (3, 700)] {
             let dims = size(rows, cols);
             let seed = 900 + case as u64;
             let mut problem = problem(seed, dims, 9, Layout::Blocks, sides);
@@ -396,6 +396,14 @@ fn booked_energy_matches_cpu() {
                 if reference != EnergyExchange::default() {
                     checked += 1;
                 }
+                // The stored energy, summed on the device in the CPU's order.
+                let (gpu, reference) =
+                    (cuda.stored_energy().unwrap(), cpu.stored_energy().unwrap());
+                assert_eq!(
+                    gpu.to_bits(),
+                    reference.to_bits(),
+                    "{name} {rows}x{cols}: stored energy {gpu} against {reference}"
+                );
             }
             // Taken: nothing left until the next step.
             assert_eq!(

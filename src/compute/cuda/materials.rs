@@ -15,6 +15,7 @@ use crate::error::{HeatlabError, Result};
 use crate::grid::GridSize;
 use crate::problem::{EnergyExchange, EnergyLedger, StepTables};
 
+mod energy;
 mod launch;
 
 use launch::{launch_booked_step, launch_step};
@@ -149,6 +150,8 @@ pub(super) struct MaterialKernels {
     /// The one-step kernels with the energy booked in the same launch.
     scalar_booked: [CudaFunction; 4],
     vec4_booked: [CudaFunction; 4],
+    /// The stored energy's sum (`kernels/energy.cu`).
+    energy: energy::EnergyKernels,
 }
 
 impl MaterialKernels {
@@ -169,6 +172,7 @@ impl MaterialKernels {
             compact_k8: four("materials_blocked_k8c")?,
             scalar_booked: four("materials_step_scalar_booked")?,
             vec4_booked: four("materials_step_vec4_booked")?,
+            energy: energy::EnergyKernels::load(device)?,
         })
     }
 

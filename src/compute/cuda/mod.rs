@@ -450,6 +450,10 @@ impl Backend for CudaBackend {
         self.take_energy_on_device()
     }
 
+    fn stored_energy(&mut self) -> Result<f64> {
+        self.stored_energy_on_device()
+    }
+
     fn start_advance(&mut self, steps: u64, params: &StepParams) -> Result<Advance> {
         if self.in_flight.is_some() {
             return Err(HeatlabError::Internal(

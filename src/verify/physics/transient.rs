@@ -11,7 +11,7 @@ use super::{
 };
 use crate::compute::Backend;
 use crate::error::Result;
-use crate::problem::energy::{stored_energy, EnergyBalance};
+use crate::problem::energy::EnergyBalance;
 use crate::problem::{CellKind, HeatProblem, Heater, HeaterPower, SideCondition, StepTables};
 
 /// The fraction of the stability limit the transient cases step at (at most).
@@ -33,14 +33,15 @@ fn run_for(
     let steps = steps_reaching(problem, duration, STEP_FRACTION)?;
     let first = field_of(problem.size, initial)?;
     let tables = start(backend, problem, first, true)?;
-    let stored_before = stored_energy(&tables, &problem.map, backend.download()?.as_slice());
+    let stored_before = backend.stored_energy()?;
     backend.take_energy_exchange()?;
     advance(backend, steps)?;
     let exchange = backend.take_energy_exchange()?;
+    let stored_after = backend.stored_energy()?;
     let field = backend.download()?;
     let balance = EnergyBalance {
         stored_before,
-        stored_after: stored_energy(&tables, &problem.map, field.as_slice()),
+        stored_after,
         exchange,
     };
     Ok((tables, steps, field, balance))

@@ -97,8 +97,8 @@ pub(super) fn launch_step(
 }
 
 /// One launch of a one-step kernel from `current` into `next` that also adds the energy the
-/// step exchanges to the ledger's sums: the step's grid, widened by the columns of blocks that
-/// book the ledger's cells.
+/// step exchanges to the ledger's sums: the step's grid behind rows of blocks that book the
+/// ledger's cells (as few as hold them, first so that they start first).
 pub(super) fn launch_booked_step(
     stream: &Arc<CudaStream>,
     function: &CudaFunction,
@@ -112,11 +112,11 @@ pub(super) fn launch_booked_step(
         return Err(HeatlabError::Internal("no energy ledger is held".into()));
     };
     ledger.sources += ledger.host.sources_per_step();
-    let (step_blocks, block_rows) = (config.grid_dim.0, config.grid_dim.1);
     let threads = config.block_dim.0 * config.block_dim.1;
-    let booking_blocks = (ledger.count as u32).div_ceil(threads);
-    config.grid_dim.0 += booking_blocks.div_ceil(block_rows);
-    let step_blocks = step_blocks as i32;
+    let booking_blocks = (ledger.count as u32).div_ceil(threads).max(1);
+    let booking_rows = booking_blocks.div_ceil(config.grid_dim.0);
+    config.grid_dim.1 += booking_rows;
+    let booking_rows = booking_rows as i32;
     let mut launch = stream.launch_builder(function);
     launch
         .arg(&buffers.current)
@@ -129,17 +129,19 @@ pub(super) fn launch_booked_step(
         .arg(&ledger.capacity)
         .arg(&ledger.cells)
         .arg(&ledger.count)
-        .arg(&step_blocks)
+        .arg(&booking_rows)
         .arg(&mut ledger.sums);
     // SAFETY: materials_step_{scalar,vec4}_booked_pr*_pc*(const float* in, float* out, const
     // unsigned char* map, const float* tables, int n, int rows, int cols, const double*
-    // capacity, const unsigned* cells, int count, int step_blocks, double* exchange): the step's
-    // arguments as in `launch_step`; capacity n doubles, cells `count` indices below rows*cols
-    // (from the ledger of this map), exchange 5 * booking_slots(count) doubles. Blocks from
-    // column step_blocks on only book (each thread one ledger index, those at or past count
-    // add nothing) and write no cell: booking block b adds to exchange[5b..5b+5] only when
-    // b * threads < count, so b < count / 128 rounded up, within the slots (a block has 128
-    // or 256 threads); the others are the step's grid exactly.
+    // capacity, const unsigned* cells, int count, int booking_rows, double* exchange): the
+    // step's arguments as in `launch_step`; capacity n doubles, cells `count` indices below
+    // rows*cols (from the ledger of this map), exchange 5 * booking_slots(count) doubles. The
+    // first booking_rows rows of blocks only book (each thread one ledger index, those at or
+    // past count add nothing) and write no cell: booking block b adds to exchange[5b..5b+5]
+    // only when b * threads < count, so b < count / 128 rounded up, within the slots (a block
+    // has 128 or 256 threads); the rows after them are the step's grid exactly, shifted down
+    // by booking_rows (grid rows stay far below the 65535 limit: VEC_ROWS or 32 cell rows a
+    // block row).
     unsafe { launch.launch(config) }.map_err(driver_error("launching materials_step_booked"))?;
     Ok(())
 }
