@@ -231,6 +231,21 @@ pub trait Backend: Send {
         Ok([ranged(specs[0], first)?, ranged(specs[1], second)?])
     }
 
+    /// Queues both views of a frame (as [`Backend::reduce_previews_into`] reduces them) without
+    /// waiting for them, so that more work (the next frame's steps) can be queued behind;
+    /// [`Backend::take_queued_previews`] then waits for the views alone. `false` where the
+    /// backend works at once (the CPU): the caller reduces with `reduce_previews_into`.
+    fn queue_previews(&mut self, specs: [&PreviewSpec<'_>; 2]) -> Result<bool> {
+        let _ = specs;
+        Ok(false)
+    }
+
+    /// The views queued by [`Backend::queue_previews`], into `storage`.
+    fn take_queued_previews(&mut self, storage: [Vec<f32>; 2]) -> Result<[RangedPreview; 2]> {
+        let _ = storage;
+        Err(HeatlabError::Internal("no previews are queued".into()))
+    }
+
     /// The field or its Laplacian reduced to fit `spec.max_size` and coloured through
     /// `spec.table` (on the host: the reduced values are small).
     fn render_preview(&mut self, spec: &PreviewSpec<'_>) -> Result<PreviewPixels> {

@@ -159,6 +159,47 @@ pub fn reduce_frame(
     reduce_frame_by(FramePath::Batched, sim, views, stats_due, spares, split)
 }
 
+/// A frame whose two previews are queued on the device (see [`queue_frame`]).
+pub struct QueuedFrame {
+    requests: [PreviewRequest; 2],
+}
+
+/// Queues the frame's two previews on the device without waiting for them, where the backend
+/// can (a GPU), so that the next steps can be queued behind them before [`take_queued_frame`]
+/// waits for the previews alone; `None` where the backend reduces at once (then use
+/// [`reduce_frame`]). No statistics: a frame that owes them reduces with [`reduce_frame`].
+pub fn queue_frame(
+    sim: &mut Simulation,
+    views: ViewRequests,
+    split: &mut Vec<(FramePart, Duration)>,
+) -> crate::Result<Option<QueuedFrame>> {
+    let requests = preview_requests(sim.params().boundary, views);
+    let queued = timed(split, FramePart::DevicePreview, || {
+        let specs = requests.each_ref().map(PreviewRequest::spec);
+        sim.queue_previews([&specs[0], &specs[1]])
+    })?;
+    Ok(queued.then_some(QueuedFrame { requests }))
+}
+
+/// The previews of a [`queue_frame`], once the device has them.
+pub fn take_queued_frame(
+    sim: &mut Simulation,
+    queued: QueuedFrame,
+    spares: &mut SpareBuffers,
+    split: &mut Vec<(FramePart, Duration)>,
+) -> crate::Result<ReducedFrame> {
+    let [field, laplacian] = timed(split, FramePart::DevicePreview, || {
+        sim.take_queued_previews([spares.values(), spares.values()])
+    })?;
+    Ok(ReducedFrame {
+        field: field.reduced,
+        laplacian: laplacian.reduced,
+        ranges: [field.range, laplacian.range],
+        stats: None,
+        requests: queued.requests,
+    })
+}
+
 /// [`reduce_frame`] by the given path.
 pub fn reduce_frame_by(
     path: FramePath,

@@ -39,4 +39,15 @@ impl Simulation {
     ) -> Result<[RangedPreview; 2]> {
         self.backend.reduce_previews_into(specs, storage)
     }
+
+    /// Queues both views of a frame on the device without waiting (see
+    /// [`crate::compute::Backend::queue_previews`]); `false` where the backend reduces at once.
+    pub fn queue_previews(&mut self, specs: [&PreviewSpec<'_>; 2]) -> Result<bool> {
+        self.backend.queue_previews(specs)
+    }
+
+    /// The views queued by [`Self::queue_previews`].
+    pub fn take_queued_previews(&mut self, storage: [Vec<f32>; 2]) -> Result<[RangedPreview; 2]> {
+        self.backend.take_queued_previews(storage)
+    }
 }

@@ -283,11 +283,13 @@ fn check_batched_frame(
 
 /// The app's overlapped frames: previews and statistics of the state the last queued steps
 /// left, then the next steps queued, many times, with the steps per frame changing and the
-/// previews reading the pinned buffers while steps are in flight. The field, every preview and
-/// every statistic must equal the CPU's stepped the same way, and the timings must be real.
+/// previews reading the pinned buffers while steps are in flight, and the previews queued
+/// before the next steps and taken while they run (the app's pipelined frame). The field, every
+/// preview and every statistic must equal the CPU's stepped the same way, and the timings must
+/// be real.
 #[test]
 fn overlapped_stepping_with_previews_matches_cpu() {
-    use heatlab::render::preview::colour_reduced;
+    use heatlab::render::preview::{colour_ranged, colour_reduced};
     use heatlab::render::{Colormap, Layer, Preview, PreviewRequest, RangeMode};
     use heatlab::sim::Simulation;
     let Some(cuda) = cuda_or_skip!() else {
@@ -365,12 +367,28 @@ fn overlapped_stepping_with_previews_matches_cpu() {
             gpu_stats.total,
             cpu_stats.total
         );
+        // The app's pipelined frame: both previews queued, the next steps queued behind them,
+        // then the previews taken while the steps run: still the pictures of this state.
+        let specs = requests.map(|request| request.spec());
+        let expected = requests
+            .each_ref()
+            .map(|request| Preview::from(cpu.render_preview(&request.spec()).unwrap()));
+        assert!(gpu.queue_previews([&specs[0], &specs[1]]).unwrap());
         // Odd and even counts, and counts that are not whole graphs or temporal launches.
         queued_steps = 1 + (frame * 37) % 300;
         assert!(
             gpu.start_advance(queued_steps).unwrap().is_none(),
             "CUDA queues"
         );
+        let taken = gpu.take_queued_previews([Vec::new(), Vec::new()]).unwrap();
+        for ((request, ranged), expected) in requests.iter().zip(taken).zip(&expected) {
+            let picture = colour_ranged(ranged.reduced, ranged.range, request, Vec::new());
+            assert_eq!(
+                &picture, expected,
+                "frame {frame} {:?}, queued before the steps",
+                request.layer
+            );
+        }
         cpu.advance(queued_steps).unwrap();
     }
     // Anything else asked while steps are queued sees them done.

@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 
 use super::display::{buffer_of_at_least, launch_block_mean_on, layer_source, pinned_of_at_least};
@@ -69,6 +70,11 @@ struct ViewBuffers {
 pub(super) struct FrameBuffers {
     kernels: Option<RangeKernels>,
     views: [ViewBuffers; 2],
+    /// Recorded behind a frame's queued views: what taking them waits for.
+    done: Option<CudaEvent>,
+    /// The views queued and not yet taken: each one's reduction factor and whether its range
+    /// was computed.
+    queued: Option<[(usize, bool); 2]>,
 }
 
 /// The range the GPU picks for `mode`: `None` for a fixed range (nothing to compute) or
@@ -185,7 +191,7 @@ impl CudaBackend {
         let size = buffers.size;
         let factor = reduction_factor(size, spec.max_size);
         let pixels = reduced_size(size, factor).cells();
-        let FrameBuffers { kernels, views } = &mut self.frame;
+        let FrameBuffers { kernels, views, .. } = &mut self.frame;
         let view = views
             .get_mut(index)
             .ok_or_else(|| HeatlabError::Internal("a frame has two views".into()))?;
@@ -219,15 +225,57 @@ impl CudaBackend {
         specs: [&PreviewSpec<'_>; 2],
         storage: [Vec<f32>; 2],
     ) -> Result<[RangedPreview; 2]> {
-        let queued = [self.queue_view(0, specs[0])?, self.queue_view(1, specs[1])?];
-        self.device
-            .stream()
+        self.queue_previews_on_device(specs)?;
+        self.take_previews_from_device(storage)
+    }
+
+    /// Queues both views of a frame (see [`Self::reduce_previews_on_device`]) and marks their
+    /// end with an event, so that work queued behind them (the next frame's steps) runs on
+    /// while [`Self::take_previews_from_device`] waits for the views alone.
+    pub(super) fn queue_previews_on_device(&mut self, specs: [&PreviewSpec<'_>; 2]) -> Result<()> {
+        self.frame.queued = None;
+        let views = [self.queue_view(0, specs[0])?, self.queue_view(1, specs[1])?];
+        if self.frame.done.is_none() {
+            let event = self
+                .device
+                .context()
+                .new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                .map_err(driver_error("creating the previews' event"))?;
+            self.frame.done = Some(event);
+        }
+        let done = self
+            .frame
+            .done
+            .as_ref()
+            .ok_or_else(|| HeatlabError::Internal("no previews' event".into()))?;
+        done.record(self.device.stream())
+            .map_err(driver_error("queueing the previews"))?;
+        self.frame.queued = Some(views);
+        Ok(())
+    }
+
+    /// The views queued by [`Self::queue_previews_on_device`]: one wait for their event, then
+    /// the means copied out of page-locked memory into `storage` (allocations reused) on
+    /// rayon's threads.
+    pub(super) fn take_previews_from_device(
+        &mut self,
+        storage: [Vec<f32>; 2],
+    ) -> Result<[RangedPreview; 2]> {
+        let queued = self
+            .frame
+            .queued
+            .take()
+            .ok_or_else(|| HeatlabError::Internal("no previews are queued".into()))?;
+        self.frame
+            .done
+            .as_ref()
+            .ok_or_else(|| HeatlabError::Internal("no previews' event".into()))?
             .synchronize()
             .map_err(driver_error("downloading the previews"))?;
         let size = self.buffers.as_ref().ok_or(HeatlabError::NoField)?.size;
         let mut hosts = Vec::with_capacity(2);
         for view in &self.frame.views {
-            // Event tracking is off in this context (see `CudaDevice::open`): the stream was
+            // Event tracking is off in this context (see `CudaDevice::open`): the copies were
             // waited for above.
             let host = view
                 .means_host

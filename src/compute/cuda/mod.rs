@@ -553,6 +553,14 @@ impl Backend for CudaBackend {
         self.reduce_previews_on_device(specs, storage)
     }
 
+    fn queue_previews(&mut self, specs: [&PreviewSpec<'_>; 2]) -> Result<bool> {
+        self.queue_previews_on_device(specs).map(|()| true)
+    }
+
+    fn take_queued_previews(&mut self, storage: [Vec<f32>; 2]) -> Result<[RangedPreview; 2]> {
+        self.take_previews_from_device(storage)
+    }
+
     fn keep_initial(&mut self) -> Result<bool> {
         self.keep_initial_on_device().map(|()| true)
     }

@@ -7,6 +7,7 @@
 mod backend;
 pub mod export;
 mod files;
+mod frame_loop;
 mod kernels;
 pub mod messages;
 mod paint;
@@ -15,19 +16,19 @@ mod schedule;
 
 use std::time::{Duration, Instant};
 
-use crate::compute::{Backend, BackendKind, StepParams};
+use crate::compute::{Backend, StepParams};
 use crate::error::{CudaUnavailable, HeatlabError};
 use crate::measure::TimingRecord;
 use crate::sim::agreement::WindowPolicy;
 use crate::sim::{Simulation, Stability};
 
-use crate::render::frame::{colour_frame, reduce_frame, statistics_cost, SpareBuffers};
+use crate::render::frame::SpareBuffers;
 use crate::session::notice::Level;
 pub use crate::session::pacing::{
     auto_steps_per_frame, overlapped_steps_per_frame, AUTO_MAX_FRAME_SECONDS, AUTO_STEPPING_SHARE,
     MAX_STEPS_PER_FRAME, OVERLAPPED_FRAME_RATE,
 };
-use crate::session::recording::{frame_due, VideoRecorder};
+use crate::session::recording::VideoRecorder;
 use crate::session::worker::{Notify, Received, Worker, WorkerContext};
 use crate::state::FieldOrigin;
 use export::ShownRanges;
@@ -295,194 +296,6 @@ impl SimThread {
             }
         }
         self.recording = recording;
-    }
-
-    /// Whether this frame overlaps stepping with drawing: the steps of the next frame are
-    /// queued on the GPU right after this frame's pictures are taken, so the GPU steps while
-    /// the host colours, hands the frame over and waits for the display. Only while playing
-    /// steadily: a recording or the unstable coefficient's checks need each state on the host.
-    fn overlaps_stepping(&self) -> bool {
-        self.schedule.playing
-            && self.schedule.pending_steps == 0
-            && self.recording.is_none()
-            && self.sim.as_ref().is_some_and(|sim| {
-                sim.backend().kind() == BackendKind::Cuda
-                    && Stability::of(sim.params().coeff) != Stability::Unstable
-            })
-    }
-
-    fn frame(&mut self) {
-        let started = Instant::now();
-        let overlapped = self.overlaps_stepping();
-        let mut split = Vec::new();
-        // The steps queued by the previous frame: waiting for them is time the host was ahead.
-        let queued = self.finish_queued_steps(&mut split);
-        let waited_for_gpu = started.elapsed();
-        let Some(step) = self.sim.as_ref().map(Simulation::step_count) else {
-            return;
-        };
-        let every = self.recording.as_ref().map(|r| r.every);
-        let steps = self.schedule.steps_for_frame(step, every);
-        let record = if overlapped {
-            queued
-        } else {
-            self.step_for_frame(steps, &mut split).or(queued)
-        };
-        self.schedule.dirty = false;
-        let Some(sim) = self.sim.as_mut() else {
-            return;
-        };
-        let stats_due = self.stats.due(self.schedule.playing);
-        let reduced = match reduce_frame(sim, self.views, stats_due, &mut self.spares, &mut split) {
-            Ok(reduced) => reduced,
-            Err(error) => {
-                self.schedule.stop();
-                self.notice(Level::Error, format!("cannot draw the field: {error}"));
-                self.emit(SimEvent::Stopped);
-                return;
-            }
-        };
-        let step = sim.step_count();
-        let size = sim.initial_size();
-        // Probes and the line profile read the device too: before the next steps are queued.
-        let samples = self.sample(&mut split);
-        let problem = self.problem_frame(stats_due, &mut split);
-        if overlapped {
-            // The GPU is done with this frame: give it the next frame's steps before colouring.
-            let cycle = self.queued_at.map(|at| at.elapsed());
-            if let (Some(record), Some(cycle)) = (record.as_ref(), cycle) {
-                self.adjust_overlapped_steps(record, cycle.saturating_sub(waited_for_gpu));
-            }
-            self.queue_steps(steps);
-        }
-        let pictures = colour_frame(reduced, &mut self.spares, &mut split);
-        if pictures.stats.is_some() {
-            self.stats.computed(statistics_cost(&split));
-        }
-        self.shown = ShownRanges {
-            field: Some(pictures.field.range),
-            laplacian: Some(pictures.laplacian.range),
-        };
-        if let Some(recording) = self.recording.clone() {
-            if frame_due(recording.every, step, steps) {
-                let recorded = Instant::now();
-                self.record_frame(&recording, step);
-                split.push((FramePart::Recording, recorded.elapsed()));
-            }
-        }
-        if !overlapped {
-            self.queued_at = None;
-            self.adjust_steps_per_frame(record.as_ref(), started.elapsed());
-        }
-        let wall = started.elapsed();
-        self.ctx.put_frame(Frame {
-            step,
-            size,
-            field: pictures.field,
-            laplacian: pictures.laplacian,
-            stats: pictures.stats,
-            steps: record.as_ref().map_or(0, |r| r.steps),
-            record,
-            split,
-            wall,
-            playing: self.schedule.is_running(),
-            steps_per_frame: self.schedule.steps_per_frame,
-            samples,
-            problem,
-        });
-    }
-
-    /// Collects the steps queued by the previous frame (adding their time to `split`).
-    fn finish_queued_steps(
-        &mut self,
-        split: &mut Vec<(FramePart, Duration)>,
-    ) -> Option<TimingRecord> {
-        let sim = self.sim.as_mut()?;
-        match sim.finish_advance() {
-            Ok(record) => {
-                let record = record?;
-                split.push((FramePart::Stepping, Duration::from_secs_f64(record.seconds)));
-                Some(record)
-            }
-            Err(error) => {
-                self.schedule.stop();
-                self.notice(Level::Error, format!("stepping failed: {error}"));
-                self.emit(SimEvent::Stopped);
-                None
-            }
-        }
-    }
-
-    /// Queues the next frame's steps on the device.
-    fn queue_steps(&mut self, steps: u64) {
-        let Some(sim) = self.sim.as_mut() else {
-            return;
-        };
-        if steps == 0 {
-            return;
-        }
-        match sim.start_advance(steps) {
-            // `Some` only from a backend that stepped at once (never CUDA); the simulation keeps
-            // that timing among its records either way.
-            Ok(_) => {
-                self.queued_at = Some(Instant::now());
-                if self.schedule.took(steps) {
-                    self.emit(SimEvent::Stopped);
-                }
-            }
-            Err(error) => {
-                self.schedule.stop();
-                self.notice(Level::Error, format!("stepping failed: {error}"));
-                self.emit(SimEvent::Stopped);
-            }
-        }
-    }
-
-    /// In the automatic mode while stepping overlaps drawing: enough steps per frame that the
-    /// GPU never waits for the host (the host's own time per frame, `host`, covered with a
-    /// margin) and the frames still come at least [`OVERLAPPED_FRAME_RATE`] times a second when
-    /// the GPU is the slower one.
-    fn adjust_overlapped_steps(&mut self, record: &TimingRecord, host: Duration) {
-        let schedule = &mut self.schedule;
-        if !schedule.auto_steps {
-            return;
-        }
-        schedule.steps_per_frame =
-            overlapped_steps_per_frame(schedule.steps_per_frame, record, host, MAX_STEPS_PER_FRAME);
-    }
-
-    /// Takes the frame's steps (if any), adding their time to `split`; returns their timing.
-    fn step_for_frame(
-        &mut self,
-        steps: u64,
-        split: &mut Vec<(FramePart, Duration)>,
-    ) -> Option<TimingRecord> {
-        if steps == 0 {
-            return None;
-        }
-        let Some(timing) = self.advance(steps) else {
-            self.schedule.stop();
-            self.emit(SimEvent::Stopped);
-            return None;
-        };
-        split.push((FramePart::Stepping, Duration::from_secs_f64(timing.seconds)));
-        if self.schedule.took(steps) {
-            self.emit(SimEvent::Stopped);
-        }
-        Some(timing)
-    }
-
-    /// In the automatic mode, moves the steps per frame towards the share of the frame that
-    /// stepping should take.
-    fn adjust_steps_per_frame(&mut self, record: Option<&TimingRecord>, wall: Duration) {
-        let schedule = &mut self.schedule;
-        if !(schedule.auto_steps && schedule.playing && schedule.pending_steps == 0) {
-            return;
-        }
-        if let Some(record) = record {
-            schedule.steps_per_frame =
-                auto_steps_per_frame(schedule.steps_per_frame, record, wall, MAX_STEPS_PER_FRAME);
-        }
     }
 
     /// Advances, checking for non-finite values when the coefficient is unstable (below 0.25
