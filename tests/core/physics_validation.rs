@@ -84,6 +84,9 @@ impl Backend for Faulty {
     fn take_energy_exchange(&mut self) -> heatlab::Result<EnergyExchange> {
         self.cpu.take_energy_exchange()
     }
+    fn stored_energy(&mut self) -> heatlab::Result<f64> {
+        self.cpu.stored_energy()
+    }
 }
 
 #[test]
