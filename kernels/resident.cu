@@ -18,19 +18,23 @@
 // Exchanges alternate between `out` and `in` (`in` is scratch once loaded), so a block that
 // runs ahead never overwrites what a slower one is still reading; the last values go to `out`.
 //
+// Bands are `band_rows = warps * RESIDENT_ROWS - 2H` rows, laid from the top, but the last band
+// holds the grid's last `band_rows` rows (the one before it is cut short): so the grid's first
+// row is always row H of the top band's first warp and its last row row RESIDENT_ROWS - 1 - H
+// of the bottom band's last warp, and the ghost rule of those rows is applied at indices known
+// when compiling. (Testing each row against the grid's edges at run time kept dozens of
+// predicates alive across the update and spilled hundreds of bytes a thread.)
 // Boundaries: as in the temporal kernel, a cell on the grid's edge uses the ghost rule for its
-// outside neighbour (only warps whose rows hold the grid's first or last row and blocks whose
-// ring reaches its first or last column test for it); cells held outside the grid are never
-// used. Periodic tiles load wrapped values and step them exactly as the torus would.
-// Requires cols % 4 == 0, H % 4 == 0, warps * RESIDENT_ROWS >= band_rows + 2H.
+// outside neighbour; cells held outside the grid are never used. Periodic tiles load wrapped
+// values and step them exactly as the torus would.
+// Requires cols % 4 == 0, H % 4 == 0, warps * RESIDENT_ROWS == band_rows + 2H, two bands or more.
 // ---------------------------------------------------------------------------------------------
 #define RESIDENT_ROWS 19
 // 16 warps, one block per SM: 4 warps per scheduler share its 16K registers, so 128 registers
 // a thread, 76 of them the cells. (19 warps of 16 rows got 96 registers and 512 bytes of local
-// memory a thread: 8.5 us per step at 2000x2000. 16 warps of 19 rows still use 776 bytes of
-// local memory, measured on the H100 at 5.2 us per step, slower than temporal-k8-rows32's 3.5:
-// why the driver's compiler keeps them in local memory is not found yet.) 2000x2000 needs 16
-// warps of 19 rows (tiles of 286 rows + 2H on 126 SMs); the host checks that a field's tiles fit.
+// memory a thread: 8.5 us per step at 2000x2000. 16 warps of 19 rows with the edge rows tested
+// at run time used 776 bytes of local memory: 5.2 us per step on the H100.) 2000x2000 needs 16
+// warps of 19 rows (tiles of 288 rows + 2H on 126 SMs); the host checks that a field's tiles fit.
 #define RESIDENT_MAX_THREADS 512
 
 // Every block of the launch waits here until all have arrived; global writes before it are
@@ -69,10 +73,13 @@ __device__ __forceinline__ float4 resident_load(const float* f, int r, int c0, i
 }
 
 // One step of a thread's cells, given the old rows just above and below them (`below` is read
-// from shared memory only for the last row, so that it holds no registers meanwhile).
-template <int BC, bool CHECK_ROWS, bool CHECK_COLS>
+// from shared memory only for the last row, so that it holds no registers meanwhile). `top`:
+// the thread's row H is the grid's first row; `bottom`: its row RESIDENT_ROWS - 1 - H is the
+// grid's last (see the band layout above); `left_edge`, `right_edge`: its cells are the grid's
+// first or last four columns.
+template <int BC, int H>
 __device__ __forceinline__ void resident_update(float4 (&v)[RESIDENT_ROWS], float4 above, const float4* below,
-                                                int r0, int rows, bool left_edge, bool right_edge, float coeff) {
+                                                bool top, bool bottom, bool left_edge, bool right_edge, float coeff) {
     const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     float4 previous = above;  // the old value of the row above row i
 #pragma unroll
@@ -85,14 +92,10 @@ __device__ __forceinline__ void resident_update(float4 (&v)[RESIDENT_ROWS], floa
         float left = __shfl_up_sync(FULL_MASK, mid.w, 1);
         float right = __shfl_down_sync(FULL_MASK, mid.x, 1);
         if (BC != BC_PERIODIC) {
-            if (CHECK_ROWS) {
-                if (r0 + i == 0) up = BC == BC_DIRICHLET ? zero : mid;
-                if (r0 + i == rows - 1) down = BC == BC_DIRICHLET ? zero : mid;
-            }
-            if (CHECK_COLS) {
-                if (left_edge) left = BC == BC_DIRICHLET ? 0.0f : mid.x;
-                if (right_edge) right = BC == BC_DIRICHLET ? 0.0f : mid.w;
-            }
+            if (i == H && top) up = BC == BC_DIRICHLET ? zero : mid;
+            if (i == RESIDENT_ROWS - 1 - H && bottom) down = BC == BC_DIRICHLET ? zero : mid;
+            if (left_edge) left = BC == BC_DIRICHLET ? 0.0f : mid.x;
+            if (right_edge) right = BC == BC_DIRICHLET ? 0.0f : mid.w;
         }
         previous = mid;
         v[i] = jacobi_quad(mid, up, down, left, right, coeff);
@@ -146,17 +149,16 @@ __device__ __forceinline__ void jacobi_resident(float* in, float* out, int rows,
     const int warp = threadIdx.y;
     const int warps = blockDim.y;
     ResidentPlace p;
-    p.own_r0 = blockIdx.y * band_rows;
-    p.own_r1 = min(p.own_r0 + band_rows, rows);
+    const bool last_band = blockIdx.y == gridDim.y - 1;
+    p.own_r0 = last_band ? rows - band_rows : blockIdx.y * band_rows;
+    p.own_r1 = last_band ? rows : min(p.own_r0 + band_rows, rows - band_rows);
     p.own_c0 = blockIdx.x * OWN_COLS;
     p.own_c1 = min(p.own_c0 + OWN_COLS, cols);
     p.r0 = p.own_r0 - H + warp * RESIDENT_ROWS;
     p.c0 = p.own_c0 - H + lane * 4;
-    // Which edge tests this thread needs (never for periodic): the warp's rows hold the grid's
-    // first or last row; the block's columns reach the grid's first or last column.
-    const int r_last = p.r0 + RESIDENT_ROWS - 1;
-    const bool check_rows = (p.r0 <= 0 && r_last >= 0) || (p.r0 <= rows - 1 && r_last >= rows - 1);
-    const bool check_cols = p.own_c0 - H <= 0 || p.own_c0 - H + 128 >= cols;
+    // Which edges this thread's cells touch (their ghost rule is applied in resident_update).
+    const bool grid_top = blockIdx.y == 0 && warp == 0;
+    const bool grid_bottom = last_band && warp == warps - 1;
     const bool left_edge = p.c0 == 0;
     const bool right_edge = p.c0 + 4 == cols;
 
@@ -179,17 +181,7 @@ __device__ __forceinline__ void jacobi_resident(float* in, float* out, int rows,
             // Outside the tile's first and last warps: the ring's outer edge, never used.
             const float4 above = warp > 0 ? bottom[(warp - 1) * 32 + lane] : zero;
             const float4* below = warp + 1 < warps ? &top[(warp + 1) * 32 + lane] : nullptr;
-            if (check_rows) {
-                if (check_cols) {
-                    resident_update<BC, true, true>(v, above, below, p.r0, rows, left_edge, right_edge, coeff);
-                } else {
-                    resident_update<BC, true, false>(v, above, below, p.r0, rows, left_edge, right_edge, coeff);
-                }
-            } else if (check_cols) {
-                resident_update<BC, false, true>(v, above, below, p.r0, rows, left_edge, right_edge, coeff);
-            } else {
-                resident_update<BC, false, false>(v, above, below, p.r0, rows, left_edge, right_edge, coeff);
-            }
+            resident_update<BC, H>(v, above, below, grid_top, grid_bottom, left_edge, right_edge, coeff);
         }
         done += round;
         if (done >= steps) break;

@@ -25,15 +25,18 @@ pub(super) struct ResidentGeometry {
     strips: u32,
     /// Tiles down.
     bands: u32,
-    /// Rows of each tile (the last band may hold fewer).
+    /// Rows of each tile (the band before the last may hold fewer).
     band_rows: u32,
-    /// Warps per block: `warps * 19 >= band_rows + 2H`.
+    /// Warps per block: `warps * 19 == band_rows + 2H`.
     warps: u32,
 }
 
 impl ResidentGeometry {
     /// The tiles of a `size` field with rings `ring` wide on `blocks` blocks (one per SM), or
-    /// `None` when a tile would need more warps than a block may have.
+    /// `None` when they would need more warps than a block may have, or fit one band. Bands
+    /// are `warps * 19 - 2 * ring` rows, as many warps as the blocks allow at the fewest, so
+    /// that the kernel knows where the grid's first and last rows are in its registers (see
+    /// `kernels/resident.cu`); the last band holds the grid's last rows.
     pub(super) fn of(size: GridSize, ring: u32, blocks: u32) -> Option<Self> {
         let rows = u32::try_from(size.rows).ok()?;
         let cols = u32::try_from(size.cols).ok()?;
@@ -42,17 +45,18 @@ impl ResidentGeometry {
         }
         let strips = cols.div_ceil(TILE_COLS - 2 * ring);
         let most_bands = blocks / strips;
-        if most_bands == 0 {
-            return None;
-        }
-        let band_rows = rows.div_ceil(most_bands);
-        let bands = rows.div_ceil(band_rows);
-        let warps = (band_rows + 2 * ring).div_ceil(ROWS_PER_THREAD);
-        (warps <= MAX_WARPS).then_some(Self {
-            strips,
-            bands,
-            band_rows,
-            warps,
+        (1..=MAX_WARPS).find_map(|warps| {
+            let band_rows = (warps * ROWS_PER_THREAD).checked_sub(2 * ring)?;
+            if band_rows == 0 {
+                return None;
+            }
+            let bands = rows.div_ceil(band_rows);
+            (bands >= 2 && bands <= most_bands).then_some(Self {
+                strips,
+                bands,
+                band_rows,
+                warps,
+            })
         })
     }
 
@@ -205,7 +209,8 @@ impl CudaBackend {
             // int steps, int band_rows, unsigned* barrier): distinct buffers of rows*cols floats
             // (`in` is scratch once loaded, the result goes to `out`), cols % 4 == 0 (checked
             // by `ResidentGeometry::of`) so float4 accesses are aligned; the block is 32 x warps
-            // threads with warps * 19 >= band_rows + 2H and warps <= 16 as the kernel's
+            // threads with warps * 19 == band_rows + 2H, two bands or more and warps <= 16 as
+            // the kernel's
             // registers and launch bounds assume, with the dynamic shared memory it indexes
             // (2 x 2 x warps x 32 float4); `barrier` holds two counters, reset by each barrier.
             // The launch is cooperative: the driver refuses it unless every block is resident
@@ -229,16 +234,17 @@ mod tests {
         let h8 = ResidentGeometry::of(size, 8, 132).unwrap();
         assert_eq!(
             (h8.strips, h8.bands, h8.band_rows, h8.warps),
-            (18, 7, 286, 16)
+            (18, 7, 288, 16)
         );
         assert!(h8.strips * h8.bands <= 132);
         let h4 = ResidentGeometry::of(size, 4, 132).unwrap();
         assert_eq!(
             (h4.strips, h4.bands, h4.band_rows, h4.warps),
-            (17, 7, 286, 16)
+            (17, 7, 296, 16)
         );
-        // A tile's rows and ring fit its warps; every row is in some band.
-        for geometry in [h8, h4] {
+        // A tile's rows and ring fill its warps; every row is in some band.
+        for (geometry, ring) in [(h8, 8), (h4, 4)] {
+            assert_eq!(geometry.warps * 19, geometry.band_rows + 2 * ring);
             assert!(geometry.bands * geometry.band_rows >= 2000);
             assert!(geometry.launch_config().shared_mem_bytes <= 48 * 1024);
         }
@@ -254,7 +260,12 @@ mod tests {
         let tiny = ResidentGeometry::of(GridSize::new(4, 4).unwrap(), 8, 132).unwrap();
         assert_eq!(
             (tiny.strips, tiny.bands, tiny.band_rows, tiny.warps),
-            (1, 4, 1, 1)
+            (1, 2, 3, 1)
+        );
+        // One band would hide the grid's last row from the kernel's fixed place for it.
+        assert_eq!(
+            ResidentGeometry::of(GridSize::new(3, 4).unwrap(), 8, 132),
+            None
         );
     }
 }
