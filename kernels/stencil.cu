@@ -1,0 +1,39 @@
+// heatlab's stencil helpers, compiled in front of diffusion.cu and display.cu (each module is
+// compiled on its own by NVRTC, so the helpers they share live here, once).
+//
+// Layout: row-major float32, `rows` x `cols`, index = row * cols + col (NumPy's C order).
+// Boundaries (the value of ghost cells outside the grid):
+//   BC_DIRICHLET  0 outside (the tutorial's kernel)
+//   BC_NEUMANN    the nearest edge cell (insulated, conserves heat)
+//   BC_PERIODIC   wrap around (torus, conserves heat)
+
+#define BC_DIRICHLET 0
+#define BC_NEUMANN 1
+#define BC_PERIODIC 2
+// Not a boundary: the caller knows that the cell and its four neighbours lie inside the grid,
+// where every boundary reads the same cells, so no ghost is looked for.
+#define BC_INSIDE 3
+
+template <int BC>
+__device__ __forceinline__ float sample(const float* __restrict__ f, int r, int c, int rows, int cols) {
+    if (BC == BC_DIRICHLET) {
+        if (r < 0 || r >= rows || c < 0 || c >= cols) return 0.0f;
+    } else if (BC == BC_INSIDE) {
+    } else if (BC == BC_NEUMANN) {
+        r = r < 0 ? 0 : (r >= rows ? rows - 1 : r);
+        c = c < 0 ? 0 : (c >= cols ? cols - 1 : c);
+    } else {
+        r = r < 0 ? r + rows : (r >= rows ? r - rows : r);
+        c = c < 0 ? c + cols : (c >= cols ? c - cols : c);
+    }
+    return __ldg(&f[(size_t)r * cols + c]);
+}
+
+// The Laplacian of cell (r, c): 4*f - up - down - left - right, summed in this order in float32
+// (NumPy's order and the CPU's; compiled with --fmad=false, so no multiply-add is fused).
+template <int BC>
+__device__ __forceinline__ float laplacian_at(const float* __restrict__ f, int r, int c, int rows, int cols) {
+    const float mid = __ldg(&f[(size_t)r * cols + c]);
+    return 4.0f * mid - sample<BC>(f, r - 1, c, rows, cols) - sample<BC>(f, r + 1, c, rows, cols)
+           - sample<BC>(f, r, c - 1, rows, cols) - sample<BC>(f, r, c + 1, rows, cols);
+}
