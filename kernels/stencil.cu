@@ -33,7 +33,12 @@ __device__ __forceinline__ float sample(const float* __restrict__ f, int r, int 
 // (NumPy's order and the CPU's; compiled with --fmad=false, so no multiply-add is fused).
 template <int BC>
 __device__ __forceinline__ float laplacian_at(const float* __restrict__ f, int r, int c, int rows, int cols) {
-    const float mid = __ldg(&f[(size_t)r * cols + c]);
+    const float* cell = f + (size_t)r * cols + c;
+    if (BC == BC_INSIDE) {
+        // The neighbours from the cell's own address: the same loads, fewer instructions.
+        return 4.0f * __ldg(cell) - __ldg(cell - cols) - __ldg(cell + cols) - __ldg(cell - 1) - __ldg(cell + 1);
+    }
+    const float mid = __ldg(cell);
     return 4.0f * mid - sample<BC>(f, r - 1, c, rows, cols) - sample<BC>(f, r + 1, c, rows, cols)
            - sample<BC>(f, r, c - 1, rows, cols) - sample<BC>(f, r, c + 1, rows, cols);
 }
