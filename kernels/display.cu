@@ -30,28 +30,37 @@
 // The layer argument of the template for the field itself (the Laplacian's take a BC_*).
 #define LAYER_FIELD -1
 
+// Cell (r, c) of the layer: loads only, no branch between them (see sample's LOAD_ALWAYS).
 template <int LAYER>
 __device__ __forceinline__ float layer_value(const float* __restrict__ f, int r, int c, int rows, int cols) {
     if (LAYER == LAYER_FIELD) return __ldg(&f[(size_t)r * cols + c]);
-    return laplacian_at<LAYER>(f, r, c, rows, cols);
+    return laplacian_at<LAYER, true>(f, r, c, rows, cols);
+}
+
+// n / d for 0 <= n < 4096 and d >= 1, given inverse = 1.0f / d: exact, since (n + 0.5) / d lies
+// at least 0.5 / d from an integer and its float product errs by less than n / d * 2^-23, and
+// far cheaper than an integer division by a number known only at run time.
+__device__ __forceinline__ int small_quotient(int n, float inverse) {
+    return __float2int_rz(__fmul_rn((float)n + 0.5f, inverse));
 }
 
 // The cells of one stage staged by one stager: slot i of `slot_col` is the cell's column from
 // the stage's first column (-1: no cell), of `slot_unit` its unit, of `slot_at` its place in
-// the buffer.
+// the buffer. A slot without a cell in the grid reads (safe_r, safe_c), a cell of the grid, and
+// stores nothing that is summed: every slot loads, with no branch between the loads, so that
+// all of the stager's loads are in flight together.
 template <int LAYER>
 __device__ __forceinline__ void stage_cells(const float* __restrict__ f, float* __restrict__ buffer, int rows,
-                                            int cols, int row, int row_end, int first_col,
+                                            int cols, int row, int row_end, int first_col, int safe_r, int safe_c,
                                             const int (&slot_unit)[MEAN_SLOTS], const int (&slot_col)[MEAN_SLOTS],
                                             const int (&slot_at)[MEAN_SLOTS]) {
-    // All loads first, then all stores: the stager's MEAN_SLOTS loads are in flight together.
     float values[MEAN_SLOTS];
 #pragma unroll
     for (int i = 0; i < MEAN_SLOTS; ++i) {
         const int r = row + slot_unit[i];
         const int c = first_col + slot_col[i];
         const bool inside = slot_col[i] >= 0 && r < row_end && c < cols;
-        values[i] = inside ? layer_value<LAYER>(f, r, c, rows, cols) : 0.0f;
+        values[i] = layer_value<LAYER>(f, inside ? r : safe_r, inside ? c : safe_c, rows, cols);
     }
 #pragma unroll
     for (int i = 0; i < MEAN_SLOTS; ++i) {
@@ -79,11 +88,15 @@ __device__ __forceinline__ void block_mean(const float* __restrict__ f, float* _
     // A stager's cells, the same in every stage (see stage_cells).
     int slot_unit[MEAN_SLOTS], slot_col[MEAN_SLOTS], slot_at[MEAN_SLOTS];
     const int unit_cells = MEAN_PIXELS * width;
+    const float inverse_unit_cells = 1.0f / (float)unit_cells;
+    const float inverse_width = 1.0f / (float)width;
 #pragma unroll
     for (int i = 0; i < MEAN_SLOTS; ++i) {
-        const int j = (int)threadIdx.x - MEAN_PIXELS + i * MEAN_STAGERS;
-        const int unit = j / unit_cells;
-        const int pixel = (j - unit * unit_cells) / width;
+        // 0 <= j < MEAN_PIXELS * MEAN_STAGE_WIDTH = 1024 for a stager (the summing warp's slots
+        // hold no cell).
+        const int j = max((int)threadIdx.x - MEAN_PIXELS, 0) + i * MEAN_STAGERS;
+        const int unit = small_quotient(j, inverse_unit_cells);
+        const int pixel = small_quotient(j - unit * unit_cells, inverse_width);
         const int k = j - unit * unit_cells - pixel * width;
         slot_unit[i] = unit;
         slot_col[i] = stager && unit < units ? pixel * factor + k : -1;
@@ -111,12 +124,14 @@ __device__ __forceinline__ void block_mean(const float* __restrict__ f, float* _
             // field's) computes its Laplacians without looking for ghosts: the same values.
             const bool inside = LAYER != LAYER_FIELD && row > 0 && row + units < rows && first_col > 0 &&
                                 first_col + last_slot_col + 1 < cols;
+            // A slot without a cell reads the stage's first (the block's first row in a
+            // partial stage) instead, which lies inside when the stage does.
             if (stage < stages && inside) {
-                stage_cells<BC_INSIDE>(f, buffer, rows, cols, row, row_end, first_col, slot_unit, slot_col,
-                                       slot_at);
+                stage_cells<BC_INSIDE>(f, buffer, rows, cols, row, row_end, first_col, row, first_col,
+                                       slot_unit, slot_col, slot_at);
             } else if (stage < stages) {
-                stage_cells<LAYER>(f, buffer, rows, cols, row, row_end, first_col, slot_unit, slot_col,
-                                   slot_at);
+                stage_cells<LAYER>(f, buffer, rows, cols, row, row_end, first_col, r0, c0, slot_unit,
+                                   slot_col, slot_at);
             }
         } else if (stage >= 0 && owns) {
             // Cells of this pixel in each unit: the chunk's, cut at the pixel's and grid's edges.
@@ -135,16 +150,18 @@ __device__ __forceinline__ void block_mean(const float* __restrict__ f, float* _
     }
 }
 
-#define BLOCK_MEAN_KERNEL(NAME, LAYER)                                                              \
-    extern "C" __global__ void __launch_bounds__(MEAN_THREADS, 7) block_mean_##NAME(                    \
+// BLOCKS blocks per SM at least: the field's fit 8 (48 registers, none spilled), the
+// Laplacian's, with five loads a cell, 7 (56 registers).
+#define BLOCK_MEAN_KERNEL(NAME, LAYER, BLOCKS)                                                      \
+    extern "C" __global__ void __launch_bounds__(MEAN_THREADS, BLOCKS) block_mean_##NAME(           \
         const float* __restrict__ f, float* __restrict__ out, int rows, int cols, int factor,       \
         int out_rows, int out_cols) {                                                               \
         block_mean<LAYER>(f, out, rows, cols, factor, out_rows, out_cols);                          \
     }
-BLOCK_MEAN_KERNEL(field, LAYER_FIELD)
-BLOCK_MEAN_KERNEL(laplacian_dirichlet, BC_DIRICHLET)
-BLOCK_MEAN_KERNEL(laplacian_neumann, BC_NEUMANN)
-BLOCK_MEAN_KERNEL(laplacian_periodic, BC_PERIODIC)
+BLOCK_MEAN_KERNEL(field, LAYER_FIELD, 8)
+BLOCK_MEAN_KERNEL(laplacian_dirichlet, BC_DIRICHLET, 7)
+BLOCK_MEAN_KERNEL(laplacian_neumann, BC_NEUMANN, 7)
+BLOCK_MEAN_KERNEL(laplacian_periodic, BC_PERIODIC, 7)
 
 // Total, minimum and maximum of a field, as partial results per block: the host adds the
 // STATS_BLOCKS partials in order. Sums in double (like the CPU's statistics); fminf/fmaxf skip
