@@ -47,7 +47,8 @@ extern "C" __global__ void jacobi_step_periodic(const float* __restrict__ in, fl
     jacobi_step<BC_PERIODIC>(in, out, rows, cols, coeff);
 }
 
-// The Laplacian of a field, one thread per cell. Only computed when it is shown or exported.
+// The Laplacian of a field, one thread per cell, for downloads and exports (the display's block
+// means compute it as they read the field).
 template <int BC>
 __device__ __forceinline__ void laplacian(const float* __restrict__ f, float* __restrict__ lapl,
                                           int rows, int cols) {

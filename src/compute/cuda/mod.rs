@@ -128,7 +128,7 @@ pub struct CudaBackend {
     choice: KernelChoice,
     /// The Kernel lab's kernel, once loaded.
     user: Option<user_kernel::LoadedUserKernel>,
-    /// A step computed ahead by the Laplacian view (see [`Lookahead`]).
+    /// A step computed ahead by a download of the Laplacian (see [`Lookahead`]).
     lookahead: Option<Lookahead>,
     /// The parameters of the last advance.
     last_params: Option<StepParams>,
