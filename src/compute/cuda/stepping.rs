@@ -39,9 +39,8 @@ pub(super) enum Stepper {
 /// A step computed ahead: the other buffer holds one step of the current field by `stepper`
 /// with `params`, and the Laplacian buffer the Laplacian of the current field (written by the
 /// same pass). Made when the Laplacian is downloaded (the view's block means compute their
-/// own as they read); used by the next advance with the same
-/// stepper and parameters (whose timing then covers one launch fewer); dropped by anything
-/// else that launches or uploads.
+/// own as they read); used by the next advance with the same stepper and parameters (whose
+/// timing then covers one launch fewer); dropped by anything else that launches or uploads.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Lookahead {
     stepper: Stepper,
