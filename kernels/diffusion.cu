@@ -6,33 +6,12 @@
 // heatlab compiles with --fmad=false so that no multiply-add is fused and the GPU result equals
 // the CPU's bit for bit.
 //
-// Layout: row-major float32, `rows` x `cols`, index = row * cols + col (NumPy's C order).
-// Boundaries (the value of ghost cells outside the grid):
-//   BC_DIRICHLET  0 outside (the tutorial's kernel)
-//   BC_NEUMANN    the nearest edge cell (insulated, conserves heat)
-//   BC_PERIODIC   wrap around (torus, conserves heat)
-
-#define BC_DIRICHLET 0
-#define BC_NEUMANN 1
-#define BC_PERIODIC 2
+// Layout, boundaries (BC_*), `sample<BC>` (a cell or its ghost) and `laplacian_at<BC>`:
+// kernels/stencil.cu, compiled in front of this file.
 
 // Rows one thread marches down in the Jacobi kernel: the cell above and the cell itself are
 // reused from registers, so each row costs one new vertical load.
 #define ROWS_PER_THREAD 4
-
-template <int BC>
-__device__ __forceinline__ float sample(const float* __restrict__ f, int r, int c, int rows, int cols) {
-    if (BC == BC_DIRICHLET) {
-        if (r < 0 || r >= rows || c < 0 || c >= cols) return 0.0f;
-    } else if (BC == BC_NEUMANN) {
-        r = r < 0 ? 0 : (r >= rows ? rows - 1 : r);
-        c = c < 0 ? 0 : (c >= cols ? cols - 1 : c);
-    } else {
-        r = r < 0 ? r + rows : (r >= rows ? r - rows : r);
-        c = c < 0 ? c + cols : (c >= cols ? c - cols : c);
-    }
-    return __ldg(&f[(size_t)r * cols + c]);
-}
 
 // One Jacobi step. Block (32, 8); each thread owns one column and ROWS_PER_THREAD rows.
 template <int BC>
@@ -68,18 +47,15 @@ extern "C" __global__ void jacobi_step_periodic(const float* __restrict__ in, fl
     jacobi_step<BC_PERIODIC>(in, out, rows, cols, coeff);
 }
 
-// The Laplacian of a field, one thread per cell. Only computed when it is shown or exported.
+// The Laplacian of a field, one thread per cell, for downloads and exports (the display's block
+// means compute it as they read the field).
 template <int BC>
 __device__ __forceinline__ void laplacian(const float* __restrict__ f, float* __restrict__ lapl,
                                           int rows, int cols) {
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     const int r = blockIdx.y * blockDim.y + threadIdx.y;
     if (c >= cols || r >= rows) return;
-    const float mid = f[(size_t)r * cols + c];
-    lapl[(size_t)r * cols + c] = 4.0f * mid - sample<BC>(f, r - 1, c, rows, cols)
-                                 - sample<BC>(f, r + 1, c, rows, cols)
-                                 - sample<BC>(f, r, c - 1, rows, cols)
-                                 - sample<BC>(f, r, c + 1, rows, cols);
+    lapl[(size_t)r * cols + c] = laplacian_at<BC>(f, r, c, rows, cols);
 }
 
 extern "C" __global__ void laplacian_dirichlet(const float* __restrict__ f, float* __restrict__ lapl,

@@ -1,9 +1,9 @@
 
 // ---------------------------------------------------------------------------------------------
-// The field resident on chip (appended to diffusion.cu, whose BC_*, FULL_MASK, wrap_index and
-// jacobi_quad it uses): one persistent launch takes many steps of a field small enough to live
-// in the registers of all SMs at once (2000x2000 is 16 MB; an H100's 132 SMs hold 33 MB of
-// registers), so a step reads no memory at all.
+// The field resident on chip (appended to stencil.cu and diffusion.cu, whose BC_*, FULL_MASK,
+// wrap_index and jacobi_quad it uses): one persistent launch takes many steps of a field small
+// enough to live in the registers of all SMs at once (2000x2000 is 16 MB; an H100's 132 SMs
+// hold 33 MB of registers), so a step reads no memory at all.
 //
 // The grid is cut into tiles of 128 - 2H columns (strips) by `band_rows` rows (bands), one
 // block per tile and every block resident at once (the host launches it cooperatively, which

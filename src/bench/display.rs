@@ -313,7 +313,7 @@ pub fn same_picture(a: &Preview, b: &Preview) -> bool {
 /// The rows as a fixed-width table.
 pub fn format_display(rows: &[DisplayRow]) -> String {
     let mut out = format!(
-        "{:<12} {:<9} {:<11} {:<26} {:>18} {:>18}\n",
+        "{:<12} {:<9} {:<11} {:<36} {:>18} {:>18}\n",
         "size", "preview", "layer", "call", "host us", "GPU us"
     );
     for row in rows {
@@ -323,7 +323,7 @@ pub fn format_display(rows: &[DisplayRow]) -> String {
             None => "",
         };
         out.push_str(&format!(
-            "{:<12} {:<9} {:<11} {:<26} {:>18} {:>18}{same}\n",
+            "{:<12} {:<9} {:<11} {:<36} {:>18} {:>18}{same}\n",
             row.size,
             row.preview,
             row.layer,

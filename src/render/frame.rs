@@ -65,8 +65,8 @@ pub enum FramePart {
     /// Reducing the field to the display size (CPU).
     Reduce,
     /// Both layers reduced on the device and the reduced values copied to the host (CUDA:
-    /// Laplacian and block-mean kernels, the views' colour ranges, copy through page-locked
-    /// memory).
+    /// block-mean kernels, the Laplacian's computing it as it reads the field, the views'
+    /// colour ranges, copy through page-locked memory).
     DevicePreview,
     /// Picking each view's range and colouring the reduced values (host).
     Colour,

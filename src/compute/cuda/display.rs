@@ -5,14 +5,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PinnedHostSlice,
+    PushKernelArg,
 };
 
-use super::{dims, driver_error, CudaBackend, FieldBuffers};
+use super::{dims, driver_error, CudaBackend, CudaDevice};
 use crate::compute::preview::{reduced_size, reduction_factor, Layer, PreviewSpec, ReducedPreview};
 use crate::compute::FieldStats;
 use crate::error::{HeatlabError, Result};
-use crate::grid::{Grid, GridSize};
+use crate::grid::{Boundary, Grid, GridSize};
 
 /// Blocks and threads per block of `field_stats` (kernels/display.cu): fixed, so that a field
 /// always gives the same total.
@@ -74,59 +75,97 @@ pub(super) fn buffer_of_at_least<
         .ok_or_else(|| HeatlabError::Internal("no preview buffer".into()))
 }
 
-/// The device array that shows `layer`: the field, or the Laplacian last computed.
-pub(super) fn layer_source(buffers: &FieldBuffers, layer: Layer) -> Result<&CudaSlice<f32>> {
-    match layer {
-        Layer::Field => Ok(&buffers.current),
-        Layer::Laplacian => buffers
-            .laplacian
-            .as_ref()
-            .ok_or_else(|| HeatlabError::Internal("no Laplacian buffer".into())),
+/// Output pixels per block of the block-mean kernels, and threads per block: a summing warp
+/// and four staging ones (`MEAN_PIXELS`, `MEAN_THREADS` in kernels/display.cu).
+const MEAN_PIXELS: usize = 32;
+const MEAN_THREADS: u32 = 160;
+
+/// The block-mean kernels of kernels/display.cu: the field's, and its Laplacian's under each
+/// boundary (each cell's Laplacian computed as it is read, so none is written).
+pub(super) struct BlockMeanKernels {
+    field: CudaFunction,
+    laplacian: [CudaFunction; 3],
+}
+
+impl BlockMeanKernels {
+    /// Looks the kernels up in the compiled display module.
+    pub(super) fn load(device: &CudaDevice, display: &Arc<CudaModule>) -> Result<Self> {
+        let load = |name: &str| device.function(display, name);
+        Ok(Self {
+            field: load("block_mean_field")?,
+            laplacian: [
+                load("block_mean_laplacian_dirichlet")?,
+                load("block_mean_laplacian_neumann")?,
+                load("block_mean_laplacian_periodic")?,
+            ],
+        })
+    }
+
+    /// The kernel that reduces `layer` (the Laplacian under `boundary`).
+    fn of(&self, layer: Layer, boundary: Boundary) -> &CudaFunction {
+        match layer {
+            Layer::Field => &self.field,
+            Layer::Laplacian => &self.laplacian[boundary.kernel_index()],
+        }
     }
 }
 
-/// Launches `block_mean` (kernels/display.cu): the means of `source`, a field of `size`, over
-/// blocks of `factor` x `factor` cells, into the first cells of `out`.
+/// Launches the block-mean kernel of `layer` (kernels/display.cu): the means of the field of
+/// `size` in `field`, or of its Laplacian under `boundary`, over blocks of `factor` x `factor`
+/// cells, into the first cells of `out`.
 pub(super) fn launch_block_mean_on(
     stream: &Arc<CudaStream>,
-    block_mean: &CudaFunction,
-    source: &CudaSlice<f32>,
+    kernels: &BlockMeanKernels,
+    (layer, boundary): (Layer, Boundary),
+    field: &CudaSlice<f32>,
     size: GridSize,
     factor: usize,
     out: &mut CudaSlice<f32>,
 ) -> Result<()> {
     let reduced = reduced_size(size, factor);
-    if out.len() < reduced.cells() || source.len() < size.cells() {
+    if out.len() < reduced.cells() || field.len() < size.cells() {
         return Err(HeatlabError::Internal(
             "the preview's buffers are too small".into(),
         ));
     }
     let (rows, cols) = dims(size)?;
     let (out_rows, out_cols) = dims(reduced)?;
+    let too_large = || HeatlabError::Unsupported("reduction factor too large".into());
+    // The kernel's columns of a block's pixels, up to MEAN_PIXELS factors past the last
+    // pixel's first, are ints.
+    let columns_fit = factor
+        .checked_mul(MEAN_PIXELS)
+        .and_then(|span| span.checked_add(size.cols))
+        .is_some_and(|end| i32::try_from(end).is_ok());
     let factor_arg = i32::try_from(factor)
-        .map_err(|_| HeatlabError::Unsupported("reduction factor too large".into()))?;
+        .ok()
+        .filter(|_| columns_fit)
+        .ok_or_else(too_large)?;
+    let blocks = reduced
+        .rows
+        .checked_mul(reduced.cols.div_ceil(MEAN_PIXELS))
+        .and_then(|blocks| u32::try_from(blocks).ok())
+        .filter(|&blocks| blocks < 1 << 31)
+        .ok_or_else(too_large)?;
     let config = LaunchConfig {
-        grid_dim: (
-            (out_cols as u32).div_ceil(32),
-            (out_rows as u32).div_ceil(8),
-            1,
-        ),
-        block_dim: (32, 8, 1),
+        grid_dim: (blocks, 1, 1),
+        block_dim: (MEAN_THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    let mut launch = stream.launch_builder(block_mean);
+    let mut launch = stream.launch_builder(kernels.of(layer, boundary));
     launch
-        .arg(source)
+        .arg(field)
         .arg(out)
         .arg(&rows)
         .arg(&cols)
         .arg(&factor_arg)
         .arg(&out_rows)
         .arg(&out_cols);
-    // SAFETY: block_mean(const float* field, float* out, int rows, int cols, int factor,
-    // int out_rows, int out_cols): `source` holds rows*cols floats, `out` at least
-    // out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor) (checked above); threads outside
-    // return.
+    // SAFETY: block_mean_*(const float* f, float* out, int rows, int cols, int factor,
+    // int out_rows, int out_cols): `field` holds rows*cols floats, `out` at least
+    // out_rows*out_cols = ceil(rows/factor)*ceil(cols/factor) (checked above); one block of
+    // MEAN_THREADS threads per MEAN_PIXELS pixels of an output row, as the kernel's static
+    // shared buffers assume; a block's columns fit an int (checked above).
     unsafe { launch.launch(config) }.map_err(driver_error("launching block_mean"))?;
     Ok(())
 }
@@ -145,20 +184,24 @@ pub struct StageTiming {
 }
 
 impl CudaBackend {
-    /// Launches the means of `layer` over blocks of `factor` x `factor` cells into the
-    /// preview's values buffer (`reduced` of them).
-    fn launch_block_mean(&mut self, layer: Layer, factor: usize, reduced: GridSize) -> Result<()> {
+    /// Launches the means of `layer` (the Laplacian under `boundary`) over blocks of `factor` x
+    /// `factor` cells into the preview's values buffer (`reduced` of them).
+    fn launch_block_mean(
+        &mut self,
+        layer: (Layer, Boundary),
+        factor: usize,
+        reduced: GridSize,
+    ) -> Result<()> {
         let stream = self.device.stream().clone();
         let Some(buffers) = self.buffers.as_ref() else {
             return Err(HeatlabError::NoField);
         };
         let values_dev = buffer_of_at_least(&mut self.preview.values, reduced.cells(), &stream)?;
-        let source = layer_source(buffers, layer)?;
-        let block_mean = &self.kernels.block_mean;
         launch_block_mean_on(
             &stream,
-            block_mean,
-            source,
+            &self.kernels.block_mean,
+            layer,
+            &buffers.current,
             buffers.size,
             factor,
             values_dev,
@@ -317,16 +360,15 @@ impl CudaBackend {
         storage: Vec<f32>,
     ) -> Result<ReducedPreview> {
         let layer = spec.layer;
-        if layer == Layer::Laplacian {
-            self.stage(layer, "Laplacian kernel", |s| {
-                s.compute_laplacian_on_device(spec.boundary)
-            })?;
-        }
         let size = self.buffers.as_ref().ok_or(HeatlabError::NoField)?.size;
         let factor = reduction_factor(size, spec.max_size);
         let reduced = reduced_size(size, factor);
-        self.stage(layer, "block-mean kernel", |s| {
-            s.launch_block_mean(layer, factor, reduced)
+        let stage = match layer {
+            Layer::Field => "block-mean kernel",
+            Layer::Laplacian => "Laplacian block-mean kernel (fused)",
+        };
+        self.stage(layer, stage, |s| {
+            s.launch_block_mean((layer, spec.boundary), factor, reduced)
         })?;
         self.stage(layer, "download means", |s| {
             s.download_block_means(reduced.cells())

@@ -10,10 +10,10 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 
-use super::display::{buffer_of_at_least, launch_block_mean_on, layer_source, pinned_of_at_least};
+use super::display::{buffer_of_at_least, launch_block_mean_on, pinned_of_at_least};
 use super::{driver_error, CudaBackend, CudaDevice};
 use crate::compute::preview::{
-    reduced_size, reduction_factor, Layer, PreviewSpec, RangedPreview, ReducedPreview,
+    reduced_size, reduction_factor, PreviewSpec, RangedPreview, ReducedPreview,
 };
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, RangeMode, ValueRange};
@@ -176,16 +176,11 @@ fn copy_out(host: &[f32], pixels: usize, mut storage: Vec<f32>) -> Vec<f32> {
 }
 
 impl CudaBackend {
-    /// Queues view `index` of a frame: its layer (the Laplacian computed first), its means,
-    /// its range when the GPU picks it, and the copy of both into page-locked memory. Returns
-    /// the reduction factor and whether the range is computed.
+    /// Queues view `index` of a frame: the means of its layer (the Laplacian's computed cell by
+    /// cell as they are read, none written), its range when the GPU picks it, and the copy of
+    /// both into page-locked memory. Returns the reduction factor and whether the range is
+    /// computed.
     fn queue_view(&mut self, index: usize, spec: &PreviewSpec<'_>) -> Result<(usize, bool)> {
-        // A kernel computing the Laplacian's block means without writing the Laplacian, one
-        // thread per block of cells, was tried: exact, but at 8192² its reads, 64 bytes apart
-        // across a warp, took longer than the Laplacian kernel and the block means together.
-        if spec.layer == Layer::Laplacian {
-            self.compute_laplacian_on_device(spec.boundary)?;
-        }
         let stream = self.device.stream().clone();
         let buffers = self.buffers.as_ref().ok_or(HeatlabError::NoField)?;
         let size = buffers.size;
@@ -196,9 +191,15 @@ impl CudaBackend {
             .get_mut(index)
             .ok_or_else(|| HeatlabError::Internal("a frame has two views".into()))?;
         let means = buffer_of_at_least(&mut view.means, pixels + 2, &stream)?;
-        let function = &self.kernels.block_mean;
-        let source = layer_source(buffers, spec.layer)?;
-        launch_block_mean_on(&stream, function, source, size, factor, means)?;
+        launch_block_mean_on(
+            &stream,
+            &self.kernels.block_mean,
+            (spec.layer, spec.boundary),
+            &buffers.current,
+            size,
+            factor,
+            means,
+        )?;
         let range = device_range(spec.range);
         if let Some(range) = range {
             if kernels.is_none() {

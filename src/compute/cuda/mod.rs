@@ -39,14 +39,20 @@ use crate::field::JaggedParams;
 use crate::grid::{Grid, GridSize};
 use crate::problem::EnergyExchange;
 
-/// The diffusion kernels' source, embedded so that the binary needs no files beside it; the
-/// resident kernel, in a file of its own, uses the helpers of `diffusion.cu`.
+/// The diffusion kernels' source, embedded so that the binary needs no files beside it, behind
+/// the stencil's helpers (`stencil.cu`: boundaries, a cell's Laplacian, shared with the display
+/// kernels); the resident kernel, in a file of its own, uses the helpers of `diffusion.cu`.
 pub const DIFFUSION_SOURCE: &str = concat!(
+    include_str!("../../../kernels/stencil.cu"),
     include_str!("../../../kernels/diffusion.cu"),
     include_str!("../../../kernels/resident.cu")
 );
-/// The display kernels' source (reduce to the shown size, statistics).
-pub const DISPLAY_SOURCE: &str = include_str!("../../../kernels/display.cu");
+/// The display kernels' source (reduce to the shown size, statistics), behind the stencil's
+/// helpers.
+pub const DISPLAY_SOURCE: &str = concat!(
+    include_str!("../../../kernels/stencil.cu"),
+    include_str!("../../../kernels/display.cu")
+);
 
 struct DiffusionKernels {
     shared: [CudaFunction; 3],
@@ -61,7 +67,7 @@ struct DiffusionKernels {
     resident_h8: [CudaFunction; 3],
     laplacian: [CudaFunction; 3],
     seed_inplace: CudaFunction,
-    block_mean: CudaFunction,
+    block_mean: display::BlockMeanKernels,
     field_stats: CudaFunction,
 }
 
@@ -122,7 +128,7 @@ pub struct CudaBackend {
     choice: KernelChoice,
     /// The Kernel lab's kernel, once loaded.
     user: Option<user_kernel::LoadedUserKernel>,
-    /// A step computed ahead by the Laplacian view (see [`Lookahead`]).
+    /// A step computed ahead by a download of the Laplacian (see [`Lookahead`]).
     lookahead: Option<Lookahead>,
     /// The parameters of the last advance.
     last_params: Option<StepParams>,
@@ -196,7 +202,7 @@ impl CudaBackend {
                 load("laplacian_periodic")?,
             ],
             seed_inplace: load("seed_diffusion_inplace")?,
-            block_mean: device.function(&display, "block_mean")?,
+            block_mean: display::BlockMeanKernels::load(&device, &display)?,
             field_stats: device.function(&display, "field_stats")?,
         };
         let timer = device.timer()?;

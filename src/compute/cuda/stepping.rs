@@ -38,9 +38,9 @@ pub(super) enum Stepper {
 
 /// A step computed ahead: the other buffer holds one step of the current field by `stepper`
 /// with `params`, and the Laplacian buffer the Laplacian of the current field (written by the
-/// same pass). Made when the Laplacian view is drawn; used by the next advance with the same
-/// stepper and parameters (whose timing then covers one launch fewer); dropped by anything
-/// else that launches or uploads.
+/// same pass). Made when the Laplacian is downloaded (the view's block means compute their
+/// own as they read); used by the next advance with the same stepper and parameters (whose
+/// timing then covers one launch fewer); dropped by anything else that launches or uploads.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Lookahead {
     stepper: Stepper,
@@ -293,7 +293,8 @@ impl CudaBackend {
     /// a step of the stepping kernel, when that kernel writes the Laplacian in its pass (the
     /// shared kernel, a user kernel) and the last advance used `boundary`: the step goes into
     /// the other buffer without being made current, and the next advance with the same
-    /// parameters starts from it, so the view costs no pass of its own. Returns whether it did.
+    /// parameters starts from it, so the download costs no pass of its own. Returns whether it
+    /// did.
     pub(super) fn laplacian_by_lookahead(&mut self, boundary: Boundary) -> Result<bool> {
         let stepper = self.stepper();
         let Some(params) = self.last_params.filter(|p| p.boundary == boundary) else {
