@@ -1,7 +1,7 @@
 //! A frame's two previews on the GPU at once: both layers reduced to the shown size, each
 //! view's colour range picked where its means are (`kernels/frame_range.cu`: min-max or a
-//! percentile pair, exactly as the host picks them), and both copied into page-locked memory
-//! behind one wait. The path one preview at a time ([`CudaBackend::reduce_preview_on_device`])
+//! percentile pair, exactly as the host picks them), and both copied into page-locked memory,
+//! each behind an event (the first view is copied out while the GPU works on the second). The path one preview at a time ([`CudaBackend::reduce_preview_on_device`])
 //! waits once per layer and leaves the ranges to the host, which cost more than the GPU's part.
 
 use std::sync::Arc;
@@ -62,6 +62,8 @@ struct ViewBuffers {
     means: Option<CudaSlice<f32>>,
     means_host: Option<cudarc::driver::PinnedHostSlice<f32>>,
     state: Option<CudaSlice<u32>>,
+    /// Recorded behind the view's copy when it is queued: what taking it waits for.
+    done: Option<CudaEvent>,
 }
 
 /// Buffers and kernels of [`CudaBackend::reduce_previews_on_device`], kept between frames;
@@ -70,8 +72,6 @@ struct ViewBuffers {
 pub(super) struct FrameBuffers {
     kernels: Option<RangeKernels>,
     views: [ViewBuffers; 2],
-    /// Recorded behind a frame's queued views: what taking them waits for.
-    done: Option<CudaEvent>,
     /// The views queued and not yet taken: each one's reduction factor and whether its range
     /// was computed.
     queued: Option<[(usize, bool); 2]>,
@@ -230,34 +230,36 @@ impl CudaBackend {
         self.take_previews_from_device(storage)
     }
 
-    /// Queues both views of a frame (see [`Self::reduce_previews_on_device`]) and marks their
-    /// end with an event, so that work queued behind them (the next frame's steps) runs on
-    /// while [`Self::take_previews_from_device`] waits for the views alone.
+    /// Queues both views of a frame (see [`Self::reduce_previews_on_device`]) and marks the end
+    /// of each with an event, so that work queued behind them (the next frame's steps) runs on
+    /// while [`Self::take_previews_from_device`] waits for the views alone, and the first view
+    /// is copied out while the GPU still works on the second.
     pub(super) fn queue_previews_on_device(&mut self, specs: [&PreviewSpec<'_>; 2]) -> Result<()> {
         self.frame.queued = None;
-        let views = [self.queue_view(0, specs[0])?, self.queue_view(1, specs[1])?];
-        if self.frame.done.is_none() {
-            let event = self
-                .device
-                .context()
-                .new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
-                .map_err(driver_error("creating the previews' event"))?;
-            self.frame.done = Some(event);
+        let mut views = [(0, false); 2];
+        for (index, spec) in specs.into_iter().enumerate() {
+            views[index] = self.queue_view(index, spec)?;
+            let slot = &mut self.frame.views[index].done;
+            if slot.is_none() {
+                let event = self
+                    .device
+                    .context()
+                    .new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                    .map_err(driver_error("creating the previews' event"))?;
+                *slot = Some(event);
+            }
+            slot.as_ref()
+                .ok_or_else(|| HeatlabError::Internal("no preview's event".into()))?
+                .record(self.device.stream())
+                .map_err(driver_error("queueing the previews"))?;
         }
-        let done = self
-            .frame
-            .done
-            .as_ref()
-            .ok_or_else(|| HeatlabError::Internal("no previews' event".into()))?;
-        done.record(self.device.stream())
-            .map_err(driver_error("queueing the previews"))?;
         self.frame.queued = Some(views);
         Ok(())
     }
 
-    /// The views queued by [`Self::queue_previews_on_device`]: one wait for their event, then
-    /// the means copied out of page-locked memory into `storage` (allocations reused) on
-    /// rayon's threads.
+    /// The views queued by [`Self::queue_previews_on_device`]: for each in turn, a wait for its
+    /// event, then its means copied out of page-locked memory into `storage` (allocations
+    /// reused) on rayon's threads.
     pub(super) fn take_previews_from_device(
         &mut self,
         storage: [Vec<f32>; 2],
@@ -267,42 +269,38 @@ impl CudaBackend {
             .queued
             .take()
             .ok_or_else(|| HeatlabError::Internal("no previews are queued".into()))?;
-        self.frame
-            .done
-            .as_ref()
-            .ok_or_else(|| HeatlabError::Internal("no previews' event".into()))?
-            .synchronize()
-            .map_err(driver_error("downloading the previews"))?;
         let size = self.buffers.as_ref().ok_or(HeatlabError::NoField)?.size;
-        let mut hosts = Vec::with_capacity(2);
-        for view in &self.frame.views {
-            // Event tracking is off in this context (see `CudaDevice::open`): the copies were
-            // waited for above.
+        let mut taken = Vec::with_capacity(2);
+        for ((index, view), storage) in self.frame.views.iter().enumerate().zip(storage) {
+            view.done
+                .as_ref()
+                .ok_or_else(|| HeatlabError::Internal("no preview's event".into()))?
+                .synchronize()
+                .map_err(driver_error("downloading the previews"))?;
+            // Event tracking is off in this context (see `CudaDevice::open`): the copy was
+            // waited for just above.
             let host = view
                 .means_host
                 .as_ref()
                 .ok_or_else(|| HeatlabError::Internal("the preview's means are missing".into()))?
                 .as_slice()
                 .map_err(driver_error("downloading the previews"))?;
-            hosts.push(host);
-        }
-        let [first_storage, second_storage] = storage;
-        let view = |index: usize, storage: Vec<f32>| -> Result<RangedPreview> {
             let (factor, ranged) = queued[index];
             let reduced = reduced_size(size, factor);
             let pixels = reduced.cells();
-            let host = hosts[index];
             let values = Grid::from_vec(reduced, copy_out(host, pixels, storage))?;
             let range = ranged.then(|| ValueRange {
                 min: host[pixels],
                 max: host[pixels + 1],
             });
-            Ok(RangedPreview {
+            taken.push(RangedPreview {
                 reduced: ReducedPreview { factor, values },
                 range,
-            })
-        };
-        let (first, second) = rayon::join(|| view(0, first_storage), || view(1, second_storage));
-        Ok([first?, second?])
+            });
+        }
+        let [first, second]: [RangedPreview; 2] = taken
+            .try_into()
+            .map_err(|_| HeatlabError::Internal("a frame has two views".into()))?;
+        Ok([first, second])
     }
 }
