@@ -27,6 +27,9 @@
 // Boundaries: as in the temporal kernel, a cell on the grid's edge uses the ghost rule for its
 // outside neighbour; cells held outside the grid are never used. Periodic tiles load wrapped
 // values and step them exactly as the torus would.
+// Only the top and the bottom band may hold the grid's first or last row, rings included (a
+// ring stepping an edge row without its ghost rule would carry the error inwards): the host
+// lays out bands longer than H, and a band cut short before the last band longer than H.
 // Requires cols % 4 == 0, H % 4 == 0, warps * RESIDENT_ROWS == band_rows + 2H, two bands or more.
 // ---------------------------------------------------------------------------------------------
 #define RESIDENT_ROWS 19

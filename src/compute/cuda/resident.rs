@@ -33,10 +33,12 @@ pub(super) struct ResidentGeometry {
 
 impl ResidentGeometry {
     /// The tiles of a `size` field with rings `ring` wide on `blocks` blocks (one per SM), or
-    /// `None` when they would need more warps than a block may have, or fit one band. Bands
-    /// are `warps * 19 - 2 * ring` rows, as many warps as the blocks allow at the fewest, so
-    /// that the kernel knows where the grid's first and last rows are in its registers (see
-    /// `kernels/resident.cu`); the last band holds the grid's last rows.
+    /// `None` when no layout fits. Bands are `warps * 19 - 2 * ring` rows, with as few warps as
+    /// the blocks allow, so that the kernel knows where the grid's first and last rows are in
+    /// its registers (see `kernels/resident.cu`); the last band holds the grid's last rows. The
+    /// grid's first and last rows must lie in the top and the bottom band's registers only
+    /// (rings included), or another band would step them without their ghost rule: bands
+    /// longer than the ring, and the band cut short before the last band's longer than it too.
     pub(super) fn of(size: GridSize, ring: u32, blocks: u32) -> Option<Self> {
         let rows = u32::try_from(size.rows).ok()?;
         let cols = u32::try_from(size.cols).ok()?;
@@ -47,16 +49,16 @@ impl ResidentGeometry {
         let most_bands = blocks / strips;
         (1..=MAX_WARPS).find_map(|warps| {
             let band_rows = (warps * ROWS_PER_THREAD).checked_sub(2 * ring)?;
-            if band_rows == 0 {
-                return None;
-            }
-            let bands = rows.div_ceil(band_rows);
-            (bands >= 2 && bands <= most_bands).then_some(Self {
-                strips,
-                bands,
-                band_rows,
-                warps,
-            })
+            let bands = rows.div_ceil(band_rows.max(1));
+            let cut_short = rows.checked_sub((bands - 1) * band_rows)?;
+            (band_rows > ring && bands >= 2 && bands <= most_bands && cut_short > ring).then_some(
+                Self {
+                    strips,
+                    bands,
+                    band_rows,
+                    warps,
+                },
+            )
         })
     }
 
@@ -95,7 +97,7 @@ impl ResidentState {
 impl CudaBackend {
     /// Whether `kernel` can step a `size` field on this device (always, but for the resident
     /// kernel, whose tiles must fit the SMs at once).
-    pub(super) fn fits_device(&self, kernel: CudaKernel, size: GridSize) -> bool {
+    pub fn fits_device(&self, kernel: CudaKernel, size: GridSize) -> bool {
         match kernel {
             CudaKernel::Resident { steps_per_exchange } => {
                 ResidentGeometry::of(size, steps_per_exchange, self.resident.multiprocessors)
@@ -257,15 +259,19 @@ mod tests {
             ResidentGeometry::of(GridSize::new(8, 6).unwrap(), 8, 132),
             None
         );
-        let tiny = ResidentGeometry::of(GridSize::new(4, 4).unwrap(), 8, 132).unwrap();
+        let small = ResidentGeometry::of(GridSize::new(64, 4).unwrap(), 8, 132).unwrap();
         assert_eq!(
-            (tiny.strips, tiny.bands, tiny.band_rows, tiny.warps),
-            (1, 2, 3, 1)
+            (small.strips, small.bands, small.band_rows, small.warps),
+            (1, 3, 22, 2)
         );
-        // One band would hide the grid's last row from the kernel's fixed place for it.
+        // One band, or a band whose rings reach the grid's edge rows, cannot be laid out.
         assert_eq!(
-            ResidentGeometry::of(GridSize::new(3, 4).unwrap(), 8, 132),
+            ResidentGeometry::of(GridSize::new(4, 4).unwrap(), 8, 132),
             None
         );
+        // 50 rows on bands of 22 (2 warps): the band cut short before the last would be 6 rows,
+        // its ring reaching the grid's last row; on bands of 41 (3 warps) it is 9.
+        let cut = ResidentGeometry::of(GridSize::new(50, 4).unwrap(), 8, 132).unwrap();
+        assert_eq!((cut.bands, cut.band_rows, cut.warps), (2, 41, 3));
     }
 }
