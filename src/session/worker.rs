@@ -15,6 +15,9 @@ pub type Notify = Arc<dyn Fn() + Send + Sync>;
 
 enum Message<C> {
     Command(C),
+    /// The UI took the frame in the slot: a worker waiting for room for its next frame can
+    /// go on at once instead of at its next poll.
+    FrameTaken,
     Shutdown,
 }
 
@@ -118,9 +121,15 @@ impl<C, E, F> Worker<C, E, F> {
         self.events.try_recv().ok()
     }
 
-    /// Takes the latest result, if one came since the last call.
+    /// Takes the latest result, if one came since the last call, and wakes the worker (which
+    /// may be waiting for the slot to empty).
     pub fn take_frame(&self) -> Option<F> {
-        self.slot.lock().take()
+        let taken = self.slot.lock().take();
+        // The thread may have ended; then nobody waits for the slot.
+        if taken.is_some() && self.commands.send(Message::FrameTaken).is_err() {
+            log::debug!("the worker thread had already ended");
+        }
+        taken
     }
 
     /// A copy of the latest result, leaving it in the slot (for progress that is only read).
@@ -163,10 +172,12 @@ impl<C, E, F> Drop for Worker<C, E, F> {
 }
 
 impl<C, E, F> WorkerContext<C, E, F> {
-    /// Waits up to `timeout` for a command.
+    /// Waits up to `timeout` for a command; returns [`Received::Nothing`] early when the UI
+    /// takes the frame in the slot.
     pub fn recv_timeout(&self, timeout: Duration) -> Received<C> {
         match self.commands.recv_timeout(timeout) {
             Ok(Message::Command(command)) => Received::Command(command),
+            Ok(Message::FrameTaken) => Received::Nothing,
             Ok(Message::Shutdown) | Err(RecvTimeoutError::Disconnected) => Received::Shutdown,
             Err(RecvTimeoutError::Timeout) => Received::Nothing,
         }
@@ -176,16 +187,20 @@ impl<C, E, F> WorkerContext<C, E, F> {
     pub fn try_recv(&self) -> Received<C> {
         match self.commands.try_recv() {
             Ok(Message::Command(command)) => Received::Command(command),
+            Ok(Message::FrameTaken) => Received::Nothing,
             Ok(Message::Shutdown) | Err(TryRecvError::Disconnected) => Received::Shutdown,
             Err(TryRecvError::Empty) => Received::Nothing,
         }
     }
 
-    /// Waits for the next command, however long.
+    /// Waits for the next command, however long (frames taken meanwhile are not news here).
     pub fn recv(&self) -> Received<C> {
-        match self.commands.recv() {
-            Ok(Message::Command(command)) => Received::Command(command),
-            Ok(Message::Shutdown) | Err(_) => Received::Shutdown,
+        loop {
+            match self.commands.recv() {
+                Ok(Message::Command(command)) => return Received::Command(command),
+                Ok(Message::FrameTaken) => continue,
+                Ok(Message::Shutdown) | Err(_) => return Received::Shutdown,
+            }
         }
     }
 
@@ -280,5 +295,35 @@ mod tests {
         assert_eq!(worker.take_frame(), None);
         drop(worker);
         assert!(finished.load(Ordering::Relaxed), "drop joins the thread");
+    }
+
+    #[test]
+    fn taking_the_frame_wakes_a_worker_waiting_for_room() {
+        let worker: Worker<(), Duration, u32> =
+            Worker::spawn("test", Arc::new(|| {}), move |ctx| {
+                ctx.put_frame(7);
+                let waiting = std::time::Instant::now();
+                // Waits for room for the next frame, as the simulation thread does.
+                if let Received::Nothing = ctx.recv_timeout(Duration::from_secs(30)) {
+                    ctx.emit(waiting.elapsed());
+                }
+            })
+            .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while worker.take_frame().is_none() {
+            assert!(std::time::Instant::now() < deadline, "no frame came");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let waited = loop {
+            if let Some(waited) = worker.try_event() {
+                break waited;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the worker was not woken"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        assert!(waited < Duration::from_secs(10), "woken after {waited:?}");
     }
 }
