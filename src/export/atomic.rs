@@ -22,6 +22,7 @@
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::error::{HeatlabError, Result};
@@ -352,9 +353,18 @@ fn live_temp_files() -> MutexGuard<'static, Vec<PathBuf>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Set (under the registry's lock) once the process is exiting at once: no temporary file is
+/// created after its list was taken, so none outlives the exit.
+static EXITING: AtomicBool = AtomicBool::new(false);
+
 /// Deletes every temporary file that a write in progress holds; returns how many it deleted.
-/// For a process that must exit at once (a second Ctrl-C): the writes it cuts short fail.
+/// For a process that must exit at once (a second Ctrl-C): the writes it cuts short fail, and
+/// writes that start afterwards fail before they create a file.
 pub fn remove_live_temp_files() -> usize {
+    {
+        let _listed = live_temp_files();
+        EXITING.store(true, Ordering::SeqCst);
+    }
     remove_listed(|_| true)
 }
 
@@ -402,13 +412,24 @@ impl Drop for Listed {
 
 impl LiveTempFile {
     fn create_in(dir: &Path) -> Result<Self> {
+        // The file is created and listed under the registry's lock, so that an immediate exit
+        // either finds it listed or stops it from being created.
+        let mut listed = live_temp_files();
+        if EXITING.load(Ordering::SeqCst) {
+            return Err(HeatlabError::io(
+                "creating a temporary file in",
+                dir,
+                std::io::Error::new(std::io::ErrorKind::Interrupted, "the process is exiting"),
+            ));
+        }
         let file = tempfile::Builder::new()
             .prefix(".heatlab-")
             .suffix(".part")
             .tempfile_in(dir)
             .map_err(|e| HeatlabError::io("creating a temporary file in", dir, e))?;
         let path = file.path().to_path_buf();
-        live_temp_files().push(path.clone());
+        listed.push(path.clone());
+        drop(listed);
         Ok(Self {
             file,
             _listed: Listed(path),
