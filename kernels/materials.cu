@@ -485,10 +485,15 @@ __device__ __forceinline__ void exchange_of_cell(int at, const float* __restrict
 
 // The most warps a booking block has (the scalar kernel's 32 x 8 threads).
 #define BOOKING_WARPS 8
+// Ledger cells each booking thread books (their loads independent, so they overlap): few
+// booking blocks, so that they do not push the step's blocks into one more wave (at 2000² the
+// vec4 step is 1000 blocks, 1.9 waves of 4 blocks on 132 SMs; a block per 128 cells of the
+// ledger made it 2.02).
+#define BOOKING_CELLS_PER_THREAD 4
 
 // One step with the energy booked in the same launch: the first `booking_rows` rows of blocks
-// of the grid book the exchange of the step's input (the ledger's cells, a block's threads
-// each), the rows after them step (as block row blockIdx.y - booking_rows). Booking blocks come
+// of the grid book the exchange of the step's input (the ledger's cells, each thread
+// BOOKING_CELLS_PER_THREAD of them, a block's threads apart), the rows after them step (as block row blockIdx.y - booking_rows). Booking blocks come
 // first so that they start first: their chains of dependent loads overlap the steps instead of
 // ending the launch. Both only read `in`, so they may run in any order. Each booking
 // block adds its five sums to slots of its own, exchange[5 * block + s] (no atomics: a block's
@@ -503,8 +508,15 @@ __device__ __forceinline__ bool booked_here(const float* __restrict__ in, const 
     const int block = blockIdx.y * gridDim.x + blockIdx.x;
     const int threads = blockDim.x * blockDim.y;
     const int thread = threadIdx.y * blockDim.x + threadIdx.x;
-    double sums[5];
-    exchange_of_cell<PR, PC>(block * threads + thread, in, map, tables, capacity, cells, count, n, rows, cols, sums);
+    double sums[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+#pragma unroll
+    for (int k = 0; k < BOOKING_CELLS_PER_THREAD; ++k) {
+        double cell[5];
+        const int at = (block * BOOKING_CELLS_PER_THREAD + k) * threads + thread;
+        exchange_of_cell<PR, PC>(at, in, map, tables, capacity, cells, count, n, rows, cols, cell);
+#pragma unroll
+        for (int s = 0; s < 5; ++s) sums[s] = __dadd_rn(sums[s], cell[s]);
+    }
     __shared__ double warp_sums[5][BOOKING_WARPS];
     const int warp = thread >> 5;
 #pragma unroll
@@ -514,7 +526,7 @@ __device__ __forceinline__ bool booked_here(const float* __restrict__ in, const 
     }
     __syncthreads();
     // Blocks past the ledger's last cell (the grid is rounded up to whole rows) have no slots.
-    if (thread == 0 && block * threads < count) {
+    if (thread == 0 && block * BOOKING_CELLS_PER_THREAD * threads < count) {
 #pragma unroll
         for (int s = 0; s < 5; ++s) {
             double total = 0.0;

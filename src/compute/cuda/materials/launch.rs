@@ -7,6 +7,9 @@ use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::super::{dims, driver_error, FieldBuffers};
 use super::{DeviceProblem, MaterialKernel, BLOCKED_WARPS, SCALAR_ROWS, VEC_ROWS};
+
+/// Ledger cells each booking thread books (`BOOKING_CELLS_PER_THREAD` in the source).
+const BOOKING_CELLS_PER_THREAD: u32 = 4;
 use crate::error::{HeatlabError, Result};
 use crate::grid::GridSize;
 
@@ -113,7 +116,9 @@ pub(super) fn launch_booked_step(
     };
     ledger.sources += ledger.host.sources_per_step();
     let threads = config.block_dim.0 * config.block_dim.1;
-    let booking_blocks = (ledger.count as u32).div_ceil(threads).max(1);
+    let booking_blocks = (ledger.count as u32)
+        .div_ceil(threads * BOOKING_CELLS_PER_THREAD)
+        .max(1);
     let booking_rows = booking_blocks.div_ceil(config.grid_dim.0);
     config.grid_dim.1 += booking_rows;
     let booking_rows = booking_rows as i32;
@@ -136,10 +141,10 @@ pub(super) fn launch_booked_step(
     // capacity, const unsigned* cells, int count, int booking_rows, double* exchange): the
     // step's arguments as in `launch_step`; capacity n doubles, cells `count` indices below
     // rows*cols (from the ledger of this map), exchange 5 * booking_slots(count) doubles. The
-    // first booking_rows rows of blocks only book (each thread one ledger index, those at or
-    // past count add nothing) and write no cell: booking block b adds to exchange[5b..5b+5]
-    // only when b * threads < count, so b < count / 128 rounded up, within the slots (a block
-    // has 128 or 256 threads); the rows after them are the step's grid exactly, shifted down
+    // first booking_rows rows of blocks only book (each thread BOOKING_CELLS_PER_THREAD ledger
+    // indices, those at or past count add nothing) and write no cell: booking block b adds to
+    // exchange[5b..5b+5] only when b * 4 * threads < count, so b < count / 128 rounded up,
+    // within the slots (a block has 128 or 256 threads); the rows after them are the step's grid exactly, shifted down
     // by booking_rows (grid rows stay far below the 65535 limit: VEC_ROWS or 32 cell rows a
     // block row).
     unsafe { launch.launch(config) }.map_err(driver_error("launching materials_step_booked"))?;
