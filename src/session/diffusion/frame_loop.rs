@@ -144,7 +144,8 @@ impl SimThread {
         // Probes and the line profile read the device too: before the next steps are queued.
         let samples = self.sample(split);
         let problem = self.problem_frame(stats_due, split);
-        if let Some((steps, record, host)) = queue_next {
+        // A frame that could not be drawn stops stepping: no next steps then.
+        if let Some((steps, record, host)) = queue_next.filter(|_| drawn.is_ok()) {
             // The GPU is done with this frame: give it the next frame's steps before colouring.
             if let (Some(record), Some(host)) = (record.as_ref(), host) {
                 self.adjust_overlapped_steps(record, host);
