@@ -43,29 +43,21 @@
 // Every block of the launch waits here until all have arrived; global writes before it are
 // visible to every block after it. `barrier[0]` counts arrivals (reset by the last one),
 // `barrier[1]` is the generation the waiters watch. Deadlocks unless all blocks are resident.
-// Release and acquire operations instead of full fences (a block's arrival releases what its
-// threads wrote before the __syncthreads; the last arrival acquires every block's and releases
-// the new generation; a waiter acquires it): a fence costs a round trip of its own, three of
-// them an exchange.
-__device__ __forceinline__ unsigned int resident_load_acquire(const unsigned int* address) {
-    unsigned int value;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
-    return value;
-}
-
 __device__ __forceinline__ void resident_grid_barrier(unsigned int* barrier, unsigned int blocks) {
     __syncthreads();
     if (threadIdx.x == 0 && threadIdx.y == 0) {
-        const unsigned int seen = resident_load_acquire(barrier + 1);
-        unsigned int arrived;
-        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(arrived) : "l"(barrier) : "memory");
-        if (arrived == blocks - 1) {
-            asm volatile("st.relaxed.gpu.global.u32 [%0], 0;" ::"l"(barrier) : "memory");
-            asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(barrier + 1) : "memory");
+        volatile unsigned int* generation = barrier + 1;
+        const unsigned int seen = *generation;
+        __threadfence();
+        if (atomicAdd(barrier, 1u) == blocks - 1) {
+            atomicExch(barrier, 0u);
+            __threadfence();
+            atomicAdd(barrier + 1, 1u);
         } else {
-            while (resident_load_acquire(barrier + 1) == seen) {
+            while (*generation == seen) {
             }
         }
+        __threadfence();
     }
     __syncthreads();
 }
