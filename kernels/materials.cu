@@ -61,13 +61,20 @@ __device__ __forceinline__ int wrap_index(int i, int n) {
     return m < 0 ? m + n : m;
 }
 
-// One face: to a neighbour (kind j, value u) or, where `side` is set, to the outside.
-__device__ __forceinline__ float face(const Tables& t, int i, float v, float u, int j, bool side, int which) {
+// One face of a cell of kind i: to a neighbour (kind j, value u; `gains` is the pair table's
+// row of kind i) or, where `side` is set, to the outside.
+__device__ __forceinline__ float face(const Tables& t, const float* gains, int i, float v, float u, int j, bool side,
+                                      int which) {
     if (side) {
         const int at = which * t.n + i;
         return __fadd_rn(__fmul_rn(t.side_gain[at], __fsub_rn(t.outside[which], v)), t.side_bias[at]);
     }
-    return __fmul_rn(t.pair[i * t.n + j], __fsub_rn(u, v));
+    return __fmul_rn(gains[j], __fsub_rn(u, v));
+}
+
+// The side face of a cell of kind i (no neighbour).
+__device__ __forceinline__ float face(const Tables& t, int i, float v, float u, int j, bool side, int which) {
+    return face(t, t.pair + i * t.n, i, v, u, j, side, which);
 }
 
 // What one cell around it looks like: values, kinds, and which faces are sides.
@@ -77,17 +84,20 @@ struct Around {
     bool sl, sr, st, sb;
 };
 
+// Held cells keep v: selected, not branched to, so that a warp's cells take one path.
 __device__ __forceinline__ float update_cell(const Tables& t, int i, float v, const Around& a) {
-    if (t.held[i] != 0.0f) return v;
-    const float fl = face(t, i, v, a.left, a.kl, a.sl, SIDE_LEFT);
-    const float fr = face(t, i, v, a.right, a.kr, a.sr, SIDE_RIGHT);
-    const float ft = face(t, i, v, a.top, a.kt, a.st, SIDE_TOP);
-    const float fb = face(t, i, v, a.bottom, a.kb, a.sb, SIDE_BOTTOM);
+    const bool held = t.held[i] != 0.0f;
+    const float* gains = t.pair + i * t.n;
+    const float fl = face(t, gains, i, v, a.left, a.kl, a.sl, SIDE_LEFT);
+    const float fr = face(t, gains, i, v, a.right, a.kr, a.sr, SIDE_RIGHT);
+    const float ft = face(t, gains, i, v, a.top, a.kt, a.st, SIDE_TOP);
+    const float fb = face(t, gains, i, v, a.bottom, a.kb, a.sb, SIDE_BOTTOM);
     const float sum = __fadd_rn(__fadd_rn(__fadd_rn(fl, fr), ft), fb);
-    return __fadd_rn(__fadd_rn(v, sum), t.source[i]);
+    return held ? v : __fadd_rn(__fadd_rn(v, sum), t.source[i]);
 }
 
-__device__ __forceinline__ int byte_of(unsigned word, int e) { return (word >> (8 * e)) & 0xff; }
+// Byte e of a word (one PRMT).
+__device__ __forceinline__ int byte_of(unsigned word, int e) { return (int)__byte_perm(word, 0u, 0x4440u + e); }
 
 // ---------------------------------------------------------------------------------------------
 // One step, any width: block (32, 8), each thread one column and SCALAR_ROWS rows.
@@ -323,7 +333,7 @@ __device__ __noinline__ float4 update_quad_call(Tables t, float4 mid, unsigned m
                        side_bottom);
 }
 
-template <bool PR, bool PC, int K, bool COMPACT, bool CHECK_ROWS>
+template <bool PR, bool PC, int K, bool COMPACT, bool CHECK_ROWS, bool CHECK_COLS>
 __device__ __forceinline__ void blocked_row(const Tables& t, float4 (&window)[K][3], QuadKinds (&kinds)[K + 2],
                                             float4 loaded, unsigned loaded_word, int j0, int rows, int cols, int c0,
                                             bool warp_sides, float* __restrict__ out, bool writes, int r_start,
@@ -338,8 +348,8 @@ __device__ __forceinline__ void blocked_row(const Tables& t, float4 (&window)[K]
     const unsigned kr = __shfl_down_sync(FULL_MASK, byte_of(loaded_word, 0), 1);
     kinds[K + 1].sides = kl | (kr << 8);
     kinds[K + 1].uniform = uniform_kind(loaded_word, kl, kr);
-    const bool side_left = !PC && c0 == 0;
-    const bool side_right = !PC && c0 + 4 == cols;
+    const bool side_left = !PC && CHECK_COLS && c0 == 0;
+    const bool side_right = !PC && CHECK_COLS && c0 + 4 == cols;
 #pragma unroll
     for (int k = 1; k <= K; ++k) {
         const int j = j0 - k;  // row of level k computed now
@@ -374,21 +384,28 @@ __device__ __forceinline__ void blocked_row(const Tables& t, float4 (&window)[K]
     }
 }
 
+// Rows first..last of a warp's march (loading one row ahead).
+template <bool PR, bool PC, int K, bool COMPACT, bool CHECK_ROWS, bool CHECK_COLS>
+__device__ __forceinline__ void blocked_rows(const Tables& t, float4 (&window)[K][3], QuadKinds (&kinds)[K + 2],
+                                             float4& prefetched, unsigned& prefetched_word,
+                                             const float* __restrict__ in, const unsigned char* __restrict__ map,
+                                             int first, int last, int rows, int cols, int c0, bool warp_sides,
+                                             float* __restrict__ out, bool writes, int r_start, int r_end) {
+    for (int j0 = first; j0 <= last; ++j0) {
+        const float4 loaded = prefetched;
+        const unsigned word = prefetched_word;
+        load_row<PR, PC>(in, map, j0 + 1, c0, rows, cols, prefetched, prefetched_word);
+        blocked_row<PR, PC, K, COMPACT, CHECK_ROWS, CHECK_COLS>(t, window, kinds, loaded, word, j0, rows, cols, c0,
+                                                                warp_sides, out, writes, r_start, r_end);
+    }
+}
+
+// The march of one warp down rows r_start - K .. r_end - 1 + K of its strip (lane columns c0..c0+3),
+// writing level K's rows r_start .. r_end - 1 where `writes`.
 template <bool PR, bool PC, int K, bool COMPACT>
-__device__ __forceinline__ void materials_blocked(const float* __restrict__ in, float* __restrict__ out,
-                                                  const unsigned char* __restrict__ map,
-                                                  const float* __restrict__ tables, int n, int rows, int cols,
-                                                  int segment_rows) {
-    const Tables t = load_tables(tables, n);
-    constexpr int HALO_LANES = K / 4;
-    constexpr int OUT_COLS = 128 - 2 * K;
-    const int lane = threadIdx.x & 31;
-    const int segment = blockIdx.y * blockDim.y + threadIdx.y;
-    const int r_start = segment * segment_rows;
-    if (r_start >= rows) return;  // the whole warp leaves together, after the barrier
-    const int r_end = min(r_start + segment_rows, rows);
-    const int c0 = blockIdx.x * OUT_COLS - K + lane * 4;
-    const bool writes = lane >= HALO_LANES && lane < 32 - HALO_LANES && c0 < cols;
+__device__ __forceinline__ void blocked_march(const Tables& t, const float* __restrict__ in, float* __restrict__ out,
+                                              const unsigned char* __restrict__ map, int rows, int cols, int c0,
+                                              bool writes, int r_start, int r_end) {
     float4 window[K][3];
     QuadKinds kinds[K + 2];
 #pragma unroll
@@ -408,23 +425,405 @@ __device__ __forceinline__ void materials_blocked(const float* __restrict__ in, 
     float4 prefetched;
     unsigned prefetched_word;
     load_row<PR, PC>(in, map, first, c0, rows, cols, prefetched, prefetched_word);
+    // Compile-time side tests where the warp reaches no side: no branch per face.
     if (touches_edge) {
-        for (int j0 = first; j0 <= last; ++j0) {
-            const float4 loaded = prefetched;
-            const unsigned word = prefetched_word;
-            load_row<PR, PC>(in, map, j0 + 1, c0, rows, cols, prefetched, prefetched_word);
-            blocked_row<PR, PC, K, COMPACT, true>(t, window, kinds, loaded, word, j0, rows, cols, c0, warp_sides, out, writes,
-                                         r_start, r_end);
+        if (warp_sides) {
+            blocked_rows<PR, PC, K, COMPACT, true, true>(t, window, kinds, prefetched, prefetched_word, in, map,
+                                                         first, last, rows, cols, c0, warp_sides, out, writes,
+                                                         r_start, r_end);
+        } else {
+            blocked_rows<PR, PC, K, COMPACT, true, false>(t, window, kinds, prefetched, prefetched_word, in, map,
+                                                          first, last, rows, cols, c0, warp_sides, out, writes,
+                                                          r_start, r_end);
         }
+    } else if (warp_sides) {
+        blocked_rows<PR, PC, K, COMPACT, false, true>(t, window, kinds, prefetched, prefetched_word, in, map, first,
+                                                      last, rows, cols, c0, warp_sides, out, writes, r_start,
+                                                      r_end);
     } else {
-        for (int j0 = first; j0 <= last; ++j0) {
-            const float4 loaded = prefetched;
-            const unsigned word = prefetched_word;
-            load_row<PR, PC>(in, map, j0 + 1, c0, rows, cols, prefetched, prefetched_word);
-            blocked_row<PR, PC, K, COMPACT, false>(t, window, kinds, loaded, word, j0, rows, cols, c0, warp_sides, out,
-                                          writes, r_start, r_end);
+        blocked_rows<PR, PC, K, COMPACT, false, false>(t, window, kinds, prefetched, prefetched_word, in, map, first,
+                                                       last, rows, cols, c0, warp_sides, out, writes, r_start,
+                                                       r_end);
+    }
+}
+
+// A warp's place in a blocked launch: its strip of 128 columns (K of them on each side computed
+// only to feed the others) and its segment of rows.
+template <int K>
+struct WarpTile {
+    int lane, strip_first, c0, r_start, r_end;
+    bool writes;
+};
+
+template <int K>
+__device__ __forceinline__ WarpTile<K> warp_tile(int strip, int segment, int rows, int cols, int segment_rows) {
+    constexpr int HALO_LANES = K / 4;
+    constexpr int OUT_COLS = 128 - 2 * K;
+    WarpTile<K> w;
+    w.lane = threadIdx.x & 31;
+    w.r_start = segment * segment_rows;
+    w.r_end = min(w.r_start + segment_rows, rows);
+    w.strip_first = strip * OUT_COLS - K;
+    w.c0 = w.strip_first + w.lane * 4;
+    w.writes = w.lane >= HALO_LANES && w.lane < 32 - HALO_LANES && w.c0 < cols;
+    return w;
+}
+
+// The warp's tile in a launch of one warp per tile: strip blockIdx.x, segment from the block's
+// row and the warp; tiles are numbered segment * strips + strip.
+template <int K>
+__device__ __forceinline__ WarpTile<K> launch_tile(int rows, int cols, int segment_rows) {
+    return warp_tile<K>(blockIdx.x, blockIdx.y * blockDim.y + threadIdx.y, rows, cols, segment_rows);
+}
+
+template <bool PR, bool PC, int K, bool COMPACT>
+__device__ __forceinline__ void materials_blocked(const float* __restrict__ in, float* __restrict__ out,
+                                                  const unsigned char* __restrict__ map,
+                                                  const float* __restrict__ tables, int n, int rows, int cols,
+                                                  int segment_rows) {
+    const Tables t = load_tables(tables, n);
+    const WarpTile<K> w = launch_tile<K>(rows, cols, segment_rows);
+    if (w.r_start >= rows) return;  // the whole warp leaves together, after the barrier
+    blocked_march<PR, PC, K, COMPACT>(t, in, out, map, rows, cols, w.c0, w.writes, w.r_start, w.r_end);
+}
+
+// ---------------------------------------------------------------------------------------------
+// K steps per launch by tiles (TILED kernels), a tile being a warp's strip of 128 columns and
+// segment of rows as in the blocked kernels. When a problem is uploaded, classify_tiles reads the
+// kinds of every cell each tile's march reads (rows r_start - K .. r_end - 1 + K of its 128
+// columns): a tile whose cells are all of one kind and that reaches no side that does not wrap
+// is marched without the kind map (materials_tiled: the uniform kernel's march with the material
+// expression, the kind's gain `a` and source `s` in registers; a held kind's tile is copied).
+// The other tiles, listed by the host, are marched by materials_tiled_mixed (blocked_march),
+// launched after it on the same input: the tiles are disjoint, so the order does not matter,
+// and each kernel keeps its own registers.
+//
+// The one-kind march computes each face between two cells once (ANTISYM): the face a cell gets
+// from its left (top) neighbour is the negation of the face that neighbour got from its right
+// (bottom) one, a * (l - v) = -(a * (v - l)), exact in round-to-nearest except where l == v,
+// where it gives -0 instead of +0. A zero's sign changes only a sum that is zero, then only
+// v + sum where v is zero too, and (v + sum) + s not at all unless s is -0: where a kind's source
+// is -0, the host launches the kernel that computes every face (materials_tiled_k8d).
+// ---------------------------------------------------------------------------------------------
+
+// Whether a tile's march reaches a side that does not wrap (rows first..last, 128 columns from
+// strip_first): its cells next to the side then take the side's faces.
+template <bool PR, bool PC>
+__device__ __forceinline__ bool tile_reaches_side(int first, int last, int strip_first, int rows, int cols) {
+    return (!PR && (first < 0 || last > rows - 1)) || (!PC && (strip_first < 0 || strip_first + 128 > cols));
+}
+
+// The kind of every cell of the grid in rows first..last of the warp's strip, or -1 where kinds
+// mix (warp-uniform). Rows and columns beyond a side that does not wrap are not read.
+template <bool PR, bool PC>
+__device__ __forceinline__ int tile_kind(const unsigned char* __restrict__ map, int first, int last, int c0,
+                                         int rows, int cols) {
+    if (!PR) {
+        first = max(first, 0);
+        last = min(last, rows - 1);
+    }
+    const bool lane_inside = PC || (c0 >= 0 && c0 < cols);
+    const int source_lane = __ffs(__ballot_sync(FULL_MASK, lane_inside)) - 1;
+    const unsigned* words =
+        reinterpret_cast<const unsigned*>(map + (PC ? wrap_index(c0, cols) : min(max(c0, 0), cols - 4)));
+    const int stride = cols >> 2;
+    const unsigned kind =
+        __shfl_sync(FULL_MASK, __ldg(&words[(size_t)row_of<PR>(first, rows) * stride]) & 0xffu, source_lane);
+    const unsigned want = kind * 0x01010101u;
+    unsigned differ = 0;
+    if (lane_inside) {
+#pragma unroll 8
+        for (int r = first; r <= last; ++r) differ |= __ldg(&words[(size_t)row_of<PR>(r, rows) * stride]) ^ want;
+    }
+    return __any_sync(FULL_MASK, differ != 0) ? -1 : (int)kind;
+}
+
+// One row of a one-kind tile's march: rows beyond the grid's first and last (prefetched, or
+// beyond a side) are loaded clamped and never used.
+template <bool PR>
+__device__ __forceinline__ float4 load_quad(const float* __restrict__ f, int r, int c, int rows, int cols) {
+    return __ldg(reinterpret_cast<const float4*>(f + (size_t)row_of<PR>(r, rows) * cols + c));
+}
+
+// Which faces of a quad are sides, and the tables to take them from (SIDES marches only).
+struct QuadSides {
+    const Tables* t;
+    int kind;
+    bool left, right, top, bottom;
+};
+
+// The four cells of a quad of one kind: update_cell's expression with the kind's gain `a` and
+// source `s`. With ANTISYM the top faces come negated from `carry` (the bottom faces the row
+// above got at this level, which it takes back) and each face inside the quad is computed once.
+// With SIDES, faces on a side are the side's (never carried: a side's row has no neighbour
+// beyond it whose face it would be).
+template <bool ANTISYM, bool SIDES>
+__device__ __forceinline__ float4 one_kind_quad(float a, float s, float4 mid, float4 up, float4 down, float left,
+                                                float right, float4& carry, const QuadSides& sides) {
+    const float m[4] = {mid.x, mid.y, mid.z, mid.w};
+    const float d[4] = {down.x, down.y, down.z, down.w};
+    const float u[4] = {up.x, up.y, up.z, up.w};
+    const float c[4] = {carry.x, carry.y, carry.z, carry.w};
+    float fb[4], fr[4], ft[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        fb[e] = SIDES && sides.bottom ? face(*sides.t, sides.kind, m[e], 0.0f, 0, true, SIDE_BOTTOM)
+                                      : __fmul_rn(a, __fsub_rn(d[e], m[e]));
+        const float r = e == 3 ? right : m[e == 3 ? 3 : e + 1];
+        fr[e] = SIDES && e == 3 && sides.right ? face(*sides.t, sides.kind, m[e], 0.0f, 0, true, SIDE_RIGHT)
+                                               : __fmul_rn(a, __fsub_rn(r, m[e]));
+        // fl + ft + ... with ANTISYM: ft = -carry, taken as a subtraction below.
+        ft[e] = SIDES && sides.top ? face(*sides.t, sides.kind, m[e], 0.0f, 0, true, SIDE_TOP)
+                                   : (ANTISYM ? c[e] : __fmul_rn(a, __fsub_rn(u[e], m[e])));
+    }
+    const float fl0 = SIDES && sides.left ? face(*sides.t, sides.kind, m[0], 0.0f, 0, true, SIDE_LEFT)
+                                          : __fmul_rn(a, __fsub_rn(left, m[0]));
+    const bool top_carried = ANTISYM && !(SIDES && sides.top);
+    float o[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        float horizontal;
+        if (e == 0) {
+            horizontal = __fadd_rn(fl0, fr[0]);
+        } else if (ANTISYM) {
+            // fl + fr with fl = -fr of the cell to the left: fr - that.
+            horizontal = __fsub_rn(fr[e], fr[e == 0 ? 0 : e - 1]);
+        } else {
+            horizontal = __fadd_rn(__fmul_rn(a, __fsub_rn(m[e == 0 ? 0 : e - 1], m[e])), fr[e]);
+        }
+        const float vertical = top_carried ? __fsub_rn(horizontal, ft[e]) : __fadd_rn(horizontal, ft[e]);
+        const float sum = __fadd_rn(vertical, fb[e]);
+        o[e] = __fadd_rn(__fadd_rn(m[e], sum), s);
+    }
+    if (ANTISYM) carry = make_float4(fb[0], fb[1], fb[2], fb[3]);
+    return make_float4(o[0], o[1], o[2], o[3]);
+}
+
+// The cell of a quad on a left or right side that does not wrap (`which`), in a row away from
+// the top and bottom: one_kind_quad's expression for that cell alone, its side face the side's.
+// `inner` is the quad's cell next to it, `c` its carried top face (ANTISYM) and `u` the value
+// above it (otherwise).
+template <bool ANTISYM>
+__device__ __forceinline__ float edge_cell(const Tables& t, int kind, float a, float s, float v, float inner,
+                                           float c, float u, float d, int which) {
+    const float side = face(t, kind, v, 0.0f, 0, true, which);
+    float horizontal;
+    if (which == SIDE_LEFT) {
+        horizontal = __fadd_rn(side, __fmul_rn(a, __fsub_rn(inner, v)));
+    } else if (ANTISYM) {
+        horizontal = __fsub_rn(side, __fmul_rn(a, __fsub_rn(v, inner)));
+    } else {
+        horizontal = __fadd_rn(__fmul_rn(a, __fsub_rn(inner, v)), side);
+    }
+    const float vertical = ANTISYM ? __fsub_rn(horizontal, c) : __fadd_rn(horizontal, __fmul_rn(a, __fsub_rn(u, v)));
+    const float sum = __fadd_rn(vertical, __fmul_rn(a, __fsub_rn(d, v)));
+    return __fadd_rn(__fadd_rn(v, sum), s);
+}
+
+// One row of a one-kind tile's march: every level computes its row as if no side were near;
+// with ROW_SIDES, a row on the top or bottom side (warp-uniform, rare) is computed again with the
+// sides' faces, and with COL_SIDES the lanes on a left or right side compute their edge cell
+// again.
+template <bool PR, int K, bool ANTISYM, bool ROW_SIDES, bool COL_SIDES>
+__device__ __forceinline__ void one_kind_row(float4 (&window)[K][3], float4 (&carry)[K], float4 loaded, int j0,
+                                             float a, float s, const QuadSides& sides, int rows,
+                                             float* __restrict__ out, int cols, int c0, bool writes, int r_start,
+                                             int r_end) {
+    window[0][0] = window[0][1];
+    window[0][1] = window[0][2];
+    window[0][2] = loaded;
+#pragma unroll
+    for (int k = 1; k <= K; ++k) {
+        const int j = j0 - k;  // row of level k computed now
+        const float4 mid = window[k - 1][1];
+        const float4 up = window[k - 1][0];
+        const float4 down = window[k - 1][2];
+        const float left = __shfl_up_sync(FULL_MASK, mid.w, 1);
+        const float right = __shfl_down_sync(FULL_MASK, mid.x, 1);
+        const float4 carried = carry[k - 1];
+        float4 next = one_kind_quad<ANTISYM, false>(a, s, mid, up, down, left, right, carry[k - 1], sides);
+        if (ROW_SIDES && !PR && (j == 0 || j == rows - 1)) {
+            QuadSides here = sides;
+            here.top = j == 0;
+            here.bottom = j == rows - 1;
+            float4 unused = carried;
+            next = one_kind_quad<ANTISYM, true>(a, s, mid, up, down, left, right, unused, here);
+        } else if (COL_SIDES && sides.left) {
+            next.x =
+                edge_cell<ANTISYM>(*sides.t, sides.kind, a, s, mid.x, mid.y, carried.x, up.x, down.x, SIDE_LEFT);
+        } else if (COL_SIDES && sides.right) {
+            next.w =
+                edge_cell<ANTISYM>(*sides.t, sides.kind, a, s, mid.w, mid.z, carried.w, up.w, down.w, SIDE_RIGHT);
+        }
+        if (k < K) {
+            window[k][0] = window[k][1];
+            window[k][1] = window[k][2];
+            window[k][2] = next;
+        } else if (writes && j >= r_start && j < r_end) {
+            *reinterpret_cast<float4*>(out + (size_t)j * cols + c0) = next;
         }
     }
+}
+
+// Where a one-kind tile's march is: its window, carried faces and the next two rows loaded.
+template <int K>
+struct OneKindMarch {
+    float4 window[K][3];
+    float4 carry[K];
+    float4 prefetched, prefetched2;
+    int c;  // the lanes' first column, wrapped or clamped
+};
+
+// Iterations from..to-1 of a one-kind tile's march (loads two rows ahead). ROW_SIDES: they may
+// compute the top or bottom row (not unrolled: few); otherwise unrolled three times, so that
+// the window's shifts become register renames.
+template <bool PR, int K, bool ANTISYM, bool ROW_SIDES, bool COL_SIDES>
+__device__ __forceinline__ void one_kind_rows(OneKindMarch<K>& m, int from, int to, const float* __restrict__ in,
+                                              float a, float s, const QuadSides& sides, int rows,
+                                              float* __restrict__ out, int cols, int c0, bool writes, int r_start,
+                                              int r_end) {
+    if (ROW_SIDES) {
+        for (int j0 = from; j0 < to; ++j0) {
+            const float4 loaded = m.prefetched;
+            m.prefetched = m.prefetched2;
+            m.prefetched2 = load_quad<PR>(in, j0 + 2, m.c, rows, cols);
+            one_kind_row<PR, K, ANTISYM, true, COL_SIDES>(m.window, m.carry, loaded, j0, a, s, sides, rows, out,
+                                                          cols, c0, writes, r_start, r_end);
+        }
+    } else {
+#pragma unroll 3
+        for (int j0 = from; j0 < to; ++j0) {
+            const float4 loaded = m.prefetched;
+            m.prefetched = m.prefetched2;
+            m.prefetched2 = load_quad<PR>(in, j0 + 2, m.c, rows, cols);
+            one_kind_row<PR, K, ANTISYM, false, COL_SIDES>(m.window, m.carry, loaded, j0, a, s, sides, rows, out,
+                                                           cols, c0, writes, r_start, r_end);
+        }
+    }
+}
+
+// The march of a one-kind tile. SIDES: the tile reaches a side that does not wrap; the
+// iterations whose levels compute row 0 or the last row (j0 in 1..K or rows..rows-1+K) take the
+// top and bottom sides' faces, the others only the left and right sides'.
+template <bool PR, bool PC, int K, bool ANTISYM, bool SIDES>
+__device__ __forceinline__ void one_kind_march(const Tables& t, int kind, const float* __restrict__ in,
+                                               float* __restrict__ out, int rows, int cols, int c0, bool writes,
+                                               int r_start, int r_end) {
+    OneKindMarch<K> m;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        m.window[k][0] = m.window[k][1] = m.window[k][2] = m.carry[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    const float a = t.pair[kind * t.n + kind];
+    const float s = t.source[kind];
+    QuadSides sides;
+    sides.t = &t;
+    sides.kind = kind;
+    sides.left = SIDES && !PC && c0 == 0;
+    sides.right = SIDES && !PC && c0 + 4 == cols;
+    sides.top = sides.bottom = false;
+    // Lanes beyond a side load clamped columns, never used.
+    m.c = PC ? wrap_index(c0, cols) : min(max(c0, 0), cols - 4);
+    const int first = r_start - K;
+    const int end = r_end + K;  // one past the last iteration
+    m.prefetched = load_quad<PR>(in, first, m.c, rows, cols);
+    m.prefetched2 = load_quad<PR>(in, first + 1, m.c, rows, cols);
+    if (!SIDES) {
+        one_kind_rows<PR, K, ANTISYM, false, false>(m, first, end, in, a, s, sides, rows, out, cols, c0, writes,
+                                                    r_start, r_end);
+        return;
+    }
+    const int top_end = PR ? first : min(max(K + 1, first), end);
+    const int bottom_start = PR ? end : min(max(rows, top_end), end);
+    one_kind_rows<PR, K, ANTISYM, true, !PC>(m, first, top_end, in, a, s, sides, rows, out, cols, c0, writes, r_start,
+                                             r_end);
+    one_kind_rows<PR, K, ANTISYM, false, !PC>(m, top_end, bottom_start, in, a, s, sides, rows, out, cols, c0, writes,
+                                              r_start, r_end);
+    one_kind_rows<PR, K, ANTISYM, true, !PC>(m, bottom_start, end, in, a, s, sides, rows, out, cols, c0, writes,
+                                             r_start, r_end);
+}
+
+// Each tile's kind (tile_kind) into tile_kinds[segment * strips + strip], for a launch of the
+// tiled kernels' geometry; warps past the last segment write nothing.
+template <bool PR, bool PC, int K>
+__device__ __forceinline__ void classify_tiles(const unsigned char* __restrict__ map, int rows, int cols,
+                                               int segment_rows, int* __restrict__ tile_kinds) {
+    const WarpTile<K> w = launch_tile<K>(rows, cols, segment_rows);
+    if (w.r_start >= rows) return;
+    const int kind = tile_kind<PR, PC>(map, w.r_start - K, w.r_end - 1 + K, w.c0, rows, cols);
+    const int segment = blockIdx.y * blockDim.y + threadIdx.y;
+    if (w.lane == 0) tile_kinds[segment * gridDim.x + blockIdx.x] = kind;
+}
+
+// One tile of a tiled launch, if of one kind (tile_kinds from classify_tiles; a mixed tile, -1,
+// is left to mixed_tile_part): a held kind's tile is copied, the others march without the kind
+// map. ANTISYM computes each face once: the host launches it only where no kind's source is -0.
+template <bool PR, bool PC, int K, bool ANTISYM>
+__device__ __forceinline__ void one_kind_tile(const Tables& t, const float* __restrict__ in, float* __restrict__ out,
+                                              int rows, int cols, int segment_rows, int strip, int segment,
+                                              int strips, const int* __restrict__ tile_kinds) {
+    const WarpTile<K> w = warp_tile<K>(strip, segment, rows, cols, segment_rows);
+    if (w.r_start >= rows) return;  // the whole warp leaves together
+    const int kind = __ldg(&tile_kinds[segment * strips + strip]);
+    if (kind < 0) return;
+    if (t.held[kind] != 0.0f) {
+        for (int j = w.r_start; j < w.r_end && w.writes; ++j) {
+            const size_t at = (size_t)j * cols + w.c0;
+            *reinterpret_cast<float4*>(out + at) = __ldg(reinterpret_cast<const float4*>(in + at));
+        }
+        return;
+    }
+    if (tile_reaches_side<PR, PC>(w.r_start - K, w.r_end - 1 + K, w.strip_first, rows, cols)) {
+        one_kind_march<PR, PC, K, ANTISYM, true>(t, kind, in, out, rows, cols, w.c0, w.writes, w.r_start, w.r_end);
+    } else {
+        one_kind_march<PR, PC, K, ANTISYM, false>(t, kind, in, out, rows, cols, w.c0, w.writes, w.r_start, w.r_end);
+    }
+}
+
+// One share of a mixed tile, `parts` warps to a tile (each marches its share of the tile's rows,
+// with its own halo: more warps and shorter marches for the few mixed tiles): warp `index` <
+// count * parts takes share index % parts of tile tiles[index / parts], by the blocked march.
+template <bool PR, bool PC, int K>
+__device__ __forceinline__ void mixed_tile_part(const Tables& t, const float* __restrict__ in, float* __restrict__ out,
+                                                const unsigned char* __restrict__ map, int rows, int cols,
+                                                int segment_rows, int strips, const unsigned* __restrict__ tiles,
+                                                int count, int parts, int index) {
+    if (index >= count * parts) return;  // the whole warp leaves together
+    const int tile = (int)__ldg(&tiles[index / parts]);
+    const WarpTile<K> w = warp_tile<K>(tile % strips, tile / strips, rows, cols, segment_rows);
+    const int share = (segment_rows + parts - 1) / parts;
+    const int r_start = w.r_start + (index % parts) * share;
+    const int r_end = min(r_start + share, w.r_end);
+    if (r_start >= r_end) return;
+    blocked_march<PR, PC, K, false>(t, in, out, map, rows, cols, w.c0, w.writes, r_start, r_end);
+}
+
+template <int K>
+__device__ __forceinline__ int strips_of(int cols) {
+    return (cols + 128 - 2 * K - 1) / (128 - 2 * K);
+}
+
+// The one-kind tiles: blocks of the blocked kernels' grid (strip blockIdx.x, segments of the
+// block's row and its warps).
+template <bool PR, bool PC, int K, bool ANTISYM>
+__device__ __forceinline__ void materials_tiled(const float* __restrict__ in, float* __restrict__ out,
+                                                const float* __restrict__ tables, int n, int rows, int cols,
+                                                int segment_rows, const int* __restrict__ tile_kinds) {
+    const Tables t = load_tables(tables, n);
+    one_kind_tile<PR, PC, K, ANTISYM>(t, in, out, rows, cols, segment_rows, blockIdx.x,
+                                      blockIdx.y * blockDim.y + threadIdx.y, gridDim.x, tile_kinds);
+}
+
+// The mixed tiles, after materials_tiled: block b's warps take shares b * blockDim.y + warp.
+template <bool PR, bool PC, int K>
+__device__ __forceinline__ void materials_tiled_mixed(const float* __restrict__ in, float* __restrict__ out,
+                                                      const unsigned char* __restrict__ map,
+                                                      const float* __restrict__ tables, int n, int rows, int cols,
+                                                      int segment_rows, const unsigned* __restrict__ tiles,
+                                                      int count, int parts) {
+    const Tables t = load_tables(tables, n);
+    mixed_tile_part<PR, PC, K>(t, in, out, map, rows, cols, segment_rows, strips_of<K>(cols), tiles, count, parts,
+                               blockIdx.x * blockDim.y + threadIdx.y);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -548,6 +947,25 @@ __device__ __forceinline__ bool booked_here(const float* __restrict__ in, const 
         materials_blocked<PR, PC, K, COMPACT>(in, out, map, tables, n, rows, cols, segment_rows);               \
     }
 
+// Four blocks of 128 threads per SM (at most 128 registers a thread), as the uniform packed kernels.
+// The mixed tiles' kernel has the blocked kernels' bounds.
+#define TILED_KERNEL(NAME, K, ANTISYM, PR, PC)                                                                  \
+    extern "C" __global__ void __launch_bounds__(128, 4)                                                        \
+        NAME##_pr##PR##_pc##PC(const float *__restrict__ in, float *__restrict__ out,                           \
+                               const float *__restrict__ tables, int n, int rows, int cols, int segment_rows,   \
+                               const int *__restrict__ tile_kinds) {                                           \
+        materials_tiled<PR, PC, K, ANTISYM>(in, out, tables, n, rows, cols, segment_rows, tile_kinds);          \
+    }
+#define TILED_SUPPORT_KERNELS(K, PR, PC)                                                                        \
+    extern "C" __global__ void __launch_bounds__(128) materials_classify_tiles_k##K##_pr##PR##_pc##PC(         \
+        const unsigned char *__restrict__ map, int rows, int cols, int segment_rows, int *__restrict__ kinds) { \
+        classify_tiles<PR, PC, K>(map, rows, cols, segment_rows, kinds);                                        \
+    }                                                                                                           \
+    extern "C" __global__ void __launch_bounds__(128) materials_tiled_mixed_k##K##_pr##PR##_pc##PC(             \
+        STEP_ARGS, int segment_rows, const unsigned *__restrict__ tiles, int count, int parts) {                \
+        materials_tiled_mixed<PR, PC, K>(in, out, map, tables, n, rows, cols, segment_rows, tiles, count, parts); \
+    }
+
 #define MATERIAL_KERNELS(PR, PC)                                                                                \
     extern "C" __global__ void materials_step_scalar_pr##PR##_pc##PC(STEP_ARGS) {                               \
         materials_step_scalar<PR, PC>(in, out, map, tables, n, rows, cols, blockIdx.y);                         \
@@ -569,7 +987,10 @@ __device__ __forceinline__ bool booked_here(const float* __restrict__ in, const 
     BLOCKED_KERNEL(materials_blocked_k4, 4, false, PR, PC)                                                      \
     BLOCKED_KERNEL(materials_blocked_k4c, 4, true, PR, PC)                                                      \
     BLOCKED_KERNEL(materials_blocked_k8, 8, false, PR, PC)                                                      \
-    BLOCKED_KERNEL(materials_blocked_k8c, 8, true, PR, PC)
+    BLOCKED_KERNEL(materials_blocked_k8c, 8, true, PR, PC)                                                     \
+    TILED_KERNEL(materials_tiled_k8, 8, true, PR, PC)                                                           \
+    TILED_KERNEL(materials_tiled_k8d, 8, false, PR, PC)                                                         \
+    TILED_SUPPORT_KERNELS(8, PR, PC)
 MATERIAL_KERNELS(0, 0)
 MATERIAL_KERNELS(0, 1)
 MATERIAL_KERNELS(1, 0)

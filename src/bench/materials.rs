@@ -78,6 +78,7 @@ pub fn bench_materials(
     );
     let chosen = MaterialKernel::auto(size);
     let mut rows = Vec::new();
+    let mut tile_notes = Vec::new();
     for kernel in kernels {
         progress(&format!("{size}: {kernel}"));
         cuda.set_material_kernel(Some(kernel))?;
@@ -107,8 +108,18 @@ pub fn bench_materials(
         measured.exact = Some(exact);
         measured.selected = kernel == chosen;
         rows.push(measured);
+        if let (MaterialKernel::Tiled { .. }, Some(counts)) = (kernel, cuda.material_tiles()) {
+            tile_notes.push(format!(
+                "{size} {kernel}: {} of {} tiles of one kind, {} mixed ({} warps each)",
+                counts.tiles - counts.mixed,
+                counts.tiles,
+                counts.mixed,
+                counts.warps_per_mixed
+            ));
+        }
     }
-    let notes = notes(size, copy_us.mean, &uniform_us, &rows);
+    let mut notes = notes(size, copy_us.mean, &uniform_us, &rows);
+    notes.extend(tile_notes);
     rows.push(booked_row(
         cuda, config, field, &tables, &problem, &reference,
     )?);

@@ -10,4 +10,5 @@ mod brush;
 mod display;
 mod field;
 mod materials;
+mod tiled;
 mod vs_cpu;

@@ -17,8 +17,10 @@ use crate::problem::{EnergyExchange, EnergyLedger, StepTables};
 
 mod energy;
 mod launch;
+mod tiles;
 
-use launch::{launch_booked_step, launch_step};
+use launch::{launch_booked_step, launch_step, launch_tiled_step};
+use tiles::TileClasses;
 
 /// The heat-problem kernels' source, embedded so that the binary needs no files beside it.
 pub const MATERIALS_SOURCE: &str = include_str!("../../../kernels/materials.cu");
@@ -26,9 +28,11 @@ pub const MATERIALS_SOURCE: &str = include_str!("../../../kernels/materials.cu")
 /// Rows per thread of the scalar and vec4 kernels (`SCALAR_ROWS`, `VEC_ROWS` in the source).
 const SCALAR_ROWS: u32 = 4;
 const VEC_ROWS: u32 = 8;
-/// Warps per block of the blocked kernel.
+/// Warps per block of the blocked and tiled kernels.
 const BLOCKED_WARPS: u32 = 4;
-/// Fields of at least this many cells are stepped by a blocked kernel unless one is chosen.
+/// Steps per launch of the tiled kernels.
+const TILED_STEPS: u32 = 8;
+/// Fields of at least this many cells are stepped by the tiled kernel unless one is chosen.
 const BLOCKED_FROM_CELLS: usize = 4096 * 4096;
 
 /// How the GPU steps a heat problem.
@@ -49,6 +53,14 @@ pub enum MaterialKernel {
         /// registers for the one-kind path) instead of inlined in every level.
         compact: bool,
     },
+    /// 8 steps per launch, temporally blocked by tiles (a warp's strip and segment, as
+    /// `Blocked`) classified once per problem: a tile of one kind marches without the kind
+    /// map, with the kind's gain and source in registers and each face between two cells
+    /// computed once; the tiles where kinds mix take the blocked march.
+    Tiled {
+        /// Rows per warp.
+        segment_rows: u32,
+    },
 }
 
 impl fmt::Display for MaterialKernel {
@@ -67,6 +79,9 @@ impl fmt::Display for MaterialKernel {
                     "materials-blocked-k{steps_per_launch}{compact}-rows{segment_rows}"
                 )
             }
+            Self::Tiled { segment_rows } => {
+                write!(f, "materials-tiled-k{TILED_STEPS}-rows{segment_rows}")
+            }
         }
     }
 }
@@ -82,6 +97,7 @@ impl MaterialKernel {
                 segment_rows,
                 ..
             } => size.cols % 4 == 0 && matches!(steps_per_launch, 4 | 8) && segment_rows > 0,
+            Self::Tiled { segment_rows, .. } => size.cols % 4 == 0 && segment_rows > 0,
         }
     }
 
@@ -91,6 +107,7 @@ impl MaterialKernel {
             Self::Blocked {
                 steps_per_launch, ..
             } => u64::from(steps_per_launch),
+            Self::Tiled { .. } => u64::from(TILED_STEPS),
             _ => 1,
         }
     }
@@ -104,17 +121,14 @@ impl MaterialKernel {
         }
     }
 
-    /// The kernel used for `size` unless one is chosen: on large fields blocked by 4 steps in
-    /// segments of 32 rows where it fits, else one step per launch (on the H100 the blocked
-    /// kernels lost to the one-step kernel at 2000², for want of warps, and won at 8192²).
+    /// The kernel used for `size` unless one is chosen: on large fields the tiled kernel in
+    /// segments of 64 rows where it fits, else one step per launch (on the H100 the blocked
+    /// kernels lost to the one-step kernel at 2000², for want of warps, and won at 8192², where
+    /// the tiled kernel was the fastest).
     pub fn auto(size: GridSize) -> Self {
-        let blocked = Self::Blocked {
-            steps_per_launch: 4,
-            segment_rows: 32,
-            compact: false,
-        };
-        if size.cells() >= BLOCKED_FROM_CELLS && blocked.supports(size) {
-            blocked
+        let tiled = Self::Tiled { segment_rows: 64 };
+        if size.cells() >= BLOCKED_FROM_CELLS && tiled.supports(size) {
+            tiled
         } else {
             Self::one_step(size)
         }
@@ -134,8 +148,22 @@ impl MaterialKernel {
                 }
             }
         }
+        for segment_rows in [32, 64, 128] {
+            kernels.push(Self::Tiled { segment_rows });
+        }
         kernels
     }
+}
+
+/// How a tiled kernel divides the held problem (see [`MaterialKernel::Tiled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TileCounts {
+    /// Tiles (a warp's strip and segment each).
+    pub tiles: usize,
+    /// Tiles whose kinds mix, marched by the blocked march.
+    pub mixed: usize,
+    /// Warps that share each mixed tile's rows.
+    pub warps_per_mixed: usize,
 }
 
 /// The compiled kernels of `kernels/materials.cu`, each for the four wrap combinations
@@ -147,6 +175,10 @@ pub(super) struct MaterialKernels {
     blocked_k8: [CudaFunction; 4],
     compact_k4: [CudaFunction; 4],
     compact_k8: [CudaFunction; 4],
+    tiled_k8: [CudaFunction; 4],
+    tiled_k8_direct: [CudaFunction; 4],
+    tiled_mixed_k8: [CudaFunction; 4],
+    classify_tiles_k8: [CudaFunction; 4],
     /// The one-step kernels with the energy booked in the same launch.
     scalar_booked: [CudaFunction; 4],
     vec4_booked: [CudaFunction; 4],
@@ -170,6 +202,10 @@ impl MaterialKernels {
             blocked_k8: four("materials_blocked_k8")?,
             compact_k4: four("materials_blocked_k4c")?,
             compact_k8: four("materials_blocked_k8c")?,
+            tiled_k8: four("materials_tiled_k8")?,
+            tiled_k8_direct: four("materials_tiled_k8d")?,
+            tiled_mixed_k8: four("materials_tiled_mixed_k8")?,
+            classify_tiles_k8: four("materials_classify_tiles_k8")?,
             scalar_booked: four("materials_step_scalar_booked")?,
             vec4_booked: four("materials_step_vec4_booked")?,
             energy: energy::EnergyKernels::load(device)?,
@@ -181,7 +217,7 @@ impl MaterialKernels {
         match kernel {
             MaterialKernel::Scalar => Some(&self.scalar_booked[wrap]),
             MaterialKernel::Vec4 => Some(&self.vec4_booked[wrap]),
-            MaterialKernel::Blocked { .. } => None,
+            MaterialKernel::Blocked { .. } | MaterialKernel::Tiled { .. } => None,
         }
     }
 
@@ -200,6 +236,7 @@ impl MaterialKernels {
                 (8, true) => Some(&self.compact_k8[wrap]),
                 _ => None,
             },
+            MaterialKernel::Tiled { .. } => None,
         }
     }
 }
@@ -240,6 +277,8 @@ pub(super) struct DeviceProblem {
     /// The tables uploaded, to check new ones against.
     host_tables: StepTables,
     ledger: Option<DeviceLedger>,
+    /// The tiled kernels' tiles, classified for the last segment length they ran with.
+    tiles: Option<TileClasses>,
 }
 
 impl DeviceProblem {
@@ -298,6 +337,7 @@ impl DeviceProblem {
             table_bytes,
             host_tables: tables.clone(),
             ledger,
+            tiles: None,
         })
     }
 
@@ -353,6 +393,17 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// The tiles of the held problem the last tiled launches marched; `None` before a tiled
+    /// kernel ran on it.
+    pub fn material_tiles(&self) -> Option<TileCounts> {
+        let tiles = self.problem.as_ref()?.tiles.as_ref()?;
+        Some(TileCounts {
+            tiles: tiles.count as usize,
+            mixed: tiles.mixed_count as usize,
+            warps_per_mixed: tiles.parts as usize,
+        })
+    }
+
     /// Whether a heat problem is held.
     pub fn holds_problem(&self) -> bool {
         self.problem.is_some()
@@ -374,6 +425,14 @@ impl CudaBackend {
                      {segment_rows} rows: it takes 4 or 8 steps over at least one row"
                 )));
             }
+        }
+        if let Some(MaterialKernel::Tiled {
+            segment_rows: 0, ..
+        }) = kernel
+        {
+            return Err(HeatlabError::InvalidInput(
+                "a tiled kernel marches over at least one row".into(),
+            ));
         }
         self.material_choice = kernel;
         Ok(())
@@ -426,6 +485,9 @@ impl CudaBackend {
                 field_size.cells()
             )));
         }
+        if let MaterialKernel::Tiled { segment_rows, .. } = kernel {
+            self.classify_tiles(segment_rows)?;
+        }
         self.timer.start()?;
         let per_launch = kernel.steps_per_launch();
         self.launch_problem(kernel, steps / per_launch)?;
@@ -445,6 +507,31 @@ impl CudaBackend {
         ) else {
             return Err(HeatlabError::Internal("no heat problem is held".into()));
         };
+        if let MaterialKernel::Tiled { .. } = kernel {
+            let tiles = problem
+                .tiles
+                .as_ref()
+                .ok_or_else(|| HeatlabError::Internal("the tiles are not classified".into()))?;
+            // Faces computed once change a zero's sign where a source is -0 (materials.cu):
+            // then the kernel that computes every face.
+            let negative_zero = problem
+                .host_tables
+                .source
+                .iter()
+                .any(|s| s.to_bits() == (-0.0f32).to_bits());
+            let wrap = problem.wrap;
+            let lean = if negative_zero {
+                &kernels.tiled_k8_direct[wrap]
+            } else {
+                &kernels.tiled_k8[wrap]
+            };
+            let mixed = &kernels.tiled_mixed_k8[wrap];
+            for _ in 0..launches {
+                launch_tiled_step(&stream, lean, mixed, kernel, problem, tiles, buffers)?;
+                buffers.flip();
+            }
+            return Ok(());
+        }
         let booking = problem.ledger.is_some();
         let function = if booking {
             kernels.booked(kernel, problem.wrap)
@@ -463,6 +550,28 @@ impl CudaBackend {
             }
             buffers.flip();
         }
+        Ok(())
+    }
+
+    /// Classifies the held problem's tiles for the tiled kernels' segments of `segment_rows`
+    /// rows, unless they are.
+    fn classify_tiles(&mut self, segment_rows: u32) -> Result<()> {
+        let (Some(kernels), Some(problem)) =
+            (self.material_kernels.as_ref(), self.problem.as_mut())
+        else {
+            return Err(HeatlabError::Internal("no heat problem is held".into()));
+        };
+        if problem
+            .tiles
+            .as_ref()
+            .is_some_and(|tiles| tiles.segment_rows == segment_rows)
+        {
+            return Ok(());
+        }
+        let classify = &kernels.classify_tiles_k8[problem.wrap];
+        let mixed = &kernels.tiled_mixed_k8[problem.wrap];
+        let tiles = TileClasses::classify(&self.device, classify, mixed, problem, segment_rows)?;
+        problem.tiles = Some(tiles);
         Ok(())
     }
 

@@ -25,7 +25,7 @@ pub use display::StageTiming;
 pub use field::FIELD_SOURCE;
 pub use frame::FRAME_RANGE_SOURCE;
 pub use kernel::{CudaKernel, KernelChoice};
-pub use materials::{MaterialKernel, MATERIALS_SOURCE};
+pub use materials::{MaterialKernel, TileCounts, MATERIALS_SOURCE};
 use stepping::{CachedGraph, Lookahead};
 pub use user_kernel::UserContract;
 

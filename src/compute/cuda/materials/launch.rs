@@ -6,6 +6,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::super::{dims, driver_error, FieldBuffers};
+use super::tiles::TileClasses;
 use super::{DeviceProblem, MaterialKernel, BLOCKED_WARPS, SCALAR_ROWS, VEC_ROWS};
 
 /// Ledger cells each booking thread books (`BOOKING_CELLS_PER_THREAD` in the source).
@@ -40,11 +41,9 @@ pub(super) fn launch_geometry(
             ),
             0,
         ),
-        MaterialKernel::Blocked {
-            steps_per_launch,
-            segment_rows,
-            ..
-        } => {
+        MaterialKernel::Blocked { segment_rows, .. }
+        | MaterialKernel::Tiled { segment_rows, .. } => {
+            let steps_per_launch = kernel.steps_per_launch() as u32;
             let segments = rows.div_ceil(segment_rows);
             (
                 config(
@@ -80,14 +79,16 @@ pub(super) fn launch_step(
         .arg(&problem.kinds)
         .arg(&rows)
         .arg(&cols);
-    if let MaterialKernel::Blocked { .. } = kernel {
+    if let MaterialKernel::Blocked { .. } | MaterialKernel::Tiled { .. } = kernel {
         launch.arg(&segment_rows);
-        // SAFETY: materials_blocked_k{4,8}{,c}_pr*_pc*(const float* in, float* out, const unsigned
-        // char* map, const float* tables, int n, int rows, int cols, int segment_rows): in and
-        // out are distinct buffers of rows*cols floats, map rows*cols bytes (kinds below n,
-        // checked on upload), tables the n*n + 10n + 4 floats of `packed`, copied into the
-        // dynamic shared memory the config gives; cols % 4 == 0 (`supports`) so float4 and
-        // 4-byte map loads are aligned; lanes outside the grid neither read unwrapped nor write.
+        // SAFETY: materials_blocked_k{4,8}{,c}_pr*_pc* and materials_tiled_k8{,d}_pr*_pc*
+        // (const float* in, float* out, const unsigned char* map, const float* tables, int n,
+        // int rows, int cols, int segment_rows): in and out are distinct buffers of rows*cols
+        // floats, map rows*cols bytes (kinds below n, checked on upload), tables the n*n + 10n
+        // + 4 floats of `packed`, copied into the dynamic shared memory the config gives;
+        // cols % 4 == 0 (`supports`) so float4 and 4-byte map loads are aligned; lanes outside
+        // the grid neither read unwrapped nor write (a tiled kernel's one-kind march only runs
+        // where its rows and columns lie inside the grid or wrap).
         unsafe { launch.launch(config) }.map_err(driver_error("launching materials_blocked"))?;
     } else {
         // SAFETY: materials_step_{scalar,vec4}_pr*_pc*(const float* in, float* out, const
@@ -148,5 +149,74 @@ pub(super) fn launch_booked_step(
     // by booking_rows (grid rows stay far below the 65535 limit: VEC_ROWS or 32 cell rows a
     // block row).
     unsafe { launch.launch(config) }.map_err(driver_error("launching materials_step_booked"))?;
+    Ok(())
+}
+
+/// One launch of a tiled kernel from `current` into `next`: `lean` (`materials_tiled_k8{,d}`)
+/// over every tile, which marches the one-kind tiles, then `mixed` (`materials_tiled_mixed_k8`)
+/// over the tiles `tiles` lists, each shared by `tiles.parts` warps.
+pub(super) fn launch_tiled_step(
+    stream: &Arc<CudaStream>,
+    lean: &CudaFunction,
+    mixed: &CudaFunction,
+    kernel: MaterialKernel,
+    problem: &DeviceProblem,
+    tiles: &TileClasses,
+    buffers: &mut FieldBuffers,
+) -> Result<()> {
+    let (rows, cols) = dims(problem.size)?;
+    let (config, segment_rows) = launch_geometry(kernel, problem.size, problem.table_bytes);
+    let mut launch = stream.launch_builder(lean);
+    launch
+        .arg(&buffers.current)
+        .arg(&mut buffers.next)
+        .arg(&problem.tables)
+        .arg(&problem.kinds)
+        .arg(&rows)
+        .arg(&cols)
+        .arg(&segment_rows)
+        .arg(&tiles.kinds);
+    // SAFETY: materials_tiled_k8{,d}_pr*_pc*(const float* in, float* out, const float* tables,
+    // int n, int rows, int cols, int segment_rows, const int* tile_kinds): in, out and tables
+    // as in `launch_step`; tile_kinds was classified for this problem and segment length
+    // (strips * segments entries, kinds below n or -1), and the grid is the one it was
+    // classified with; a one-kind tile's march reads inside the grid, clamped or wrapped, and
+    // writes only its own rows and kept columns.
+    unsafe { launch.launch(config) }.map_err(driver_error("launching materials_tiled"))?;
+    if tiles.mixed_count == 0 {
+        return Ok(());
+    }
+    let (count, parts) = (tiles.mixed_count as i32, tiles.parts as i32);
+    let mixed_config = LaunchConfig {
+        grid_dim: (
+            (tiles.mixed_count * tiles.parts).div_ceil(BLOCKED_WARPS),
+            1,
+            1,
+        ),
+        block_dim: (32, BLOCKED_WARPS, 1),
+        shared_mem_bytes: problem.table_bytes,
+    };
+    let mut launch = stream.launch_builder(mixed);
+    launch
+        .arg(&buffers.current)
+        .arg(&mut buffers.next)
+        .arg(&problem.map)
+        .arg(&problem.tables)
+        .arg(&problem.kinds)
+        .arg(&rows)
+        .arg(&cols)
+        .arg(&segment_rows)
+        .arg(&tiles.mixed)
+        .arg(&count)
+        .arg(&parts);
+    // SAFETY: materials_tiled_mixed_k8_pr*_pc*(const float* in, float* out, const unsigned
+    // char* map, const float* tables, int n, int rows, int cols, int segment_rows, const
+    // unsigned* tiles, int count, int parts): as `materials_blocked_k8` for the warps below
+    // count * parts, each on its share of the rows of tile tiles[warp / parts] (a tile index
+    // below strips * segments, from the classification of this problem; the shares do not
+    // overlap); the other warps only copy the tables. The one-kind tiles the launch before
+    // wrote are not among them, so no cell is written twice.
+    unsafe { launch.launch(mixed_config) }
+        .map_err(driver_error("launching materials_tiled_mixed"))?;
     Ok(())
 }
