@@ -26,7 +26,7 @@ fn size(rows: usize, cols: usize) -> GridSize {
 }
 
 /// Temperatures between -10 and 90 °C, every cell different.
-fn field(size: GridSize, seed: u64) -> Grid {
+pub(crate) fn field(size: GridSize, seed: u64) -> Grid {
     let mut state = seed
         .wrapping_mul(6364136223846793005)
         .wrapping_add(1442695040888963407);

@@ -12,6 +12,7 @@
 )]
 
 use crate::common;
+use crate::materials::field;
 use common::backend::cuda_or_skip;
 
 use heatlab::compute::cuda::MaterialKernel;
@@ -62,15 +63,7 @@ fn problem(sides: Sides, source: f32) -> (HeatProblem, StepTables) {
 /// -0 left and above, -1e-45 right and below. Where kind 3's source is -0, the one-kind march
 /// with faces computed once would give -0 there where the reference gives +0.
 fn initial() -> Grid {
-    let mut state = 12345u64;
-    let mut values: Vec<f32> = (0..SIZE.cells())
-        .map(|_| {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            -10.0 + 100.0 * ((state >> 40) as f32 / (1u64 << 24) as f32)
-        })
-        .collect();
+    let mut values = field(SIZE, 12345).as_slice().to_vec();
     let cols = SIZE.cols;
     for r in 0..SIZE.rows {
         for c in 0..cols {

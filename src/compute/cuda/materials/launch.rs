@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::super::{dims, driver_error, FieldBuffers};
 use super::tiles::TileClasses;
@@ -60,6 +60,28 @@ pub(super) fn launch_geometry(
     }
 }
 
+/// A launch of `function` with the arguments every stepping kernel takes first: `in` (the
+/// current field), `out` (the next), the kind map, the tables, the number of kinds, rows, cols.
+fn step_launch<'a>(
+    stream: &'a Arc<CudaStream>,
+    function: &'a CudaFunction,
+    problem: &'a DeviceProblem,
+    buffers: &'a mut FieldBuffers,
+    rows: &'a i32,
+    cols: &'a i32,
+) -> LaunchArgs<'a> {
+    let mut launch = stream.launch_builder(function);
+    launch
+        .arg(&buffers.current)
+        .arg(&mut buffers.next)
+        .arg(&problem.map)
+        .arg(&problem.tables)
+        .arg(&problem.kinds)
+        .arg(rows)
+        .arg(cols);
+    launch
+}
+
 /// One launch of a stepping kernel from `current` into `next`.
 pub(super) fn launch_step(
     stream: &Arc<CudaStream>,
@@ -70,15 +92,7 @@ pub(super) fn launch_step(
 ) -> Result<()> {
     let (rows, cols) = dims(problem.size)?;
     let (config, segment_rows) = launch_geometry(kernel, problem.size, problem.table_bytes);
-    let mut launch = stream.launch_builder(function);
-    launch
-        .arg(&buffers.current)
-        .arg(&mut buffers.next)
-        .arg(&problem.map)
-        .arg(&problem.tables)
-        .arg(&problem.kinds)
-        .arg(&rows)
-        .arg(&cols);
+    let mut launch = step_launch(stream, function, problem, buffers, &rows, &cols);
     if let MaterialKernel::Blocked { .. } | MaterialKernel::Tiled { .. } = kernel {
         launch.arg(&segment_rows);
         // SAFETY: materials_blocked_k{4,8}{,c}_pr*_pc* and materials_tiled_k8{,d}_pr*_pc*
@@ -196,15 +210,8 @@ pub(super) fn launch_tiled_step(
         block_dim: (32, BLOCKED_WARPS, 1),
         shared_mem_bytes: problem.table_bytes,
     };
-    let mut launch = stream.launch_builder(mixed);
+    let mut launch = step_launch(stream, mixed, problem, buffers, &rows, &cols);
     launch
-        .arg(&buffers.current)
-        .arg(&mut buffers.next)
-        .arg(&problem.map)
-        .arg(&problem.tables)
-        .arg(&problem.kinds)
-        .arg(&rows)
-        .arg(&cols)
         .arg(&segment_rows)
         .arg(&tiles.mixed)
         .arg(&count)
