@@ -8,7 +8,7 @@
 //! so its % of copy over 100 is the multiple of the copy-bound rate it reaches.
 
 use super::{row, time_variant, BenchConfig, BenchRow};
-use crate::compute::cuda::MaterialKernel;
+use crate::compute::cuda::{MaterialKernel, TileCounts};
 use crate::compute::{Backend, CpuBackend, CudaBackend, CudaKernel, ProblemUpload, StepParams};
 use crate::error::Result;
 use crate::grid::{Grid, GridSize};
@@ -109,13 +109,7 @@ pub fn bench_materials(
         measured.selected = kernel == chosen;
         rows.push(measured);
         if let (MaterialKernel::Tiled { .. }, Some(counts)) = (kernel, cuda.material_tiles()) {
-            tile_notes.push(format!(
-                "{size} {kernel}: {} of {} tiles of one kind, {} mixed ({} warps each)",
-                counts.tiles - counts.mixed,
-                counts.tiles,
-                counts.mixed,
-                counts.warps_per_mixed
-            ));
+            tile_notes.push(tile_note(size, kernel, counts));
         }
     }
     let mut notes = notes(size, copy_us.mean, &uniform_us, &rows);
@@ -127,6 +121,17 @@ pub fn bench_materials(
     cuda.set_problem(None)?;
     cuda.upload(field)?;
     Ok((rows, notes))
+}
+
+/// How a tiled kernel divided the bench's problem.
+fn tile_note(size: GridSize, kernel: MaterialKernel, counts: TileCounts) -> String {
+    format!(
+        "{size} {kernel}: {} of {} tiles of one kind, {} mixed ({} warps each)",
+        counts.tiles - counts.mixed,
+        counts.tiles,
+        counts.mixed,
+        counts.warps_per_mixed
+    )
 }
 
 /// The uniform kernels the material rows are measured against, µs per step: the one-step

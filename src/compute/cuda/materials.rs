@@ -21,6 +21,7 @@ mod tiles;
 
 use launch::{launch_booked_step, launch_step, launch_tiled_step};
 use tiles::TileClasses;
+pub use tiles::TileCounts;
 
 /// The heat-problem kernels' source, embedded so that the binary needs no files beside it.
 pub const MATERIALS_SOURCE: &str = include_str!("../../../kernels/materials.cu");
@@ -153,17 +154,6 @@ impl MaterialKernel {
         }
         kernels
     }
-}
-
-/// How a tiled kernel divides the held problem (see [`MaterialKernel::Tiled`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TileCounts {
-    /// Tiles (a warp's strip and segment each).
-    pub tiles: usize,
-    /// Tiles whose kinds mix, marched by the blocked march.
-    pub mixed: usize,
-    /// Warps that share each mixed tile's rows.
-    pub warps_per_mixed: usize,
 }
 
 /// The compiled kernels of `kernels/materials.cu`, each for the four wrap combinations
@@ -393,17 +383,6 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// The tiles of the held problem the last tiled launches marched; `None` before a tiled
-    /// kernel ran on it.
-    pub fn material_tiles(&self) -> Option<TileCounts> {
-        let tiles = self.problem.as_ref()?.tiles.as_ref()?;
-        Some(TileCounts {
-            tiles: tiles.count as usize,
-            mixed: tiles.mixed_count as usize,
-            warps_per_mixed: tiles.parts as usize,
-        })
-    }
-
     /// Whether a heat problem is held.
     pub fn holds_problem(&self) -> bool {
         self.problem.is_some()
@@ -550,28 +529,6 @@ impl CudaBackend {
             }
             buffers.flip();
         }
-        Ok(())
-    }
-
-    /// Classifies the held problem's tiles for the tiled kernels' segments of `segment_rows`
-    /// rows, unless they are.
-    fn classify_tiles(&mut self, segment_rows: u32) -> Result<()> {
-        let (Some(kernels), Some(problem)) =
-            (self.material_kernels.as_ref(), self.problem.as_mut())
-        else {
-            return Err(HeatlabError::Internal("no heat problem is held".into()));
-        };
-        if problem
-            .tiles
-            .as_ref()
-            .is_some_and(|tiles| tiles.segment_rows == segment_rows)
-        {
-            return Ok(());
-        }
-        let classify = &kernels.classify_tiles_k8[problem.wrap];
-        let mixed = &kernels.tiled_mixed_k8[problem.wrap];
-        let tiles = TileClasses::classify(&self.device, classify, mixed, problem, segment_rows)?;
-        problem.tiles = Some(tiles);
         Ok(())
     }
 

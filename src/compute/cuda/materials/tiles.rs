@@ -4,10 +4,21 @@
 
 use cudarc::driver::{sys, CudaFunction, CudaSlice, PushKernelArg};
 
-use super::super::{dims, driver_error, CudaDevice};
+use super::super::{dims, driver_error, CudaBackend, CudaDevice};
 use super::launch::launch_geometry;
 use super::{DeviceProblem, MaterialKernel, BLOCKED_WARPS};
 use crate::error::{HeatlabError, Result};
+
+/// How a tiled kernel divides the held problem (see [`MaterialKernel::Tiled`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TileCounts {
+    /// Tiles (a warp's strip and segment each).
+    pub tiles: usize,
+    /// Tiles whose kinds mix, marched by the blocked march.
+    pub mixed: usize,
+    /// Warps that share each mixed tile's rows.
+    pub warps_per_mixed: usize,
+}
 
 /// The tiles of a held problem for one segment length.
 pub(super) struct TileClasses {
@@ -115,5 +126,40 @@ impl TileClasses {
             count,
             parts,
         })
+    }
+}
+
+impl CudaBackend {
+    /// The tiles of the held problem the last tiled launches marched; `None` before a tiled
+    /// kernel ran on it.
+    pub fn material_tiles(&self) -> Option<TileCounts> {
+        let tiles = self.problem.as_ref()?.tiles.as_ref()?;
+        Some(TileCounts {
+            tiles: tiles.count as usize,
+            mixed: tiles.mixed_count as usize,
+            warps_per_mixed: tiles.parts as usize,
+        })
+    }
+
+    /// Classifies the held problem's tiles for the tiled kernels' segments of `segment_rows`
+    /// rows, unless they are.
+    pub(super) fn classify_tiles(&mut self, segment_rows: u32) -> Result<()> {
+        let (Some(kernels), Some(problem)) =
+            (self.material_kernels.as_ref(), self.problem.as_mut())
+        else {
+            return Err(HeatlabError::Internal("no heat problem is held".into()));
+        };
+        if problem
+            .tiles
+            .as_ref()
+            .is_some_and(|tiles| tiles.segment_rows == segment_rows)
+        {
+            return Ok(());
+        }
+        let classify = &kernels.classify_tiles_k8[problem.wrap];
+        let mixed = &kernels.tiled_mixed_k8[problem.wrap];
+        let tiles = TileClasses::classify(&self.device, classify, mixed, problem, segment_rows)?;
+        problem.tiles = Some(tiles);
+        Ok(())
     }
 }
