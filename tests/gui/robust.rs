@@ -407,8 +407,15 @@ struct VirtualDisplay {
 }
 
 impl VirtualDisplay {
-    /// Starts `Xvfb` on a free display, or says why it cannot.
+    /// Starts `Xvfb` on a free display, or says why it cannot. The tests of one process start
+    /// their servers one at a time: two threads that both found a display free could otherwise
+    /// both take it (the second's server exits, the first's socket appears), and when the first
+    /// test ended and stopped its server, the second test's window lost its X connection.
     fn start() -> Result<Self, String> {
+        static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one_at_a_time = STARTING
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let first = 100 + std::process::id() % 400;
         for number in first..first + 40 {
             let socket = PathBuf::from(format!("/tmp/.X11-unix/X{number}"));
@@ -434,7 +441,9 @@ impl VirtualDisplay {
             };
             let start = Instant::now();
             while start.elapsed() < Duration::from_secs(10) {
-                if socket.exists() {
+                // The socket is ours only while our server runs (another process may have
+                // taken the display meanwhile).
+                if socket.exists() && server.try_wait().unwrap().is_none() {
                     return Ok(Self {
                         server,
                         name: format!(":{number}"),
