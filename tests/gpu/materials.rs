@@ -62,7 +62,7 @@ const SIZES: [(usize, usize); 16] = [
     (131, 260),
 ];
 
-fn sides_cases() -> Vec<(&'static str, Sides)> {
+pub(crate) fn sides_cases() -> Vec<(&'static str, Sides)> {
     let fixed = SideCondition::Fixed { temperature: 55.0 };
     let flux = SideCondition::Flux { flux: -2.5e3 };
     let convective = SideCondition::Convective {

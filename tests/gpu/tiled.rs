@@ -12,12 +12,12 @@
 )]
 
 use crate::common;
-use crate::materials::field;
+use crate::materials::{field, sides_cases};
 use common::backend::cuda_or_skip;
 
 use heatlab::compute::cuda::MaterialKernel;
 use heatlab::compute::{Backend, CpuBackend, ProblemUpload, StepParams};
-use heatlab::problem::{HeatProblem, SideCondition, Sides, StepTables};
+use heatlab::problem::{HeatProblem, Sides, StepTables};
 use heatlab::verify::problems::{random_problem_with, tables_of, Layout};
 use heatlab::{Grid, GridSize};
 
@@ -87,35 +87,6 @@ fn initial() -> Grid {
         }
     }
     Grid::from_vec(SIZE, values).unwrap()
-}
-
-fn sides_cases() -> Vec<(&'static str, Sides)> {
-    let fixed = SideCondition::Fixed { temperature: 40.0 };
-    let convective = SideCondition::Convective {
-        h: 20.0,
-        ambient: 0.0,
-    };
-    let mut rows_wrap = Sides::all(convective);
-    rows_wrap.top = SideCondition::Periodic;
-    rows_wrap.bottom = SideCondition::Periodic;
-    let mut cols_wrap = Sides::all(fixed);
-    cols_wrap.left = SideCondition::Periodic;
-    cols_wrap.right = SideCondition::Periodic;
-    let mixed = Sides {
-        left: fixed,
-        right: convective,
-        top: SideCondition::Flux { flux: 2e3 },
-        bottom: SideCondition::Insulated,
-    };
-    vec![
-        ("mixed", mixed),
-        ("insulated", Sides::all(SideCondition::Insulated)),
-        ("fixed", Sides::all(fixed)),
-        ("flux", Sides::all(SideCondition::Flux { flux: -1e3 })),
-        ("periodic", Sides::all(SideCondition::Periodic)),
-        ("periodic rows", rows_wrap),
-        ("periodic columns", cols_wrap),
-    ]
 }
 
 fn tiled_kernels() -> Vec<MaterialKernel> {
