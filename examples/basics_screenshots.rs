@@ -21,11 +21,11 @@ use anyhow::{bail, Context as _, Result};
 use eframe::egui::{self, Vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::compute::BackendChoice;
-use heatlab::grid::GridSize;
-use heatlab::tutorial::basics::geometry::GeometryOptions;
-use heatlab::tutorial::basics::BasicsLesson;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::tutorial::basics::geometry::GeometryOptions;
+use heatlab_engine::tutorial::basics::BasicsLesson;
 use software_renderer::SoftwareRenderer;
 
 /// The longest the lessons may take together (the ladder's naive loop at 256³ on a slow CPU).

@@ -33,11 +33,11 @@ use anyhow::{bail, Context as _, Result};
 use eframe::egui::{self, Vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::compute::cuda::user_kernel::USER_KERNEL_TEMPLATE;
-use heatlab::compute::{BackendChoice, BackendKind, KernelChoice};
-use heatlab::grid::GridSize;
 use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::{AppOptions, Command, HeatlabApp, Settings};
+use heatlab_engine::compute::cuda::user_kernel::USER_KERNEL_TEMPLATE;
+use heatlab_engine::compute::{BackendChoice, BackendKind, KernelChoice};
+use heatlab_engine::grid::GridSize;
 use software_renderer::SoftwareRenderer;
 
 /// The longest any one stage may take (a validation takes about a second on an H100).

@@ -6,16 +6,18 @@ use indicatif::ProgressBar;
 
 use super::interrupt::Interrupt;
 use super::output::{note, print};
-use crate::bench::display::{bench_display, format_display, DisplayRow};
-use crate::bench::regeneration::{bench_regeneration, format_regeneration, RegenerationRow};
-use crate::bench::{
+use heatlab_engine::bench::display::{bench_display, format_display, DisplayRow};
+use heatlab_engine::bench::regeneration::{
+    bench_regeneration, format_regeneration, RegenerationRow,
+};
+use heatlab_engine::bench::{
     bench_cpu, bench_cuda, bench_field_generation, parse_sizes, BenchConfig, BenchReport,
     FieldGenerationRow,
 };
-use crate::compute::{Backend, BackendChoice, CpuBackend, CudaBackend, KernelChoice};
-use crate::error::HeatlabError;
-use crate::export::atomic::{check_output, remove_live_temp_files};
-use crate::export::write_json;
+use heatlab_engine::compute::{Backend, BackendChoice, CpuBackend, CudaBackend, KernelChoice};
+use heatlab_engine::error::HeatlabError;
+use heatlab_engine::export::atomic::{check_output, remove_live_temp_files};
+use heatlab_engine::export::write_json;
 
 /// Arguments of `heatlab bench`.
 #[derive(Debug, Clone, clap::Args)]

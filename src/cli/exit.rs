@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use super::interrupt::Interrupted;
 use super::output::note;
-use crate::error::HeatlabError;
+use heatlab_engine::error::HeatlabError;
 
 /// Exit status of a command whose output pipe was closed: 128 + SIGPIPE, as the shell reports
 /// a process that the signal killed.

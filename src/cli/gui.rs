@@ -11,12 +11,12 @@ use std::time::Duration;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use crate::compute::{BackendChoice, KernelChoice};
-use crate::grid::GridSize;
-use crate::render::Colormap;
 use crate::settings::Overrides;
 use crate::ui::screenshot::DEFAULT_TIMEOUT;
 use crate::ui::{AppOptions, ScreenshotPlan, Settings, StopRequest};
+use heatlab_engine::compute::{BackendChoice, KernelChoice};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::render::Colormap;
 
 use super::interrupt::{Interrupted, StopSignal};
 use super::output;
@@ -118,7 +118,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         }
         if let Some(size) = args.size {
             // A field that cannot be made fails the shot now, not at its time limit.
-            crate::memory::ensure_host_memory(
+            heatlab_engine::memory::ensure_host_memory(
                 &format!("the {size} field of the screenshot (its current and initial copies)"),
                 SCREENSHOT_FIELD_COPIES.saturating_mul(size.bytes()),
             )?;

@@ -75,8 +75,8 @@ pub const ENCODER_GRACE: Duration = Duration::from_secs(10);
 /// Ends the process at once after `signal`: stops the video encoders and deletes the
 /// temporary files of the writes in progress (and a run's lock file) first.
 pub fn stop_now(signal: StopSignal, why: &str) -> ! {
-    let stopped = crate::export::ffmpeg::stop_live_encoders();
-    let removed = crate::export::atomic::remove_live_temp_files();
+    let stopped = heatlab_engine::export::ffmpeg::stop_live_encoders();
+    let removed = heatlab_engine::export::atomic::remove_live_temp_files();
     let encoders = if stopped > 0 {
         format!("{stopped} ffmpeg stopped, ")
     } else {
@@ -142,7 +142,7 @@ impl Interrupt {
             .name("heatlab-encoder-grace".into())
             .spawn(|| {
                 std::thread::sleep(ENCODER_GRACE);
-                let stopped = crate::export::ffmpeg::stop_live_encoders();
+                let stopped = heatlab_engine::export::ffmpeg::stop_live_encoders();
                 if stopped > 0 {
                     output::note(&format!(
                         "ffmpeg did not finish the video within {} s of the signal: stopped it",

@@ -10,10 +10,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::basics::{BasicsArgs, KernelName};
 use super::interrupt::{Interrupt, Interrupted};
 use super::output::{note, print};
-use crate::compute::BackendChoice;
-use crate::error::HeatlabError;
-use crate::export;
-use crate::tutorial::{
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::error::HeatlabError;
+use heatlab_engine::export;
+use heatlab_engine::tutorial::{
     self, gaussian::GaussianParams, open_gpu, CpuRuns, KernelRun, KernelSummary, KernelTimings,
     RunControl, RunOptions, RunProgress, TimingStats, TutorialGpu, TutorialKernel,
 };
@@ -306,7 +306,12 @@ fn report(
     Ok(())
 }
 
-fn write_npy(dir: &Path, name: &str, shape: &[u64], values: &[f32]) -> crate::Result<String> {
+fn write_npy(
+    dir: &Path,
+    name: &str,
+    shape: &[u64],
+    values: &[f32],
+) -> heatlab_engine::Result<String> {
     let path = dir.join(name);
     export::npy::write_f32_array(&path, shape, values)?;
     Ok(path.display().to_string())

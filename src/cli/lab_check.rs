@@ -6,10 +6,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use crate::compute::Boundary;
-use crate::import::{import_field, read_to_end_bounded, BoundedReadError, LuminanceRange};
-use crate::lab::check::{run_checks, CheckRequest};
-use crate::lab::{ChildEnding, ChildLine};
+use heatlab_engine::compute::Boundary;
+use heatlab_engine::import::{import_field, read_to_end_bounded, BoundedReadError, LuminanceRange};
+use heatlab_engine::lab::check::{run_checks, CheckRequest};
+use heatlab_engine::lab::{ChildEnding, ChildLine};
 
 /// Arguments of `heatlab lab-check`.
 #[derive(Debug, Clone, clap::Args)]

@@ -6,7 +6,7 @@
 
 use std::io::Write;
 
-use crate::error::HeatlabError;
+use heatlab_engine::error::HeatlabError;
 
 /// Writes `text` to standard output and flushes it; a failure is an error naming standard output.
 pub fn print(text: &str) -> Result<(), HeatlabError> {

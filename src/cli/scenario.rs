@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::output::print;
-use crate::problem::{material, HeatProblem, HeaterPower};
-use crate::scenario::{self, Scenario};
+use heatlab_engine::problem::{material, HeatProblem, HeaterPower};
+use heatlab_engine::scenario::{self, Scenario};
 
 /// Arguments of `heatlab scenario`.
 #[derive(Debug, Clone, clap::Args)]
@@ -47,7 +47,7 @@ pub fn run(args: &ScenarioArgs) -> anyhow::Result<()> {
 }
 
 /// What a built scenario holds, for people.
-pub fn describe(scenario: &Scenario) -> crate::Result<String> {
+pub fn describe(scenario: &Scenario) -> heatlab_engine::Result<String> {
     let problem = &scenario.problem;
     let tables = problem.tables()?;
     let dx = problem.spacing;
@@ -65,7 +65,7 @@ pub fn describe(scenario: &Scenario) -> crate::Result<String> {
     for (kind, count) in problem.kinds.iter().zip(counts) {
         let _ = writeln!(text, "  {}", kind_line(problem, kind, count));
     }
-    for side in crate::problem::Side::ALL {
+    for side in heatlab_engine::problem::Side::ALL {
         let _ = writeln!(text, "{side} side: {}", problem.sides.get(side));
     }
     let _ = write!(
@@ -73,8 +73,8 @@ pub fn describe(scenario: &Scenario) -> crate::Result<String> {
         "time step: {} ({} of the stability limit {})",
         seconds(tables.dt),
         match problem.time_step {
-            crate::problem::TimeStep::Fraction(f) => format!("{f}"),
-            crate::problem::TimeStep::Seconds(_) =>
+            heatlab_engine::problem::TimeStep::Fraction(f) => format!("{f}"),
+            heatlab_engine::problem::TimeStep::Seconds(_) =>
                 format!("{:.3}", tables.dt / tables.stability_limit),
         },
         seconds(tables.stability_limit)
@@ -99,7 +99,11 @@ fn seconds(value: f64) -> String {
     }
 }
 
-fn kind_line(problem: &HeatProblem, kind: &crate::problem::CellKind, count: usize) -> String {
+fn kind_line(
+    problem: &HeatProblem,
+    kind: &heatlab_engine::problem::CellKind,
+    count: usize,
+) -> String {
     let m = &kind.material;
     let mut line = format!("{}: {} cells", kind.name, count);
     if kind.name != m.name {

@@ -10,8 +10,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::interrupt::{Interrupt, Interrupted};
 use super::output;
-use crate::compute::{BackendChoice, CpuBackend, CudaBackend};
-use crate::verify::{verify, Subject, VerifyOptions, VerifyReport};
+use heatlab_engine::compute::{BackendChoice, CpuBackend, CudaBackend};
+use heatlab_engine::verify::{verify, Subject, VerifyOptions, VerifyReport};
 
 /// Arguments of `heatlab verify`.
 #[derive(Debug, Clone, clap::Args)]
@@ -126,7 +126,7 @@ pub fn run(args: &VerifyArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     };
     // The report must have somewhere to go before the sequences run, not after.
     if let Some(path) = &args.json {
-        crate::export::atomic::check_output(path).context("--json")?;
+        heatlab_engine::export::atomic::check_output(path).context("--json")?;
     }
     let mut subject = open_subject(args.backend)?;
     let bar = progress_bar(args.sequences, args.quiet);
@@ -135,7 +135,8 @@ pub fn run(args: &VerifyArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     })?;
     bar.finish_and_clear();
     if let Some(path) = &args.json {
-        crate::export::write_json(path, &report).with_context(|| "writing the verify report")?;
+        heatlab_engine::export::write_json(path, &report)
+            .with_context(|| "writing the verify report")?;
     }
     output::print(&format!("{}\n", summary(&report)))?;
     if let Some(divergence) = &report.divergence {

@@ -1,13 +1,13 @@
 //! `heatlab verify --physics`: the heat-problem scheme against exact answers, on the chosen
-//! backend (see [`crate::verify::physics`]). Exits non-zero when a case fails.
+//! backend (see [`heatlab_engine::verify::physics`]). Exits non-zero when a case fails.
 
 use std::path::Path;
 
 use anyhow::Context;
 
 use super::output;
-use crate::compute::{create_backend, BackendChoice};
-use crate::verify::physics::validate;
+use heatlab_engine::compute::{create_backend, BackendChoice};
+use heatlab_engine::verify::physics::validate;
 
 /// Runs every validation case on the backend `choice` names, prints the table and writes the
 /// report as JSON to `json` if given.
@@ -18,7 +18,7 @@ pub fn run(choice: BackendChoice, json: Option<&Path>) -> anyhow::Result<()> {
     }
     let report = validate(backend.as_mut())?;
     if let Some(path) = json {
-        crate::export::write_json(path, &report)
+        heatlab_engine::export::write_json(path, &report)
             .with_context(|| "writing the physics validation report")?;
     }
     output::print(&report.text())?;

@@ -17,10 +17,10 @@ pub use tab::Tab;
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::compute::{BackendChoice, Boundary, StepParams, STABLE_COEFF_LIMIT};
-use crate::field::{JaggedParams, DEFAULT_SEED};
-use crate::grid::GridSize;
-use crate::render::{Colormap, RangeMode, ValueRange};
+use heatlab_engine::compute::{BackendChoice, Boundary, StepParams, STABLE_COEFF_LIMIT};
+use heatlab_engine::field::{JaggedParams, DEFAULT_SEED};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::render::{Colormap, RangeMode, ValueRange};
 
 /// The key under which eframe's storage keeps [`Settings`].
 pub const STORAGE_KEY: &str = "heatlab-settings";
@@ -195,7 +195,7 @@ pub struct Settings {
     pub tab: Tab,
     /// The GPU kernel that steps the simulation (a user kernel is not remembered: it must be
     /// validated again, so `user` starts as auto).
-    pub kernel: crate::compute::KernelChoice,
+    pub kernel: heatlab_engine::compute::KernelChoice,
     /// Whether changing the seed, exponent, cutoff or percentile regenerates the field at once
     /// (when it is generated on the GPU).
     #[serde(default = "live_field_default")]
@@ -230,7 +230,7 @@ impl Default for Settings {
             show_plots: true,
             agreement_check: false,
             tab: Tab::Diffusion,
-            kernel: crate::compute::KernelChoice::Auto,
+            kernel: heatlab_engine::compute::KernelChoice::Auto,
             live_field: true,
         }
     }
@@ -249,14 +249,14 @@ impl Settings {
         self.steps_per_frame = self.steps_per_frame.clamp(1, MAX_STEPS_PER_FRAME);
         self.step_n = self.step_n.clamp(1, MAX_STEP_N);
         self.record_every = self.record_every.max(1);
-        if self.kernel == crate::compute::KernelChoice::User {
-            self.kernel = crate::compute::KernelChoice::Auto;
+        if self.kernel == heatlab_engine::compute::KernelChoice::User {
+            self.kernel = heatlab_engine::compute::KernelChoice::Auto;
         }
         self
     }
 }
 
-pub use crate::session::diffusion::MAX_STEPS_PER_FRAME;
+pub use heatlab_engine::session::diffusion::MAX_STEPS_PER_FRAME;
 
 /// Upper end of the "Step N" control.
 pub const MAX_STEP_N: u64 = 1_000_000;
@@ -277,7 +277,7 @@ pub struct Overrides {
     /// The live agreement check.
     pub agreement_check: Option<bool>,
     /// The GPU kernel.
-    pub kernel: Option<crate::compute::KernelChoice>,
+    pub kernel: Option<heatlab_engine::compute::KernelChoice>,
 }
 
 impl Overrides {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::tutorial::TutorialKernel;
+use heatlab_engine::tutorial::TutorialKernel;
 
 /// The app's top-level tabs: the diffusion simulation or one of the tutorial panels.
 #[derive(
@@ -81,14 +81,14 @@ impl fmt::Display for Tab {
 }
 
 impl std::str::FromStr for Tab {
-    type Err = crate::HeatlabError;
+    type Err = heatlab_engine::HeatlabError;
 
-    fn from_str(text: &str) -> crate::Result<Self> {
+    fn from_str(text: &str) -> heatlab_engine::Result<Self> {
         Self::ALL
             .into_iter()
             .find(|tab| tab.cli_name().eq_ignore_ascii_case(text.trim()))
             .ok_or_else(|| {
-                crate::HeatlabError::InvalidInput(format!(
+                heatlab_engine::HeatlabError::InvalidInput(format!(
                     "unknown tab '{text}' (expected diffusion, kernel-lab, gpu-basics, hidden-layer, gaussian or mc-pi)"
                 ))
             })

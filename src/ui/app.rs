@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use eframe::egui;
 
-use crate::tutorial::TutorialKernel;
+use heatlab_engine::tutorial::TutorialKernel;
 
 use super::basics::BasicsPanel;
 use super::diffusion::{BackendStatus, DiffusionCommand, DiffusionPanel, Timings};
@@ -18,8 +18,8 @@ pub use super::screenshot::ScreenshotPlan;
 use super::screenshot::{Readiness, Screenshot, ScreenshotResult};
 use super::shutdown::StopRequest;
 use super::tutorial::{recorded_elsewhere, Action, Tab, TutorialPanels};
-use crate::session::worker::Notify;
 use crate::settings::{self, Settings, STORAGE_KEY};
+use heatlab_engine::session::worker::Notify;
 
 pub use super::AppOptions;
 
@@ -287,7 +287,7 @@ impl HeatlabApp {
             timings.wall_steps_per_second(),
         );
         if let Some((us, gb_s)) = timings.latest_step_timing() {
-            let per_step = crate::measure::format_seconds(us * 1e-6);
+            let per_step = heatlab_engine::measure::format_seconds(us * 1e-6);
             text += &format!(", {per_step} per step, {gb_s:.1} GB/s effective");
         }
         if let Some(summary) = timings.timeit() {
@@ -409,7 +409,7 @@ impl HeatlabApp {
             chosen: self.settings.kernel,
             timings: &state.kernel_timings,
             user_in_use: state.backend.as_ref().is_some_and(|b| {
-                b.kernel == Some(crate::compute::KernelChoice::User) && b.user_kernel
+                b.kernel == Some(heatlab_engine::compute::KernelChoice::User) && b.user_kernel
             }),
         };
         self.lab
@@ -438,7 +438,7 @@ impl HeatlabApp {
         if self.screenshot.is_some() && !self.basics_demo_started && field_ready {
             self.basics_demo_started = true;
             self.basics.run(
-                &crate::tutorial::basics::BasicsLesson::ALL,
+                &heatlab_engine::tutorial::basics::BasicsLesson::ALL,
                 self.settings.backend,
             );
         }

@@ -4,7 +4,7 @@
 
 use eframe::egui;
 
-use crate::scenario::gallery::{of_topic, GalleryEntry, Topic};
+use heatlab_engine::scenario::gallery::{of_topic, GalleryEntry, Topic};
 
 /// The menu button and, while open, the list (opened from here when `open`); returns the
 /// problem chosen this frame.
@@ -50,11 +50,13 @@ impl GalleryStart {
     /// Opens the problem `name` at the start, then shows the menu open when `show_menu`.
     pub fn new(name: Option<&str>, show_menu: bool) -> Result<Self, String> {
         let entry = match name {
-            Some(name) => Some(crate::scenario::gallery::find(name).ok_or_else(|| {
-                format!(
+            Some(name) => Some(
+                heatlab_engine::scenario::gallery::find(name).ok_or_else(|| {
+                    format!(
                     "no gallery problem is called \"{name}\" (heatlab scenario list names them)"
                 )
-            })?),
+                })?,
+            ),
             None => None,
         };
         Ok(Self {

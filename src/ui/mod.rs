@@ -1,5 +1,5 @@
 //! The desktop app (eframe/egui). Each tab is a panel ([`diffusion`], [`tutorial`]) whose slow
-//! work runs on a [`crate::session`] thread; the panels emit commands that the [`app`] applies, and draw
+//! work runs on a [`heatlab_engine::session`] thread; the panels emit commands that the [`app`] applies, and draw
 //! what their threads send back. Nothing here computes the physics.
 
 pub mod app;
@@ -165,7 +165,7 @@ fn screenshot_watchdog(timeout: Duration) -> anyhow::Result<mpsc::Sender<()>> {
         .spawn(move || {
             let limit = timeout + SCREENSHOT_GRACE;
             if let Err(mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(limit) {
-                let removed = crate::export::atomic::remove_live_temp_files();
+                let removed = heatlab_engine::export::atomic::remove_live_temp_files();
                 note(&format!(
                     "error: no screenshot after {} s, and the window did not close in the {} s \
                      after that; stopping ({removed} temporary files removed)",

@@ -4,16 +4,14 @@
 
 use eframe::egui::{self, Color32, RichText};
 
-pub use crate::session::notice::{Level, Notice};
+pub use heatlab_engine::session::notice::{Level, Notice};
 
-impl Level {
-    /// The colour its text is drawn in.
-    pub fn color(self, ui: &egui::Ui) -> Color32 {
-        match self {
-            Self::Info => ui.visuals().weak_text_color(),
-            Self::Warning => WARNING,
-            Self::Error => ERROR,
-        }
+/// The colour a notice of this level is drawn in.
+pub fn level_color(level: Level, ui: &egui::Ui) -> Color32 {
+    match level {
+        Level::Info => ui.visuals().weak_text_color(),
+        Level::Warning => WARNING,
+        Level::Error => ERROR,
     }
 }
 
@@ -87,7 +85,7 @@ impl Notices {
                         if ui.small_button("×").on_hover_text("dismiss").clicked() {
                             dismiss = Some(i);
                         }
-                        let color = notice.level.color(ui);
+                        let color = level_color(notice.level, ui);
                         let text = RichText::new(&notice.text).color(color);
                         ui.add(egui::Label::new(text).truncate())
                             .on_hover_text(&notice.text);
@@ -106,6 +104,6 @@ const NOTICE_ROW_HEIGHT: f32 = 22.0;
 
 /// One notice as a wrapped label in its level's colour.
 pub fn notice_label(ui: &mut egui::Ui, notice: &Notice) {
-    let color = notice.level.color(ui);
+    let color = level_color(notice.level, ui);
     ui.add(egui::Label::new(RichText::new(&notice.text).color(color)).wrap());
 }

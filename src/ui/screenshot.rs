@@ -215,7 +215,7 @@ impl Screenshot {
     }
 }
 
-fn save_screenshot(path: &Path, image: &egui::ColorImage) -> crate::Result<()> {
+fn save_screenshot(path: &Path, image: &egui::ColorImage) -> heatlab_engine::Result<()> {
     let [width, height] = image.size;
     let rgb: Vec<u8> = image
         .pixels
@@ -224,7 +224,7 @@ fn save_screenshot(path: &Path, image: &egui::ColorImage) -> crate::Result<()> {
         .collect();
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
-            .map_err(|e| crate::HeatlabError::io("creating folder", parent, e))?;
+            .map_err(|e| heatlab_engine::HeatlabError::io("creating folder", parent, e))?;
     }
-    crate::export::write_png_rgb(path, width, height, &rgb)
+    heatlab_engine::export::write_png_rgb(path, width, height, &rgb)
 }

@@ -20,9 +20,9 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use heatlab::compute::{Boundary, StepParams};
-use heatlab::state::{FieldOrigin, SavedState};
-use heatlab::{Grid, GridSize};
+use heatlab_engine::compute::{Boundary, StepParams};
+use heatlab_engine::state::{FieldOrigin, SavedState};
+use heatlab_engine::{Grid, GridSize};
 
 fn assert_refused(output: &Output, expected: &str) {
     let stderr = stderr_of(output);

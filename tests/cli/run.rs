@@ -4,7 +4,7 @@ use crate::common;
 
 use common::cli::{assert_no_temporary_files, heatlab};
 
-use heatlab::export::read_npy;
+use heatlab_engine::export::read_npy;
 
 #[test]
 fn run_draws_colorbars_when_asked() {
@@ -32,7 +32,7 @@ fn run_draws_colorbars_when_asked() {
     // added on the right, padded below when the field is too short for five labels.
     assert!(image.width() > 40 + 20, "width {}", image.width());
     assert!(image.height() >= 64);
-    let viridis = heatlab::render::Colormap::Viridis.table();
+    let viridis = heatlab_engine::render::Colormap::Viridis.table();
     assert!(viridis.contains(&image.get_pixel(5, 5).0));
     // The right half of the strip holds only the labels' text (the bar and ticks are left).
     let text_from = 40 + (image.width() - 40) / 2;
@@ -99,11 +99,12 @@ fn run_writes_frames_arrays_and_logs() {
     // The Laplacian saved beside a field is that field's Laplacian.
     let field = read_npy(&std::fs::read(out.join("field_000020.npy")).unwrap()).unwrap();
     let lapl = read_npy(&std::fs::read(out.join("laplacian_000020.npy")).unwrap()).unwrap();
-    let mut cpu = heatlab::compute::CpuBackend::new();
-    use heatlab::compute::Backend;
+    let mut cpu = heatlab_engine::compute::CpuBackend::new();
+    use heatlab_engine::compute::Backend;
     cpu.upload(&field).unwrap();
     assert_eq!(
-        cpu.laplacian(heatlab::compute::Boundary::Neumann).unwrap(),
+        cpu.laplacian(heatlab_engine::compute::Boundary::Neumann)
+            .unwrap(),
         lapl
     );
 
@@ -165,7 +166,7 @@ fn bad_input_is_refused_before_any_work() {
 
 #[test]
 fn cuda_without_a_gpu_says_why_and_auto_falls_back() {
-    if heatlab::compute::CudaBackend::new().is_ok() {
+    if heatlab_engine::compute::CudaBackend::new().is_ok() {
         eprintln!("skipping: this machine has a working GPU");
         return;
     }

@@ -15,7 +15,7 @@ use std::fs;
 
 use common::cli::{read_json, stderr_of, succeeded};
 use common::heatlab_in as heatlab;
-use heatlab::export::read_npy;
+use heatlab_engine::export::read_npy;
 
 const COMPOSITE_WALL: &str = include_str!("../../assets/scenarios/composite-wall.toml");
 
@@ -313,7 +313,7 @@ fn gallery_problems_are_listed_checked_and_run_by_name() {
     let output = heatlab(dir.path(), &["scenario", "list"]);
     succeeded(&output);
     let list = String::from_utf8_lossy(&output.stdout).into_owned();
-    for entry in &heatlab::scenario::gallery::GALLERY {
+    for entry in &heatlab_engine::scenario::gallery::GALLERY {
         assert!(list.contains(entry.name), "{list}");
         let output = heatlab(dir.path(), &["scenario", "check", entry.name]);
         succeeded(&output);

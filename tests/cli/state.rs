@@ -19,8 +19,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use heatlab::export::read_npy;
-use heatlab::Grid;
+use heatlab_engine::export::read_npy;
+use heatlab_engine::Grid;
 
 fn refused(dir: &Path, args: &[&str], expected: &str) {
     let output = heatlab(dir, args);
@@ -288,7 +288,7 @@ fn runs_start_from_arrays_and_images() {
     // A grey image: black and white become the range's ends.
     let mut rgb = vec![0u8; 4 * 3 * 3];
     rgb[3..6].copy_from_slice(&[255, 255, 255]);
-    heatlab::export::write_png_rgb(&d.join("g.png"), 4, 3, &rgb).unwrap();
+    heatlab_engine::export::write_png_rgb(&d.join("g.png"), 4, 3, &rgb).unwrap();
     succeeded(&heatlab(
         d,
         &[

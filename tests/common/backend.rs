@@ -26,7 +26,7 @@ pub(crate) use gpu_or_skip;
 /// failure under `HEATLAB_REQUIRE_CUDA=1`).
 macro_rules! cuda_or_skip {
     () => {
-        $crate::common::backend::gpu_or_skip!(::heatlab::compute::CudaBackend::new())
+        $crate::common::backend::gpu_or_skip!(::heatlab_engine::compute::CudaBackend::new())
     };
 }
 pub(crate) use cuda_or_skip;
@@ -41,12 +41,12 @@ macro_rules! on_each_backend {
         $(#[$doc])*
         // cfg(test), as the tests' own functions: clippy lets tests unwrap.
         #[cfg(test)]
-        fn $name($backend: &mut dyn ::heatlab::compute::Backend, $label: &str) $body
+        fn $name($backend: &mut dyn ::heatlab_engine::compute::Backend, $label: &str) $body
 
         mod $name {
             #[test]
             fn cpu() {
-                super::$name(&mut ::heatlab::compute::CpuBackend::new(), "cpu");
+                super::$name(&mut ::heatlab_engine::compute::CpuBackend::new(), "cpu");
             }
 
             #[test]

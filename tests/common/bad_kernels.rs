@@ -2,7 +2,7 @@
 //! shared by `tests/lab.rs` (their verdicts), `tests/gui_render.rs` and
 //! `examples/lab_screenshots.rs` (the compile error shown in the screenshot).
 
-use heatlab::compute::cuda::user_kernel::USER_KERNEL_TEMPLATE;
+use heatlab_engine::compute::cuda::user_kernel::USER_KERNEL_TEMPLATE;
 
 /// The template with `anchor` (which it holds exactly once) replaced by `replacement`: each bad
 /// kernel of these tests is the user's starting point with one mistake in it.

@@ -18,8 +18,8 @@ pub mod software_renderer;
 
 pub use cli::{heatlab_binary, heatlab_in};
 
-use heatlab::export::read_npy;
-use heatlab::Grid;
+use heatlab_engine::export::read_npy;
+use heatlab_engine::Grid;
 
 /// One golden case made by `tests/golden/make_golden.py`.
 pub struct GoldenCase {

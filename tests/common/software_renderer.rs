@@ -495,7 +495,12 @@ fn blend(pixel: &mut [u8; 3], source: [f32; 4]) {
 }
 
 /// Saves `image` (opaque) as an RGB PNG through heatlab's atomic PNG writer.
-pub fn save_png(image: &RgbaImage, path: &std::path::Path) -> heatlab::Result<()> {
+pub fn save_png(image: &RgbaImage, path: &std::path::Path) -> heatlab_engine::Result<()> {
     let rgb: Vec<u8> = image.pixels().flat_map(|p| [p[0], p[1], p[2]]).collect();
-    heatlab::export::write_png_rgb(path, image.width() as usize, image.height() as usize, &rgb)
+    heatlab_engine::export::write_png_rgb(
+        path,
+        image.width() as usize,
+        image.height() as usize,
+        &rgb,
+    )
 }

@@ -7,13 +7,13 @@ use crate::common;
 use common::backend::gpu_or_skip;
 use common::cli::heatlab;
 
-use heatlab::tutorial::basics::geometry::{self, Dimensions, GeometryOptions};
-use heatlab::tutorial::basics::maximum::{self, MaximumOptions};
-use heatlab::tutorial::basics::reduce::{self, ReduceKernel, ReduceOp};
-use heatlab::tutorial::basics::row_sums::{self, RowSumKernel};
-use heatlab::tutorial::basics::sin_exp::{self, SinExpVariant};
-use heatlab::tutorial::basics::{device, BasicsGpu};
-use heatlab::tutorial::RunControl;
+use heatlab_engine::tutorial::basics::geometry::{self, Dimensions, GeometryOptions};
+use heatlab_engine::tutorial::basics::maximum::{self, MaximumOptions};
+use heatlab_engine::tutorial::basics::reduce::{self, ReduceKernel, ReduceOp};
+use heatlab_engine::tutorial::basics::row_sums::{self, RowSumKernel};
+use heatlab_engine::tutorial::basics::sin_exp::{self, SinExpVariant};
+use heatlab_engine::tutorial::basics::{device, BasicsGpu};
+use heatlab_engine::tutorial::RunControl;
 
 fn unattended() -> RunControl<'static> {
     RunControl::unattended()

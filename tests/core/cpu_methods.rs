@@ -1,8 +1,8 @@
 //! The CPU's stepping methods give identical fields: temporal blocking is exact.
 
-use heatlab::compute::{Backend, Boundary, CpuBackend, CpuMethod, StepParams};
-use heatlab::field::{generate_jagged, JaggedParams};
-use heatlab::GridSize;
+use heatlab_engine::compute::{Backend, Boundary, CpuBackend, CpuMethod, StepParams};
+use heatlab_engine::field::{generate_jagged, JaggedParams};
+use heatlab_engine::GridSize;
 
 #[test]
 fn blocked_passes_equal_single_steps_bit_for_bit() {

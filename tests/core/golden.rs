@@ -3,9 +3,9 @@
 use crate::common;
 
 use common::{golden_cases, load, max_abs_diff};
-use heatlab::compute::{Backend, Boundary, CpuBackend, CpuMethod, StepParams};
-use heatlab::field::{generate_jagged, JaggedParams};
-use heatlab::GridSize;
+use heatlab_engine::compute::{Backend, Boundary, CpuBackend, CpuMethod, StepParams};
+use heatlab_engine::field::{generate_jagged, JaggedParams};
+use heatlab_engine::GridSize;
 
 #[test]
 fn jagged_field_matches_numpy_to_1e_5() {
@@ -26,7 +26,7 @@ fn jagged_field_matches_numpy_to_1e_5() {
             case.seed
         );
         // The percentile threshold zeroes most cells: both must zero the same ones.
-        let zeros = |g: &heatlab::Grid| g.as_slice().iter().filter(|v| **v == 0.0).count();
+        let zeros = |g: &heatlab_engine::Grid| g.as_slice().iter().filter(|v| **v == 0.0).count();
         assert_eq!(zeros(&ours), zeros(&numpy));
     }
 }

@@ -22,17 +22,17 @@ use eframe::egui::accesskit::Role;
 use eframe::egui::Vec2;
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
-use heatlab::compute::cuda::user_kernel::{
+use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+use heatlab_engine::compute::cuda::user_kernel::{
     compile_diagnostics, compile_user_kernel, USER_KERNEL_TEMPLATE,
 };
-use heatlab::compute::{
+use heatlab_engine::compute::{
     Backend, BackendChoice, Boundary, CpuBackend, CudaBackend, CudaKernel, KernelChoice, StepParams,
 };
-use heatlab::field::numpy_rng::NumpyGenerator;
-use heatlab::grid::{Grid, GridSize};
-use heatlab::lab::{validate_in_child, CaseOutcome, ChildLimits, ValidationJob, Verdict};
-use heatlab::session::lab::{CompileFailure, LabEvent};
-use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+use heatlab_engine::field::numpy_rng::NumpyGenerator;
+use heatlab_engine::grid::{Grid, GridSize};
+use heatlab_engine::lab::{validate_in_child, CaseOutcome, ChildLimits, ValidationJob, Verdict};
+use heatlab_engine::session::lab::{CompileFailure, LabEvent};
 
 #[expect(
     clippy::unwrap_used,
@@ -548,7 +548,7 @@ fn a_compile_error_is_reported_with_its_line() {
         let arch = cuda.device().compute_capability();
         let error = compile_user_kernel(&syntax_error(), arch).err().unwrap();
         let log = match error {
-            heatlab::HeatlabError::KernelCompile { log, .. } => log,
+            heatlab_engine::HeatlabError::KernelCompile { log, .. } => log,
             other => panic!("{other}"),
         };
         let errors: Vec<usize> = compile_diagnostics(&log)

@@ -2,10 +2,10 @@
 
 use std::f64::consts::PI;
 
-use heatlab::compute::{Backend, Boundary, CpuBackend, StepParams};
-use heatlab::field::{generate_jagged, JaggedParams};
-use heatlab::sim::FieldStats;
-use heatlab::{Grid, GridSize};
+use heatlab_engine::compute::{Backend, Boundary, CpuBackend, StepParams};
+use heatlab_engine::field::{generate_jagged, JaggedParams};
+use heatlab_engine::sim::FieldStats;
+use heatlab_engine::{Grid, GridSize};
 
 #[expect(
     clippy::unwrap_used,

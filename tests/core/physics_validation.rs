@@ -8,10 +8,12 @@ use common::backend::on_each_backend;
 use std::process::Command;
 use std::time::Duration;
 
-use heatlab::compute::{Backend, BackendKind, Boundary, CpuBackend, ProblemUpload, StepParams};
-use heatlab::problem::{EnergyExchange, StepTables};
-use heatlab::verify::physics::{self, Case, CaseReport};
-use heatlab::Grid;
+use heatlab_engine::compute::{
+    Backend, BackendKind, Boundary, CpuBackend, ProblemUpload, StepParams,
+};
+use heatlab_engine::problem::{EnergyExchange, StepTables};
+use heatlab_engine::verify::physics::{self, Case, CaseReport};
+use heatlab_engine::Grid;
 
 /// The fast cases: convective sides, a flux side, a composite wall, heaters and the ledger.
 const FAST: [(&str, Case); 4] = [
@@ -58,19 +60,19 @@ impl Backend for Faulty {
     fn step_method(&self) -> String {
         self.cpu.step_method()
     }
-    fn upload(&mut self, field: &Grid) -> heatlab::Result<()> {
+    fn upload(&mut self, field: &Grid) -> heatlab_engine::Result<()> {
         self.cpu.upload(field)
     }
-    fn advance(&mut self, steps: u64, params: &StepParams) -> heatlab::Result<Duration> {
+    fn advance(&mut self, steps: u64, params: &StepParams) -> heatlab_engine::Result<Duration> {
         self.cpu.advance(steps, params)
     }
-    fn download(&mut self) -> heatlab::Result<Grid> {
+    fn download(&mut self) -> heatlab_engine::Result<Grid> {
         self.cpu.download()
     }
-    fn laplacian(&mut self, boundary: Boundary) -> heatlab::Result<Grid> {
+    fn laplacian(&mut self, boundary: Boundary) -> heatlab_engine::Result<Grid> {
         self.cpu.laplacian(boundary)
     }
-    fn set_problem(&mut self, problem: Option<ProblemUpload<'_>>) -> heatlab::Result<()> {
+    fn set_problem(&mut self, problem: Option<ProblemUpload<'_>>) -> heatlab_engine::Result<()> {
         let Some(upload) = problem else {
             return self.cpu.set_problem(None);
         };
@@ -81,10 +83,10 @@ impl Backend for Faulty {
             ..upload
         }))
     }
-    fn take_energy_exchange(&mut self) -> heatlab::Result<EnergyExchange> {
+    fn take_energy_exchange(&mut self) -> heatlab_engine::Result<EnergyExchange> {
         self.cpu.take_energy_exchange()
     }
-    fn stored_energy(&mut self) -> heatlab::Result<f64> {
+    fn stored_energy(&mut self) -> heatlab_engine::Result<f64> {
         self.cpu.stored_energy()
     }
 }

@@ -9,13 +9,13 @@ use common::cli::heatlab;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use heatlab::tutorial::gaussian::{self, GaussianParams};
-use heatlab::tutorial::hidden_layer;
-use heatlab::tutorial::mc_pi::{self, PiEstimate};
-use heatlab::tutorial::{
+use heatlab_engine::tutorial::gaussian::{self, GaussianParams};
+use heatlab_engine::tutorial::hidden_layer;
+use heatlab_engine::tutorial::mc_pi::{self, PiEstimate};
+use heatlab_engine::tutorial::{
     CpuRuns, CpuThreads, KernelSummary, RunControl, RunOptions, RunPhase, RunProgress, TutorialGpu,
 };
-use heatlab::HeatlabError;
+use heatlab_engine::HeatlabError;
 
 fn unattended() -> RunControl<'static> {
     RunControl::unattended()
@@ -419,7 +419,7 @@ fn gpu_hidden_layer_matches_cpu() {
 }
 
 /// The pinned runs ran, whole and in chunks, and gave the pageable run's output bit for bit.
-fn assert_pinned_beside_pageable(timings: &heatlab::tutorial::KernelTimings) {
+fn assert_pinned_beside_pageable(timings: &heatlab_engine::tutorial::KernelTimings) {
     assert_eq!(timings.pinned_equals_pageable, Some(true));
     let (Some(pageable), Some(pinned)) = (&timings.gpu_host_arrays, &timings.gpu_pinned_arrays)
     else {
@@ -758,23 +758,27 @@ fn kernel_command_writes_npy_files_python_can_read() {
 
 #[test]
 fn timing_stats_are_timeit_style() {
-    let stats = heatlab::tutorial::TimingStats::from_runs(vec![1.0, 2.0, 3.0]);
+    let stats = heatlab_engine::tutorial::TimingStats::from_runs(vec![1.0, 2.0, 3.0]);
     assert_eq!(stats.mean_s, 2.0);
     assert!((stats.std_s - (2.0f64 / 3.0).sqrt()).abs() < 1e-12);
-    assert_eq!(heatlab::tutorial::format_seconds(0.00123), "1.230 ms");
+    assert_eq!(
+        heatlab_engine::tutorial::format_seconds(0.00123),
+        "1.230 ms"
+    );
     assert_eq!(stats.display(), "2.000 s ± 816.497 ms");
 }
 
 #[test]
 fn histogram_and_sweep_sizes() {
-    let counts = heatlab::tutorial::histogram(&[0.0, 0.1, 0.5, 0.99, 1.0, 1.5, -0.1], 2, 0.0, 1.0);
+    let counts =
+        heatlab_engine::tutorial::histogram(&[0.0, 0.1, 0.5, 0.99, 1.0, 1.5, -0.1], 2, 0.0, 1.0);
     assert_eq!(counts, vec![2, 3]);
-    let sizes = heatlab::tutorial::sweep_sizes(1000, 100_000_000, 1);
+    let sizes = heatlab_engine::tutorial::sweep_sizes(1000, 100_000_000, 1);
     assert_eq!(
         sizes,
         vec![1000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
     );
-    let sizes = heatlab::tutorial::sweep_sizes(1000, 5000, 4);
+    let sizes = heatlab_engine::tutorial::sweep_sizes(1000, 5000, 4);
     assert_eq!((sizes[0], *sizes.last().unwrap()), (1000, 5000));
     assert!(sizes.windows(2).all(|w| w[0] < w[1]), "{sizes:?}");
 }

@@ -9,10 +9,10 @@ use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use heatlab::compute::{Backend, BackendKind, Boundary, CpuBackend, StepParams};
-use heatlab::field::{generate_jagged, JaggedParams};
-use heatlab::verify::{verify, Compared, Subject, VerifyOptions};
-use heatlab::{Grid, GridSize};
+use heatlab_engine::compute::{Backend, BackendKind, Boundary, CpuBackend, StepParams};
+use heatlab_engine::field::{generate_jagged, JaggedParams};
+use heatlab_engine::verify::{verify, Compared, Subject, VerifyOptions};
+use heatlab_engine::{Grid, GridSize};
 
 #[test]
 fn cpu_methods_agree_with_the_plain_loop_over_random_sequences() {
@@ -84,10 +84,10 @@ impl Backend for DropsAStepNowAndThen {
     fn step_method(&self) -> String {
         "drops-a-step".into()
     }
-    fn upload(&mut self, field: &Grid) -> heatlab::Result<()> {
+    fn upload(&mut self, field: &Grid) -> heatlab_engine::Result<()> {
         self.inner.upload(field)
     }
-    fn advance(&mut self, steps: u64, params: &StepParams) -> heatlab::Result<Duration> {
+    fn advance(&mut self, steps: u64, params: &StepParams) -> heatlab_engine::Result<Duration> {
         self.calls += 1;
         let steps = if self.calls % 3 == 0 && steps > 1 {
             steps - 1
@@ -96,10 +96,10 @@ impl Backend for DropsAStepNowAndThen {
         };
         self.inner.advance(steps, params)
     }
-    fn download(&mut self) -> heatlab::Result<Grid> {
+    fn download(&mut self) -> heatlab_engine::Result<Grid> {
         self.inner.download()
     }
-    fn laplacian(&mut self, boundary: Boundary) -> heatlab::Result<Grid> {
+    fn laplacian(&mut self, boundary: Boundary) -> heatlab_engine::Result<Grid> {
         self.inner.laplacian(boundary)
     }
 }
@@ -160,7 +160,7 @@ fn cuda_agrees_with_the_cpu_over_random_sequences() {
         panic!("{divergence}");
     }
     let methods = &report.coverage.steps_by_method;
-    for kernel in heatlab::verify::sequence::cuda_kernels() {
+    for kernel in heatlab_engine::verify::sequence::cuda_kernels() {
         assert!(
             methods.contains_key(&format!("cuda-{kernel}")),
             "{kernel} never stepped: {methods:?}"
@@ -218,7 +218,7 @@ fn chunked_long_runs_on_cuda_equal_one_cpu_run() {
                 done += steps;
             }
             let field = cuda.download().unwrap();
-            let found = heatlab::verify::compare::grids(&field, &expected);
+            let found = heatlab_engine::verify::compare::grids(&field, &expected);
             assert!(found.is_none(), "{boundary} chunk {chunk}: {found:?}");
         }
     }

@@ -7,12 +7,14 @@
 use crate::common;
 use common::backend::cuda_or_skip;
 
-use heatlab::compute::{Backend, BrushEdge, BrushStamp, CpuBackend, CudaBackend, StepParams};
-use heatlab::field::{generate_jagged, JaggedParams};
-use heatlab::sim::agreement::WindowPolicy;
-use heatlab::sim::paint::Brush;
-use heatlab::sim::Simulation;
-use heatlab::{Grid, GridSize};
+use heatlab_engine::compute::{
+    Backend, BrushEdge, BrushStamp, CpuBackend, CudaBackend, StepParams,
+};
+use heatlab_engine::field::{generate_jagged, JaggedParams};
+use heatlab_engine::sim::agreement::WindowPolicy;
+use heatlab_engine::sim::paint::Brush;
+use heatlab_engine::sim::Simulation;
+use heatlab_engine::{Grid, GridSize};
 
 #[expect(
     clippy::unwrap_used,
@@ -239,7 +241,7 @@ fn strokes_undo_and_redo_mid_run_agree_with_the_cpu() {
     let initial = jagged(520, 776, 11);
     let params = StepParams {
         coeff: 0.23,
-        boundary: heatlab::compute::Boundary::Periodic,
+        boundary: heatlab_engine::compute::Boundary::Periodic,
     };
     let mut on_gpu = Simulation::new(Box::new(cuda), initial.clone(), params).unwrap();
     on_gpu.set_agreement_check(Some(WindowPolicy::Every(100)));

@@ -7,13 +7,13 @@
 use crate::common;
 use common::backend::cuda_or_skip;
 
-use heatlab::compute::{
+use heatlab_engine::compute::{
     Backend, Boundary, CpuBackend, CudaBackend, Layer, PreviewSpec, ReducedPreview, StepParams,
 };
-use heatlab::field::numpy_rng::NumpyGenerator;
-use heatlab::grid::RangeMode;
-use heatlab::render::Colormap;
-use heatlab::{Grid, GridSize};
+use heatlab_engine::field::numpy_rng::NumpyGenerator;
+use heatlab_engine::grid::RangeMode;
+use heatlab_engine::render::Colormap;
+use heatlab_engine::{Grid, GridSize};
 
 /// A field of `rows` x `cols` values between -100 and 100, a few of them signed zeros, so that
 /// Laplacians and sums of many magnitudes round.
@@ -140,7 +140,7 @@ fn gpu_block_means_equal_the_cpus_for_both_layers_every_boundary_and_factor() {
 /// view still equal the CPU's.
 #[test]
 fn laplacian_means_after_shared_kernel_steps_equal_the_cpus() {
-    use heatlab::compute::{CudaKernel, KernelChoice};
+    use heatlab_engine::compute::{CudaKernel, KernelChoice};
     let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };

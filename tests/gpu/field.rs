@@ -12,12 +12,14 @@ use crate::common;
 use common::backend::cuda_or_skip;
 
 use common::{golden_cases, load, max_abs_diff};
-use heatlab::compute::{Backend, CpuBackend, CudaBackend, DeviceFieldUnavailable, StepParams};
-use heatlab::field::{generate_jagged, JaggedParams};
-use heatlab::grid::GridSize;
-use heatlab::sim::generate::{generate_on, GenerationPlace};
-use heatlab::sim::Simulation;
-use heatlab::Grid;
+use heatlab_engine::compute::{
+    Backend, CpuBackend, CudaBackend, DeviceFieldUnavailable, StepParams,
+};
+use heatlab_engine::field::{generate_jagged, JaggedParams};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::sim::generate::{generate_on, GenerationPlace};
+use heatlab_engine::sim::Simulation;
+use heatlab_engine::Grid;
 
 /// The bound: every cell within 1e-5 of the CPU's (the two use different FFTs).
 const TOLERANCE: f32 = 1e-5;

@@ -14,12 +14,16 @@ use crate::common;
 use common::backend::cuda_or_skip;
 
 use common::max_abs_diff;
-use heatlab::compute::cuda::MaterialKernel;
-use heatlab::compute::{Advance, Backend, CpuBackend, CudaBackend, ProblemUpload, StepParams};
-use heatlab::problem::{EnergyExchange, HeatProblem, SideCondition, Sides, StepTables};
-use heatlab::verify::compare::energies;
-use heatlab::verify::problems::{edit_map, random_problem_with, switch_heater, tables_of, Layout};
-use heatlab::{Grid, GridSize};
+use heatlab_engine::compute::cuda::MaterialKernel;
+use heatlab_engine::compute::{
+    Advance, Backend, CpuBackend, CudaBackend, ProblemUpload, StepParams,
+};
+use heatlab_engine::problem::{EnergyExchange, HeatProblem, SideCondition, Sides, StepTables};
+use heatlab_engine::verify::compare::energies;
+use heatlab_engine::verify::problems::{
+    edit_map, random_problem_with, switch_heater, tables_of, Layout,
+};
+use heatlab_engine::{Grid, GridSize};
 
 fn size(rows: usize, cols: usize) -> GridSize {
     GridSize { rows, cols }
@@ -416,12 +420,13 @@ fn booked_energy_matches_cpu() {
 }
 
 /// A plate with a heater disc under a thermostat and cooled sides, as a simulation on `backend`.
-fn thermostat_simulation(backend: Box<dyn Backend>) -> heatlab::sim::Simulation {
-    use heatlab::problem::material::find;
-    use heatlab::problem::{CellKind, Heater, HeaterPower, Shape, Side, Thermostat};
+fn thermostat_simulation(backend: Box<dyn Backend>) -> heatlab_engine::sim::Simulation {
+    use heatlab_engine::problem::material::find;
+    use heatlab_engine::problem::{CellKind, Heater, HeaterPower, Shape, Side, Thermostat};
     let size = size(40, 70);
     let initial = field(size, 5);
-    let mut sim = heatlab::sim::Simulation::new(backend, initial, StepParams::default()).unwrap();
+    let mut sim =
+        heatlab_engine::sim::Simulation::new(backend, initial, StepParams::default()).unwrap();
     let mut problem = HeatProblem::uniform(size, 1e-3, find("aluminium").unwrap());
     for side in Side::ALL {
         problem.sides.set(
@@ -462,11 +467,11 @@ fn thermostat_simulation(backend: Box<dyn Backend>) -> heatlab::sim::Simulation 
 
 #[test]
 fn thermostats_painting_and_undo_switch_alike_on_cuda_and_cpu() {
-    use heatlab::compute::BrushEdge;
-    use heatlab::problem::material::find;
-    use heatlab::problem::{CellKind, Shape};
-    use heatlab::sim::agreement::WindowPolicy;
-    use heatlab::sim::paint::Brush;
+    use heatlab_engine::compute::BrushEdge;
+    use heatlab_engine::problem::material::find;
+    use heatlab_engine::problem::{CellKind, Shape};
+    use heatlab_engine::sim::agreement::WindowPolicy;
+    use heatlab_engine::sim::paint::Brush;
     let Some(cuda) = cuda_or_skip!() else {
         return;
     };

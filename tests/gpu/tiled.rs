@@ -15,11 +15,11 @@ use crate::common;
 use crate::materials::{field, sides_cases};
 use common::backend::cuda_or_skip;
 
-use heatlab::compute::cuda::MaterialKernel;
-use heatlab::compute::{Backend, CpuBackend, ProblemUpload, StepParams};
-use heatlab::problem::{HeatProblem, Sides, StepTables};
-use heatlab::verify::problems::{random_problem_with, tables_of, Layout};
-use heatlab::{Grid, GridSize};
+use heatlab_engine::compute::cuda::MaterialKernel;
+use heatlab_engine::compute::{Backend, CpuBackend, ProblemUpload, StepParams};
+use heatlab_engine::problem::{HeatProblem, Sides, StepTables};
+use heatlab_engine::verify::problems::{random_problem_with, tables_of, Layout};
+use heatlab_engine::{Grid, GridSize};
 
 /// Rows and columns: the tiles of strips 1 to 3 (columns 104..231, 216..343, 328..455) and of
 /// most segments lie inside.

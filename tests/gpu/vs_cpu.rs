@@ -5,9 +5,9 @@ use crate::common;
 use common::backend::cuda_or_skip;
 
 use common::{golden_cases, load, max_abs_diff};
-use heatlab::compute::{Backend, Boundary, CpuBackend, StepParams};
-use heatlab::field::{generate_jagged, JaggedParams};
-use heatlab::GridSize;
+use heatlab_engine::compute::{Backend, Boundary, CpuBackend, StepParams};
+use heatlab_engine::field::{generate_jagged, JaggedParams};
+use heatlab_engine::GridSize;
 
 #[test]
 fn cuda_matches_golden_numpy_steps() {
@@ -98,7 +98,7 @@ fn seed_faithful_kernel_is_close_to_jacobi_for_one_step() {
     cuda.advance_seed_faithful(1, 0.25).unwrap();
     let field = cuda.download().unwrap();
     let reference = cpu.download().unwrap();
-    let scale = heatlab::sim::FieldStats::of(&initial).max;
+    let scale = heatlab_engine::sim::FieldStats::of(&initial).max;
     let diff = max_abs_diff(&field, &reference);
     eprintln!("seed kernel, one step: max |seed - jacobi| = {diff:e} (field max {scale})");
     assert!(
@@ -109,7 +109,7 @@ fn seed_faithful_kernel_is_close_to_jacobi_for_one_step() {
 
 #[test]
 fn every_exact_kernel_matches_cpu_for_every_boundary() {
-    use heatlab::compute::cuda::CudaKernel;
+    use heatlab_engine::compute::cuda::CudaKernel;
     let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
@@ -160,8 +160,8 @@ fn every_exact_kernel_matches_cpu_for_every_boundary() {
 
 #[test]
 fn gpu_previews_equal_cpu_previews() {
-    use heatlab::render::preview::render_on;
-    use heatlab::render::{Colormap, Layer, PreviewRequest, RangeMode};
+    use heatlab_engine::render::preview::render_on;
+    use heatlab_engine::render::{Colormap, Layer, PreviewRequest, RangeMode};
     let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };
@@ -259,13 +259,13 @@ fn long_runs_replayed_as_cuda_graphs_match_cpu() {
     reason = "a test helper; clippy's allow-unwrap-in-tests covers #[test] functions only"
 )]
 fn check_batched_frame(
-    gpu: &mut heatlab::sim::Simulation,
-    cpu: &mut heatlab::sim::Simulation,
-    requests: &[heatlab::render::PreviewRequest; 2],
+    gpu: &mut heatlab_engine::sim::Simulation,
+    cpu: &mut heatlab_engine::sim::Simulation,
+    requests: &[heatlab_engine::render::PreviewRequest; 2],
     frame: u64,
 ) {
-    use heatlab::render::preview::colour_ranged;
-    use heatlab::render::Preview;
+    use heatlab_engine::render::preview::colour_ranged;
+    use heatlab_engine::render::Preview;
     let specs = requests.map(|request| request.spec());
     let ranged = gpu
         .reduce_previews_into([&specs[0], &specs[1]], [Vec::new(), vec![1.0; 5]])
@@ -293,9 +293,9 @@ fn check_batched_frame(
 /// be real.
 #[test]
 fn overlapped_stepping_with_previews_matches_cpu() {
-    use heatlab::render::preview::{colour_ranged, colour_reduced};
-    use heatlab::render::{Colormap, Layer, Preview, PreviewRequest, RangeMode};
-    use heatlab::sim::Simulation;
+    use heatlab_engine::render::preview::{colour_ranged, colour_reduced};
+    use heatlab_engine::render::{Colormap, Layer, Preview, PreviewRequest, RangeMode};
+    use heatlab_engine::sim::Simulation;
     let Some(cuda) = cuda_or_skip!() else {
         return;
     };
@@ -411,7 +411,7 @@ fn gpu_statistics_equal_the_cpu_statistics() {
         let values: Vec<f32> = (0..size.cells())
             .map(|i| ((i * 2_654_435_761) % 1000) as f32 / 7.0 - 60.0)
             .collect();
-        let grid = heatlab::Grid::from_vec(size, values).unwrap();
+        let grid = heatlab_engine::Grid::from_vec(size, values).unwrap();
         cuda.upload(&grid).unwrap();
         let mut cpu = CpuBackend::new();
         cpu.upload(&grid).unwrap();
@@ -432,8 +432,8 @@ fn gpu_statistics_equal_the_cpu_statistics() {
     clippy::unwrap_used,
     reason = "a test helper; clippy's allow-unwrap-in-tests covers #[test] functions only"
 )]
-fn awkward_fields() -> Vec<heatlab::Grid> {
-    use heatlab::Grid;
+fn awkward_fields() -> Vec<heatlab_engine::Grid> {
+    use heatlab_engine::Grid;
     let awkward = |i: usize| match i % 13 {
         0 => f32::NAN,
         1 => f32::INFINITY,
@@ -464,17 +464,17 @@ fn awkward_fields() -> Vec<heatlab::Grid> {
 /// Checks one view reduced by the GPU with its range against the host's reduction of `source`
 /// (the layer on the CPU) and the range the host picks from it.
 fn check_ranged_view(
-    ranged: &heatlab::compute::RangedPreview,
-    source: &heatlab::Grid,
-    spec: &heatlab::compute::PreviewSpec<'_>,
+    ranged: &heatlab_engine::compute::RangedPreview,
+    source: &heatlab_engine::Grid,
+    spec: &heatlab_engine::compute::PreviewSpec<'_>,
     what: &str,
 ) {
-    use heatlab::compute::ReducedPreview;
-    use heatlab::grid::RangeMode;
+    use heatlab_engine::compute::ReducedPreview;
+    use heatlab_engine::grid::RangeMode;
     let expected = ReducedPreview::of(source, spec.max_size);
     // Bit for bit, but for the sign and payload of a NaN mean, which the GPU's and the host's
     // arithmetic write differently (ranges skip NaN).
-    let bits = |g: &heatlab::Grid| {
+    let bits = |g: &heatlab_engine::Grid| {
         g.as_slice()
             .iter()
             .map(|v| if v.is_nan() { u32::MAX } else { v.to_bits() })
@@ -505,9 +505,9 @@ fn check_ranged_view(
 /// awkward values, both layers, every boundary, with and without reduction.
 #[test]
 fn gpu_frame_ranges_equal_the_host_ranges() {
-    use heatlab::compute::{Layer, PreviewSpec};
-    use heatlab::grid::{RangeMode, ValueRange};
-    use heatlab::render::Colormap;
+    use heatlab_engine::compute::{Layer, PreviewSpec};
+    use heatlab_engine::grid::{RangeMode, ValueRange};
+    use heatlab_engine::render::Colormap;
     let Some(mut cuda) = cuda_or_skip!() else {
         return;
     };

@@ -17,10 +17,10 @@ use eframe::egui::accesskit::Role;
 use eframe::egui::Vec2;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::compute::{BackendChoice, BackendKind, Boundary};
-use heatlab::grid::GridSize;
-use heatlab::render::Colormap;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+use heatlab_engine::compute::{BackendChoice, BackendKind, Boundary};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::render::Colormap;
 
 #[expect(
     clippy::unwrap_used,
@@ -273,7 +273,7 @@ fn exports_png_npy_and_timing_log() {
     assert!(image.height() >= 48);
     assert!(image.width() > 64);
     let image = image.to_rgb8();
-    let viridis = heatlab::render::Colormap::Viridis.table();
+    let viridis = heatlab_engine::render::Colormap::Viridis.table();
     assert!(
         viridis.contains(&image.get_pixel(10, 10).0),
         "the field is drawn with the view's colormap"
@@ -284,7 +284,7 @@ fn exports_png_npy_and_timing_log() {
     image::open(&png[0]).unwrap();
 
     let npy = export_and_wait(&mut harness, "Field .npy");
-    let grid = heatlab::export::read_npy(&std::fs::read(&npy[0]).unwrap()).unwrap();
+    let grid = heatlab_engine::export::read_npy(&std::fs::read(&npy[0]).unwrap()).unwrap();
     assert_eq!(grid.size(), GridSize::new(48, 64).unwrap());
 
     let log = export_and_wait(&mut harness, "Timing log");

@@ -9,14 +9,14 @@ use common::app::wait_until;
 use eframe::egui::Vec2;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::compute::BackendChoice;
-use heatlab::grid::GridSize;
-use heatlab::tutorial::basics::geometry::GeometryOptions;
-use heatlab::tutorial::basics::maximum::MaximumOptions;
-use heatlab::tutorial::basics::{BasicsLesson, BasicsOutcome, BasicsRequest};
 use heatlab::ui::basics::GpuState;
 use heatlab::ui::tutorial::Tab;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::tutorial::basics::geometry::GeometryOptions;
+use heatlab_engine::tutorial::basics::maximum::MaximumOptions;
+use heatlab_engine::tutorial::basics::{BasicsLesson, BasicsOutcome, BasicsRequest};
 
 fn harness() -> Harness<'static, HeatlabApp> {
     harness_on(Tab::Diffusion)

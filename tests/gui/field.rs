@@ -16,10 +16,10 @@ use common::app::{app_harness, drag_value, wait_until};
 use eframe::egui::Vec2;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::compute::BackendChoice;
-use heatlab::grid::GridSize;
-use heatlab::sim::generate::GenerationPlace;
 use heatlab::ui::{HeatlabApp, Settings};
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::sim::generate::GenerationPlace;
 
 fn harness(backend: BackendChoice, side: usize) -> Harness<'static, HeatlabApp> {
     let mut field = Settings::default().field;

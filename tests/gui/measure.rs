@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 use eframe::egui::Vec2;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::compute::BackendChoice;
-use heatlab::grid::GridSize;
-use heatlab::session::diffusion::ProblemCommand;
 use heatlab::ui::diffusion::{DiffusionCommand, FramePart};
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::session::diffusion::ProblemCommand;
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
@@ -52,7 +52,7 @@ fn measure_animation() {
     let agreement_check = std::env::var("HEATLAB_MEASURE_AGREEMENT").is_ok_and(|v| v == "1");
     // A heat problem (a scenario file) stepped instead of the tutorial's plate, at its size.
     let scenario = std::env::var("HEATLAB_MEASURE_SCENARIO").ok().map(|path| {
-        heatlab::scenario::load(std::path::Path::new(&path))
+        heatlab_engine::scenario::load(std::path::Path::new(&path))
             .unwrap_or_else(|errors| panic!("{path}: {}", errors.into_error()))
     });
     let mut settings = Settings {

@@ -13,10 +13,10 @@ use std::time::{Duration, Instant};
 use eframe::egui::{Key, Modifiers, PointerButton, Pos2, Rect, Vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::compute::BackendChoice;
-use heatlab::grid::GridSize;
 use heatlab::ui::diffusion::brush::Tool;
 use heatlab::ui::{HeatlabApp, Settings};
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::grid::GridSize;
 
 const ROWS: usize = 48;
 const COLS: usize = 64;

@@ -12,11 +12,11 @@ use common::app::{app_harness, wait_until};
 mod engine;
 
 use eframe::egui::Vec2;
-use heatlab::grid::GridSize;
-use heatlab::problem::{CellKind, Shape};
-use heatlab::session::diffusion::ProblemCommand;
 use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::Settings;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::problem::{CellKind, Shape};
+use heatlab_engine::session::diffusion::ProblemCommand;
 
 /// The tutorial's plate has no problem; painting a material on it starts one whose map holds
 /// the painted cells, and the panel hears of it.
@@ -26,7 +26,7 @@ fn painting_a_material_on_the_tutorial_plate_starts_a_problem() {
     settings.field.size = GridSize::new(32, 48).unwrap();
     let mut harness = app_harness(settings.clone(), Vec2::new(1280.0, 800.0));
     assert!(harness.state().diffusion().state().problem.is_none());
-    let copper = heatlab::problem::material::find("copper").unwrap();
+    let copper = heatlab_engine::problem::material::find("copper").unwrap();
     let command = DiffusionCommand::Problem(ProblemCommand::Paint {
         shape: Shape::Rectangle {
             from: (4.0, 4.0),

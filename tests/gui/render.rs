@@ -17,10 +17,10 @@ use eframe::egui::{
 };
 use egui_kittest::kittest::Queryable;
 use egui_kittest::{Harness, TestRenderer};
-use heatlab::compute::BackendChoice;
-use heatlab::grid::GridSize;
-use heatlab::session::lab::{CompileFailure, LabEvent};
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::session::lab::{CompileFailure, LabEvent};
 use image::RgbaImage;
 use software_renderer::SoftwareRenderer;
 

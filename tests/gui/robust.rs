@@ -26,11 +26,11 @@ use std::time::{Duration, Instant};
 use eframe::egui::{self, Vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::compute::BackendChoice;
-use heatlab::grid::{GridSize, MAX_SIDE};
-use heatlab::tutorial::TutorialKernel;
 use heatlab::ui::tutorial::Tab;
 use heatlab::ui::{AppOptions, HeatlabApp, ScreenshotPlan, Settings, StopRequest};
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::grid::{GridSize, MAX_SIDE};
+use heatlab_engine::tutorial::TutorialKernel;
 
 /// A Monte Carlo pi run recorded on the H100 with `heatlab kernel mc-pi --json`, embedded so
 /// that the tests run from any directory (the tutorial's tests use it too).

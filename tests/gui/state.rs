@@ -18,10 +18,10 @@ use std::sync::Arc;
 use eframe::egui::{self, Vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::compute::{BackendChoice, Boundary, StepParams};
-use heatlab::grid::GridSize;
 use heatlab::ui::tutorial::Tab;
 use heatlab::ui::{HeatlabApp, Settings};
+use heatlab_engine::compute::{BackendChoice, Boundary, StepParams};
+use heatlab_engine::grid::GridSize;
 
 fn settings(export_dir: &Path) -> Settings {
     let mut field = Settings::default().field;
@@ -171,7 +171,7 @@ fn dropped_fields_are_imported_and_bad_files_leave_the_field() {
     let picture = dir.path().join("spot.png");
     let mut rgb = vec![0u8; 30 * 20 * 3];
     rgb[(10 * 30 + 15) * 3..(10 * 30 + 16) * 3].copy_from_slice(&[255, 255, 255]);
-    heatlab::export::write_png_rgb(&picture, 30, 20, &rgb).unwrap();
+    heatlab_engine::export::write_png_rgb(&picture, 30, 20, &rgb).unwrap();
     // Dropped while another tab is shown: the diffusion tab comes back with it.
     harness.get_by_label(&Tab::MonteCarloPi.to_string()).click();
     harness.run_steps(2);
@@ -186,7 +186,7 @@ fn dropped_fields_are_imported_and_bad_files_leave_the_field() {
     // The imported field is what Reset goes back to.
     harness.get_by_label("Reset").click();
     wait_until(&mut harness, "reset", |app| app.step_count() == 0);
-    let field = heatlab::export::read_npy(&field_npy(&mut harness)).unwrap();
+    let field = heatlab_engine::export::read_npy(&field_npy(&mut harness)).unwrap();
     assert_eq!(field.size(), GridSize::new(20, 30).unwrap());
     assert_eq!(field.get(10, 15), 1.0);
     assert_eq!(field.as_slice().iter().sum::<f32>(), 1.0);

@@ -13,13 +13,13 @@ use crate::common::app::wait_until;
 use eframe::egui::Vec2;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::compute::BackendChoice;
-use heatlab::grid::GridSize;
-use heatlab::tutorial::gaussian::{pdf_f64, GaussianParams};
-use heatlab::tutorial::{KernelSummary, TutorialKernel};
 use heatlab::ui::tutorial::Tab;
 use heatlab::ui::tutorial::Visual;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::tutorial::gaussian::{pdf_f64, GaussianParams};
+use heatlab_engine::tutorial::{KernelSummary, TutorialKernel};
 
 #[expect(
     clippy::unwrap_used,
@@ -232,7 +232,7 @@ fn a_size_that_does_not_fit_is_refused_with_the_size_it_needed() {
     // 10^10 neurons: four float32 arrays of 40 GB each.
     let n = 10_000_000_000u64;
     let needed = n as f64 * 16.0;
-    if heatlab::memory::host_available_bytes().is_none_or(|free| free as f64 >= needed) {
+    if heatlab_engine::memory::host_available_bytes().is_none_or(|free| free as f64 >= needed) {
         crate::common::skipped(
             crate::common::backend::test_name!(),
             &format!("this machine has {needed} bytes free, the refusal cannot be shown"),

@@ -5,12 +5,12 @@ use super::super::bench::BenchArgs;
 use super::super::interrupt::Interrupt;
 use super::super::output::{note, print};
 use super::table;
-use crate::bench::basics::{time_notebook_maximum, NotebookMaximum};
-use crate::export::atomic::check_output;
-use crate::export::write_json;
-use crate::tutorial::basics::maximum::{self, MaximumLadder, MaximumOptions};
-use crate::tutorial::basics::{open_basics_gpu, BasicsOutcome};
-use crate::tutorial::RunControl;
+use heatlab_engine::bench::basics::{time_notebook_maximum, NotebookMaximum};
+use heatlab_engine::export::atomic::check_output;
+use heatlab_engine::export::write_json;
+use heatlab_engine::tutorial::basics::maximum::{self, MaximumLadder, MaximumOptions};
+use heatlab_engine::tutorial::basics::{open_basics_gpu, BasicsOutcome};
+use heatlab_engine::tutorial::RunControl;
 
 /// What `--json` writes.
 #[derive(Debug, serde::Serialize)]
@@ -74,7 +74,7 @@ pub fn bench_basics(
         };
         let report = BasicsBenchReport {
             heatlab_version: env!("CARGO_PKG_VERSION"),
-            date_utc: crate::measure::utc_now(),
+            date_utc: heatlab_engine::measure::utc_now(),
             heatlab,
             notebook,
             notebook_note,

@@ -8,11 +8,13 @@ use anyhow::Context;
 use super::interrupt::{Interrupt, Interrupted};
 use super::kernel::KernelArgs;
 use super::output::{note, print};
-use crate::error::HeatlabError;
-use crate::tutorial::basics::geometry::{Dimensions, GeometryOptions};
-use crate::tutorial::basics::maximum::MaximumOptions;
-use crate::tutorial::basics::{open_basics_gpu, BasicsLesson, BasicsOutcome, BasicsRequest};
-use crate::tutorial::{RunControl, TutorialKernel};
+use heatlab_engine::error::HeatlabError;
+use heatlab_engine::tutorial::basics::geometry::{Dimensions, GeometryOptions};
+use heatlab_engine::tutorial::basics::maximum::MaximumOptions;
+use heatlab_engine::tutorial::basics::{
+    open_basics_gpu, BasicsLesson, BasicsOutcome, BasicsRequest,
+};
+use heatlab_engine::tutorial::{RunControl, TutorialKernel};
 
 pub mod bench;
 mod table;
@@ -44,7 +46,7 @@ impl std::str::FromStr for KernelName {
             .map(Self::Tutorial)
             .chain(BasicsLesson::ALL.into_iter().map(Self::Basics))
             .collect();
-        crate::choice::parse_choice(&all, text, "kernel")
+        heatlab_engine::choice::parse_choice(&all, text, "kernel")
     }
 }
 

@@ -1,14 +1,14 @@
 //! The readable reports of the GPU basics: one table per lesson.
 
-use crate::measure::format_seconds;
-use crate::tutorial::basics::device::DeviceReport;
-use crate::tutorial::basics::geometry::{Dimensions, GeometryOutcome};
-use crate::tutorial::basics::maximum::MaximumLadder;
-use crate::tutorial::basics::reduce::ReduceReport;
-use crate::tutorial::basics::row_sums::RowSumsReport;
-use crate::tutorial::basics::sin_exp::{SinExpReport, SinExpVariant};
-use crate::tutorial::basics::BasicsOutcome;
-use crate::tutorial::TimingStats;
+use heatlab_engine::measure::format_seconds;
+use heatlab_engine::tutorial::basics::device::DeviceReport;
+use heatlab_engine::tutorial::basics::geometry::{Dimensions, GeometryOutcome};
+use heatlab_engine::tutorial::basics::maximum::MaximumLadder;
+use heatlab_engine::tutorial::basics::reduce::ReduceReport;
+use heatlab_engine::tutorial::basics::row_sums::RowSumsReport;
+use heatlab_engine::tutorial::basics::sin_exp::{SinExpReport, SinExpVariant};
+use heatlab_engine::tutorial::basics::BasicsOutcome;
+use heatlab_engine::tutorial::TimingStats;
 
 /// The report of `outcome`, with the note on the GPU (why it is missing) first.
 pub fn format(outcome: &BasicsOutcome, note: Option<&str>) -> String {

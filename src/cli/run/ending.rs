@@ -6,8 +6,8 @@ use super::record::{AgreementRecord, Ending, RunRecord};
 use super::start;
 use super::video::RunVideo;
 use crate::cli::output::note;
-use crate::sim::Simulation;
-use crate::state::FieldOrigin;
+use heatlab_engine::sim::Simulation;
+use heatlab_engine::state::FieldOrigin;
 
 /// Finishes the video, however the run ended (a stopped run leaves a shorter video). A failure
 /// fails a completed run; after another ending it is noted and the ending kept.

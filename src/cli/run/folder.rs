@@ -8,8 +8,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::output::note;
-use crate::error::HeatlabError;
-use crate::export::atomic::{list_for_removal_on_exit, Listed};
+use heatlab_engine::error::HeatlabError;
+use heatlab_engine::export::atomic::{list_for_removal_on_exit, Listed};
 
 /// The lock file of a run in its output folder.
 const LOCK_FILE: &str = ".heatlab-run.lock";
@@ -173,7 +173,7 @@ pub(super) fn reuse_refusal(out: &Path, previous: &[PathBuf]) -> HeatlabError {
 }
 
 /// Removes the earlier run's files (`--overwrite`), and only those.
-pub(super) fn remove_previous_run(out: &Path, previous: &[PathBuf]) -> crate::Result<()> {
+pub(super) fn remove_previous_run(out: &Path, previous: &[PathBuf]) -> heatlab_engine::Result<()> {
     for path in previous {
         std::fs::remove_file(path).map_err(|e| HeatlabError::io("removing", path, e))?;
     }

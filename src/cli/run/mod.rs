@@ -20,21 +20,23 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::interrupt::Interrupt;
 use super::output::note;
-use crate::compute::{create_backend, Backend, BackendChoice, Boundary, KernelChoice, StepParams};
-use crate::error::HeatlabError;
-use crate::export;
-use crate::export::VideoLayers;
-use crate::field::{JaggedParams, DEFAULT_SEED};
-use crate::grid::{Grid, GridSize};
-use crate::import::LuminanceRange;
-use crate::render::Colormap;
-use crate::session::start::Start;
-use crate::sim::agreement::WindowPolicy;
-use crate::sim::generate::generate_on;
-use crate::sim::Stability;
-use crate::state::FieldOrigin;
 use ending::{keep_state, keep_video, settle_agreement};
 use folder::{previous_run_files, remove_previous_run, reuse_refusal};
+use heatlab_engine::compute::{
+    create_backend, Backend, BackendChoice, Boundary, KernelChoice, StepParams,
+};
+use heatlab_engine::error::HeatlabError;
+use heatlab_engine::export;
+use heatlab_engine::export::VideoLayers;
+use heatlab_engine::field::{JaggedParams, DEFAULT_SEED};
+use heatlab_engine::grid::{Grid, GridSize};
+use heatlab_engine::import::LuminanceRange;
+use heatlab_engine::render::Colormap;
+use heatlab_engine::session::start::Start;
+use heatlab_engine::sim::agreement::WindowPolicy;
+use heatlab_engine::sim::generate::generate_on;
+use heatlab_engine::sim::Stability;
+use heatlab_engine::state::FieldOrigin;
 use record::{Ending, RunRecord};
 use start::StartFrom;
 use stepping::{save_frame, step_loop};
@@ -483,7 +485,7 @@ fn execute(
     if let Some(warning) = Stability::of(plan.step.coeff).warning().filter(|_| uniform) {
         note(&format!("note: {warning}"));
     }
-    crate::memory::ensure_host_memory(
+    heatlab_engine::memory::ensure_host_memory(
         &format!(
             "{} run ({HOST_FIELD_COPIES} copies of the field)",
             plan.field.size

@@ -12,13 +12,13 @@ use super::scenario::ProblemRecord;
 use super::RunPlan;
 use crate::cli::interrupt::{Interrupted, StopSignal};
 use crate::cli::output::note;
-use crate::compute::Backend;
-use crate::error::HeatlabError;
-use crate::export::{self, TimingCsvWriter, TimingRecord};
+use heatlab_engine::compute::Backend;
+use heatlab_engine::error::HeatlabError;
+use heatlab_engine::export::{self, TimingCsvWriter, TimingRecord};
 
 /// The timing log of a run, in its folder.
 const TIMINGS_CSV: &str = "timings.csv";
-use crate::sim::agreement::{AgreementWatch, Outcome, WindowPolicy};
+use heatlab_engine::sim::agreement::{AgreementWatch, Outcome, WindowPolicy};
 
 /// How a run ended.
 #[derive(Debug)]
@@ -232,7 +232,7 @@ impl RunRecord {
     }
 
     /// Writes `timings.csv`, then `run.json` (also when the first failed, with the failure).
-    fn write(&mut self, plan: &RunPlan, ending: &Ending) -> crate::Result<()> {
+    fn write(&mut self, plan: &RunPlan, ending: &Ending) -> heatlab_engine::Result<()> {
         let csv_path = plan.out.join(TIMINGS_CSV);
         let csv = match self.timings_csv.take() {
             Some(Ok(writer)) => writer.commit(),

@@ -3,12 +3,12 @@
 //! per chunk, which `run.json` records.
 
 use super::record::RunRecord;
-use crate::error::HeatlabError;
-use crate::grid::Grid;
-use crate::problem::energy::EnergyBalance;
-use crate::problem::{EnergyExchange, HeatProblem, Side};
-use crate::sim::thermostat::HeaterSwitch;
-use crate::sim::Simulation;
+use heatlab_engine::error::HeatlabError;
+use heatlab_engine::grid::Grid;
+use heatlab_engine::problem::energy::EnergyBalance;
+use heatlab_engine::problem::{EnergyExchange, HeatProblem, Side};
+use heatlab_engine::sim::thermostat::HeaterSwitch;
+use heatlab_engine::sim::Simulation;
 
 /// A heat problem's run as `run.json` gives it.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 
 use super::HOST_FIELD_COPIES;
 use crate::cli::output::note;
-use crate::error::HeatlabError;
-use crate::import::{ImportKind, LuminanceRange};
-use crate::session::start::{open, Expected, Start};
-use crate::sim::Simulation;
-use crate::state::{FieldOrigin, SavedState};
+use heatlab_engine::error::HeatlabError;
+use heatlab_engine::import::{ImportKind, LuminanceRange};
+use heatlab_engine::session::start::{open, Expected, Start};
+use heatlab_engine::sim::Simulation;
+use heatlab_engine::state::{FieldOrigin, SavedState};
 
 /// What the run starts from, as asked.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -57,8 +57,8 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<Start>, HeatlabError> {
             Ok(Some(start))
         }
         StartFrom::Scenario { file } => {
-            let scenario =
-                crate::scenario::gallery::load_file_or_named(file).map_err(|e| e.into_error())?;
+            let scenario = heatlab_engine::scenario::gallery::load_file_or_named(file)
+                .map_err(|e| e.into_error())?;
             let from = match scenario.gallery {
                 Some(name) => format!("the gallery ({name})"),
                 None => file.display().to_string(),
@@ -93,7 +93,7 @@ pub(super) fn save_state(
     path: &Path,
     simulation: &mut Simulation,
     origin: &FieldOrigin,
-) -> crate::Result<()> {
+) -> heatlab_engine::Result<()> {
     SavedState::of(simulation, origin.clone())?.save(path)?;
     note(&format!(
         "saved the state at step {} to {} (continue it with --resume)",

@@ -10,13 +10,13 @@ use super::record::{Ending, RunRecord};
 use super::video::RunVideo;
 use super::RunPlan;
 use crate::cli::interrupt::Interrupt;
-use crate::compute::Layer;
-use crate::error::HeatlabError;
-use crate::export::{self, FrameFiles, TimingRecord};
-use crate::grid::Grid;
-use crate::session::pacing::Pacer;
-use crate::session::recording::FrameColours;
-use crate::sim::Simulation;
+use heatlab_engine::compute::Layer;
+use heatlab_engine::error::HeatlabError;
+use heatlab_engine::export::{self, FrameFiles, TimingRecord};
+use heatlab_engine::grid::Grid;
+use heatlab_engine::session::pacing::Pacer;
+use heatlab_engine::session::recording::FrameColours;
+use heatlab_engine::sim::Simulation;
 
 /// Seconds one advance call aims at, so that a stop asked for in the middle of a long chunk
 /// comes within about this long.
@@ -28,7 +28,7 @@ pub(super) fn save_frame(
     step: u64,
     field: &Grid,
     laplacian: &Grid,
-) -> crate::Result<Vec<PathBuf>> {
+) -> heatlab_engine::Result<Vec<PathBuf>> {
     let colours = FrameColours::per_frame(plan.colormap, plan.laplacian_colormap);
     let layers = [
         colours.layer_frame(Layer::Field, field, plan.colorbar),

@@ -6,11 +6,11 @@
 use std::path::PathBuf;
 
 use super::RunPlan;
-use crate::error::HeatlabError;
-use crate::export::{FrameLook, VideoLayers};
-use crate::grid::{Grid, RangeMode};
-use crate::session::recording::{FrameColours, RangeRule, VideoRecorder};
-use crate::sim::Simulation;
+use heatlab_engine::error::HeatlabError;
+use heatlab_engine::export::{FrameLook, VideoLayers};
+use heatlab_engine::grid::{Grid, RangeMode};
+use heatlab_engine::session::recording::{FrameColours, RangeRule, VideoRecorder};
+use heatlab_engine::sim::Simulation;
 
 /// What `--video*` asked for, checked.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -71,7 +71,7 @@ pub(super) struct RunVideo {
 
 impl RunVideo {
     /// Checks the file and ffmpeg (for MP4) before the run starts.
-    pub(super) fn start(plan: &VideoPlan, run: &RunPlan) -> crate::Result<Self> {
+    pub(super) fn start(plan: &VideoPlan, run: &RunPlan) -> heatlab_engine::Result<Self> {
         let mut colours = FrameColours::per_frame(run.colormap, run.laplacian_colormap);
         colours.field.range = RangeRule::HeldFromFirstFrame(RangeMode::MinMax);
         Ok(Self {
@@ -97,13 +97,13 @@ impl RunVideo {
         step: u64,
         field: &Grid,
         simulation: &mut Simulation,
-    ) -> crate::Result<()> {
+    ) -> heatlab_engine::Result<()> {
         self.recorder
             .add(simulation, step, &self.colours, Some(field))
     }
 
     /// Finishes the file; returns its path and a line for the terminal.
-    pub(super) fn finish(self) -> crate::Result<(PathBuf, String)> {
+    pub(super) fn finish(self) -> heatlab_engine::Result<(PathBuf, String)> {
         let fps = self.fps;
         let summary = self.recorder.finish()?;
         let line = format!(

@@ -2,9 +2,11 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::tutorial::basics::geometry::{Dimensions, GeometryOptions, MAX_GEOMETRY_ELEMENTS};
-use crate::tutorial::basics::maximum::{MaximumOptions, MAX_SIDE};
-use crate::tutorial::basics::BasicsRequest;
+use heatlab_engine::tutorial::basics::geometry::{
+    Dimensions, GeometryOptions, MAX_GEOMETRY_ELEMENTS,
+};
+use heatlab_engine::tutorial::basics::maximum::{MaximumOptions, MAX_SIDE};
+use heatlab_engine::tutorial::basics::BasicsRequest;
 
 /// Cube sides offered for the maximum ladder.
 const SIDES: [usize; 8] = [16, 32, 64, 128, 192, 256, 384, 512];

@@ -13,14 +13,14 @@ use std::time::Duration;
 
 use eframe::egui::{self, RichText};
 
-use crate::compute::BackendChoice;
-use crate::tutorial::basics::geometry::{GeometryOptions, GeometryOutcome};
-use crate::tutorial::basics::{BasicsLesson, BasicsOutcome, BasicsRequest};
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::tutorial::basics::geometry::{GeometryOptions, GeometryOutcome};
+use heatlab_engine::tutorial::basics::{BasicsLesson, BasicsOutcome, BasicsRequest};
 
 use super::notice::{notice_label, Level, Notice};
-pub use crate::session::basics::GpuState;
-use crate::session::basics::{self as worker, BasicsEvent, BasicsWorker};
-use crate::session::worker::Notify;
+pub use heatlab_engine::session::basics::GpuState;
+use heatlab_engine::session::basics::{self as worker, BasicsEvent, BasicsWorker};
+use heatlab_engine::session::worker::Notify;
 
 /// Timed runs of each version in the tab (the command line's default too).
 const DEFAULT_REPEATS: u32 = 7;

@@ -6,8 +6,8 @@
 
 use eframe::egui::{self, Color32, RichText, Sense, Stroke, StrokeKind, Vec2};
 
-use crate::tutorial::basics::geometry::{Dimensions, GeometryOptions, Owner};
-use crate::tutorial::basics::BasicsOutcome;
+use heatlab_engine::tutorial::basics::geometry::{Dimensions, GeometryOptions, Owner};
+use heatlab_engine::tutorial::basics::BasicsOutcome;
 
 use super::views;
 
@@ -289,8 +289,8 @@ mod tests {
             guarded: false,
             ..GeometryOptions::notebook_2d()
         };
-        let mut buffer = crate::tutorial::basics::geometry::initial_buffer(&options);
-        crate::tutorial::basics::geometry::simulate(&options, &mut buffer);
+        let mut buffer = heatlab_engine::tutorial::basics::geometry::initial_buffer(&options);
+        heatlab_engine::tutorial::basics::geometry::simulate(&options, &mut buffer);
         for row in 0..10u64 {
             for col in 0..10u64 {
                 let model = buffer[(row * 10 + col) as usize] - 1.0;

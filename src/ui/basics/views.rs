@@ -3,14 +3,14 @@
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Corner, Legend, Line, MarkerShape, Plot, PlotPoints, Points};
 
-use crate::tutorial::basics::device::DeviceReport;
-use crate::tutorial::basics::geometry::{Dimensions, GeometryOutcome};
-use crate::tutorial::basics::maximum::{LadderStep, MaximumLadder};
-use crate::tutorial::basics::reduce::ReduceReport;
-use crate::tutorial::basics::row_sums::RowSumsReport;
-use crate::tutorial::basics::sin_exp::{SinExpReport, SinExpVariant};
-use crate::tutorial::basics::{BasicsLesson, BasicsOutcome};
-use crate::tutorial::{format_seconds, TimingStats};
+use heatlab_engine::tutorial::basics::device::DeviceReport;
+use heatlab_engine::tutorial::basics::geometry::{Dimensions, GeometryOutcome};
+use heatlab_engine::tutorial::basics::maximum::{LadderStep, MaximumLadder};
+use heatlab_engine::tutorial::basics::reduce::ReduceReport;
+use heatlab_engine::tutorial::basics::row_sums::RowSumsReport;
+use heatlab_engine::tutorial::basics::sin_exp::{SinExpReport, SinExpVariant};
+use heatlab_engine::tutorial::basics::{BasicsLesson, BasicsOutcome};
+use heatlab_engine::tutorial::{format_seconds, TimingStats};
 
 use super::super::tutorial::format::{log_count_mark, log_seconds_mark};
 

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
-use crate::grid::GridSize;
-use crate::session::diffusion::{self as sim, ExportJob, Recording, SimCommand};
 use crate::settings::{Settings, MAX_STEPS_PER_FRAME};
-use crate::sim::generate::GenerationPlace;
 use crate::ui::notice::Level;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::session::diffusion::{self as sim, ExportJob, Recording, SimCommand};
+use heatlab_engine::sim::generate::GenerationPlace;
 
 use super::controls::CoefficientInput;
 use super::files::{self, FilesSection};
@@ -106,15 +106,16 @@ impl DiffusionPanel {
             settings.step = params;
             self.coefficient.typed = params.coeff;
             self.coefficient.refused = None;
-            self.coefficient.unlock_unstable |= params.coeff > crate::compute::STABLE_COEFF_LIMIT;
+            self.coefficient.unlock_unstable |=
+                params.coeff > heatlab_engine::compute::STABLE_COEFF_LIMIT;
         }
         self.generated_with = match opened.origin {
-            crate::state::FieldOrigin::Jagged(params) => {
+            heatlab_engine::state::FieldOrigin::Jagged(params) => {
                 settings.field = params;
                 Some(params)
             }
-            crate::state::FieldOrigin::Imported { .. }
-            | crate::state::FieldOrigin::Scenario { .. } => None,
+            heatlab_engine::state::FieldOrigin::Imported { .. }
+            | heatlab_engine::state::FieldOrigin::Scenario { .. } => None,
         };
         let what = match opened.params {
             Some(params) => format!(

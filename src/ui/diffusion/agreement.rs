@@ -12,7 +12,7 @@ use eframe::egui::{self, RichText};
 use egui_plot::{Line, Plot, PlotPoints, Points};
 
 use super::super::notice::{ERROR, WARNING};
-use crate::session::diffusion::AgreementReport;
+use heatlab_engine::session::diffusion::AgreementReport;
 
 /// Checks kept for the plot.
 const HISTORY: usize = 600;

@@ -8,16 +8,16 @@ use std::path::Path;
 
 use eframe::egui::{self, Key, KeyboardShortcut, Modifiers, Pos2};
 
-use crate::compute::BrushEdge;
-use crate::grid::GridSize;
-use crate::render::label::readout_value;
-use crate::sim::paint::Brush;
+use heatlab_engine::compute::BrushEdge;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::render::label::readout_value;
+use heatlab_engine::sim::paint::Brush;
 
 mod pointer;
 
 use super::probes::{probe_color, Probes};
 use super::profile::LineProfile;
-use crate::session::diffusion::{PaintCommand, Samples, SimCommand};
+use heatlab_engine::session::diffusion::{PaintCommand, Samples, SimCommand};
 
 /// Screen distance within which a click picks a probe, in points.
 const PICK_DISTANCE: f32 = 10.0;
@@ -251,7 +251,7 @@ impl PaintTools {
             .add_enabled(undo > 0, egui::Button::new("Undo").small())
             .on_hover_text(format!(
                 "take back the latest stroke (Ctrl+Z); {undo} kept. {}",
-                crate::sim::paint::UNDO_AFTER_STEPPING
+                heatlab_engine::sim::paint::UNDO_AFTER_STEPPING
             ))
             .clicked()
         {
@@ -360,10 +360,10 @@ impl PaintTools {
     }
 
     /// Writes the probe series to `dir/probes_step<step>.csv`; returns the path.
-    pub fn export_csv(&self, dir: &Path, step: u64) -> crate::Result<std::path::PathBuf> {
-        crate::export::ensure_writable_dir(dir)?;
+    pub fn export_csv(&self, dir: &Path, step: u64) -> heatlab_engine::Result<std::path::PathBuf> {
+        heatlab_engine::export::ensure_writable_dir(dir)?;
         let path = dir.join(format!("probes_step{step:06}.csv"));
-        crate::export::write_probe_csv(&path, &self.probes.export_series())?;
+        heatlab_engine::export::write_probe_csv(&path, &self.probes.export_series())?;
         Ok(path)
     }
 

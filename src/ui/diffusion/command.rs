@@ -5,9 +5,9 @@
 
 use eframe::egui;
 
-use crate::compute::{BackendChoice, Boundary, KernelChoice};
-use crate::session::diffusion::ExportKind;
 use crate::settings::ViewSettings;
+use heatlab_engine::compute::{BackendChoice, Boundary, KernelChoice};
+use heatlab_engine::session::diffusion::ExportKind;
 
 use std::path::PathBuf;
 
@@ -73,7 +73,7 @@ pub enum DiffusionCommand {
     /// Show the whole field.
     Fit,
     /// Build or edit the heat problem (materials, sources, sides, thermostats).
-    Problem(crate::session::diffusion::ProblemCommand),
+    Problem(heatlab_engine::session::diffusion::ProblemCommand),
 }
 
 /// Space plays or pauses (`playing` says which), S steps once, R resets; nothing while a text

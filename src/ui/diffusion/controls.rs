@@ -5,17 +5,19 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::compute::{BackendChoice, BackendKind, Boundary, StepParams, STABLE_COEFF_LIMIT};
-use crate::field::JaggedParams;
-use crate::sim::generate::GenerationPlace;
-use crate::sim::Stability;
+use heatlab_engine::compute::{
+    BackendChoice, BackendKind, Boundary, StepParams, STABLE_COEFF_LIMIT,
+};
+use heatlab_engine::field::JaggedParams;
+use heatlab_engine::sim::generate::GenerationPlace;
+use heatlab_engine::sim::Stability;
 
 use super::super::folder::FolderField;
 use super::super::notice::{ERROR, WARNING};
 use super::command::DiffusionCommand;
 use super::SimState;
-use crate::session::diffusion::ExportKind;
 use crate::settings::{Preset, Settings, MAX_STEPS_PER_FRAME, MAX_STEP_N};
+use heatlab_engine::session::diffusion::ExportKind;
 
 /// The coefficient as typed, and whether coefficients above 0.25 are allowed.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -197,7 +199,7 @@ impl Controls<'_> {
             hint.push_str(&format!(
                 "\non this CPU about {} per step (scaled from the field on screen); the \
                  steps per frame are scaled down with the size",
-                crate::measure::format_seconds(estimate)
+                heatlab_engine::measure::format_seconds(estimate)
             ));
         }
         hint
@@ -460,7 +462,7 @@ fn field_params_ui(ui: &mut egui::Ui, field: &mut JaggedParams) {
         }
         ui.end_row();
     };
-    let side = 8..=crate::grid::MAX_SIDE;
+    let side = 8..=heatlab_engine::grid::MAX_SIDE;
     egui::Grid::new("field_params")
         .num_columns(2)
         .show(ui, |ui| {

@@ -8,9 +8,9 @@ use std::collections::VecDeque;
 use eframe::egui::{self, Color32};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
-use crate::problem::energy::EnergyBalance;
-use crate::problem::{EnergyExchange, Side};
-use crate::session::diffusion::ProblemFrame;
+use heatlab_engine::problem::energy::EnergyBalance;
+use heatlab_engine::problem::{EnergyExchange, Side};
+use heatlab_engine::session::diffusion::ProblemFrame;
 
 /// Points kept (the oldest go first).
 pub const BUDGET_POINTS: usize = 20_000;

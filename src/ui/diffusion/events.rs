@@ -5,13 +5,13 @@ use std::path::PathBuf;
 
 use eframe::egui;
 
-use crate::compute::{BackendChoice, BackendKind};
-use crate::grid::GridSize;
-use crate::session::diffusion::{
-    Frame, SimCommand, SimEvent, SimWorker, ViewRequest, ViewRequests,
-};
 use crate::settings::Settings;
 use crate::ui::notice::Level;
+use heatlab_engine::compute::{BackendChoice, BackendKind};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::session::diffusion::{
+    Frame, SimCommand, SimEvent, SimWorker, ViewRequest, ViewRequests,
+};
 
 use super::view::MAX_PREVIEW_SIDE;
 use super::{generation_time, DiffusionCommand, DiffusionPanel};
@@ -170,7 +170,7 @@ impl DiffusionPanel {
     fn field_ready(
         &mut self,
         size: GridSize,
-        generation: crate::sim::generate::Generation,
+        generation: heatlab_engine::sim::generate::Generation,
         settings: &mut Settings,
     ) {
         let live = std::mem::take(&mut self.state.live_generating);

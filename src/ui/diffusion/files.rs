@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use eframe::egui;
 use egui_file::{FileDialog, State};
 
-use crate::export::{FrameLook, VideoFormat, VideoLayers};
-use crate::import::LuminanceRange;
+use heatlab_engine::export::{FrameLook, VideoFormat, VideoLayers};
+use heatlab_engine::import::LuminanceRange;
 
 use super::command::DiffusionCommand;
 
@@ -275,7 +275,7 @@ impl FilesSection {
         self.dialog = None;
         let mut path = chosen?;
         // The simulation thread writes a scenario for a `.toml` path.
-        if scenario && !crate::session::start::is_scenario_file(&path) {
+        if scenario && !heatlab_engine::session::start::is_scenario_file(&path) {
             path.set_extension("toml");
         }
         Some(if save {

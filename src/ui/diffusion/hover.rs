@@ -5,9 +5,9 @@
 
 use eframe::egui::{self, Pos2, Rect};
 
-use crate::problem::HeatProblem;
-use crate::render::flux::{Conductivity, FluxSource};
-use crate::render::label::readout_value;
+use heatlab_engine::problem::HeatProblem;
+use heatlab_engine::render::flux::{Conductivity, FluxSource};
+use heatlab_engine::render::label::readout_value;
 
 use super::view::ViewState;
 

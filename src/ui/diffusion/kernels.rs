@@ -6,8 +6,8 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::bench::BenchRow;
-use crate::compute::{BackendKind, KernelChoice};
+use heatlab_engine::bench::BenchRow;
+use heatlab_engine::compute::{BackendKind, KernelChoice};
 
 use super::super::notice::WARNING;
 use super::command::DiffusionCommand;

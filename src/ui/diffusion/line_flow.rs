@@ -10,9 +10,9 @@ use std::sync::Arc;
 use eframe::egui;
 use egui_plot::{Line, Plot, PlotPoints};
 
-use crate::grid::GridSize;
-use crate::problem::HeatProblem;
-use crate::render::flux::{cell_flux, CellSample, Conductivity, Stencil};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::problem::HeatProblem;
+use heatlab_engine::render::flux::{cell_flux, CellSample, Conductivity, Stencil};
 
 /// Flow samples kept (the oldest go first).
 const SERIES_POINTS: usize = 100_000;
@@ -200,7 +200,7 @@ pub fn flow_through(stencils: &[Stencil], normal: [f64; 2], length: f64, spacing
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::material;
+    use heatlab_engine::problem::material;
 
     /// A field of `size` with T = 30 + slope·col (per cell), sampled as the app samples the
     /// line: its cells, then their neighbours.

@@ -1,6 +1,6 @@
 //! The diffusion tab: the controls on the left, the status line on top, the field and its
 //! Laplacian in the middle, the timings below. The simulation runs on its own thread (the
-//! session's [`crate::session::diffusion`]); the controls push [`DiffusionCommand`]s, which
+//! session's [`heatlab_engine::session::diffusion`]); the controls push [`DiffusionCommand`]s, which
 //! [`DiffusionPanel::apply`] turns into changes of the settings and commands to that thread.
 
 mod actions;
@@ -31,18 +31,18 @@ use std::time::Duration;
 
 use eframe::egui;
 
-use crate::field::JaggedParams;
-use crate::grid::GridSize;
-use crate::sim::FieldStats;
+use heatlab_engine::field::JaggedParams;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::sim::FieldStats;
 
 use super::folder::FolderField;
 use super::notice::{Level, Notices};
-use crate::session::diffusion::{self as sim, SimCommand, SimWorker, ViewRequests};
-pub use crate::session::diffusion::{BackendStatus, ExportKind, Frame, FramePart};
 use crate::settings::Settings;
 pub use command::DiffusionCommand;
 use controls::{CoefficientInput, Controls};
 use files::FilesSection;
+use heatlab_engine::session::diffusion::{self as sim, SimCommand, SimWorker, ViewRequests};
+pub use heatlab_engine::session::diffusion::{BackendStatus, ExportKind, Frame, FramePart};
 pub use timings::Timings;
 use views::Views;
 
@@ -62,7 +62,7 @@ pub struct SimState {
     /// The size of the field, once there is one.
     pub field_size: Option<GridSize>,
     /// How the last jagged field was generated (where, how long).
-    pub last_generation: Option<crate::sim::generate::Generation>,
+    pub last_generation: Option<heatlab_engine::sim::generate::Generation>,
     /// Whether a regeneration asked for by dragging a field parameter is on its way.
     pub live_generating: bool,
     /// Why the last generation failed, until a field is ready again.
@@ -89,9 +89,9 @@ pub struct SimState {
     pub kernel_timings: kernels::KernelTimings,
     /// The heat problem stepped, as the simulation thread last reported it (`None`: the
     /// tutorial's uniform plate).
-    pub problem: Option<std::sync::Arc<crate::problem::HeatProblem>>,
+    pub problem: Option<std::sync::Arc<heatlab_engine::problem::HeatProblem>>,
     /// The problem's part of the latest frame.
-    pub problem_frame: Option<crate::session::diffusion::ProblemFrame>,
+    pub problem_frame: Option<heatlab_engine::session::diffusion::ProblemFrame>,
 }
 
 /// The diffusion tab.
@@ -130,7 +130,7 @@ impl DiffusionPanel {
     /// `notify` asks the UI for a repaint.
     pub fn new(
         settings: &Settings,
-        notify: crate::session::worker::Notify,
+        notify: heatlab_engine::session::worker::Notify,
         autoplay: bool,
     ) -> Self {
         let mut notices = Notices::default();
@@ -283,7 +283,13 @@ impl DiffusionPanel {
     pub fn snapshot_field(
         &mut self,
         reply: std::sync::mpsc::Sender<
-            Result<(crate::grid::Grid, crate::compute::StepParams), String>,
+            Result<
+                (
+                    heatlab_engine::grid::Grid,
+                    heatlab_engine::compute::StepParams,
+                ),
+                String,
+            >,
         >,
     ) {
         self.send(SimCommand::SnapshotField(reply));
@@ -291,7 +297,7 @@ impl DiffusionPanel {
 
     /// Loads a kernel the Kernel lab validated and steps with it.
     pub fn use_user_kernel(&mut self, source: String, settings: &mut Settings) {
-        settings.kernel = crate::compute::KernelChoice::User;
+        settings.kernel = heatlab_engine::compute::KernelChoice::User;
         self.send(SimCommand::UseUserKernel(source));
     }
 

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Color32, Painter, Pos2, Rect, Stroke, Vec2};
 
-use crate::problem::HeatProblem;
-use crate::render::contour::{Segment, Window};
-use crate::render::flux::{self, Arrow, Conductivity};
-use crate::render::format_value;
-use crate::render::overlay::{self, Overlay, OverlayRequest};
-use crate::render::Preview;
+use heatlab_engine::problem::HeatProblem;
+use heatlab_engine::render::contour::{Segment, Window};
+use heatlab_engine::render::flux::{self, Arrow, Conductivity};
+use heatlab_engine::render::format_value;
+use heatlab_engine::render::overlay::{self, Overlay, OverlayRequest};
+use heatlab_engine::render::Preview;
 
 use super::view::{ViewState, Viewport};
 use super::{DiffusionPanel, FramePart};
@@ -224,11 +224,11 @@ struct ScreenMap {
     origin: Pos2,
     /// Points per cell along x and y.
     scale: Vec2,
-    field: crate::grid::GridSize,
+    field: heatlab_engine::grid::GridSize,
 }
 
 impl ScreenMap {
-    fn new(rect: Rect, viewport: &Viewport, field: crate::grid::GridSize) -> Self {
+    fn new(rect: Rect, viewport: &Viewport, field: heatlab_engine::grid::GridSize) -> Self {
         let uv = viewport.uv_rect();
         let scale = Vec2::new(
             rect.width() / (uv.width() * field.cols as f32),

@@ -7,8 +7,8 @@ use std::collections::VecDeque;
 use eframe::egui::{self, Color32};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
-use crate::export::ProbeSeries;
-use crate::grid::GridSize;
+use heatlab_engine::export::ProbeSeries;
+use heatlab_engine::grid::GridSize;
 
 /// Probes at most.
 pub const MAX_PROBES: usize = 8;

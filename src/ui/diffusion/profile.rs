@@ -4,7 +4,7 @@
 use eframe::egui;
 use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints};
 
-use crate::grid::GridSize;
+use heatlab_engine::grid::GridSize;
 
 use super::line_flow::LineFlow;
 
@@ -125,7 +125,10 @@ impl LineProfile {
     }
 
     /// The problem whose conductivities and cell size the heat flow uses.
-    pub fn set_problem(&mut self, problem: Option<std::sync::Arc<crate::problem::HeatProblem>>) {
+    pub fn set_problem(
+        &mut self,
+        problem: Option<std::sync::Arc<heatlab_engine::problem::HeatProblem>>,
+    ) {
         self.flow.set_problem(problem);
     }
 

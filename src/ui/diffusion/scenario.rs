@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use eframe::egui;
 
-use crate::problem::HeatProblem;
-use crate::scenario::exact::ExactAnswer;
-use crate::scenario::gallery::{self, GalleryEntry};
-use crate::session::diffusion::{Opened, SimCommand};
-use crate::state::FieldOrigin;
 use crate::ui::notice::Level;
+use heatlab_engine::problem::HeatProblem;
+use heatlab_engine::scenario::exact::ExactAnswer;
+use heatlab_engine::scenario::gallery::{self, GalleryEntry};
+use heatlab_engine::session::diffusion::{Opened, SimCommand};
+use heatlab_engine::state::FieldOrigin;
 
 use super::profile::ExactLine;
 use super::DiffusionPanel;
@@ -47,7 +47,7 @@ impl OpenedScenario {
             .and_then(exact_of);
         Some(Self {
             title: title.clone(),
-            description: crate::scenario::reflow(description),
+            description: heatlab_engine::scenario::reflow(description),
             exact,
             thermostat_probes_placed: false,
         })

@@ -9,8 +9,8 @@
 
 use eframe::egui::{self, Color32, Pos2, Stroke, Vec2};
 
-use crate::problem::{HeatProblem, Side, SideCondition, Sides};
-use crate::session::diffusion::ProblemCommand;
+use heatlab_engine::problem::{HeatProblem, Side, SideCondition, Sides};
+use heatlab_engine::session::diffusion::ProblemCommand;
 
 use super::command::DiffusionCommand;
 use super::sources::typed::{Typed, TypedNumbers};
@@ -310,8 +310,8 @@ fn label(painter: &egui::Painter, at: Pos2, align: egui::Align2, text: &str, col
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grid::GridSize;
-    use crate::problem::material;
+    use heatlab_engine::grid::GridSize;
+    use heatlab_engine::problem::material;
 
     #[test]
     fn a_new_type_keeps_the_temperature_it_can() {

@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use eframe::egui;
 
-use crate::measure::{format_seconds, MeanStd};
-use crate::sim::FieldStats;
+use heatlab_engine::measure::{format_seconds, MeanStd};
+use heatlab_engine::sim::FieldStats;
 
-use crate::session::diffusion::{Frame, FramePart};
+use heatlab_engine::session::diffusion::{Frame, FramePart};
 
 /// How many frames the plots and averages keep.
 const HISTORY: usize = 1200;

@@ -5,13 +5,13 @@
 use eframe::egui::{self, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
-use crate::measure::format_seconds;
-use crate::sim::FieldStats;
+use heatlab_engine::measure::format_seconds;
+use heatlab_engine::sim::FieldStats;
 
 use super::agreement::AgreementLog;
 use super::brush::{PaintTools, Tool};
 use super::timings::{part_color, Sample, Timings};
-use crate::session::diffusion::FramePart;
+use heatlab_engine::session::diffusion::FramePart;
 
 /// The plots of the timings area, left to right.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use eframe::egui::{
     TextureOptions, Vec2,
 };
 
-use crate::grid::GridSize;
-use crate::render::{format_value, Colormap, Preview, ValueRange};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::render::{format_value, Colormap, Preview, ValueRange};
 
 use super::overlays::Overlays;
 use crate::settings::{RangeKind, ViewSettings};

@@ -4,7 +4,7 @@
 
 use eframe::egui::{self, Color32};
 
-use crate::render::format_value;
+use heatlab_engine::render::format_value;
 
 use super::brush::PaintTools;
 use super::command::DiffusionCommand;
@@ -12,8 +12,8 @@ use super::hover;
 use super::overlays::Overlays;
 use super::view::{self, Hover, ViewState, Viewport};
 use super::SimState;
-use crate::grid::{GridSize, ValueRange};
 use crate::settings::{Settings, ViewSettings};
+use heatlab_engine::grid::{GridSize, ValueRange};
 
 /// Height of the readout line under the pictures, in points.
 const READOUT_HEIGHT: f32 = 22.0;
@@ -30,7 +30,7 @@ pub struct Views {
     /// The cell under the pointer.
     pub hovered: Hover,
     /// The problem's sides, drawn along the pictures' edges (none on the tutorial's plate).
-    pub shown_sides: Option<crate::problem::Sides>,
+    pub shown_sides: Option<heatlab_engine::problem::Sides>,
     /// Isotherms, heat-flux arrows and the scale bar over the field.
     pub overlays: Overlays,
 }

@@ -4,7 +4,7 @@
 //! with it and see it timed beside the built-in kernels. The built-in kernel chosen in the
 //! diffusion view can be read beside it.
 //!
-//! The panel only asks: compiling and validating run on its thread ([`crate::session::lab`]),
+//! The panel only asks: compiling and validating run on its thread ([`heatlab_engine::session::lab`]),
 //! the field to validate against and "use in simulation" go through the app to the diffusion
 //! panel ([`LabCommand`]).
 
@@ -19,18 +19,20 @@ use std::time::{Duration, Instant};
 
 use eframe::egui::{self, Color32, RichText};
 
-use crate::compute::cuda::user_kernel::{
+use heatlab_engine::compute::cuda::user_kernel::{
     compile_diagnostics, UserContract, USER_KERNEL_FILE, USER_KERNEL_TEMPLATE,
 };
-use crate::compute::{CudaKernel, KernelChoice, StepParams};
-use crate::grid::Grid;
-use crate::lab::Verdict;
+use heatlab_engine::compute::{CudaKernel, KernelChoice, StepParams};
+use heatlab_engine::grid::Grid;
+use heatlab_engine::lab::Verdict;
 
 use super::diffusion::kernels::KernelTimings;
 use super::notice::{Level, Notice, ERROR, WARNING};
-use crate::session::lab::{self as lab_worker, CompileFailure, LabEvent, LabJob, LabWorker};
-use crate::session::worker::Notify;
 use editor::{ERROR_LINE, WARNING_LINE};
+use heatlab_engine::session::lab::{
+    self as lab_worker, CompileFailure, LabEvent, LabJob, LabWorker,
+};
+use heatlab_engine::session::worker::Notify;
 
 /// What the lab asks the app to do (it needs the diffusion panel).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -274,7 +276,7 @@ impl LabPanel {
     /// mistake's line.
     fn marked_lines(
         &self,
-        contract: &Result<UserContract, crate::compute::cuda::user_kernel::ContractError>,
+        contract: &Result<UserContract, heatlab_engine::compute::cuda::user_kernel::ContractError>,
     ) -> BTreeMap<usize, Color32> {
         let mut marked = BTreeMap::new();
         if let CompileState::Failed {
@@ -328,7 +330,7 @@ impl LabPanel {
         &mut self,
         ui: &mut egui::Ui,
         context: &LabContext<'_>,
-        contract: &Result<UserContract, crate::compute::cuda::user_kernel::ContractError>,
+        contract: &Result<UserContract, heatlab_engine::compute::cuda::user_kernel::ContractError>,
         commands: &mut Vec<LabCommand>,
     ) {
         ui.heading("Kernel lab");
@@ -347,7 +349,7 @@ impl LabPanel {
             );
         }
         if let Some(notice) = &self.notice {
-            ui.colored_label(notice.level.color(ui), &notice.text);
+            ui.colored_label(super::notice::level_color(notice.level, ui), &notice.text);
         }
         ui.separator();
         self.file_ui(ui);
@@ -455,7 +457,7 @@ impl LabPanel {
 
     fn save(&mut self, path: &Path) {
         let text = self.source.clone();
-        match crate::export::write_atomically(path, |out| out.write_all(text.as_bytes())) {
+        match heatlab_engine::export::write_atomically(path, |out| out.write_all(text.as_bytes())) {
             Ok(()) => {
                 self.baseline = text;
                 self.notice = Some(Notice::new(
@@ -549,7 +551,7 @@ pub fn builtin_lines(source: &str, kernel: CudaKernel) -> Option<(usize, usize)>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compute::cuda::DIFFUSION_SOURCE;
+    use heatlab_engine::compute::cuda::DIFFUSION_SOURCE;
 
     #[test]
     fn every_builtin_kernel_has_its_lines() {

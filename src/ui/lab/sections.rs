@@ -5,12 +5,14 @@ use std::collections::BTreeMap;
 
 use eframe::egui::{self, Color32, RichText};
 
-use crate::compute::cuda::user_kernel::{compile_diagnostics, UserContract, USER_KERNEL_FILE};
-use crate::compute::cuda::DIFFUSION_SOURCE;
-use crate::compute::KernelChoice;
-use crate::lab::verdict::describe_case;
-use crate::lab::{CaseOutcome, Verdict};
-use crate::session::lab::CompileFailure;
+use heatlab_engine::compute::cuda::user_kernel::{
+    compile_diagnostics, UserContract, USER_KERNEL_FILE,
+};
+use heatlab_engine::compute::cuda::DIFFUSION_SOURCE;
+use heatlab_engine::compute::KernelChoice;
+use heatlab_engine::lab::verdict::describe_case;
+use heatlab_engine::lab::{CaseOutcome, Verdict};
+use heatlab_engine::session::lab::CompileFailure;
 
 use super::editor::code_editor_ui;
 use super::{builtin_lines, CompileState, LabContext, LabPanel, Shown, ValidationState};
@@ -133,7 +135,7 @@ impl LabPanel {
         &mut self,
         ui: &mut egui::Ui,
         context: &LabContext<'_>,
-        contract: &Result<UserContract, crate::compute::cuda::user_kernel::ContractError>,
+        contract: &Result<UserContract, heatlab_engine::compute::cuda::user_kernel::ContractError>,
     ) {
         let builtin = match context.chosen {
             KernelChoice::Auto | KernelChoice::User => None,

@@ -93,4 +93,4 @@ pub fn log_value_mark(mark: GridMark, _: &std::ops::RangeInclusive<f64>) -> Stri
     }
 }
 
-pub use crate::session::tutorial::format_count;
+pub use heatlab_engine::session::tutorial::format_count;

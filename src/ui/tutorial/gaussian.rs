@@ -3,11 +3,11 @@
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
 
-use crate::tutorial::gaussian::{pdf_f64, X_HIGH, X_LOW};
+use heatlab_engine::tutorial::gaussian::{pdf_f64, X_HIGH, X_LOW};
 
-use crate::tutorial::KernelSummary;
+use heatlab_engine::tutorial::KernelSummary;
 
-use crate::session::tutorial::jobs::{Outcome, Visual};
+use heatlab_engine::session::tutorial::jobs::{Outcome, Visual};
 
 /// Points of the exact curve.
 const EXACT_POINTS: usize = 400;

@@ -3,7 +3,7 @@
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Bar, BarChart, Plot};
 
-use crate::session::tutorial::jobs::Visual;
+use heatlab_engine::session::tutorial::jobs::Visual;
 
 /// The histogram of the activations `tanh(greyscale / 255 × weight)`.
 pub fn histogram_ui(ui: &mut egui::Ui, visual: &Visual, height: f32) {

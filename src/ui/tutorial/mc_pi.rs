@@ -4,10 +4,10 @@
 use eframe::egui::{self, Color32, RichText};
 use egui_plot::{Legend, Line, MarkerShape, Plot, PlotPoints, Points};
 
-use crate::tutorial::KernelSummary;
+use heatlab_engine::tutorial::KernelSummary;
 
 use super::PanelState;
-use crate::session::tutorial::jobs::Visual;
+use heatlab_engine::session::tutorial::jobs::Visual;
 
 /// Points of the quarter circle.
 const ARC_POINTS: usize = 200;
@@ -93,7 +93,7 @@ pub fn scatter_ui(ui: &mut egui::Ui, visual: &Visual, height: f32) {
         return;
     };
     let (inside, outside): (Vec<_>, Vec<_>) = points.iter().partition(|p| p.inside);
-    let to_xy = |points: Vec<&crate::tutorial::mc_pi::PiPoint>| -> Vec<[f64; 2]> {
+    let to_xy = |points: Vec<&heatlab_engine::tutorial::mc_pi::PiPoint>| -> Vec<[f64; 2]> {
         points
             .into_iter()
             .map(|p| [f64::from(p.x), f64::from(p.y)])

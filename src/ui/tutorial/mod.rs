@@ -2,7 +2,7 @@
 //! pi, each timed on the CPU (one thread, all threads) and on the GPU (host arrays: upload +
 //! kernel + download; device-resident: kernel only), with a size sweep that shows where the GPU
 //! starts to win. The kernels run on their own thread
-//! ([`crate::session::tutorial::runner`]); the UI never waits on them.
+//! ([`heatlab_engine::session::tutorial::runner`]); the UI never waits on them.
 
 pub mod format;
 pub mod gaussian;
@@ -16,18 +16,18 @@ use std::time::Duration;
 
 use eframe::egui;
 
-use crate::compute::BackendChoice;
-use crate::tutorial::gaussian::GaussianParams;
-use crate::tutorial::{KernelRun, TutorialKernel};
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::tutorial::gaussian::GaussianParams;
+use heatlab_engine::tutorial::{KernelRun, TutorialKernel};
 
 use super::notice::Level;
-use crate::session::tutorial::runner;
-pub use crate::session::tutorial::PanelState;
-use crate::session::tutorial::TutorialWorker;
-pub use crate::session::tutorial::{Job, JobProgress, Outcome, TutorialEvent, Visual};
-use crate::session::worker::Notify;
 pub use crate::settings::Tab;
 pub use format::format_count;
+use heatlab_engine::session::tutorial::runner;
+pub use heatlab_engine::session::tutorial::PanelState;
+use heatlab_engine::session::tutorial::TutorialWorker;
+pub use heatlab_engine::session::tutorial::{Job, JobProgress, Outcome, TutorialEvent, Visual};
+use heatlab_engine::session::worker::Notify;
 pub use panel::{Action, GpuNote};
 
 /// Reads a run recorded with `heatlab kernel --json`; the error says, in one sentence, why the
@@ -59,7 +59,7 @@ pub struct TutorialPanels {
     worker: Option<TutorialWorker>,
     worker_error: Option<String>,
     gpu_name: Option<String>,
-    gpu_unavailable: Option<crate::error::CudaUnavailable>,
+    gpu_unavailable: Option<heatlab_engine::error::CudaUnavailable>,
     gpu_known: bool,
     panels: Vec<PanelState>,
     running: Option<Job>,
@@ -168,7 +168,7 @@ impl TutorialPanels {
         panel.n = run.n;
         panel.seed = run.seed;
         panel.repeats = run.repeats;
-        if let crate::tutorial::KernelSummary::Gaussian { mean, sigma, .. } = run.result {
+        if let heatlab_engine::tutorial::KernelSummary::Gaussian { mean, sigma, .. } = run.result {
             panel.params = GaussianParams { mean, sigma };
         }
         self.submit(

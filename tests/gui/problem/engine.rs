@@ -12,12 +12,14 @@ use super::common::app::{app_harness, apply, wait_until};
 
 use eframe::egui::Vec2;
 use egui_kittest::Harness;
-use heatlab::grid::GridSize;
-use heatlab::problem::material::find;
-use heatlab::problem::{CellKind, Heater, HeaterPower, Shape, Side, SideCondition, Thermostat};
-use heatlab::session::diffusion::ProblemCommand;
 use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::{HeatlabApp, Settings};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::problem::material::find;
+use heatlab_engine::problem::{
+    CellKind, Heater, HeaterPower, Shape, Side, SideCondition, Thermostat,
+};
+use heatlab_engine::session::diffusion::ProblemCommand;
 
 fn harness() -> (Harness<'static, HeatlabApp>, Settings) {
     let mut settings = Settings::default();

@@ -10,10 +10,10 @@
 use eframe::egui::Vec2;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::grid::GridSize;
-use heatlab::scenario::gallery;
 use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::{HeatlabApp, Settings};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::scenario::gallery;
 
 use super::common::app::{app_harness, apply, wait_until};
 

@@ -9,11 +9,11 @@ use std::sync::Arc;
 use eframe::egui::{self, Vec2};
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
-use heatlab::grid::GridSize;
-use heatlab::problem::{material, CellKind, HeatProblem, SideCondition};
-use heatlab::session::diffusion::{FramePart, ProblemCommand};
 use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::problem::{material, CellKind, HeatProblem, SideCondition};
+use heatlab_engine::session::diffusion::{FramePart, ProblemCommand};
 use software_renderer::SoftwareRenderer;
 
 use crate::common::app::{app_harness, apply, wait_until};
@@ -303,11 +303,11 @@ fn isotherms_and_arrows_are_drawn_over_the_field() {
     // Inside the disc the arrows are short: steel conducts 27 times less than copper, and the
     // disc's flux is about 7% of the plate's far from it.
     let overlays = harness.state().diffusion().overlays();
-    let in_steel = |a: &&heatlab::render::flux::Arrow| {
+    let in_steel = |a: &&heatlab_engine::render::flux::Arrow| {
         let cell = a.at[1] as usize * size.cols + a.at[0] as usize;
         problem.map[cell] == steel
     };
-    let magnitude = |a: &heatlab::render::flux::Arrow| a.flux[0].hypot(a.flux[1]);
+    let magnitude = |a: &heatlab_engine::render::flux::Arrow| a.flux[0].hypot(a.flux[1]);
     let arrows = overlays.drawn_arrows();
     let steel_most = arrows
         .iter()

@@ -5,11 +5,13 @@ use eframe::egui::accesskit::Role;
 use eframe::egui::{Key, Modifiers, Vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
-use heatlab::grid::GridSize;
-use heatlab::problem::{material, CellKind, Heater, HeaterPower, Material, Shape, SideCondition};
-use heatlab::session::diffusion::ProblemCommand;
 use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::{HeatlabApp, Settings};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::problem::{
+    material, CellKind, Heater, HeaterPower, Material, Shape, SideCondition,
+};
+use heatlab_engine::session::diffusion::ProblemCommand;
 
 use super::common::app::{app_harness, has_notice, wait_until};
 
@@ -53,7 +55,7 @@ fn app_with_heater(size: GridSize, heater: CellKind) -> (Harness<'static, Heatla
     (harness, settings)
 }
 
-fn problem_of(app: &HeatlabApp) -> Option<std::sync::Arc<heatlab::problem::HeatProblem>> {
+fn problem_of(app: &HeatlabApp) -> Option<std::sync::Arc<heatlab_engine::problem::HeatProblem>> {
     app.diffusion().state().problem.clone()
 }
 

@@ -9,14 +9,14 @@ use eframe::egui::accesskit::{Role, Toggled};
 use eframe::egui::{Event, Key, PointerButton, Rect, Vec2};
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
-use heatlab::compute::BackendChoice;
-use heatlab::grid::{Grid, GridSize};
 use heatlab::ui::diffusion::files::VideoChoice;
 use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::notice::Level;
 use heatlab::ui::settings::Preset;
 use heatlab::ui::tutorial::Tab;
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
+use heatlab_engine::compute::BackendChoice;
+use heatlab_engine::grid::{Grid, GridSize};
 
 use super::common::app::{app_harness, wait_until};
 use super::common::pointer::{click_at, picture_rect};
@@ -166,7 +166,7 @@ fn write_field(dir: &Path, rows: usize, cols: usize) -> PathBuf {
     let path = dir.join(format!("field_{rows}x{cols}.npy"));
     let size = GridSize::new(rows, cols).unwrap();
     let data = (0..rows * cols).map(|i| (i % 7) as f32 / 7.0).collect();
-    heatlab::export::write_npy(&path, &Grid::from_vec(size, data).unwrap()).unwrap();
+    heatlab_engine::export::write_npy(&path, &Grid::from_vec(size, data).unwrap()).unwrap();
     path
 }
 
@@ -391,7 +391,7 @@ fn the_monte_carlo_pi_plots_are_whole_at_1280_by_720_and_1440_by_900() {
     });
     wait_until(&mut harness, "the recorded run is shown", |app| {
         app.tutorial()
-            .panel(heatlab::tutorial::TutorialKernel::MonteCarloPi)
+            .panel(heatlab_engine::tutorial::TutorialKernel::MonteCarloPi)
             .outcome
             .is_some()
     });

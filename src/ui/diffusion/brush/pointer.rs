@@ -3,12 +3,12 @@
 
 use eframe::egui::{self, Color32, Pos2, Stroke, Vec2};
 
-use crate::grid::GridSize;
+use heatlab_engine::grid::GridSize;
 
 use super::super::probes::{probe_color, MAX_PROBES};
 use super::super::view::{from_field, to_field, Picture, Viewport};
 use super::{ActiveStroke, PaintTools, Tool, PICK_DISTANCE};
-use crate::session::diffusion::{PaintCommand, SimCommand};
+use heatlab_engine::session::diffusion::{PaintCommand, SimCommand};
 
 /// The field point under `pos` in cells: (row, col), cell `r`'s centre at `r`.
 pub(super) fn cell_point(

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use eframe::egui;
 use egui_file::{FileDialog, State};
 
-use crate::error::Result;
-use crate::grid::GridSize;
-use crate::import::material_map::{
+use heatlab_engine::error::Result;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::import::material_map::{
     legend_path, problem_with_map, read_legend, read_map, Legend, MapOptions,
 };
-use crate::problem::HeatProblem;
+use heatlab_engine::problem::HeatProblem;
 
 use super::super::files::start_dir;
 

@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use eframe::egui;
 
-use crate::grid::GridSize;
-use crate::problem::demo::{DemoStroke, HeatSinkDemo};
-use crate::problem::{material, CellKind, HeatProblem};
-use crate::session::diffusion::ProblemCommand;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::problem::demo::{DemoStroke, HeatSinkDemo};
+use heatlab_engine::problem::{material, CellKind, HeatProblem};
+use heatlab_engine::session::diffusion::ProblemCommand;
 
 use super::super::notice::Level;
 use super::brush::{PaintTools, Tool};
@@ -257,7 +257,7 @@ impl MaterialTools {
                 .push((Level::Warning, "there is no material map to export".into()));
             return;
         };
-        match crate::import::material_map::write_map(path, &problem) {
+        match heatlab_engine::import::material_map::write_map(path, &problem) {
             Ok(legend) => self.notices.push((
                 Level::Info,
                 format!(

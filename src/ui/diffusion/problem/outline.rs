@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use eframe::egui::{self, Color32, Rect, Stroke, Vec2};
 
-use crate::grid::GridSize;
-use crate::problem::{HeatProblem, Shape};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::problem::{HeatProblem, Shape};
 
 use super::super::view::{from_field, Viewport};
 

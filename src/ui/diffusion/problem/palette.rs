@@ -4,8 +4,8 @@
 
 use eframe::egui::{self, Color32, RichText, Sense, Vec2};
 
-use crate::import::material_map::{Legend, Rgb};
-use crate::problem::{material, CellKind, HeatProblem, HeaterPower};
+use heatlab_engine::import::material_map::{Legend, Rgb};
+use heatlab_engine::problem::{material, CellKind, HeatProblem, HeaterPower};
 
 /// The library's groups: a title and the conductivities (W/(m·K)) it holds.
 const GROUPS: [(&str, f64, f64); 3] = [

@@ -7,10 +7,10 @@ use std::fmt;
 
 use eframe::egui::{self, Color32, Pos2, Rect, Stroke, Vec2};
 
-use crate::grid::GridSize;
-use crate::problem::Shape;
-use crate::session::diffusion::ProblemCommand;
-use crate::sim::paint::{dabs_towards, DAB_SPACING};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::problem::Shape;
+use heatlab_engine::session::diffusion::ProblemCommand;
+use heatlab_engine::sim::paint::{dabs_towards, DAB_SPACING};
 
 use super::super::view::{from_field, to_field, Picture, Viewport};
 use super::{outline, MaterialTools};

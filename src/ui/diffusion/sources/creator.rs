@@ -4,7 +4,7 @@
 
 use eframe::egui;
 
-use crate::problem::{material, CellKind, HeatProblem, Heater, Material};
+use heatlab_engine::problem::{material, CellKind, HeatProblem, Heater, Material};
 
 use super::kinds::PowerUnit;
 use super::typed::{shown, Typed, TypedNumbers};
@@ -34,7 +34,8 @@ pub struct KindDraft {
 impl Default for KindDraft {
     fn default() -> Self {
         Self {
-            material: crate::session::diffusion::ProblemCommand::PLATE_MATERIAL.to_string(),
+            material: heatlab_engine::session::diffusion::ProblemCommand::PLATE_MATERIAL
+                .to_string(),
             power: 50.0,
             unit: PowerUnit::Total,
             temperature: 100.0,
@@ -136,7 +137,7 @@ impl KindDraft {
                 .on_hover_text("cells of this material held at this temperature, to paint")
                 .clicked()
             {
-                if crate::problem::temperature::is_physical(self.temperature) {
+                if heatlab_engine::problem::temperature::is_physical(self.temperature) {
                     made = self.kind(SourceKind::Held, problem);
                 } else {
                     messages.push(format!(
@@ -151,7 +152,7 @@ impl KindDraft {
 }
 
 fn default_material() -> &'static str {
-    crate::session::diffusion::ProblemCommand::PLATE_MATERIAL
+    heatlab_engine::session::diffusion::ProblemCommand::PLATE_MATERIAL
 }
 
 /// The materials a new kind can be made of: the problem's own (a scenario's), then the
@@ -182,7 +183,7 @@ mod tests {
         assert_eq!(
             heater.heater,
             Some(Heater {
-                power: crate::problem::HeaterPower::Total(50.0),
+                power: heatlab_engine::problem::HeaterPower::Total(50.0),
                 on: true
             })
         );

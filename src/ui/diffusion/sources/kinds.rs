@@ -4,8 +4,8 @@
 
 use eframe::egui;
 
-use crate::problem::{CellKind, HeatProblem, Heater, HeaterPower};
-use crate::session::diffusion::ProblemCommand;
+use heatlab_engine::problem::{CellKind, HeatProblem, Heater, HeaterPower};
+use heatlab_engine::session::diffusion::ProblemCommand;
 
 use super::typed::{Typed, TypedNumbers};
 

@@ -14,8 +14,8 @@ pub mod typed;
 
 use eframe::egui;
 
-use crate::problem::CellKind;
 use crate::ui::notice::Level;
+use heatlab_engine::problem::CellKind;
 
 use super::command::DiffusionCommand;
 use super::probes::Probes;

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use eframe::egui::Color32;
 use egui_plot::{HLine, LineStyle, PlotUi, Span};
 
-use crate::problem::HeatProblem;
+use heatlab_engine::problem::HeatProblem;
 
 /// Samples kept per heater (the oldest go first).
 const HISTORY_POINTS: usize = 100_000;

@@ -4,8 +4,8 @@
 
 use eframe::egui;
 
-use crate::problem::{HeatProblem, Thermostat};
-use crate::session::diffusion::ProblemCommand;
+use heatlab_engine::problem::{HeatProblem, Thermostat};
+use heatlab_engine::session::diffusion::ProblemCommand;
 
 use super::super::probes::Probes;
 use super::typed::{Typed, TypedNumbers};
@@ -324,8 +324,8 @@ fn existing_ui(ui: &mut egui::Ui, problem: &HeatProblem, edits: &mut Vec<Problem
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::grid::GridSize;
-    use crate::problem::{material, CellKind, Heater, HeaterPower};
+    use heatlab_engine::grid::GridSize;
+    use heatlab_engine::problem::{material, CellKind, Heater, HeaterPower};
 
     fn problem_with_heater() -> HeatProblem {
         let aluminium = material::find("aluminium").unwrap();

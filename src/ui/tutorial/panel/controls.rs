@@ -4,7 +4,7 @@
 
 use eframe::egui::{self, RichText};
 
-use crate::tutorial::{CpuRuns, TutorialKernel};
+use heatlab_engine::tutorial::{CpuRuns, TutorialKernel};
 
 use super::super::super::notice::WARNING;
 use super::super::format::format_count;
@@ -203,8 +203,9 @@ fn gpu_ui(ui: &mut egui::Ui, status: &Status) {
 /// Seconds per Monte Carlo sample on one CPU thread, measured once.
 fn pi_seconds_per_sample() -> f64 {
     static MEASURED: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
-    *MEASURED
-        .get_or_init(|| crate::tutorial::mc_pi::estimate_cpu_seconds_per_sample().as_secs_f64())
+    *MEASURED.get_or_init(|| {
+        heatlab_engine::tutorial::mc_pi::estimate_cpu_seconds_per_sample().as_secs_f64()
+    })
 }
 
 /// What the size costs before it runs: host memory for the array kernels (against what is
@@ -239,7 +240,7 @@ fn cost_ui(ui: &mut egui::Ui, panel: &PanelState, gpu: bool) {
             };
             let outputs = u64::from(panel.cpu != CpuRuns::Skip) + u64::from(gpu);
             let needed = panel.n.saturating_mul(4 * (inputs + outputs));
-            match crate::memory::host_available_bytes() {
+            match heatlab_engine::memory::host_available_bytes() {
                 Some(free) if needed > free as u64 => {
                     ui.label(
                         RichText::new(format!(

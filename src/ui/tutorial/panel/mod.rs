@@ -10,16 +10,16 @@ use std::fmt;
 
 use eframe::egui::{self, Color32, RichText};
 
-use crate::error::CudaUnavailable;
-use crate::tutorial::TutorialKernel;
+use heatlab_engine::error::CudaUnavailable;
+use heatlab_engine::tutorial::TutorialKernel;
 
 use super::super::notice::notice_label;
 pub use super::format::{
     about_seconds, decade_seconds, format_bytes, log_count_mark, log_value_mark,
 };
 use super::PanelState;
-use crate::session::tutorial::jobs::{JobProgress, Visual};
 pub use controls::controls_ui;
+use heatlab_engine::session::tutorial::jobs::{JobProgress, Visual};
 pub use plots::empty_plot_ui;
 use plots::{agreement_ui, bars_ui, sweep_plot_ui, timings_table_ui};
 pub use versions::{gpu_wins_from, Part, Version};
@@ -189,9 +189,9 @@ pub fn body_ui(ui: &mut egui::Ui, panel: &PanelState, status: &Status) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tutorial::mc_pi::PiEstimate;
-    use crate::tutorial::{GpuHostArraysTimings, KernelSummary};
-    use crate::tutorial::{KernelRun, KernelTimings, TimingStats};
+    use heatlab_engine::tutorial::mc_pi::PiEstimate;
+    use heatlab_engine::tutorial::{GpuHostArraysTimings, KernelSummary};
+    use heatlab_engine::tutorial::{KernelRun, KernelTimings, TimingStats};
 
     fn stats(mean_s: f64) -> TimingStats {
         TimingStats::from_runs(vec![mean_s])

@@ -7,14 +7,14 @@ use egui_plot::{
     Points, VLine,
 };
 
-use crate::tutorial::{format_seconds, KernelRun, KernelTimings};
+use heatlab_engine::tutorial::{format_seconds, KernelRun, KernelTimings};
 
 use super::super::format::format_count;
 use super::super::format::{format_bytes, log_count_mark, log_seconds_mark, time_unit};
 use super::super::PanelState;
 use super::versions::{gpu_wins_from, Part, Version};
 use super::Status;
-use crate::session::tutorial::jobs::Visual;
+use heatlab_engine::session::tutorial::jobs::Visual;
 
 /// The `%timeit` table: one row per version with mean ± std and the upload / kernel /
 /// download split, and the speed-up over one CPU thread.

@@ -6,7 +6,7 @@ use std::fmt;
 
 use eframe::egui::Color32;
 
-use crate::tutorial::{GpuHostArraysTimings, KernelRun, KernelTimings, TimingStats};
+use heatlab_engine::tutorial::{GpuHostArraysTimings, KernelRun, KernelTimings, TimingStats};
 
 /// One of the five versions a panel compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -34,7 +34,7 @@ use crate::compute::BackendChoice;
 use crate::error::{CudaUnavailable, HeatlabError, Result};
 
 /// The source of the basics kernels, embedded so that the binary needs no files beside it.
-pub const BASICS_SOURCE: &str = include_str!("../../../kernels/basics.cu");
+pub const BASICS_SOURCE: &str = include_str!("../../../../kernels/basics.cu");
 
 /// Threads per block of the one-element-per-thread kernels.
 pub const ELEMENT_BLOCK: u32 = 256;

@@ -43,15 +43,15 @@ use crate::problem::EnergyExchange;
 /// the stencil's helpers (`stencil.cu`: boundaries, a cell's Laplacian, shared with the display
 /// kernels); the resident kernel, in a file of its own, uses the helpers of `diffusion.cu`.
 pub const DIFFUSION_SOURCE: &str = concat!(
-    include_str!("../../../kernels/stencil.cu"),
-    include_str!("../../../kernels/diffusion.cu"),
-    include_str!("../../../kernels/resident.cu")
+    include_str!("../../../../kernels/stencil.cu"),
+    include_str!("../../../../kernels/diffusion.cu"),
+    include_str!("../../../../kernels/resident.cu")
 );
 /// The display kernels' source (reduce to the shown size, statistics), behind the stencil's
 /// helpers.
 pub const DISPLAY_SOURCE: &str = concat!(
-    include_str!("../../../kernels/stencil.cu"),
-    include_str!("../../../kernels/display.cu")
+    include_str!("../../../../kernels/stencil.cu"),
+    include_str!("../../../../kernels/display.cu")
 );
 
 struct DiffusionKernels {

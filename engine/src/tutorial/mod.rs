@@ -33,7 +33,7 @@ use crate::error::{HeatlabError, Result};
 pub use crate::measure::format_seconds;
 
 /// The source of the tutorial kernels, embedded so that the binary needs no files beside it.
-pub const TUTORIAL_SOURCE: &str = include_str!("../../kernels/tutorial.cu");
+pub const TUTORIAL_SOURCE: &str = include_str!("../../../kernels/tutorial.cu");
 
 /// Elements per chunk of CPU work: the cancel flag is checked and progress reported between
 /// chunks, and the all-threads version hands chunks to rayon, so a chunk must be small enough

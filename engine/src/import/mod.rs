@@ -197,7 +197,7 @@ pub(crate) fn read_up_to(reader: &mut impl Read, buffer: &mut [u8]) -> std::io::
 
 /// Why [`read_to_end_bounded`] stopped.
 #[derive(Debug)]
-pub(crate) enum BoundedReadError {
+pub enum BoundedReadError {
     /// The input failed.
     Io(std::io::Error),
     /// The input holds more than this many bytes.
@@ -206,7 +206,7 @@ pub(crate) enum BoundedReadError {
 
 /// Reads `reader` to its end, refusing more than `limit` bytes: a pipe or a device such as
 /// `/dev/zero` reports no length and may never end.
-pub(crate) fn read_to_end_bounded(
+pub fn read_to_end_bounded(
     reader: impl Read,
     limit: u64,
 ) -> std::result::Result<Vec<u8>, BoundedReadError> {

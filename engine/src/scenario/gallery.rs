@@ -62,7 +62,7 @@ macro_rules! entry {
         GalleryEntry {
             name: $name,
             topic: Topic::$topic,
-            text: include_str!(concat!("../../assets/scenarios/", $name, ".toml")),
+            text: include_str!(concat!("../../../assets/scenarios/", $name, ".toml")),
             exact: $exact,
         }
     };

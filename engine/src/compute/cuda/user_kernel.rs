@@ -21,7 +21,7 @@ use crate::error::{HeatlabError, Result};
 use crate::grid::GridSize;
 
 /// The template a user starts from: heatlab's shared-memory kernel written to the contract.
-pub const USER_KERNEL_TEMPLATE: &str = include_str!("../../../kernels/user_step.cu");
+pub const USER_KERNEL_TEMPLATE: &str = include_str!("../../../../kernels/user_step.cu");
 
 /// The name the user's kernel must have.
 pub const USER_KERNEL_NAME: &str = "user_step";

@@ -9,7 +9,7 @@ use crate::error::{HeatlabError, Result};
 use crate::problem::energy::{stored_energy_weights, total_of_rows, STORED_ENERGY_CHUNK};
 
 /// The stored-energy kernels' source.
-pub const ENERGY_SOURCE: &str = include_str!("../../../../kernels/energy.cu");
+pub const ENERGY_SOURCE: &str = include_str!("../../../../../kernels/energy.cu");
 
 /// Threads per block of both kernels.
 const THREADS: u32 = 128;

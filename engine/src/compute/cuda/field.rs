@@ -19,7 +19,7 @@ use crate::grid::percentile::LinearRanks;
 use crate::grid::GridSize;
 
 /// The field kernels' source, embedded.
-pub const FIELD_SOURCE: &str = include_str!("../../../kernels/field.cu");
+pub const FIELD_SOURCE: &str = include_str!("../../../../kernels/field.cu");
 
 /// Threads per block of every field kernel (`RADIX_THREADS` in the source: the histogram's
 /// bins are one per thread).

@@ -9,13 +9,13 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use heatlab::compute::{Boundary, BrushEdge, CpuBackend, Layer, StepParams};
-use heatlab::export::{compose_frame, write_png_rgb, LayerFrame, PngStyle, VideoWriter};
-use heatlab::grid::ValueRange;
-use heatlab::render::Colormap;
-use heatlab::sim::paint::Brush;
-use heatlab::sim::Simulation;
-use heatlab::{Grid, GridSize};
+use heatlab_engine::compute::{Boundary, BrushEdge, CpuBackend, Layer, StepParams};
+use heatlab_engine::export::{compose_frame, write_png_rgb, LayerFrame, PngStyle, VideoWriter};
+use heatlab_engine::grid::ValueRange;
+use heatlab_engine::render::Colormap;
+use heatlab_engine::sim::paint::Brush;
+use heatlab_engine::sim::Simulation;
+use heatlab_engine::{Grid, GridSize};
 
 fn main() -> Result<()> {
     let out = std::env::args().nth(1).map_or_else(

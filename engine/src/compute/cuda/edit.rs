@@ -11,7 +11,7 @@ use crate::compute::brush::{check_cells, BrushStamp};
 use crate::error::{HeatlabError, Result};
 
 /// The edit kernels' source, embedded so that the binary needs no files beside it.
-pub const BRUSH_SOURCE: &str = include_str!("../../../kernels/brush.cu");
+pub const BRUSH_SOURCE: &str = include_str!("../../../../kernels/brush.cu");
 
 /// Threads per block of the gather and scatter kernels.
 const CELLS_PER_BLOCK: u32 = 256;

@@ -24,7 +24,7 @@ use tiles::TileClasses;
 pub use tiles::TileCounts;
 
 /// The heat-problem kernels' source, embedded so that the binary needs no files beside it.
-pub const MATERIALS_SOURCE: &str = include_str!("../../../kernels/materials.cu");
+pub const MATERIALS_SOURCE: &str = include_str!("../../../../kernels/materials.cu");
 
 /// Rows per thread of the scalar and vec4 kernels (`SCALAR_ROWS`, `VEC_ROWS` in the source).
 const SCALAR_ROWS: u32 = 4;

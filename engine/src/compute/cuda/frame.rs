@@ -19,7 +19,7 @@ use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, RangeMode, ValueRange};
 
 /// The range kernels' source.
-pub const FRAME_RANGE_SOURCE: &str = include_str!("../../../kernels/frame_range.cu");
+pub const FRAME_RANGE_SOURCE: &str = include_str!("../../../../kernels/frame_range.cu");
 
 /// 32-bit words of `RangeState` (kernels/frame_range.cu): count, two keys, four prefixes,
 /// four ranks and four histograms of 256 bins.

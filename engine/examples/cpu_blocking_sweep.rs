@@ -1,7 +1,7 @@
 //! Sweeps the CPU blocking parameters at one size: `cargo run --release --example cpu_blocking_sweep -- 2000`.
-use heatlab::compute::{Backend, CpuBackend, CpuMethod, StepParams};
-use heatlab::field::{generate_jagged, JaggedParams};
-use heatlab::GridSize;
+use heatlab_engine::compute::{Backend, CpuBackend, CpuMethod, StepParams};
+use heatlab_engine::field::{generate_jagged, JaggedParams};
+use heatlab_engine::GridSize;
 
 fn main() -> anyhow::Result<()> {
     let n: usize = std::env::args()
