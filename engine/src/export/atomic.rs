@@ -502,5 +502,4 @@ pub fn ensure_writable_dir(dir: &Path) -> Result<()> {
 }
 
 #[cfg(test)]
-#[path = "atomic_tests.rs"]
 mod tests;

@@ -477,5 +477,4 @@ pub fn problem_with_map(
 }
 
 #[cfg(test)]
-#[path = "material_map_tests.rs"]
 mod tests;

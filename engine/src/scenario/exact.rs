@@ -471,5 +471,4 @@ fn square(problem: &HeatProblem) -> Result<(Formula, f64)> {
 }
 
 #[cfg(test)]
-#[path = "exact_tests.rs"]
 mod tests;

@@ -583,5 +583,4 @@ impl Drop for AgreementWatch {
 }
 
 #[cfg(test)]
-#[path = "agreement_tests.rs"]
 mod tests;

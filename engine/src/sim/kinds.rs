@@ -219,5 +219,4 @@ impl KindEntry {
 }
 
 #[cfg(test)]
-#[path = "kinds_tests.rs"]
 pub(crate) mod tests;

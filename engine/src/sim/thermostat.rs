@@ -139,5 +139,4 @@ impl Simulation {
 }
 
 #[cfg(test)]
-#[path = "thermostat_tests.rs"]
 mod tests;

@@ -17,7 +17,6 @@ use crate::compute::cuda::{driver_error, CudaDevice};
 use crate::compute::BackendChoice;
 use crate::error::{CudaUnavailable, HeatlabError, Result};
 
-#[path = "gpu_timing.rs"]
 mod timing;
 use timing::time_pinned;
 pub(crate) use timing::{launches_per_timing, time_device_resident, time_host_arrays, TimedPart};

@@ -31,7 +31,6 @@ use super::{
 };
 use crate::error::{HeatlabError, Result};
 
-#[path = "mc_pi_gpu.rs"]
 mod gpu_runner;
 pub use gpu_runner::count_inside_range_gpu;
 use gpu_runner::run_gpu;
@@ -452,5 +451,4 @@ pub fn estimate_cpu_seconds_per_sample() -> Duration {
 }
 
 #[cfg(test)]
-#[path = "mc_pi_tests.rs"]
 mod tests;
