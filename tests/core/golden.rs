@@ -1,37 +1,43 @@
-//! The field and the steps against golden files made with the NumPy reference: the CPU's field,
-//! the steps of each backend's default kernel or method, and every CPU method's steps. Without
-//! CUDA the CUDA half skips and says so; under HEATLAB_REQUIRE_CUDA=1 a missing GPU is a
-//! failure.
+//! The field and the steps against golden files made with the NumPy reference, on each backend:
+//! the field where the backend generates it (the CPU; CUDA with cuFFT) and the steps of its
+//! default kernel, and every CPU method's steps. Without CUDA the CUDA halves skip and say so;
+//! under HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
 
 use crate::common;
 use common::backend::on_each_backend;
 
 use common::{golden_cases, load, max_abs_diff};
-use heatlab_engine::compute::{Backend, Boundary, CpuBackend, CpuMethod, StepParams};
-use heatlab_engine::field::{generate_jagged, JaggedParams};
+use heatlab_engine::compute::{Backend, BackendKind, Boundary, CpuBackend, CpuMethod, StepParams};
+use heatlab_engine::field::JaggedParams;
+use heatlab_engine::sim::generate::{generate_on, GenerationPlace};
 use heatlab_engine::GridSize;
 
-#[test]
-fn jagged_field_matches_numpy_to_1e_5() {
-    for case in golden_cases() {
-        let params = JaggedParams {
-            size: GridSize::new(case.rows, case.cols).unwrap(),
-            seed: case.seed,
-            ..JaggedParams::default()
+on_each_backend! {
+    /// The jagged field, generated where the backend generates it (on the CPU backend the CPU;
+    /// on CUDA the GPU, with no fallback to the CPU), is within 1e-5 of NumPy's in every cell,
+    /// and zeroes the same cells.
+    fn jagged_field_matches_numpy_to_1e_5(backend, label) {
+        let place = match backend.kind() {
+            BackendKind::Cpu => GenerationPlace::Cpu { gpu_fallback: None },
+            BackendKind::Cuda => GenerationPlace::Gpu,
         };
-        let ours = generate_jagged(&params, &|_| {}).unwrap();
-        let numpy = load(case.field);
-        let diff = max_abs_diff(&ours, &numpy);
-        assert!(
-            diff <= 1e-5,
-            "{}x{} seed {}: max diff {diff}",
-            case.rows,
-            case.cols,
-            case.seed
-        );
-        // The percentile threshold zeroes most cells: both must zero the same ones.
-        let zeros = |g: &heatlab_engine::Grid| g.as_slice().iter().filter(|v| **v == 0.0).count();
-        assert_eq!(zeros(&ours), zeros(&numpy));
+        for case in golden_cases() {
+            let params = JaggedParams {
+                size: GridSize::new(case.rows, case.cols).unwrap(),
+                seed: case.seed,
+                ..JaggedParams::default()
+            };
+            let what = format!("{label}, {}x{} seed {}", case.rows, case.cols, case.seed);
+            let (ours, generation) = generate_on(backend, &params, &|_| {}).unwrap();
+            assert_eq!(generation.place, place, "{what}: where it was generated");
+            let numpy = load(case.field);
+            let diff = max_abs_diff(&ours, &numpy);
+            assert!(diff <= 1e-5, "{what}: max diff {diff}");
+            // The percentile threshold zeroes most cells: both must zero the same ones.
+            let zeros =
+                |g: &heatlab_engine::Grid| g.as_slice().iter().filter(|v| **v == 0.0).count();
+            assert_eq!(zeros(&ours), zeros(&numpy), "{what}: zeroed cells");
+        }
     }
 }
 
