@@ -35,7 +35,10 @@ pub(crate) use cuda_or_skip;
 /// `name(backend: &mut dyn Backend, label: &str)` and the module `name` beside it (functions
 /// and modules do not share names) with the tests `name::cpu`, on the CPU reference, and
 /// `name::cuda`, skipped and said so without CUDA, a failure under `HEATLAB_REQUIRE_CUDA=1`.
-/// `label` is the backend's name (`"cpu"` or `"cuda"`) for the body's messages.
+/// `label` is the backend's name (`"cpu"` or `"cuda"`) for the body's messages; a body that
+/// expects something of one backend alone asks `backend.kind()`. The function stays callable:
+/// another test of the module can run the body on a backend set up otherwise (a CPU method
+/// fixed, say), with its own label.
 macro_rules! on_each_backend {
     ($(#[$doc:meta])* fn $name:ident($backend:ident, $label:ident) $body:block) => {
         $(#[$doc])*

@@ -1,6 +1,7 @@
-//! The jagged field generated on the GPU (cuFFT, kernels/field.cu) against the CPU's and
-//! NumPy's (the golden files), over seeds, sizes and parameters, and through the paths the app
-//! and `heatlab run` take. GPU tests skip without a GPU (and fail under HEATLAB_REQUIRE_CUDA=1).
+//! The jagged field generated on the GPU (cuFFT, kernels/field.cu) against the CPU's, over
+//! seeds, sizes and parameters, and through the paths the app and `heatlab run` take (against
+//! NumPy's golden files: `golden::jagged_field_matches_numpy_to_1e_5::cuda` in the core tests).
+//! GPU tests skip without a GPU (and fail under HEATLAB_REQUIRE_CUDA=1).
 
 #![allow(
     clippy::unwrap_used,
@@ -11,7 +12,7 @@
 use crate::common;
 use common::backend::cuda_or_skip;
 
-use common::{golden_cases, load, max_abs_diff};
+use common::max_abs_diff;
 use heatlab_engine::compute::{
     Backend, CpuBackend, CudaBackend, DeviceFieldUnavailable, StepParams,
 };
@@ -40,23 +41,6 @@ fn assert_close(gpu: &Grid, cpu: &Grid, what: &str) {
     assert_eq!(gpu.size(), cpu.size(), "{what}: size");
     let diff = max_abs_diff(gpu, cpu);
     assert!(diff <= TOLERANCE, "{what}: max |GPU - CPU| = {diff:e}");
-}
-
-#[test]
-fn gpu_field_matches_numpy_golden_files() {
-    let Some(mut cuda) = cuda_or_skip!() else {
-        return;
-    };
-    for case in golden_cases() {
-        let params = JaggedParams {
-            size: size(case.rows, case.cols),
-            seed: case.seed,
-            ..JaggedParams::default()
-        };
-        let expected = load(case.field);
-        let gpu = on_gpu(&mut cuda, &params);
-        assert_close(&gpu, &expected, &format!("golden {}", params.size));
-    }
 }
 
 #[test]

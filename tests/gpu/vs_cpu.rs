@@ -1,49 +1,14 @@
-//! CUDA against the CPU on the same input, for every boundary. Without CUDA these tests skip
-//! and say so; with HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
+//! CUDA against the CPU on the same input, for every boundary (CUDA's steps against NumPy's
+//! golden files are `golden::steps_match_numpy_bit_for_bit::cuda` in the core tests). Without
+//! CUDA these tests skip and say so; with HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
 
 use crate::common;
 use common::backend::cuda_or_skip;
 
-use common::{golden_cases, load, max_abs_diff};
+use common::max_abs_diff;
 use heatlab_engine::compute::{Backend, Boundary, CpuBackend, StepParams};
 use heatlab_engine::field::{generate_jagged, JaggedParams};
 use heatlab_engine::GridSize;
-
-#[test]
-fn cuda_matches_golden_numpy_steps() {
-    let Some(mut cuda) = cuda_or_skip!() else {
-        return;
-    };
-    for case in golden_cases() {
-        let initial = load(case.field);
-        for (name, diffused, laplacian) in case.stepped {
-            let boundary: Boundary = name.parse().unwrap();
-            cuda.upload(&initial).unwrap();
-            cuda.advance(
-                case.steps,
-                &StepParams {
-                    coeff: case.coeff,
-                    boundary,
-                },
-            )
-            .unwrap();
-            let field = cuda.download().unwrap();
-            assert_eq!(
-                max_abs_diff(&field, &load(diffused)),
-                0.0,
-                "{name} field {}x{}",
-                case.rows,
-                case.cols
-            );
-            let lapl = cuda.laplacian(boundary).unwrap();
-            assert_eq!(
-                max_abs_diff(&lapl, &load(laplacian)),
-                0.0,
-                "{name} Laplacian"
-            );
-        }
-    }
-}
 
 #[test]
 fn cuda_matches_cpu_on_large_odd_fields() {
