@@ -6,7 +6,7 @@
 //! Nothing here depends on egui, eframe or winit (`cargo tree -p heatlab-engine` shows it); the
 //! app crate at the repository's root (`ui`, `settings`, `cli` and the `heatlab` binary) is one
 //! front end of it. The rooms and the one direction data flows through them are in
-//! ARCHITECTURE.md, and `tests/layering.rs` fails when an import runs against it.
+//! ARCHITECTURE.md, and `engine/tests/layering.rs` fails when an import runs against it.
 
 pub mod bench;
 pub mod choice;

@@ -1,5 +1,5 @@
 //! The lab's bad kernels: the template (the user's starting point) with one mistake each,
-//! shared by `tests/lab.rs` (their verdicts), `tests/gui_render.rs` and
+//! shared by `tests/core/lab.rs` (their verdicts), `tests/gui/render.rs` and
 //! `examples/lab_screenshots.rs` (the compile error shown in the screenshot).
 
 use heatlab_engine::compute::cuda::user_kernel::USER_KERNEL_TEMPLATE;

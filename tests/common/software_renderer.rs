@@ -17,7 +17,7 @@
 //! `Harness::builder().renderer(renderer.clone())` and keep a clone to call
 //! [`SoftwareRenderer::render`] on the harness's last output.
 //!
-//! Used by tests (`tests/gui_render.rs`) and `examples/lab_screenshots.rs`; the app never links
+//! Used by tests (`tests/gui/render.rs`, `tests/gui/problem/overlays.rs`) and `examples/lab_screenshots.rs`; the app never links
 //! it.
 
 use std::cell::RefCell;

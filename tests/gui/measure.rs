@@ -2,7 +2,7 @@
 //! the per-frame split while animating. Ignored by default; run it on the machine to measure:
 //!
 //! ```text
-//! HEATLAB_MEASURE_SIZE=2000 HEATLAB_MEASURE_STEPS=100 [HEATLAB_MEASURE_AUTO=1] [HEATLAB_MEASURE_AGREEMENT=1] cargo test --release --test gui_measure -- --ignored --nocapture
+//! HEATLAB_MEASURE_SIZE=2000 HEATLAB_MEASURE_STEPS=100 [HEATLAB_MEASURE_AUTO=1] [HEATLAB_MEASURE_AGREEMENT=1] cargo test --release --test gui measure:: -- --ignored --nocapture
 //! ```
 //!
 //! `HEATLAB_MEASURE_SCENARIO=FILE.toml` steps that scenario's heat problem (at its size) instead
@@ -147,7 +147,7 @@ fn measure_animation() {
 /// works): fields generated per second of drag, and the UI's frames per second meanwhile.
 ///
 /// ```text
-/// HEATLAB_MEASURE_SIZE=2000 cargo test --release --test gui_measure measure_live_regeneration -- --ignored --nocapture
+/// HEATLAB_MEASURE_SIZE=2000 cargo test --release --test gui measure::measure_live_regeneration -- --ignored --nocapture
 /// ```
 #[test]
 #[ignore = "a measurement, not a check: run with --ignored on the machine to measure"]
