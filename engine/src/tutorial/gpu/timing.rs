@@ -19,27 +19,21 @@ use crate::error::{HeatlabError, Result};
 
 /// The pinned runs of [`run_elementwise`](super::run_elementwise): the job's inputs are copied
 /// into the page-locked arrays `pool` (from the GPU's pool) first (untimed: in a program that
-/// uses pinned memory the arrays live there from the start), then `repeats` timed runs of upload / kernel / download through them, then
-/// `repeats` runs in chunks over two streams. Returns both timings and whether both gave
-/// `pageable_output` bit for bit.
+/// uses pinned memory the arrays live there from the start), then `repeats` timed runs of
+/// upload / kernel / download through them, then `repeats` runs in chunks over two streams.
+/// Returns both timings and whether both gave `pageable_output` bit for bit.
 pub(super) fn time_pinned(
     job: &ElementwiseJob<'_>,
     pool: &mut [PinnedHostSlice<f32>],
     pageable_output: &[f32],
     arrays: &mut DeviceArrays,
 ) -> Result<PinnedTimings> {
-    let ElementwiseJob {
-        gpu,
-        inputs,
-        repeats,
-        control,
-        launch,
-    } = *job;
+    let (gpu, repeats, launch) = (job.gpu, job.repeats, job.launch);
     let n = pageable_output.len();
     let device = gpu.device();
     let stream = device.stream().clone();
     let timer = device.timer()?;
-    let (pinned_inputs, pinned_output) = pinned_views(pool, inputs, n)?;
+    let (pinned_inputs, pinned_output) = pinned_views(pool, job.inputs, n)?;
     let whole = 0..n;
 
     // Warm-up through the pinned arrays, then the timed runs.
@@ -48,7 +42,11 @@ pub(super) fn time_pinned(
     arrays.launch(launch, &stream, whole.clone())?;
     arrays.download(&stream, pinned_output, whole.clone())?;
     device.synchronize()?;
-    let progress = PhaseProgress::new(control, RunPhase::GpuPinnedArrays, 2 * u64::from(repeats));
+    let progress = PhaseProgress::new(
+        job.control,
+        RunPhase::GpuPinnedArrays,
+        2 * u64::from(repeats),
+    );
     let pinned = time_host_arrays(
         &timer,
         repeats,
