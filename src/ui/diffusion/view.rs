@@ -306,6 +306,11 @@ impl PictureCells<'_> {
         )
     }
 
+    /// The width of a cell on screen, in points.
+    pub fn cell_width(&self) -> f32 {
+        self.picture.rect.width() * self.viewport.zoom / self.size.cols as f32
+    }
+
     /// The screen position of a point in cells.
     pub fn screen_point(&self, (row, col): (f32, f32)) -> Pos2 {
         from_field(

@@ -3,31 +3,14 @@
 
 use eframe::egui::{self, Color32, Pos2, Stroke, Vec2};
 
-use heatlab_engine::grid::GridSize;
-
 use super::super::probes::{probe_color, MAX_PROBES};
-use super::super::view::{Picture, PictureCells, Viewport};
+use super::super::view::PictureCells;
 use super::{ActiveStroke, PaintTools, Tool, PICK_DISTANCE};
 use heatlab_engine::session::diffusion::{PaintCommand, SimCommand};
 
 impl PaintTools {
     /// Handles the pointer on picture number `index` (0: field, 1: Laplacian).
-    pub fn interact(
-        &mut self,
-        ui: &egui::Ui,
-        index: usize,
-        picture: &Picture,
-        viewport: &Viewport,
-        size: Option<GridSize>,
-    ) {
-        let Some(size) = size else {
-            return;
-        };
-        let cells = PictureCells {
-            picture,
-            viewport,
-            size,
-        };
+    pub fn interact(&mut self, ui: &egui::Ui, index: usize, cells: PictureCells<'_>) {
         if self.brush_hover.is_some_and(|(i, _)| i == index) {
             self.brush_hover = None;
         }
@@ -167,26 +150,11 @@ impl PaintTools {
     }
 
     /// Draws the probes, the line and the brush outline over picture `index`.
-    pub fn overlay(
-        &mut self,
-        ui: &egui::Ui,
-        index: usize,
-        picture: &Picture,
-        viewport: &Viewport,
-        size: Option<GridSize>,
-    ) {
-        let Some(size) = size else {
-            return;
-        };
-        let cells = PictureCells {
-            picture,
-            viewport,
-            size,
-        };
+    pub fn overlay(&mut self, ui: &egui::Ui, index: usize, cells: PictureCells<'_>) {
         let active = self.tool == Tool::Material;
         let radius = self.brush.radius;
         self.materials.overlay(ui, index, cells, radius, active);
-        let painter = ui.painter_at(picture.rect);
+        let painter = ui.painter_at(cells.picture.rect);
         if let Some((start, end)) = self.profile.segment() {
             let a = cells.screen_point(start);
             let b = cells.screen_point(end);
@@ -209,8 +177,7 @@ impl PaintTools {
             );
         }
         if let Some((_, pos)) = self.brush_hover.filter(|(i, _)| *i == index) {
-            let cell_width = picture.rect.width() * viewport.zoom / size.cols as f32;
-            let radius = (self.brush.radius.max(0.5) * cell_width).max(2.0);
+            let radius = (self.brush.radius.max(0.5) * cells.cell_width()).max(2.0);
             painter.circle_stroke(pos, radius, Stroke::new(1.0, Color32::WHITE));
         }
     }

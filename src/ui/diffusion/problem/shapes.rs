@@ -239,7 +239,7 @@ impl MaterialTools {
                 Vec2::new(col / size.cols as f32, row / size.rows as f32),
             )
         };
-        let cell_width = picture.rect.width() * viewport.zoom / size.cols as f32;
+        let cell_width = cells.cell_width();
         match self.gesture {
             Some(Gesture::Shape { start, end, .. }) => {
                 let shape = self.shape_between(start, end, size);
