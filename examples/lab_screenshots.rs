@@ -57,18 +57,34 @@ fn main() -> Result<()> {
 
     let renderer = SoftwareRenderer::default();
     let mut harness = open_app(&renderer)?;
-    let shot = |harness: &mut Harness<'_, HeatlabApp>, name: &str| -> Result<()> {
-        shot_with(&renderer, harness, &out_dir, name)
-    };
+    show_compile_error(&mut harness)?;
+    shot_with(
+        &renderer,
+        &mut harness,
+        &out_dir,
+        "kernel-lab-compile-error.png",
+    )?;
+    validate_template(&mut harness)?;
+    shot_with(
+        &renderer,
+        &mut harness,
+        &out_dir,
+        "kernel-lab-validated.png",
+    )?;
+    drop(harness);
+    diffusion_shot(&out_dir)
+}
 
-    // (a) A missing semicolon (the tests' syntax error), compiled.
+/// (a) A missing semicolon (the tests' syntax error), compiled, with NVRTC's error marked and
+/// scrolled to.
+fn show_compile_error(harness: &mut Harness<'_, HeatlabApp>) -> Result<()> {
     harness
         .state_mut()
         .lab()
         .set_source(bad_kernels::syntax_error());
     harness.step();
-    click(&mut harness, "Compile")?;
-    wait_until(&mut harness, "the compile ends", |app| !app.lab().is_busy())?;
+    click(harness, "Compile")?;
+    wait_until(harness, "the compile ends", |app| !app.lab().is_busy())?;
     let status = harness.state_mut().lab().status();
     if status != "compile error" {
         bail!("the syntax error was expected to fail to compile; the lab says: {status}");
@@ -89,32 +105,32 @@ fn main() -> Result<()> {
         numbers.scroll_down();
         harness.run_steps(2);
     }
-    shot(&mut harness, "kernel-lab-compile-error.png")?;
+    Ok(())
+}
 
-    // (b) Back to the template (the edits discarded, as the lab asks), compiled, validated,
-    // used in the simulation and timed beside the built-in kernels.
-    click(&mut harness, "Reset to built-in")?;
-    click(&mut harness, "Discard")?;
+/// (b) Back to the template (the edits discarded, as the lab asks), compiled, validated, used
+/// in the simulation and timed beside the built-in kernels.
+fn validate_template(harness: &mut Harness<'_, HeatlabApp>) -> Result<()> {
+    click(harness, "Reset to built-in")?;
+    click(harness, "Discard")?;
     if harness.state_mut().lab().source() != USER_KERNEL_TEMPLATE {
         bail!("Reset to built-in did not bring the template back");
     }
-    click(&mut harness, "Compile")?;
-    wait_until(&mut harness, "the compile ends", |app| !app.lab().is_busy())?;
+    click(harness, "Compile")?;
+    wait_until(harness, "the compile ends", |app| !app.lab().is_busy())?;
     let status = harness.state_mut().lab().status();
     if !status.starts_with("compiled for") {
         bail!("the template did not compile: {status}");
     }
-    click(&mut harness, "Validate")?;
-    wait_until(&mut harness, "the validation ends", |app| {
-        !app.lab().is_busy()
-    })?;
+    click(harness, "Validate")?;
+    wait_until(harness, "the validation ends", |app| !app.lab().is_busy())?;
     let status = harness.state_mut().lab().status();
     println!("{status}");
     if !status.contains("bit-identical") {
         bail!("the template was not found bit-identical: {status}");
     }
-    click(&mut harness, "Use in simulation")?;
-    wait_until(&mut harness, "the simulation takes the kernel", |app| {
+    click(harness, "Use in simulation")?;
+    wait_until(harness, "the simulation takes the kernel", |app| {
         app.backend()
             .is_some_and(|b| b.user_kernel && b.kernel == Some(KernelChoice::User))
     })?;
@@ -124,7 +140,7 @@ fn main() -> Result<()> {
     harness
         .state_mut()
         .apply(&ctx, Command::Diffusion(DiffusionCommand::MeasureKernels));
-    wait_until(&mut harness, "the kernels are measured", |app| {
+    wait_until(harness, "the kernels are measured", |app| {
         !app.diffusion().state().kernel_timings.measuring
     })?;
     if harness
@@ -140,11 +156,12 @@ fn main() -> Result<()> {
             harness.state().notices()
         );
     }
-    shot(&mut harness, "kernel-lab-validated.png")?;
-    drop(harness);
+    Ok(())
+}
 
-    // (c) The diffusion view on the same GPU: the notebook's 2000x2000 field generated there
-    // with cuFFT (the Field section says where and how long), playing with automatic steps.
+/// (c) The diffusion view on the same GPU: the notebook's 2000x2000 field generated there with
+/// cuFFT (the Field section says where and how long), playing with automatic steps.
+fn diffusion_shot(out_dir: &Path) -> Result<()> {
     let renderer = SoftwareRenderer::default();
     let mut harness = open_diffusion(&renderer)?;
     let start = harness.state().frames_shown();
@@ -153,7 +170,7 @@ fn main() -> Result<()> {
     })?;
     let generation = harness.state().diffusion().state().last_generation.clone();
     println!("field: {generation:?}");
-    shot_with(&renderer, &mut harness, &out_dir, "diffusion-h100.png")?;
+    shot_with(&renderer, &mut harness, out_dir, "diffusion-h100.png")?;
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 
 use cudarc::driver::{
-    sys, CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    sys, CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
 use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 
@@ -62,6 +62,24 @@ fn config(blocks: u64, block: u32) -> LaunchConfig {
     }
 }
 
+/// The GPU and the compiled variants every section runs on.
+struct Bench {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    sms: u64,
+}
+
+impl Bench {
+    fn function(&self, name: &str) -> Result<CudaFunction> {
+        Ok(self.module.load_function(name)?)
+    }
+
+    fn profile(&self, run: &Launch<'_>) -> Result<(f64, f64, f64)> {
+        profile(&self.ctx, &self.stream, run)
+    }
+}
+
 fn main() -> Result<()> {
     let path = std::env::args()
         .nth(1)
@@ -85,9 +103,34 @@ fn main() -> Result<()> {
         },
     )?;
     let module = ctx.load_module(ptx)?;
-    let f = |name: &str| -> Result<CudaFunction> { Ok(module.load_function(name)?) };
+    let bench = Bench {
+        ctx,
+        stream,
+        module,
+        sms,
+    };
+    hidden_layer(&bench)?;
+    gaussian(&bench)?;
+    monte_carlo_pi(&bench)?;
+    transfers(&bench)
+}
 
-    // Hidden layer, 1M.
+/// The largest difference of `host` from the first output (kept in `reference`), 0 for the
+/// first.
+fn difference_from_first(reference: &mut Option<Vec<f32>>, host: Vec<f32>) -> f32 {
+    let diff = reference.as_ref().map_or(0.0, |r| {
+        r.iter()
+            .zip(&host)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max)
+    });
+    reference.get_or_insert(host);
+    diff
+}
+
+/// Hidden layer, 1M.
+fn hidden_layer(bench: &Bench) -> Result<()> {
+    let (stream, sms) = (&bench.stream, bench.sms);
     for n in [1_000_000u64, 1_000_003] {
         let g: Vec<f32> = (0..n).map(|i| (i % 256) as f32).collect();
         let w: Vec<f32> = (0..n).map(|i| 0.3 + (i % 97) as f32 * 0.004).collect();
@@ -99,7 +142,7 @@ fn main() -> Result<()> {
             ("hl_v4", (n / 4 + n % 4).div_ceil(256)),
             ("hl_v4x2", (n / 4).div_ceil(512)),
         ] {
-            let func = f(name)?;
+            let func = bench.function(name)?;
             let out: CudaSlice<f32> = stream.alloc_zeros(n as usize)?;
             let run = |s: &Arc<CudaStream>| {
                 let mut b = s.launch_builder(&func);
@@ -108,15 +151,8 @@ fn main() -> Result<()> {
                 unsafe { b.launch(config(blocks, 256)) }?;
                 Ok(())
             };
-            let (mean, best, batch) = profile(&ctx, &stream, &run)?;
-            let host = stream.clone_dtoh(&out)?;
-            let diff = reference.as_ref().map_or(0.0, |r| {
-                r.iter()
-                    .zip(&host)
-                    .map(|(a, b)| (a - b).abs())
-                    .fold(0.0f32, f32::max)
-            });
-            reference.get_or_insert(host);
+            let (mean, best, batch) = bench.profile(&run)?;
+            let diff = difference_from_first(&mut reference, stream.clone_dtoh(&out)?);
             println!(
                 "hidden n={n} {name:10} single mean {:8.2} us best {:8.2} us | batch {:8.2} us | max diff vs base {diff:e}",
                 mean * 1e6,
@@ -125,8 +161,12 @@ fn main() -> Result<()> {
             );
         }
     }
+    Ok(())
+}
 
-    // Gaussian, 100M.
+/// Gaussian, 100M, and a device-to-device copy of the same bytes.
+fn gaussian(bench: &Bench) -> Result<()> {
+    let (stream, sms) = (&bench.stream, bench.sms);
     let n: u64 = 100_000_000;
     let x: Vec<f32> = (0..n)
         .map(|i| -3.0 + 6.0 * ((i * 7919) % n) as f32 / n as f32)
@@ -142,7 +182,7 @@ fn main() -> Result<()> {
         ("g_v4x2cs", (n / 4).div_ceil(512)),
         ("g_v4x4cs", (n / 4).div_ceil(1024)),
     ] {
-        let func = f(name)?;
+        let func = bench.function(name)?;
         let out: CudaSlice<f32> = stream.alloc_zeros(n as usize)?;
         let run = |s: &Arc<CudaStream>| {
             let mut b = s.launch_builder(&func);
@@ -151,15 +191,8 @@ fn main() -> Result<()> {
             unsafe { b.launch(config(blocks, 256)) }?;
             Ok(())
         };
-        let (mean, best, batch) = profile(&ctx, &stream, &run)?;
-        let host = stream.clone_dtoh(&out)?;
-        let diff = reference.as_ref().map_or(0.0, |r| {
-            r.iter()
-                .zip(&host)
-                .map(|(a, b)| (a - b).abs())
-                .fold(0.0f32, f32::max)
-        });
-        reference.get_or_insert(host);
+        let (mean, best, batch) = bench.profile(&run)?;
+        let diff = difference_from_first(&mut reference, stream.clone_dtoh(&out)?);
         println!(
             "gaussian n={n} {name:10} single mean {:8.1} us best {:8.1} us | batch {:8.1} us = {:.2} TB/s | max diff vs base {diff:e}",
             mean * 1e6,
@@ -174,14 +207,18 @@ fn main() -> Result<()> {
             s.memcpy_dtod(&dx, &mut *dst.borrow_mut())?;
             Ok(())
         };
-        profile(&ctx, &stream, &run)?
+        bench.profile(&run)?
     };
     println!(
         "device-to-device copy of 400 MB: batch {:.1} us",
         copy.2 * 1e6
     );
+    Ok(())
+}
 
-    // Monte Carlo pi.
+/// Monte Carlo pi.
+fn monte_carlo_pi(bench: &Bench) -> Result<()> {
+    let (ctx, stream, sms) = (&bench.ctx, &bench.stream, bench.sms);
     for samples in [10_000_000_000u64, 1_000_000_007] {
         for name in [
             "pi_base",
@@ -193,7 +230,7 @@ fn main() -> Result<()> {
             "pi_pcgd",
             "pi_pcg2",
         ] {
-            let func = f(name)?;
+            let func = bench.function(name)?;
             let occupancy =
                 func.occupancy_max_active_blocks_per_multiprocessor(256, 0, None)? as u64;
             let blocks = if name == "pi_base" {
@@ -211,10 +248,10 @@ fn main() -> Result<()> {
                 unsafe { b.launch(config(blocks, 256)) }?;
                 Ok(())
             };
-            run(&stream)?;
+            run(stream)?;
             let count = stream.clone_dtoh(&inside)?[0];
             let times = (0..5)
-                .map(|_| timed(&ctx, &stream, 1, &run))
+                .map(|_| timed(ctx, stream, 1, &run))
                 .collect::<Result<Vec<f64>>>()?;
             let mean = times.iter().sum::<f64>() / 5.0;
             let best = times.iter().copied().fold(f64::INFINITY, f64::min);
@@ -228,8 +265,41 @@ fn main() -> Result<()> {
             );
         }
     }
+    Ok(())
+}
 
-    // Transfers of 400 MB: pageable, pinned (default flags), pinned write-combined.
+/// Prints the mean of 5 timings (CUDA events and wall clock) of a copy of 400 MB, after one
+/// untimed run.
+fn time_copy(bench: &Bench, what: &str, run: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+    let (ctx, stream) = (&bench.ctx, &bench.stream);
+    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+    run()?;
+    stream.synchronize()?;
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let (start, end) = (ctx.new_event(flags)?, ctx.new_event(flags)?);
+        let wall = std::time::Instant::now();
+        start.record(stream)?;
+        run()?;
+        end.record(stream)?;
+        end.synchronize()?;
+        times.push((
+            f64::from(start.elapsed_ms(&end)?),
+            wall.elapsed().as_secs_f64() * 1e3,
+        ));
+    }
+    let mean = times.iter().map(|t| t.0).sum::<f64>() / 5.0;
+    let wall = times.iter().map(|t| t.1).sum::<f64>() / 5.0;
+    println!(
+        "copy 400 MB {what:32} events {mean:7.2} ms ({:.1} GB/s) wall {wall:7.2} ms",
+        0.4 / (mean / 1e3)
+    );
+    Ok(())
+}
+
+/// Transfers of 400 MB: pageable, pinned (default flags), pinned write-combined.
+fn transfers(bench: &Bench) -> Result<()> {
+    let (ctx, stream) = (&bench.ctx, &bench.stream);
     let len = 100_000_000usize;
     let pageable = vec![1.0f32; len];
     let mut pageable_out = vec![0.0f32; len];
@@ -244,48 +314,23 @@ fn main() -> Result<()> {
     wc.as_mut_slice()?.fill(1.0);
     let mut dev: CudaSlice<f32> = stream.alloc_zeros(len)?;
     let dev2: CudaSlice<f32> = stream.alloc_zeros(len)?;
-    let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let time = |what: &str, run: &mut dyn FnMut() -> Result<()>| -> Result<()> {
-        run()?;
-        stream.synchronize()?;
-        let mut times = Vec::new();
-        for _ in 0..5 {
-            let (start, end) = (ctx.new_event(flags)?, ctx.new_event(flags)?);
-            let wall = std::time::Instant::now();
-            start.record(&stream)?;
-            run()?;
-            end.record(&stream)?;
-            end.synchronize()?;
-            times.push((
-                f64::from(start.elapsed_ms(&end)?),
-                wall.elapsed().as_secs_f64() * 1e3,
-            ));
-        }
-        let mean = times.iter().map(|t| t.0).sum::<f64>() / 5.0;
-        let wall = times.iter().map(|t| t.1).sum::<f64>() / 5.0;
-        println!(
-            "copy 400 MB {what:32} events {mean:7.2} ms ({:.1} GB/s) wall {wall:7.2} ms",
-            0.4 / (mean / 1e3)
-        );
-        Ok(())
-    };
-    time("upload pageable", &mut || {
+    time_copy(bench, "upload pageable", &mut || {
         Ok(stream.memcpy_htod(&pageable, &mut dev)?)
     })?;
-    time("upload pinned", &mut || {
+    time_copy(bench, "upload pinned", &mut || {
         Ok(stream.memcpy_htod(&pinned, &mut dev)?)
     })?;
-    time("upload pinned write-combined", &mut || {
+    time_copy(bench, "upload pinned write-combined", &mut || {
         Ok(stream.memcpy_htod(&wc, &mut dev)?)
     })?;
-    time("download pageable", &mut || {
+    time_copy(bench, "download pageable", &mut || {
         Ok(stream.memcpy_dtoh(&dev, &mut pageable_out)?)
     })?;
-    time("download pinned", &mut || {
+    time_copy(bench, "download pinned", &mut || {
         Ok(stream.memcpy_dtoh(&dev, &mut pinned_out)?)
     })?;
     let other = ctx.new_stream()?;
-    time("upload + download, two streams", &mut || {
+    time_copy(bench, "upload + download, two streams", &mut || {
         let start = stream.record_event(None)?;
         other.wait(&start)?;
         stream.memcpy_htod(&pinned, &mut dev)?;

@@ -75,3 +75,6 @@ impl CpuProblem {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -19,6 +19,7 @@
 
 pub mod demo;
 pub mod energy;
+pub mod exact;
 pub mod material;
 pub mod shape;
 pub mod side;

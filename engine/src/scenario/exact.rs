@@ -8,8 +8,8 @@
 
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};
+use crate::problem::exact::{rectangle_theta, SlabSeries};
 use crate::problem::{HeatProblem, Material, Side, SideCondition};
-use crate::verify::physics::exact::{rectangle_theta, SlabSeries};
 
 /// Which exact answer a problem has (its values come from the problem).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, CudaView, CudaViewMut};
 
-use super::gpu::run_elementwise;
+use super::gpu::{run_elementwise, ElementwiseJob};
 use super::{
     array_bytes, time_cpu_versions, CpuThreads, KernelRun, KernelSummary, KernelTimings,
     RunControl, RunOptions, TutorialGpu, TutorialKernel,
@@ -131,14 +131,15 @@ pub(crate) fn run_kernel<I>(
             1 => "1 input".to_string(),
             count => format!("{count} inputs"),
         };
-        let measured = run_elementwise(
+        let device_inputs = (kernel.device_inputs)(&inputs);
+        let job = ElementwiseJob {
             gpu,
-            &format!("{} ({arrays} and 1 output)", kernel.what),
-            &(kernel.device_inputs)(&inputs),
-            options.repeats,
+            inputs: &device_inputs,
+            repeats: options.repeats,
             control,
-            &launch,
-        )?;
+            launch: &launch,
+        };
+        let measured = run_elementwise(&job, &format!("{} ({arrays} and 1 output)", kernel.what))?;
         (outputs, difference) = measured.record(&outputs, &mut timings);
         gpu_name = Some(gpu.name().to_string());
     }

@@ -19,7 +19,9 @@ use crate::error::{CudaUnavailable, HeatlabError, Result};
 
 mod timing;
 use timing::time_pinned;
-pub(crate) use timing::{launches_per_timing, time_device_resident, time_host_arrays, TimedPart};
+pub(crate) use timing::{
+    launches_per_timing, same_bits, time_device_resident, time_host_arrays, TimedPart,
+};
 
 /// Threads per block of the element-wise kernels.
 const ELEMENTWISE_BLOCK: u32 = 256;
@@ -73,6 +75,27 @@ const PI_KERNELS: [&str; 3] = [
 /// to its share, one Montgomery product per set bit of its word index, costs about as much as
 /// some tens of samples).
 const PI_SAMPLES_PER_THREAD: u64 = 64;
+
+/// A launch of `blocks` blocks of `block` threads in a line, or an error saying that `what`
+/// (such as `n = 5`) needs more blocks than one launch has (a grid's x dimension takes at most
+/// 2³¹ - 1 blocks).
+pub(crate) fn line_of_blocks(
+    what: std::fmt::Arguments<'_>,
+    blocks: u64,
+    block: u32,
+) -> Result<LaunchConfig> {
+    let blocks = u32::try_from(blocks)
+        .ok()
+        .filter(|&b| b <= i32::MAX as u32)
+        .ok_or_else(|| {
+            HeatlabError::InvalidInput(format!("{what} needs more blocks than one launch has"))
+        })?;
+    Ok(LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
 
 impl TutorialGpu {
     /// Opens GPU 0 and compiles `kernels/tutorial.cu`, or says why that is not possible; then
@@ -261,17 +284,7 @@ impl TutorialGpu {
     ) -> Result<LaunchConfig> {
         let per_block = u64::from(ELEMENTWISE_BLOCK) * groups_per_thread;
         let blocks = (n / GROUP).div_ceil(per_block).max(1);
-        let blocks = u32::try_from(blocks)
-            .ok()
-            .filter(|&b| b <= i32::MAX as u32)
-            .ok_or_else(|| {
-                HeatlabError::InvalidInput(format!("n = {n} needs more blocks than one launch has"))
-            })?;
-        Ok(LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (ELEMENTWISE_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
-        })
+        line_of_blocks(format_args!("n = {n}"), blocks, ELEMENTWISE_BLOCK)
     }
 
     /// `count` page-locked host arrays of at least `len` floats each, from the pool: reused
@@ -390,6 +403,19 @@ impl DeviceResidentTimings {
 pub(crate) type ElementwiseLaunch<'a> =
     dyn Fn(&Arc<CudaStream>, &[CudaView<'_, f32>], &mut CudaViewMut<'_, f32>) -> Result<()> + 'a;
 
+/// An element-wise kernel to time on the GPU: what [`run_elementwise`] and its pinned runs
+/// share.
+#[derive(Clone, Copy)]
+pub(crate) struct ElementwiseJob<'a> {
+    pub(crate) gpu: &'a TutorialGpu,
+    /// The input arrays, all of one length.
+    pub(crate) inputs: &'a [&'a [f32]],
+    /// Timed runs of each way.
+    pub(crate) repeats: u32,
+    pub(crate) control: RunControl<'a>,
+    pub(crate) launch: &'a ElementwiseLaunch<'a>,
+}
+
 /// The device arrays of an element-wise run: its inputs and its output, all of n floats.
 struct DeviceArrays {
     inputs: Vec<CudaSlice<f32>>,
@@ -465,14 +491,14 @@ impl DeviceArrays {
 /// timing). One untimed warm-up run comes first for each. Device memory is allocated once,
 /// before any timing, and checked against the free memory first; the page-locked arrays come
 /// from the GPU's pool.
-pub(crate) fn run_elementwise(
-    gpu: &TutorialGpu,
-    what: &str,
-    inputs: &[&[f32]],
-    repeats: u32,
-    control: RunControl<'_>,
-    launch: &ElementwiseLaunch<'_>,
-) -> Result<ElementwiseGpuRun> {
+pub(crate) fn run_elementwise(job: &ElementwiseJob<'_>, what: &str) -> Result<ElementwiseGpuRun> {
+    let ElementwiseJob {
+        gpu,
+        inputs,
+        repeats,
+        control,
+        launch,
+    } = *job;
     let n = inputs.first().map_or(0, |input| input.len());
     gpu.ensure_memory(what, super::array_bytes(inputs.len() + 1, n)?)?;
     let device = gpu.device();
@@ -505,16 +531,7 @@ pub(crate) fn run_elementwise(
     // Without page-locked memory (a host that refuses to pin this much) the other versions
     // still run, and the report says why the pinned ones did not.
     let pinned = match gpu.pinned_buffers(what, inputs.len() + 1, n) {
-        Ok(mut pool) => Ok(time_pinned(
-            gpu,
-            &mut pool,
-            inputs,
-            &output,
-            &mut arrays,
-            repeats,
-            control,
-            launch,
-        )?),
+        Ok(mut pool) => Ok(time_pinned(job, &mut pool, &output, &mut arrays)?),
         Err(error) => {
             log::warn!("pinned host arrays not timed: {error}");
             Err(error.to_string())

@@ -253,19 +253,17 @@ impl KernelRun {
         if let Some(stats) = &timings.cpu_all_threads {
             push("cpu", "all-threads", stats, bytes);
         }
-        if let Some(host) = &timings.gpu_host_arrays {
-            push("cuda", "host-arrays-upload", &host.upload, 0.0);
-            push("cuda", "host-arrays-kernel", &host.kernel, bytes);
-            push("cuda", "host-arrays-download", &host.download, 0.0);
-            push("cuda", "host-arrays-total", &host.total, bytes);
-            push("cuda", "host-arrays-wall", &host.wall, bytes);
-        }
-        if let Some(pinned) = &timings.gpu_pinned_arrays {
-            push("cuda", "pinned-arrays-upload", &pinned.upload, 0.0);
-            push("cuda", "pinned-arrays-kernel", &pinned.kernel, bytes);
-            push("cuda", "pinned-arrays-download", &pinned.download, 0.0);
-            push("cuda", "pinned-arrays-total", &pinned.total, bytes);
-            push("cuda", "pinned-arrays-wall", &pinned.wall, bytes);
+        for (arrays, timed) in [
+            ("host-arrays", &timings.gpu_host_arrays),
+            ("pinned-arrays", &timings.gpu_pinned_arrays),
+        ] {
+            if let Some(timed) = timed {
+                push("cuda", &format!("{arrays}-upload"), &timed.upload, 0.0);
+                push("cuda", &format!("{arrays}-kernel"), &timed.kernel, bytes);
+                push("cuda", &format!("{arrays}-download"), &timed.download, 0.0);
+                push("cuda", &format!("{arrays}-total"), &timed.total, bytes);
+                push("cuda", &format!("{arrays}-wall"), &timed.wall, bytes);
+            }
         }
         if let Some(overlapped) = &timings.gpu_pinned_overlapped {
             push("cuda", "pinned-overlapped-total", &overlapped.total, bytes);

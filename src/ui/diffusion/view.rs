@@ -275,6 +275,55 @@ pub struct Picture {
     pub response: egui::Response,
 }
 
+/// A picture of a field of `size` cells as `viewport` shows it: what the tools on the pictures
+/// share to go between the screen and cells.
+#[derive(Clone, Copy)]
+pub struct PictureCells<'a> {
+    pub picture: &'a Picture,
+    pub viewport: &'a Viewport,
+    pub size: GridSize,
+}
+
+impl PictureCells<'_> {
+    /// The point under `pos` in shape coordinates: (row, col), cell `r`'s centre at `r + 0.5`.
+    pub fn shape_point(&self, pos: Pos2) -> (f32, f32) {
+        let p = to_field(self.picture.rect, self.viewport, pos);
+        (p.y * self.size.rows as f32, p.x * self.size.cols as f32)
+    }
+
+    /// The field point under `pos` in cells: (row, col), cell `r`'s centre at `r`.
+    pub fn cell_point(&self, pos: Pos2) -> (f32, f32) {
+        let (row, col) = self.shape_point(pos);
+        (row - 0.5, col - 0.5)
+    }
+
+    /// The cell under `pos`, clamped onto the field.
+    pub fn nearest_cell(&self, pos: Pos2) -> (usize, usize) {
+        let (row, col) = self.cell_point(pos);
+        (
+            (row.round().max(0.0) as usize).min(self.size.rows - 1),
+            (col.round().max(0.0) as usize).min(self.size.cols - 1),
+        )
+    }
+
+    /// The width of a cell on screen, in points.
+    pub fn cell_width(&self) -> f32 {
+        self.picture.rect.width() * self.viewport.zoom / self.size.cols as f32
+    }
+
+    /// The screen position of a point in cells.
+    pub fn screen_point(&self, (row, col): (f32, f32)) -> Pos2 {
+        from_field(
+            self.picture.rect,
+            self.viewport,
+            Vec2::new(
+                (col + 0.5) / self.size.cols as f32,
+                (row + 0.5) / self.size.rows as f32,
+            ),
+        )
+    }
+}
+
 /// Draws the picture (fitted into `ui`'s available space, keeping the field's aspect) and its
 /// colorbar. Scrolling zooms about the pointer, dragging with the middle button pans, and so do
 /// dragging with the primary button and a double click (fit) when `primary_pans` (no tool is

@@ -10,7 +10,7 @@ use super::brush::PaintTools;
 use super::command::DiffusionCommand;
 use super::hover;
 use super::overlays::Overlays;
-use super::view::{self, Hover, ViewState, Viewport};
+use super::view::{self, Hover, PictureCells, ViewState, Viewport};
 use super::SimState;
 use crate::settings::{Settings, ViewSettings};
 use heatlab_engine::grid::{GridSize, ValueRange};
@@ -123,8 +123,15 @@ impl Views {
                         pointer = picture.response.hover_pos().map(|at| (picture.rect, at));
                     }
                     hovered = hovered.or(picture.hovered);
-                    tools.interact(ui, index, &picture, &viewport, field_size);
-                    tools.overlay(ui, index, &picture, &viewport, field_size);
+                    if let Some(size) = field_size {
+                        let cells = PictureCells {
+                            picture: &picture,
+                            viewport: &viewport,
+                            size,
+                        };
+                        tools.interact(ui, index, cells);
+                        tools.overlay(ui, index, cells);
+                    }
                     if let Some(sides) = &shown_sides {
                         super::sides::overlay(ui, &picture, &viewport, sides);
                     }

@@ -54,3 +54,31 @@ fn every_window_is_checked_and_a_wrong_end_is_caught() {
     assert!(!outcome.identical());
     assert_eq!(watch.counts(), (5, 1));
 }
+
+#[test]
+fn the_live_check_follows_problems() {
+    use crate::compute::CpuBackend;
+    use crate::problem::material::find;
+    use crate::problem::{HeatProblem, SideCondition};
+    use crate::sim::Simulation;
+    let size = GridSize::new(19, 23).unwrap();
+    let mut problem = HeatProblem::uniform(size, 0.001, find("aluminium").unwrap());
+    problem.sides.bottom = SideCondition::Fixed { temperature: 50.0 };
+    let field = field(19, 23);
+    let backend = CpuBackend::with_threads(2);
+    let mut sim = Simulation::new(Box::new(backend), field, Default::default()).unwrap();
+    sim.set_agreement_check(Some(WindowPolicy::Every(10)));
+    sim.advance(10).unwrap(); // uniform stencil
+    sim.set_problem(Some(problem.clone()), true).unwrap();
+    sim.advance(10).unwrap();
+    sim.advance(10).unwrap();
+    problem.sides.bottom = SideCondition::Periodic;
+    problem.sides.top = SideCondition::Periodic;
+    sim.set_problem(Some(problem), true).unwrap();
+    sim.advance(10).unwrap();
+    sim.finish_agreement().unwrap();
+    let watch = sim.agreement().unwrap();
+    assert_eq!(watch.counts(), (4, 0));
+    let seconds = sim.simulated_seconds().unwrap();
+    assert!(seconds > 0.0);
+}

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaStream, CudaView, CudaViewMut, PushKernelArg};
 use rayon::prelude::*;
 
-use super::super::gpu::run_elementwise;
+use super::super::gpu::{run_elementwise, same_bits, ElementwiseJob};
 use super::super::{time_cpu_runs, KernelTimings, RunControl, TimingStats, CPU_CHUNK};
 use super::{check_repeats, one_per_thread, BasicsGpu, ELEMENT_BLOCK};
 use crate::compute::cuda::driver_error;
@@ -278,22 +278,18 @@ fn run_gpu(
         unsafe { launch.launch(config) }.map_err(driver_error("launching maximum"))?;
         Ok(())
     };
-    let measured = run_elementwise(
-        gpu.tutorial(),
-        &format!("the maximum of two arrays of {} elements", a.len()),
-        &[a, b],
+    let job = ElementwiseJob {
+        gpu: gpu.tutorial(),
+        inputs: &[a, b],
         repeats,
         control,
-        &launch,
-    )?;
+        launch: &launch,
+    };
+    let what = format!("the maximum of two arrays of {} elements", a.len());
+    let measured = run_elementwise(&job, &what)?;
     let mut timings = KernelTimings::none(rayon::current_num_threads());
     let (output, _) = measured.record(&[], &mut timings);
     Ok((timings, output))
-}
-
-/// Whether two arrays hold the same bits.
-fn same_bits(a: &[f32], b: &[f32]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }
 
 #[cfg(test)]

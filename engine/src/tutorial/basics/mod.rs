@@ -29,6 +29,7 @@ use cudarc::driver::{CudaFunction, LaunchConfig};
 pub use request::{BasicsOutcome, BasicsRequest};
 pub use timing::KernelTime;
 
+use super::gpu::line_of_blocks;
 use super::TutorialGpu;
 use crate::compute::BackendChoice;
 use crate::error::{CudaUnavailable, HeatlabError, Result};
@@ -179,17 +180,7 @@ pub fn open_basics_gpu(
 /// One thread per element: `ceil(n / block)` blocks of `block` threads (at least one block).
 pub(crate) fn one_per_thread(n: u64, block: u32) -> Result<LaunchConfig> {
     let blocks = n.div_ceil(u64::from(block)).max(1);
-    let blocks = u32::try_from(blocks)
-        .ok()
-        .filter(|&b| b <= i32::MAX as u32)
-        .ok_or_else(|| {
-            HeatlabError::InvalidInput(format!("n = {n} needs more blocks than one launch has"))
-        })?;
-    Ok(LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    })
+    line_of_blocks(format_args!("n = {n}"), blocks, block)
 }
 
 /// Checks that the repeat count is at least 1.

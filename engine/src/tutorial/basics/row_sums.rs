@@ -6,12 +6,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, PushKernelArg};
 use rayon::prelude::*;
 
 use super::super::{time_cpu_runs, CpuThreads, GpuHostArraysTimings, RunControl, TimingStats};
 use super::timing::{time_with_host_arrays, HostArraysRun};
-use super::{check_repeats, BasicsGpu, KernelTime, ELEMENT_BLOCK};
+use super::{check_repeats, line_of_blocks, BasicsGpu, KernelTime, ELEMENT_BLOCK};
 use crate::compute::cuda::driver_error;
 use crate::error::{HeatlabError, Result};
 use crate::field::numpy_rng::NumpyGenerator;
@@ -180,13 +180,11 @@ fn run_gpu(
         RowSumKernel::ThreadPerRow => u64::from(rows),
         RowSumKernel::WarpPerRow => u64::from(rows) * 32,
     };
-    let blocks = u32::try_from(threads.div_ceil(u64::from(block)))
-        .map_err(|_| HeatlabError::InvalidInput(format!("{rows} rows need too many blocks")))?;
-    let config = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let config = line_of_blocks(
+        format_args!("a matrix of {rows} rows"),
+        threads.div_ceil(u64::from(block)),
+        block,
+    )?;
     let (function, name) = match kernel {
         RowSumKernel::ThreadPerRow => (&gpu.row_sums_thread, "row_sums_thread"),
         RowSumKernel::WarpPerRow => (&gpu.row_sums_warp, "row_sums_warp"),

@@ -102,27 +102,29 @@ pub fn inputs(n: usize) -> (Vec<f64>, Vec<f64>) {
     )
 }
 
-/// `sin(x) * exp(y)` in float32 on the CPU.
-pub fn sin_exp_f32_cpu(x: &[f32], y: &[f32], z: &mut [f32], threads: CpuThreads) {
-    let fill = |(z, (x, y)): (&mut [f32], (&[f32], &[f32]))| {
-        for ((out, &a), &b) in z.iter_mut().zip(x).zip(y) {
-            *out = a.sin() * b.exp();
-        }
-    };
-    match threads {
-        CpuThreads::One => fill((z, (x, y))),
-        CpuThreads::All => z
-            .par_chunks_mut(CPU_CHUNK)
-            .zip(x.par_chunks(CPU_CHUNK).zip(y.par_chunks(CPU_CHUNK)))
-            .for_each(fill),
+/// The float types the formula's CPU twins compute in.
+pub trait SinExpFloat: Copy + Send + Sync {
+    /// `sin(x) * exp(y)` with the standard library's functions of the type.
+    fn sin_exp(x: Self, y: Self) -> Self;
+}
+
+impl SinExpFloat for f32 {
+    fn sin_exp(x: Self, y: Self) -> Self {
+        x.sin() * y.exp()
     }
 }
 
-/// `sin(x) * exp(y)` in float64 on the CPU (the reference).
-pub fn sin_exp_f64_cpu(x: &[f64], y: &[f64], z: &mut [f64], threads: CpuThreads) {
-    let fill = |(z, (x, y)): (&mut [f64], (&[f64], &[f64]))| {
+impl SinExpFloat for f64 {
+    fn sin_exp(x: Self, y: Self) -> Self {
+        x.sin() * y.exp()
+    }
+}
+
+/// `sin(x) * exp(y)` on the CPU, in float32 or float64 (the reference).
+pub fn sin_exp_cpu<T: SinExpFloat>(x: &[T], y: &[T], z: &mut [T], threads: CpuThreads) {
+    let fill = |(z, (x, y)): (&mut [T], (&[T], &[T]))| {
         for ((out, &a), &b) in z.iter_mut().zip(x).zip(y) {
-            *out = a.sin() * b.exp();
+            *out = T::sin_exp(a, b);
         }
     };
     match threads {
@@ -176,10 +178,10 @@ pub fn run(
         y.iter().map(|&v| v as f32).collect(),
     );
     let (f64_one, f64_all, reference) = time_cpu(n_elements, repeats, control, |z, threads| {
-        sin_exp_f64_cpu(&x, &y, z, threads)
+        sin_exp_cpu(&x, &y, z, threads)
     })?;
     let (f32_one, f32_all, cpu32) = time_cpu(n_elements, repeats, control, |z, threads| {
-        sin_exp_f32_cpu(&x32, &y32, z, threads)
+        sin_exp_cpu(&x32, &y32, z, threads)
     })?;
     let cpu32_error = max_relative_difference(&cpu32, &reference);
     let cpu64_error = max_relative_difference(&reference, &reference);
@@ -337,7 +339,7 @@ mod tests {
         assert!(report.rows[1].cpu_one_thread.is_none());
         let (x, y) = inputs(5);
         let mut z = vec![0.0; 5];
-        sin_exp_f64_cpu(&x, &y, &mut z, CpuThreads::All);
+        sin_exp_cpu(&x, &y, &mut z, CpuThreads::All);
         assert!(
             (z[1] - 10f64.exp()).abs() < 1e-9,
             "sin(pi/2) e^10: {}",

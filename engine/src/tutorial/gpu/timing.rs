@@ -8,39 +8,32 @@ use std::time::Instant;
 use cudarc::driver::PinnedHostSlice;
 
 use super::super::{
-    GpuHostArraysTimings, GpuOverlappedTimings, PhaseProgress, RunControl, RunPhase, TimingStats,
+    GpuHostArraysTimings, GpuOverlappedTimings, PhaseProgress, RunPhase, TimingStats,
 };
 use super::{
-    DeviceArrays, DeviceResidentTimings, ElementwiseLaunch, PinnedTimings, TutorialGpu,
+    DeviceArrays, DeviceResidentTimings, ElementwiseJob, PinnedTimings, TutorialGpu,
     DEVICE_RESIDENT_BATCH_SECONDS, MAX_LAUNCHES_PER_TIMING, OVERLAP_CHUNKS,
 };
 use crate::compute::cuda::{driver_error, GpuTimer};
 use crate::error::{HeatlabError, Result};
 
-/// The pinned runs of [`run_elementwise`](super::run_elementwise): the inputs are copied into
-/// the page-locked arrays `pool` (from the GPU's pool) first (untimed: in a program that uses pinned memory the arrays live there from
-/// the start), then `repeats` timed runs of upload / kernel / download through them, then
-/// `repeats` runs in chunks over two streams. Returns both timings and whether both gave
-/// `pageable_output` bit for bit.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the pieces of run_elementwise that the pinned runs share with it"
-)]
+/// The pinned runs of [`run_elementwise`](super::run_elementwise): the job's inputs are copied
+/// into the page-locked arrays `pool` (from the GPU's pool) first (untimed: in a program that
+/// uses pinned memory the arrays live there from the start), then `repeats` timed runs of
+/// upload / kernel / download through them, then `repeats` runs in chunks over two streams.
+/// Returns both timings and whether both gave `pageable_output` bit for bit.
 pub(super) fn time_pinned(
-    gpu: &TutorialGpu,
+    job: &ElementwiseJob<'_>,
     pool: &mut [PinnedHostSlice<f32>],
-    inputs: &[&[f32]],
     pageable_output: &[f32],
     arrays: &mut DeviceArrays,
-    repeats: u32,
-    control: RunControl<'_>,
-    launch: &ElementwiseLaunch<'_>,
 ) -> Result<PinnedTimings> {
+    let (gpu, repeats, launch) = (job.gpu, job.repeats, job.launch);
     let n = pageable_output.len();
     let device = gpu.device();
     let stream = device.stream().clone();
     let timer = device.timer()?;
-    let (pinned_inputs, pinned_output) = pinned_views(pool, inputs, n)?;
+    let (pinned_inputs, pinned_output) = pinned_views(pool, job.inputs, n)?;
     let whole = 0..n;
 
     // Warm-up through the pinned arrays, then the timed runs.
@@ -49,7 +42,11 @@ pub(super) fn time_pinned(
     arrays.launch(launch, &stream, whole.clone())?;
     arrays.download(&stream, pinned_output, whole.clone())?;
     device.synchronize()?;
-    let progress = PhaseProgress::new(control, RunPhase::GpuPinnedArrays, 2 * u64::from(repeats));
+    let progress = PhaseProgress::new(
+        job.control,
+        RunPhase::GpuPinnedArrays,
+        2 * u64::from(repeats),
+    );
     let pinned = time_host_arrays(
         &timer,
         repeats,
@@ -175,7 +172,7 @@ fn time_repeats(
 }
 
 /// Whether two arrays hold the same bits (NaN included).
-fn same_bits(a: &[f32], b: &[f32]) -> bool {
+pub(crate) fn same_bits(a: &[f32], b: &[f32]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
 }
 

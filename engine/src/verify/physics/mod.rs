@@ -14,7 +14,6 @@
 //!
 //! Every case steps through [`Backend::set_problem`], so it runs on the CPU and CUDA alike.
 
-pub mod exact;
 pub mod markdown;
 pub mod report;
 mod steady;

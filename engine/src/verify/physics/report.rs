@@ -5,8 +5,6 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::exact::observed_order;
-
 /// The error of one case on one grid.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Resolution {
@@ -318,6 +316,12 @@ impl PhysicsReport {
     }
 }
 
+/// The observed order of convergence between two errors, the second on a grid `refinement`
+/// times finer: `log(coarse/fine) / log(refinement)`. `None` where either error is 0.
+pub fn observed_order(coarse: f64, fine: f64, refinement: f64) -> Option<f64> {
+    (coarse > 0.0 && fine > 0.0).then(|| (coarse / fine).ln() / refinement.ln())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,5 +374,11 @@ mod tests {
         let mut case = case;
         case.check_errors(1.0);
         assert!(!case.passed());
+    }
+
+    #[test]
+    fn order_of_halving_errors() {
+        assert_eq!(observed_order(4.0, 1.0, 2.0), Some(2.0));
+        assert_eq!(observed_order(0.0, 1.0, 2.0), None);
     }
 }

@@ -1,7 +1,6 @@
 //! The steady cases: a linear profile between fixed sides, a fixed flux into a wall, a composite
 //! wall, and a rectangle with one hot side.
 
-use super::exact::rectangle_theta;
 use super::report::{worse, CaseReport, Check, Expected, Resolution};
 use super::{
     field_of, finish, largest_difference, resolution, size, start, step_to_steady, Steady,
@@ -9,6 +8,7 @@ use super::{
 use crate::compute::Backend;
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
+use crate::problem::exact::rectangle_theta;
 use crate::problem::material::find;
 use crate::problem::{CellKind, HeatProblem, Material, Side, SideCondition, Sides, StepTables};
 

@@ -3,7 +3,6 @@
 //! stability limit, so the time step follows `dx²` and the error falls at the scheme's order
 //! in space.
 
-use super::exact::{gaussian_rise, SlabSeries};
 use super::report::{worse, CaseReport, Check, Expected};
 use super::steady::{material, strip};
 use super::{
@@ -12,6 +11,7 @@ use super::{
 use crate::compute::Backend;
 use crate::error::Result;
 use crate::problem::energy::EnergyBalance;
+use crate::problem::exact::{gaussian_rise, SlabSeries};
 use crate::problem::{CellKind, HeatProblem, Heater, HeaterPower, SideCondition, StepTables};
 
 /// The fraction of the stability limit the transient cases step at (at most).

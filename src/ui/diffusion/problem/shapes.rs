@@ -12,7 +12,7 @@ use heatlab_engine::problem::Shape;
 use heatlab_engine::session::diffusion::ProblemCommand;
 use heatlab_engine::sim::paint::{dabs_towards, DAB_SPACING};
 
-use super::super::view::{from_field, to_field, Picture, Viewport};
+use super::super::view::{from_field, PictureCells};
 use super::{outline, MaterialTools};
 
 /// What a drag of the Material tool paints.
@@ -87,12 +87,6 @@ impl Gesture {
     }
 }
 
-/// The shape-coordinate point under `pos`.
-fn shape_point(picture: &Picture, viewport: &Viewport, size: GridSize, pos: Pos2) -> (f32, f32) {
-    let p = to_field(picture.rect, viewport, pos);
-    (p.y * size.rows as f32, p.x * size.cols as f32)
-}
-
 /// The cell containing `point`, clamped onto the grid.
 fn cell_of(point: (f32, f32), size: GridSize) -> (usize, usize) {
     let clamp = |v: f32, count: usize| (v.floor().max(0.0) as usize).min(count - 1);
@@ -132,19 +126,12 @@ impl MaterialTools {
     }
 
     /// Handles the pointer on picture number `index` with the brush's `radius` (cells).
-    pub fn interact(
-        &mut self,
-        ui: &egui::Ui,
-        index: usize,
-        picture: &Picture,
-        viewport: &Viewport,
-        size: GridSize,
-        radius: f32,
-    ) {
+    pub fn interact(&mut self, ui: &egui::Ui, index: usize, cells: PictureCells<'_>, radius: f32) {
         if self.kind.is_none() {
             return;
         }
-        let response = &picture.response;
+        let size = cells.size;
+        let response = &cells.picture.response;
         let pointer = response.interact_pointer_pos().or(response.hover_pos());
         let down = response.is_pointer_button_down_on() && ui.input(|i| i.pointer.primary_down());
         let ours = self.gesture.is_some_and(|g| g.picture() == index);
@@ -153,11 +140,11 @@ impl MaterialTools {
             let Some(pos) = pointer else {
                 return;
             };
-            let at = shape_point(picture, viewport, size, pos);
+            let at = cells.shape_point(pos);
             match &mut self.gesture {
                 None => {
                     let press = ui.input(|i| i.pointer.press_origin()).unwrap_or(pos);
-                    let start = shape_point(picture, viewport, size, press);
+                    let start = cells.shape_point(press);
                     self.gesture = Some(if self.shape == MaterialShape::Brush {
                         self.paint(Shape::Disc { centre: at, radius });
                         Gesture::Brush {
@@ -196,7 +183,7 @@ impl MaterialTools {
             let Some(pos) = pointer else {
                 return;
             };
-            let at = shape_point(picture, viewport, size, pos);
+            let at = cells.shape_point(pos);
             let shape = if self.shape == MaterialShape::Brush {
                 Shape::Disc { centre: at, radius }
             } else {
@@ -206,7 +193,7 @@ impl MaterialTools {
             self.outgoing.push(ProblemCommand::EndStroke);
         }
         if let (Some(pos), None) = (response.hover_pos(), self.gesture) {
-            self.hover = Some((index, shape_point(picture, viewport, size, pos)));
+            self.hover = Some((index, cells.shape_point(pos)));
         } else if self.hover.is_some_and(|(i, _)| i == index) {
             self.hover = None;
         }
@@ -215,20 +202,19 @@ impl MaterialTools {
     /// Draws over picture `index`: the outlines of the material regions when they are on, and
     /// with the Material tool (`active`) the shape being dragged or the brush under the
     /// pointer.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the picture's place, the view and the tool's state, all needed to draw"
-    )]
     pub fn overlay(
         &mut self,
         ui: &egui::Ui,
         index: usize,
-        picture: &Picture,
-        viewport: &Viewport,
-        size: GridSize,
+        cells: PictureCells<'_>,
         radius: f32,
         active: bool,
     ) {
+        let PictureCells {
+            picture,
+            viewport,
+            size,
+        } = cells;
         let painter = ui.painter_at(picture.rect);
         let problem = self.problem.clone().filter(|p| p.size == size);
         if let (true, Some(problem)) = (self.outlines, &problem) {
@@ -253,7 +239,7 @@ impl MaterialTools {
                 Vec2::new(col / size.cols as f32, row / size.rows as f32),
             )
         };
-        let cell_width = picture.rect.width() * viewport.zoom / size.cols as f32;
+        let cell_width = cells.cell_width();
         match self.gesture {
             Some(Gesture::Shape { start, end, .. }) => {
                 let shape = self.shape_between(start, end, size);

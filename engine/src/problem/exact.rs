@@ -1,4 +1,8 @@
-//! The exact answers the validation cases are measured against, in `f64`.
+//! Closed-form solutions of classic heat problems, in `f64`: the plane wall cooling through
+//! convective faces, a Gaussian hot spot spreading, the rectangle with one hot side.
+//!
+//! They are the exact answers both the gallery's scenarios (`scenario::exact`, which takes their
+//! values from a problem) and `verify --physics` (`verify::physics`) measure fields against.
 
 use std::f64::consts::PI;
 
@@ -99,12 +103,6 @@ pub fn rectangle_theta(width: f64, height: f64, x: f64, y: f64) -> f64 {
     }
 }
 
-/// The observed order of convergence between two errors, the second on a grid `refinement`
-/// times finer: `log(coarse/fine) / log(refinement)`. `None` where either error is 0.
-pub fn observed_order(coarse: f64, fine: f64, refinement: f64) -> Option<f64> {
-    (coarse > 0.0 && fine > 0.0).then(|| (coarse / fine).ln() / refinement.ln())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,11 +148,5 @@ mod tests {
         assert!((rectangle_theta(1.0, 1.0, 0.5, 0.5) - 0.25).abs() < 1e-12);
         assert!(rectangle_theta(1.0, 1.0, 0.5, 1e-3).abs() < 1e-2);
         assert!((rectangle_theta(1.0, 1.0, 0.5, 1.0 - 1e-3) - 1.0).abs() < 1e-2);
-    }
-
-    #[test]
-    fn order_of_halving_errors() {
-        assert_eq!(observed_order(4.0, 1.0, 2.0), Some(2.0));
-        assert_eq!(observed_order(0.0, 1.0, 2.0), None);
     }
 }
