@@ -150,9 +150,9 @@ fn every_side_kind_is_saved_and_read_back() {
         let loaded = parse(&shouted, dir.path()).unwrap();
         assert_eq!(loaded.problem.sides, problem.sides);
     }
-    let errors = errors_of(&WALL.replace("\"fixed\"", "\"radiating\""));
+    let errors = errors_of(&WALL.replace("\"fixed\"", "\"sticky\""));
     assert!(
-        errors[0].starts_with("[sides] left: unknown side type 'radiating' (expected insulated,"),
+        errors[0].starts_with("[sides] left: unknown side type 'sticky' (expected insulated,"),
         "{errors:?}"
     );
 }
