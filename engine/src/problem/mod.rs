@@ -31,7 +31,7 @@ pub mod thermostat;
 pub use energy::{EnergyExchange, EnergyLedger};
 pub use material::Material;
 pub use shape::Shape;
-pub use side::{Side, SideCondition, Sides};
+pub use side::{Side, SideCondition, SideKind, Sides};
 pub use tables::{row_stability_limits, StepTables, MAX_KINDS};
 pub use thermostat::Thermostat;
 

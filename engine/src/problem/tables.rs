@@ -63,7 +63,7 @@ impl StepTables {
         let dx = problem.spacing;
         let capacity = capacities(problem);
         let conductance = pair_conductances(problem);
-        let side_conductance = side_conductances(problem);
+        let side_g = side_conductances(problem);
         let dt = time_step(problem.time_step, stability_limit)?;
         let mut tables = Self {
             kinds: n,
@@ -92,18 +92,14 @@ impl StepTables {
             tables.source[i] = (per_capacity * heater_power(problem, i, count)) as f32;
             for side in Side::ALL {
                 let at = side.index() * n + i;
-                tables.side_gain[at] = (per_capacity * side_conductance[at]) as f32;
-                if let SideCondition::Flux { flux } = problem.sides.get(side) {
+                tables.side_gain[at] = (per_capacity * side_g[at]) as f32;
+                if let Some(flux) = side_heat_in(problem.sides.get(side)) {
                     tables.side_bias[at] = (per_capacity * flux * dx) as f32;
                 }
             }
         }
         for side in Side::ALL {
-            tables.outside[side.index()] = match problem.sides.get(side) {
-                SideCondition::Fixed { temperature } => temperature as f32,
-                SideCondition::Convective { ambient, .. } => ambient as f32,
-                _ => 0.0,
-            };
+            tables.outside[side.index()] = side_outside(problem.sides.get(side)) as f32;
         }
         Ok(tables)
     }
@@ -200,8 +196,7 @@ fn pair_conductances(problem: &HeatProblem) -> Vec<f64> {
 }
 
 /// The conductance (W/m/K) between an edge cell of each kind and what lies beyond each side,
-/// at `[side * n + i]`: `2 k` to a fixed temperature (half a cell away), `dx / (1/h + dx/2k)`
-/// to a fluid; 0 for insulated, flux and periodic sides.
+/// at `[side * n + i]` ([`side_conductance`]).
 fn side_conductances(problem: &HeatProblem) -> Vec<f64> {
     let n = problem.kinds.len();
     let dx = problem.spacing;
@@ -209,14 +204,48 @@ fn side_conductances(problem: &HeatProblem) -> Vec<f64> {
     for side in Side::ALL {
         for (i, kind) in problem.kinds.iter().enumerate() {
             let k = kind.material.conductivity;
-            g[side.index() * n + i] = match problem.sides.get(side) {
-                SideCondition::Fixed { .. } => 2.0 * k,
-                SideCondition::Convective { h, .. } if k > 0.0 => dx / (1.0 / h + dx / (2.0 * k)),
-                _ => 0.0,
-            };
+            g[side.index() * n + i] = side_conductance(problem.sides.get(side), k, dx);
         }
     }
     g
+}
+
+// A side's three terms, one function each. A new kind of side adds an arm to each: what
+// crosses it by conduction, what it adds as a fixed flux, what lies beyond it.
+
+/// The conductance (W/m/K) between an edge cell of conductivity `k` and what lies beyond a side
+/// of `condition`: `2 k` to a fixed temperature (half a cell away), `dx / (1/h + dx/2k)` to a
+/// fluid (0 from a cell that conducts nothing); 0 for insulated, flux and periodic sides (a
+/// periodic side's faces are ordinary faces to the opposite edge).
+fn side_conductance(condition: SideCondition, k: f64, dx: f64) -> f64 {
+    match condition {
+        SideCondition::Fixed { .. } => 2.0 * k,
+        SideCondition::Convective { h, .. } if k > 0.0 => dx / (1.0 / h + dx / (2.0 * k)),
+        SideCondition::Convective { .. } => 0.0,
+        SideCondition::Insulated | SideCondition::Flux { .. } | SideCondition::Periodic => 0.0,
+    }
+}
+
+/// The heat flux a side of `condition` gives into the plate, W/m²: a flux side's; none for the
+/// others.
+fn side_heat_in(condition: SideCondition) -> Option<f64> {
+    match condition {
+        SideCondition::Flux { flux } => Some(flux),
+        SideCondition::Insulated
+        | SideCondition::Fixed { .. }
+        | SideCondition::Convective { .. }
+        | SideCondition::Periodic => None,
+    }
+}
+
+/// The temperature beyond a side of `condition`, °C: a fixed side's, a convective side's fluid;
+/// 0 for the others (whose side gain is 0).
+fn side_outside(condition: SideCondition) -> f64 {
+    match condition {
+        SideCondition::Fixed { temperature } => temperature,
+        SideCondition::Convective { ambient, .. } => ambient,
+        SideCondition::Insulated | SideCondition::Flux { .. } | SideCondition::Periodic => 0.0,
+    }
 }
 
 /// `C_i = rho c_p dx²` of each kind.

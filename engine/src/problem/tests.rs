@@ -50,3 +50,52 @@ fn bad_problems_are_named() {
         .to_string()
         .contains("top side"));
 }
+
+
+#[test]
+fn a_new_side_kind_keeps_the_temperature_it_can() {
+    let fixed = SideCondition::Fixed { temperature: 80.0 };
+    assert_eq!(
+        SideKind::Convective.condition(fixed),
+        SideCondition::Convective {
+            h: 10.0,
+            ambient: 80.0
+        }
+    );
+    assert_eq!(
+        SideKind::Fixed.condition(SideCondition::Insulated),
+        SideCondition::Fixed { temperature: 20.0 }
+    );
+    for kind in SideKind::ALL {
+        assert_eq!(kind.condition(fixed).kind(), kind);
+    }
+}
+
+/// `SideKind::ALL` is the one hand-written list of side kinds, which the compiler cannot check:
+/// serde's derive on `SideCondition` knows every variant, and names each as `SideKind::name`
+/// must (saved states write those names, scenario files the kind's).
+#[test]
+fn every_side_kind_is_listed_once_and_named_as_serde_names_it() {
+    let error = serde_json::from_str::<SideCondition>(r#"{"type":"no such kind"}"#)
+        .unwrap_err()
+        .to_string();
+    let listed = error
+        .split_once("expected one of ")
+        .map_or("", |(_, names)| names);
+    let mut serde_names: Vec<&str> = listed.split('`').skip(1).step_by(2).collect();
+    let mut names: Vec<&str> = SideKind::ALL.iter().map(|kind| kind.name()).collect();
+    serde_names.sort_unstable();
+    names.sort_unstable();
+    assert_eq!(names, serde_names, "{error}");
+    names.dedup();
+    assert_eq!(names.len(), SideKind::ALL.len());
+    for kind in SideKind::ALL {
+        let written = serde_json::to_value(kind.condition(SideCondition::Insulated)).unwrap();
+        assert_eq!(written["type"], kind.name());
+        assert_eq!(SideKind::parse(&kind.name().to_uppercase()).unwrap(), kind);
+    }
+    let unknown = SideKind::parse("sticky").unwrap_err().to_string();
+    for kind in SideKind::ALL {
+        assert!(unknown.contains(kind.name()), "{unknown}");
+    }
+}

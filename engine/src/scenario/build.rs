@@ -11,7 +11,8 @@ use crate::grid::{Grid, GridSize};
 use crate::problem::material::{self, normalise, Material};
 use crate::problem::temperature::parse_celsius;
 use crate::problem::{
-    CellKind, HeatProblem, Heater, HeaterPower, Side, SideCondition, Sides, TimeStep, MAX_KINDS,
+    CellKind, HeatProblem, Heater, HeaterPower, Side, SideCondition, SideKind, Sides, TimeStep,
+    MAX_KINDS,
 };
 
 /// The errors found so far; building goes on after each so that all are named at once.
@@ -275,42 +276,38 @@ fn sides(file: &ScenarioFile, errors: &mut Errors) -> Option<Sides> {
 
 fn side_condition(side: Side, s: &SideSection, errors: &mut Errors) -> Option<SideCondition> {
     let what = format!("[sides] {side}");
+    let kind = SideKind::parse(&s.kind)
+        .map_err(|e| errors.push(format!("{what}: {e}")))
+        .ok()?;
     let need = |value: Option<f64>, name: &str, errors: &mut Errors| {
         value.or_else(|| {
-            errors.push(format!("{what}: a {} side needs {name}", s.kind));
+            errors.push(format!("{what}: a {kind} side needs {name}"));
             None
         })
     };
     let temp = |value: &Option<TemperatureText>, name: &str, errors: &mut Errors| match value {
         Some(t) => temperature(t, &format!("{what} {name}"), errors),
         None => {
-            errors.push(format!("{what}: a {} side needs {name}", s.kind));
+            errors.push(format!("{what}: a {kind} side needs {name}"));
             None
         }
     };
-    let condition = match s.kind.to_lowercase().as_str() {
-        "insulated" => SideCondition::Insulated,
-        "periodic" => SideCondition::Periodic,
-        "fixed" => SideCondition::Fixed {
+    let condition = match kind {
+        SideKind::Insulated => SideCondition::Insulated,
+        SideKind::Periodic => SideCondition::Periodic,
+        SideKind::Fixed => SideCondition::Fixed {
             temperature: temp(&s.temperature, "temperature", errors)?,
         },
-        "flux" => SideCondition::Flux {
+        SideKind::Flux => SideCondition::Flux {
             flux: need(s.flux, "flux (W/m² into the plate)", errors)?,
         },
-        "convective" => {
+        SideKind::Convective => {
             let h = need(s.h, "h (W/m²/K)", errors);
             let ambient = temp(&s.ambient, "ambient", errors);
             SideCondition::Convective {
                 h: h?,
                 ambient: ambient?,
             }
-        }
-        other => {
-            errors.push(format!(
-                "{what}: unknown type \"{other}\"; one of {}",
-                SideCondition::NAMES.join(", ")
-            ));
-            return None;
         }
     };
     errors.take(condition.check(side)).map(|_| condition)

@@ -126,23 +126,36 @@ fn uniform(kind: ExactKind, initial: &Grid) -> Result<f64> {
     Ok(f64::from(first))
 }
 
+/// A convective side's `h` and fluid temperature; `None` for the other kinds.
 fn convective(side: SideCondition) -> Option<(f64, f64)> {
     match side {
         SideCondition::Convective { h, ambient } => Some((h, ambient)),
-        _ => None,
+        SideCondition::Insulated
+        | SideCondition::Fixed { .. }
+        | SideCondition::Flux { .. }
+        | SideCondition::Periodic => None,
     }
 }
 
+/// A fixed side's temperature; `None` for the other kinds.
 fn fixed(side: SideCondition) -> Option<f64> {
     match side {
         SideCondition::Fixed { temperature } => Some(temperature),
-        _ => None,
+        SideCondition::Insulated
+        | SideCondition::Flux { .. }
+        | SideCondition::Convective { .. }
+        | SideCondition::Periodic => None,
     }
 }
 
 /// Whether top and bottom carry no heat (a 1-D strip).
 fn strip(problem: &HeatProblem) -> bool {
-    let quiet = |c| matches!(c, SideCondition::Insulated | SideCondition::Periodic);
+    let quiet = |condition| match condition {
+        SideCondition::Insulated | SideCondition::Periodic => true,
+        SideCondition::Fixed { .. }
+        | SideCondition::Flux { .. }
+        | SideCondition::Convective { .. } => false,
+    };
     quiet(problem.sides.top) && quiet(problem.sides.bottom)
 }
 
@@ -316,13 +329,12 @@ fn layers(problem: &HeatProblem) -> Result<(Formula, f64)> {
         ));
     }
     // The outside temperature and the film's resistance (m²K/W) of a side.
-    let outside = |side: Side| match problem.sides.get(side) {
-        SideCondition::Fixed { temperature } => Ok((temperature, 0.0)),
-        SideCondition::Convective { h, ambient } => Ok((ambient, 1.0 / h)),
-        _ => Err(refuse(
-            kind,
-            "its left and right sides must be fixed or convective",
-        )),
+    let outside = |side: Side| {
+        let condition = problem.sides.get(side);
+        fixed(condition)
+            .map(|temperature| (temperature, 0.0))
+            .or_else(|| convective(condition).map(|(h, ambient)| (ambient, 1.0 / h)))
+            .ok_or_else(|| refuse(kind, "its left and right sides must be fixed or convective"))
     };
     let (hot, film_left) = outside(Side::Left)?;
     let (cold, film_right) = outside(Side::Right)?;
@@ -356,15 +368,16 @@ fn fin(problem: &HeatProblem) -> Result<(Formula, f64)> {
     let thickness = problem.size.rows as f64 * problem.spacing;
     let m = (2.0 * h / (k * thickness)).sqrt();
     let tip = match problem.sides.right {
-        SideCondition::Insulated => 0.0,
-        SideCondition::Convective { h, ambient: a } if a == ambient => h / (m * k),
-        _ => {
-            return Err(refuse(
-                kind,
-                "its tip (right) is insulated or convective to the same air",
-            ))
-        }
-    };
+        SideCondition::Insulated => Some(0.0),
+        SideCondition::Convective { h, ambient: a } => (a == ambient).then(|| h / (m * k)),
+        SideCondition::Fixed { .. } | SideCondition::Flux { .. } | SideCondition::Periodic => None,
+    }
+    .ok_or_else(|| {
+        refuse(
+            kind,
+            "its tip (right) is insulated or convective to the same air",
+        )
+    })?;
     let formula = Formula::Fin {
         base,
         ambient,

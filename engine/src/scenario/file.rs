@@ -203,7 +203,7 @@ pub struct SidesSection {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SideSection {
-    /// insulated, fixed, flux, convective or periodic.
+    /// The kind, by one of the names of [`crate::problem::SideKind::ALL`] (any case).
     #[serde(rename = "type")]
     pub kind: String,
     /// For fixed.

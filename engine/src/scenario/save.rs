@@ -229,14 +229,7 @@ fn time_section(step: TimeStep, duration: Option<f64>) -> TimeSection {
 
 fn side_section(condition: SideCondition) -> SideSection {
     let mut section = SideSection {
-        kind: match condition {
-            SideCondition::Insulated => "insulated",
-            SideCondition::Fixed { .. } => "fixed",
-            SideCondition::Flux { .. } => "flux",
-            SideCondition::Convective { .. } => "convective",
-            SideCondition::Periodic => "periodic",
-        }
-        .to_string(),
+        kind: condition.kind().name().to_string(),
         temperature: None,
         flux: None,
         h: None,

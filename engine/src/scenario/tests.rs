@@ -1,7 +1,7 @@
 //! Scenario files: what builds, and every error named.
 
 use super::*;
-use crate::problem::{HeaterPower, Side, SideCondition, TimeStep};
+use crate::problem::{HeaterPower, Side, SideCondition, SideKind, Sides, TimeStep};
 
 const WALL: &str = r#"
 title = "Wall with a stud"
@@ -115,6 +115,46 @@ fn syntax_and_unknown_keys_are_refused() {
     assert!(errors[0].contains("spcing"), "{errors:?}");
     let errors = errors_of(&WALL.replace("rect = { x = 0.1,", "rect = { x = 5.0,"));
     assert!(errors[0].contains("covers no cell"), "{errors:?}");
+}
+
+/// Every kind of side is written under its name and read back as it was, whatever the case a
+/// user writes it in.
+#[test]
+fn every_side_kind_is_saved_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let wall = parse(WALL, Path::new(".")).unwrap();
+    for kind in SideKind::ALL {
+        let condition = match kind.condition(SideCondition::Fixed { temperature: 35.5 }) {
+            SideCondition::Flux { .. } => SideCondition::Flux { flux: -42.25 },
+            other => other,
+        };
+        let mut problem = wall.problem.clone();
+        problem.sides = Sides::all(condition);
+        let path = dir.path().join(format!("{kind}.toml"));
+        let to_save = save::ScenarioToSave {
+            title: "sides",
+            description: "",
+            problem: &problem,
+            initial: &wall.initial,
+            duration: None,
+        };
+        save::save(&path, to_save).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(&format!("type = \"{kind}\"")), "{text}");
+        let loaded = parse(&text, dir.path()).unwrap();
+        assert_eq!(loaded.problem.sides, problem.sides);
+        let shouted = text.replace(
+            &format!("\"{kind}\""),
+            &format!("\"{}\"", kind.name().to_uppercase()),
+        );
+        let loaded = parse(&shouted, dir.path()).unwrap();
+        assert_eq!(loaded.problem.sides, problem.sides);
+    }
+    let errors = errors_of(&WALL.replace("\"fixed\"", "\"sticky\""));
+    assert!(
+        errors[0].starts_with("[sides] left: unknown side type 'sticky' (expected insulated,"),
+        "{errors:?}"
+    );
 }
 
 fn write_png(

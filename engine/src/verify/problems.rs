@@ -9,8 +9,8 @@ use rand_pcg::Pcg64;
 use crate::error::Result;
 use crate::grid::GridSize;
 use crate::problem::{
-    CellKind, HeatProblem, Heater, HeaterPower, Material, SideCondition, Sides, StepTables,
-    TimeStep, MAX_KINDS,
+    CellKind, HeatProblem, Heater, HeaterPower, Material, SideCondition, SideKind, Sides,
+    StepTables, TimeStep, MAX_KINDS,
 };
 
 /// How kinds are laid out on the grid.
@@ -49,20 +49,26 @@ impl Draw {
     }
 }
 
-/// A random side condition (never periodic: pairs are chosen together).
+/// A random side condition, of any kind of [`SideKind::ALL`] but periodic (whose pairs
+/// [`sides`] chooses together).
 fn side(draw: &mut Draw) -> SideCondition {
-    match draw.below(4) {
-        0 => SideCondition::Insulated,
-        1 => SideCondition::Fixed {
+    let kinds: Vec<SideKind> = SideKind::ALL
+        .into_iter()
+        .filter(|&kind| kind != SideKind::Periodic)
+        .collect();
+    match kinds[draw.below(kinds.len())] {
+        SideKind::Insulated => SideCondition::Insulated,
+        SideKind::Fixed => SideCondition::Fixed {
             temperature: draw.uniform(-40.0, 300.0),
         },
-        2 => SideCondition::Flux {
+        SideKind::Flux => SideCondition::Flux {
             flux: draw.uniform(-5e4, 5e4),
         },
-        _ => SideCondition::Convective {
+        SideKind::Convective => SideCondition::Convective {
             h: draw.log_uniform(1.0, 5e3),
             ambient: draw.uniform(-20.0, 80.0),
         },
+        SideKind::Periodic => SideCondition::Periodic,
     }
 }
 

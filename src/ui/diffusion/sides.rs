@@ -9,7 +9,7 @@
 
 use eframe::egui::{self, Color32, Pos2, Stroke, Vec2};
 
-use heatlab_engine::problem::{HeatProblem, Side, SideCondition, Sides};
+use heatlab_engine::problem::{HeatProblem, Side, SideCondition, SideKind, Sides};
 use heatlab_engine::session::diffusion::ProblemCommand;
 
 use super::command::DiffusionCommand;
@@ -22,70 +22,6 @@ const VALUE_WIDTH: f32 = 56.0;
 
 /// Height of the strip of the four sides above the views, in points.
 pub const STRIP_HEIGHT: f32 = 48.0;
-
-/// The kinds of condition, in the order the selector lists them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SideType {
-    /// No heat crosses.
-    Insulated,
-    /// A temperature.
-    Fixed,
-    /// A heat flux.
-    Flux,
-    /// Convection to a fluid.
-    Convective,
-    /// Wraps to the opposite side.
-    Periodic,
-}
-
-impl SideType {
-    /// Every type.
-    pub const ALL: [Self; 5] = [
-        Self::Insulated,
-        Self::Fixed,
-        Self::Flux,
-        Self::Convective,
-        Self::Periodic,
-    ];
-
-    /// The type of a condition.
-    pub fn of(condition: SideCondition) -> Self {
-        match condition {
-            SideCondition::Insulated => Self::Insulated,
-            SideCondition::Fixed { .. } => Self::Fixed,
-            SideCondition::Flux { .. } => Self::Flux,
-            SideCondition::Convective { .. } => Self::Convective,
-            SideCondition::Periodic => Self::Periodic,
-        }
-    }
-
-    /// Its name in the selector (as scenario files name it).
-    pub fn name(self) -> &'static str {
-        SideCondition::NAMES[self as usize]
-    }
-
-    /// A condition of this type, keeping what `from` has of its values, with room temperature
-    /// and a still-air coefficient where it has none.
-    pub fn condition(self, from: SideCondition) -> SideCondition {
-        const ROOM: f64 = 20.0;
-        const STILL_AIR_H: f64 = 10.0;
-        let temperature = match from {
-            SideCondition::Fixed { temperature } => temperature,
-            SideCondition::Convective { ambient, .. } => ambient,
-            _ => ROOM,
-        };
-        match self {
-            Self::Insulated => SideCondition::Insulated,
-            Self::Fixed => SideCondition::Fixed { temperature },
-            Self::Flux => SideCondition::Flux { flux: 0.0 },
-            Self::Convective => SideCondition::Convective {
-                h: STILL_AIR_H,
-                ambient: temperature,
-            },
-            Self::Periodic => SideCondition::Periodic,
-        }
-    }
-}
 
 /// The colour of a side's condition on the pictures.
 pub fn condition_color(condition: SideCondition) -> Color32 {
@@ -173,13 +109,13 @@ impl SideEditor {
         problem: Option<&HeatProblem>,
     ) -> Option<DiffusionCommand> {
         let name = ui.colored_label(condition_color(condition), format!("{side} side"));
-        let current = SideType::of(condition);
+        let current = condition.kind();
         let mut chosen = current;
         egui::ComboBox::from_id_salt(("side type", side))
             .selected_text(current.name())
             .width(92.0)
             .show_ui(ui, |ui| {
-                for kind in SideType::ALL {
+                for kind in SideKind::ALL {
                     ui.selectable_value(&mut chosen, kind, kind.name());
                 }
             })
@@ -231,11 +167,11 @@ impl SideEditor {
         &mut self,
         side: Side,
         condition: SideCondition,
-        chosen: SideType,
+        chosen: SideKind,
         problem: Option<&HeatProblem>,
     ) -> Option<DiffusionCommand> {
         let new = chosen.condition(condition);
-        let pairs = chosen == SideType::Periodic || condition == SideCondition::Periodic;
+        let pairs = chosen == SideKind::Periodic || condition == SideCondition::Periodic;
         match (pairs, problem) {
             (false, _) => Some(DiffusionCommand::Problem(ProblemCommand::SetSide(
                 side, new,
@@ -312,25 +248,6 @@ mod tests {
     use super::*;
     use heatlab_engine::grid::GridSize;
     use heatlab_engine::problem::material;
-
-    #[test]
-    fn a_new_type_keeps_the_temperature_it_can() {
-        let fixed = SideCondition::Fixed { temperature: 80.0 };
-        assert_eq!(
-            SideType::Convective.condition(fixed),
-            SideCondition::Convective {
-                h: 10.0,
-                ambient: 80.0
-            }
-        );
-        assert_eq!(
-            SideType::Fixed.condition(SideCondition::Insulated),
-            SideCondition::Fixed { temperature: 20.0 }
-        );
-        for kind in SideType::ALL {
-            assert_eq!(SideType::of(kind.condition(fixed)), kind);
-        }
-    }
 
     #[test]
     fn periodic_sides_are_set_in_pairs() {
