@@ -12,10 +12,12 @@
 use crate::common;
 
 use std::fs;
+use std::path::Path;
 
 use common::cli::{read_json, stderr_of, succeeded};
 use common::heatlab_in as heatlab;
 use heatlab_engine::export::read_npy;
+use heatlab_engine::Grid;
 
 const COMPOSITE_WALL: &str = include_str!("../../assets/scenarios/composite-wall.toml");
 
@@ -103,8 +105,16 @@ fn materials_lists_the_library_with_sources() {
 fn a_scenario_runs_with_its_energy_balance_and_resumes_bit_for_bit() {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("chip.toml"), CHIP).unwrap();
+    let (dt, steps, whole_field) = run_whole_with_its_energy_balance(dir.path());
+    resume_from_half_bit_for_bit(dir.path(), dt, steps, &whole_field);
+}
+
+/// Runs the chip scenario whole into `whole/` and checks its run.json: the steps of its
+/// duration and an energy balance that closes. Returns the time step, the steps and the last
+/// field.
+fn run_whole_with_its_energy_balance(dir: &Path) -> (f64, u64, Grid) {
     let whole = heatlab(
-        dir.path(),
+        dir,
         &[
             "run",
             "--scenario",
@@ -119,12 +129,26 @@ fn a_scenario_runs_with_its_energy_balance_and_resumes_bit_for_bit() {
         ],
     );
     succeeded(&whole);
-    let record = read_json(&dir.path().join("whole/run.json"));
+    let record = read_json(&dir.join("whole/run.json"));
     let problem = &record["problem"];
     let dt = problem["time_step_seconds"].as_f64().unwrap();
     let steps = record["steps_completed"].as_u64().unwrap();
     assert_eq!(steps, (2.0 / dt).ceil() as u64);
     assert!(problem["simulated_seconds"].as_f64().unwrap() >= 2.0);
+    check_energy_windows(problem);
+    let end = format!("whole/field_{steps:06}.npy");
+    let whole_field = read_npy(&fs::read(dir.join(&end)).unwrap()).unwrap();
+    assert_eq!(
+        whole_field.get(0, 0),
+        5.0,
+        "the held block keeps its temperature"
+    );
+    (dt, steps, whole_field)
+}
+
+/// Every energy window of the run's `problem` record closes, with the heat drawn where the
+/// scenario draws it and the heaters' power in.
+fn check_energy_windows(problem: &serde_json::Value) {
     let windows = problem["energy"].as_array().unwrap();
     assert!(windows.len() >= 2);
     let mut heaters = 0.0;
@@ -141,18 +165,13 @@ fn a_scenario_runs_with_its_energy_balance_and_resumes_bit_for_bit() {
         (heaters - 40.0 * simulated).abs() < 1e-4 * heaters,
         "{heaters}"
     );
-    let end = format!("whole/field_{steps:06}.npy");
-    let whole_field = read_npy(&fs::read(dir.path().join(&end)).unwrap()).unwrap();
-    assert_eq!(
-        whole_field.get(0, 0),
-        5.0,
-        "the held block keeps its temperature"
-    );
+}
 
-    // Half, saved, resumed on the CPU with the other half: the same field to the last bit.
+/// Half, saved, resumed on the CPU with the other half: the same field to the last bit.
+fn resume_from_half_bit_for_bit(dir: &Path, dt: f64, steps: u64, whole_field: &Grid) {
     let half = steps / 2;
     let first = heatlab(
-        dir.path(),
+        dir,
         &[
             "run",
             "--scenario",
@@ -171,7 +190,7 @@ fn a_scenario_runs_with_its_energy_balance_and_resumes_bit_for_bit() {
     );
     succeeded(&first);
     let second = heatlab(
-        dir.path(),
+        dir,
         &[
             "run",
             "--resume",
@@ -186,10 +205,10 @@ fn a_scenario_runs_with_its_energy_balance_and_resumes_bit_for_bit() {
         ],
     );
     succeeded(&second);
-    let resumed = fs::read(dir.path().join(format!("second/field_{steps:06}.npy"))).unwrap();
+    let resumed = fs::read(dir.join(format!("second/field_{steps:06}.npy"))).unwrap();
     let resumed = read_npy(&resumed).unwrap();
     assert_eq!(resumed.as_slice(), whole_field.as_slice());
-    let record = read_json(&dir.path().join("second/run.json"));
+    let record = read_json(&dir.join("second/run.json"));
     assert!(record["problem"]["simulated_seconds"].as_f64().unwrap() >= 2.0);
 }
 

@@ -258,8 +258,7 @@ fn check_batched_frame(
 /// be real.
 #[test]
 fn overlapped_stepping_with_previews_matches_cpu() {
-    use heatlab_engine::render::preview::{colour_ranged, colour_reduced};
-    use heatlab_engine::render::{Colormap, Layer, Preview, PreviewRequest, RangeMode};
+    use heatlab_engine::render::Preview;
     use heatlab_engine::sim::Simulation;
     let Some(cuda) = cuda_or_skip!() else {
         return;
@@ -275,95 +274,158 @@ fn overlapped_stepping_with_previews_matches_cpu() {
     };
     let mut gpu = Simulation::new(Box::new(cuda), initial.clone(), step).unwrap();
     let mut cpu = Simulation::new(Box::new(CpuBackend::new()), initial, step).unwrap();
-    let requests = [
-        PreviewRequest {
-            layer: Layer::Field,
-            boundary: step.boundary,
-            colormap: Colormap::Viridis,
-            range_mode: RangeMode::MinMax,
-            max_size: (300, 300),
-        },
-        PreviewRequest {
-            layer: Layer::Laplacian,
-            boundary: step.boundary,
-            colormap: Colormap::Viridis,
-            range_mode: RangeMode::LAPLACIAN_DEFAULT,
-            max_size: (512, 512),
-        },
-    ];
+    let requests = overlapped_requests(step.boundary);
     let mut spares: [Option<Preview>; 2] = [None, None];
     let mut queued_steps = 0u64;
     for frame in 0..40u64 {
-        let record = gpu.finish_advance().unwrap();
-        if frame > 0 {
-            let record = record.expect("the previous frame queued steps");
-            assert_eq!(record.steps, queued_steps);
-            assert!(record.seconds > 0.0, "frame {frame}: no GPU time measured");
-        }
+        check_finished_steps(&mut gpu, frame, queued_steps);
         assert_eq!(gpu.step_count(), cpu.step_count());
-        // The GPU side as the app draws: reduced and coloured into the buffers of the other
-        // view's picture of the previous frame (another size, stale contents).
-        spares.reverse();
-        for (request, spare) in requests.iter().zip(&mut spares) {
-            let (values, rgba) = spare
-                .take()
-                .map_or_else(Default::default, |p: Preview| (p.values.into_vec(), p.rgba));
-            let reduced = gpu.reduce_preview_into(&request.spec(), values).unwrap();
-            let on_gpu = colour_reduced(reduced, request, rgba);
-            let on_cpu = Preview::from(cpu.render_preview(&request.spec()).unwrap());
-            assert_eq!(
-                on_gpu.values, on_cpu.values,
-                "frame {frame} {:?}",
-                request.layer
-            );
-            assert_eq!(
-                on_gpu.range, on_cpu.range,
-                "frame {frame} {:?}",
-                request.layer
-            );
-            assert!(on_gpu.rgba == on_cpu.rgba, "frame {frame} pixels");
-            *spare = Some(on_gpu);
-        }
+        check_previews_in_stale_buffers(&mut gpu, &mut cpu, &requests, &mut spares, frame);
         check_batched_frame(&mut gpu, &mut cpu, &requests, frame);
-        let (gpu_stats, cpu_stats) = (gpu.statistics().unwrap(), cpu.statistics().unwrap());
-        assert_eq!(
-            (gpu_stats.min, gpu_stats.max),
-            (cpu_stats.min, cpu_stats.max)
-        );
-        assert!(
-            (gpu_stats.total - cpu_stats.total).abs() <= 1e-9 * cpu_stats.total.abs().max(1.0),
-            "frame {frame}: total {} vs {}",
-            gpu_stats.total,
-            cpu_stats.total
-        );
-        // The app's pipelined frame: both previews queued, the next steps queued behind them,
-        // then the previews taken while the steps run: still the pictures of this state.
-        let specs = requests.map(|request| request.spec());
-        let expected = requests
-            .each_ref()
-            .map(|request| Preview::from(cpu.render_preview(&request.spec()).unwrap()));
-        assert!(gpu.queue_previews([&specs[0], &specs[1]]).unwrap());
-        // Odd and even counts, and counts that are not whole graphs or temporal launches.
-        queued_steps = 1 + (frame * 37) % 300;
-        assert!(
-            gpu.start_advance(queued_steps).unwrap().is_none(),
-            "CUDA queues"
-        );
-        let taken = gpu.take_queued_previews([Vec::new(), Vec::new()]).unwrap();
-        for ((request, ranged), expected) in requests.iter().zip(taken).zip(&expected) {
-            let picture = colour_ranged(ranged.reduced, ranged.range, request, Vec::new());
-            assert_eq!(
-                &picture, expected,
-                "frame {frame} {:?}, queued before the steps",
-                request.layer
-            );
-        }
+        check_frame_statistics(&mut gpu, &mut cpu, frame);
+        queued_steps = check_previews_queued_before_the_steps(&mut gpu, &mut cpu, &requests, frame);
         cpu.advance(queued_steps).unwrap();
     }
     // Anything else asked while steps are queued sees them done.
     assert_eq!(gpu.field().unwrap(), cpu.field().unwrap());
     assert!(gpu.finish_advance().unwrap().is_some());
     assert!(gpu.finish_advance().unwrap().is_none());
+}
+
+/// The two views of the overlapped frames: the field and its Laplacian, at two sizes.
+fn overlapped_requests(boundary: Boundary) -> [heatlab_engine::render::PreviewRequest; 2] {
+    use heatlab_engine::render::{Colormap, Layer, PreviewRequest, RangeMode};
+    [
+        PreviewRequest {
+            layer: Layer::Field,
+            boundary,
+            colormap: Colormap::Viridis,
+            range_mode: RangeMode::MinMax,
+            max_size: (300, 300),
+        },
+        PreviewRequest {
+            layer: Layer::Laplacian,
+            boundary,
+            colormap: Colormap::Viridis,
+            range_mode: RangeMode::LAPLACIAN_DEFAULT,
+            max_size: (512, 512),
+        },
+    ]
+}
+
+/// The steps the previous frame queued are finished, all of them, with the GPU time measured.
+#[expect(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "a test helper; clippy's allow-*-in-tests covers #[test] functions only"
+)]
+fn check_finished_steps(gpu: &mut heatlab_engine::sim::Simulation, frame: u64, queued_steps: u64) {
+    let record = gpu.finish_advance().unwrap();
+    if frame > 0 {
+        let record = record.expect("the previous frame queued steps");
+        assert_eq!(record.steps, queued_steps);
+        assert!(record.seconds > 0.0, "frame {frame}: no GPU time measured");
+    }
+}
+
+/// The GPU side as the app draws: reduced and coloured into the buffers of the other view's
+/// picture of the previous frame (another size, stale contents); each picture equal to the
+/// CPU's.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper; clippy's allow-unwrap-in-tests covers #[test] functions only"
+)]
+fn check_previews_in_stale_buffers(
+    gpu: &mut heatlab_engine::sim::Simulation,
+    cpu: &mut heatlab_engine::sim::Simulation,
+    requests: &[heatlab_engine::render::PreviewRequest; 2],
+    spares: &mut [Option<heatlab_engine::render::Preview>; 2],
+    frame: u64,
+) {
+    use heatlab_engine::render::preview::colour_reduced;
+    use heatlab_engine::render::Preview;
+    spares.reverse();
+    for (request, spare) in requests.iter().zip(spares) {
+        let (values, rgba) = spare
+            .take()
+            .map_or_else(Default::default, |p: Preview| (p.values.into_vec(), p.rgba));
+        let reduced = gpu.reduce_preview_into(&request.spec(), values).unwrap();
+        let on_gpu = colour_reduced(reduced, request, rgba);
+        let on_cpu = Preview::from(cpu.render_preview(&request.spec()).unwrap());
+        assert_eq!(
+            on_gpu.values, on_cpu.values,
+            "frame {frame} {:?}",
+            request.layer
+        );
+        assert_eq!(
+            on_gpu.range, on_cpu.range,
+            "frame {frame} {:?}",
+            request.layer
+        );
+        assert!(on_gpu.rgba == on_cpu.rgba, "frame {frame} pixels");
+        *spare = Some(on_gpu);
+    }
+}
+
+/// The GPU's statistics of the frame: the CPU's extremes exactly, its total to rounding.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper; clippy's allow-unwrap-in-tests covers #[test] functions only"
+)]
+fn check_frame_statistics(
+    gpu: &mut heatlab_engine::sim::Simulation,
+    cpu: &mut heatlab_engine::sim::Simulation,
+    frame: u64,
+) {
+    let (gpu_stats, cpu_stats) = (gpu.statistics().unwrap(), cpu.statistics().unwrap());
+    assert_eq!(
+        (gpu_stats.min, gpu_stats.max),
+        (cpu_stats.min, cpu_stats.max)
+    );
+    assert!(
+        (gpu_stats.total - cpu_stats.total).abs() <= 1e-9 * cpu_stats.total.abs().max(1.0),
+        "frame {frame}: total {} vs {}",
+        gpu_stats.total,
+        cpu_stats.total
+    );
+}
+
+/// The app's pipelined frame: both previews queued, the next steps queued behind them, then
+/// the previews taken while the steps run: still the pictures of this state. Returns the steps
+/// queued on the GPU (the CPU has yet to take them).
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper; clippy's allow-unwrap-in-tests covers #[test] functions only"
+)]
+fn check_previews_queued_before_the_steps(
+    gpu: &mut heatlab_engine::sim::Simulation,
+    cpu: &mut heatlab_engine::sim::Simulation,
+    requests: &[heatlab_engine::render::PreviewRequest; 2],
+    frame: u64,
+) -> u64 {
+    use heatlab_engine::render::preview::colour_ranged;
+    use heatlab_engine::render::Preview;
+    let specs = requests.map(|request| request.spec());
+    let expected = requests
+        .each_ref()
+        .map(|request| Preview::from(cpu.render_preview(&request.spec()).unwrap()));
+    assert!(gpu.queue_previews([&specs[0], &specs[1]]).unwrap());
+    // Odd and even counts, and counts that are not whole graphs or temporal launches.
+    let queued_steps = 1 + (frame * 37) % 300;
+    assert!(
+        gpu.start_advance(queued_steps).unwrap().is_none(),
+        "CUDA queues"
+    );
+    let taken = gpu.take_queued_previews([Vec::new(), Vec::new()]).unwrap();
+    for ((request, ranged), expected) in requests.iter().zip(taken).zip(&expected) {
+        let picture = colour_ranged(ranged.reduced, ranged.range, request, Vec::new());
+        assert_eq!(
+            &picture, expected,
+            "frame {frame} {:?}, queued before the steps",
+            request.layer
+        );
+    }
+    queued_steps
 }
 
 #[test]

@@ -18,6 +18,7 @@ use heatlab::ui::diffusion::{DiffusionCommand, FramePart};
 use heatlab::ui::{AppOptions, HeatlabApp, Settings};
 use heatlab_engine::compute::BackendChoice;
 use heatlab_engine::grid::GridSize;
+use heatlab_engine::scenario::Scenario;
 use heatlab_engine::session::diffusion::ProblemCommand;
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
@@ -51,10 +52,7 @@ fn measure_animation() {
     // The live check against the CPU reference, to measure what it costs the stepping.
     let agreement_check = std::env::var("HEATLAB_MEASURE_AGREEMENT").is_ok_and(|v| v == "1");
     // A heat problem (a scenario file) stepped instead of the tutorial's plate, at its size.
-    let scenario = std::env::var("HEATLAB_MEASURE_SCENARIO").ok().map(|path| {
-        heatlab_engine::scenario::load(std::path::Path::new(&path))
-            .unwrap_or_else(|errors| panic!("{path}: {}", errors.into_error()))
-    });
+    let scenario = scenario_to_measure();
     let mut settings = Settings {
         backend,
         steps_per_frame: steps,
@@ -66,34 +64,66 @@ fn measure_animation() {
     let mut harness = app(settings.clone(), true, Vec2::new(1440.0, 900.0));
     let start = Instant::now();
     if let Some(scenario) = scenario {
-        while !harness.state().is_ready() {
-            harness.step();
-            std::thread::sleep(Duration::from_millis(1));
-            assert!(start.elapsed() < Duration::from_secs(300), "no field");
-        }
-        let command = DiffusionCommand::Problem(ProblemCommand::Set(Some(Box::new(
-            scenario.problem.clone(),
-        ))));
-        harness
-            .state_mut()
-            .diffusion_mut()
-            .apply(command, &mut settings);
-        while harness.state().diffusion().state().problem.is_none() {
-            harness.step();
-            std::thread::sleep(Duration::from_millis(1));
-            assert!(start.elapsed() < Duration::from_secs(300), "no problem");
-        }
-        if std::env::var("HEATLAB_MEASURE_OVERLAYS").is_ok_and(|v| v == "1") {
-            let overlays = harness.state_mut().diffusion_mut().overlays_mut();
-            overlays.isotherms = true;
-            overlays.arrows = true;
-        }
-        println!(
-            "heatlab gui measure: stepping the problem {} ({} kinds of cells)",
-            scenario.title(),
-            scenario.problem.kinds.len()
-        );
+        step_the_scenarios_problem(&mut harness, &mut settings, &scenario, start);
     }
+    wait_until_playing(&mut harness, start);
+    let measuring = Instant::now();
+    while measuring.elapsed().as_secs_f64() < seconds {
+        harness.step();
+        // A display refreshes at most this often; the app never waits for it.
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    println!("heatlab gui measure: {}", harness.state().timing_summary());
+    print_display_work(&harness);
+    if agreement_check {
+        print_agreement(&harness);
+    }
+}
+
+/// The scenario file named by `HEATLAB_MEASURE_SCENARIO`, loaded, if one is named.
+fn scenario_to_measure() -> Option<Scenario> {
+    std::env::var("HEATLAB_MEASURE_SCENARIO").ok().map(|path| {
+        heatlab_engine::scenario::load(std::path::Path::new(&path))
+            .unwrap_or_else(|errors| panic!("{path}: {}", errors.into_error()))
+    })
+}
+
+/// Once the app is ready, sets `scenario`'s heat problem and waits until it is the one
+/// stepped, with the isotherms and arrows over it when `HEATLAB_MEASURE_OVERLAYS=1`.
+fn step_the_scenarios_problem(
+    harness: &mut Harness<'static, HeatlabApp>,
+    settings: &mut Settings,
+    scenario: &Scenario,
+    start: Instant,
+) {
+    while !harness.state().is_ready() {
+        harness.step();
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(start.elapsed() < Duration::from_secs(300), "no field");
+    }
+    let command = DiffusionCommand::Problem(ProblemCommand::Set(Some(Box::new(
+        scenario.problem.clone(),
+    ))));
+    harness.state_mut().diffusion_mut().apply(command, settings);
+    while harness.state().diffusion().state().problem.is_none() {
+        harness.step();
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(start.elapsed() < Duration::from_secs(300), "no problem");
+    }
+    if std::env::var("HEATLAB_MEASURE_OVERLAYS").is_ok_and(|v| v == "1") {
+        let overlays = harness.state_mut().diffusion_mut().overlays_mut();
+        overlays.isotherms = true;
+        overlays.arrows = true;
+    }
+    println!(
+        "heatlab gui measure: stepping the problem {} ({} kinds of cells)",
+        scenario.title(),
+        scenario.problem.kinds.len()
+    );
+}
+
+/// Steps the app until it plays and has shown a few frames.
+fn wait_until_playing(harness: &mut Harness<'static, HeatlabApp>, start: Instant) {
     while !(harness.state().is_playing() && harness.state().frames_shown() > 5) {
         harness.step();
         std::thread::sleep(Duration::from_millis(1));
@@ -102,15 +132,11 @@ fn measure_animation() {
             "never started playing"
         );
     }
-    let measuring = Instant::now();
-    while measuring.elapsed().as_secs_f64() < seconds {
-        harness.step();
-        // A display refreshes at most this often; the app never waits for it.
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    println!("heatlab gui measure: {}", harness.state().timing_summary());
-    // Issue 11's display work: everything a frame spends drawing (the previews, the statistics,
-    // the texture), as opposed to stepping, recording and the probes.
+}
+
+/// Issue 11's display work: everything a frame spends drawing (the previews, the statistics,
+/// the texture), as opposed to stepping, recording and the probes.
+fn print_display_work(harness: &Harness<'static, HeatlabApp>) {
     let split = harness.state().timings().mean_split();
     let display_ms: f64 = split
         .iter()
@@ -126,20 +152,22 @@ fn measure_animation() {
         "heatlab gui measure: display work {display_ms:.2} ms per frame (previews, statistics, \
          texture; mean of the last 60 frames)"
     );
-    if agreement_check {
-        for checks in (1..=200).rev() {
-            let total = format!("({checks} checks)");
-            if harness.query_by_label_contains(&total).is_some() {
-                println!("heatlab gui measure: agreement {total} at the end");
-                break;
-            }
+}
+
+/// The live check's count of checks at the end, and whether it found the CPU differing.
+fn print_agreement(harness: &Harness<'static, HeatlabApp>) {
+    for checks in (1..=200).rev() {
+        let total = format!("({checks} checks)");
+        if harness.query_by_label_contains(&total).is_some() {
+            println!("heatlab gui measure: agreement {total} at the end");
+            break;
         }
-        if harness
-            .query_by_label_contains("differs from the CPU")
-            .is_some()
-        {
-            println!("heatlab gui measure: agreement: DIFFERS");
-        }
+    }
+    if harness
+        .query_by_label_contains("differs from the CPU")
+        .is_some()
+    {
+        println!("heatlab gui measure: agreement: DIFFERS");
     }
 }
 

@@ -14,6 +14,7 @@ use eframe::egui::{Key, Modifiers, PointerButton, Pos2, Rect, Vec2};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::ui::diffusion::brush::Tool;
+use heatlab::ui::diffusion::probes::Probe;
 use heatlab::ui::{HeatlabApp, Settings};
 use heatlab_engine::compute::BackendChoice;
 use heatlab_engine::grid::GridSize;
@@ -75,23 +76,50 @@ fn painting_adds_heat_where_dragged_only_and_undo_redo_restore_it() {
     harness.step();
     assert_eq!(harness.state().diffusion().paint_tools().tool, Tool::Paint);
     let rect = picture_rect(&harness);
+    let painted = paint_along_row_24(&mut harness, rect, &before, heat_before);
+    undo_and_redo_restore_the_stroke(&mut harness, &before, &painted);
+    removing_heat_never_goes_below_zero(&mut harness, rect, &painted);
+}
+
+/// Paints along row 24 from column 8 to 56 with the primary button: the cells along the
+/// stroke hotter, nothing farther than a radius from it changed, no step taken and the total
+/// heat up. Returns the painted field's bits.
+fn paint_along_row_24(
+    harness: &mut Harness<'static, HeatlabApp>,
+    rect: Rect,
+    before: &[u32],
+    heat_before: f64,
+) -> Vec<u32> {
     drag(
-        &mut harness,
+        harness,
         cell_pos(rect, 24, 8),
         cell_pos(rect, 24, 56),
         PointerButton::Primary,
     );
-    wait_until(&mut harness, "the stroke is kept for undo", |app| {
+    wait_until(harness, "the stroke is kept for undo", |app| {
         app.diffusion().paint_tools().history() == (1, 0)
     });
     // The whole stroke, to its last dab: a frame drawn while the stroke was still arriving may
     // show only its start.
-    wait_until(&mut harness, "the painted field is shown", |app| {
+    wait_until(harness, "the painted field is shown", |app| {
         [8, 32, 56]
             .iter()
             .all(|&col| value(app, 24, col) > f32::from_bits(before[24 * COLS + col]) + 0.04)
     });
     let painted = field_bits(harness.state());
+    check_only_the_band_of_the_stroke_changed(before, &painted);
+    assert_eq!(harness.state().step_count(), 0, "painting takes no step");
+    wait_until(harness, "the total heat shows the jump", |app| {
+        app.diffusion()
+            .state()
+            .stats
+            .is_some_and(|s| s.total > heat_before + 1.0)
+    });
+    painted
+}
+
+/// The stroke along row 24, columns 8 to 56, changed its band of the field only.
+fn check_only_the_band_of_the_stroke_changed(before: &[u32], painted: &[u32]) {
     // Along the stroke every cell is hotter (the default brush: radius 12, soft edge)...
     for col in 8..=56 {
         let (now, was) = (
@@ -110,47 +138,53 @@ fn painting_adds_heat_where_dragged_only_and_undo_redo_restore_it() {
             );
         }
     }
-    assert_eq!(harness.state().step_count(), 0, "painting takes no step");
-    wait_until(&mut harness, "the total heat shows the jump", |app| {
-        app.diffusion()
-            .state()
-            .stats
-            .is_some_and(|s| s.total > heat_before + 1.0)
-    });
+}
 
+/// Undo, Ctrl+Shift+Z, Ctrl+Z and Redo take the stroke back and paint it again, bit for bit.
+fn undo_and_redo_restore_the_stroke(
+    harness: &mut Harness<'static, HeatlabApp>,
+    before: &[u32],
+    painted: &[u32],
+) {
     harness.get_by_label("Undo").click();
-    wait_until(&mut harness, "undo restores the field bit for bit", |app| {
+    wait_until(harness, "undo restores the field bit for bit", |app| {
         field_bits(app) == before
     });
     assert_eq!(harness.state().diffusion().paint_tools().history(), (0, 1));
     harness.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
-    wait_until(&mut harness, "Ctrl+Shift+Z paints it again", |app| {
+    wait_until(harness, "Ctrl+Shift+Z paints it again", |app| {
         field_bits(app) == painted
     });
     harness.key_press_modifiers(Modifiers::COMMAND, Key::Z);
-    wait_until(&mut harness, "Ctrl+Z takes it back", |app| {
+    wait_until(harness, "Ctrl+Z takes it back", |app| {
         field_bits(app) == before
     });
     harness.get_by_label("Redo").click();
-    wait_until(&mut harness, "Redo paints it again", |app| {
+    wait_until(harness, "Redo paints it again", |app| {
         field_bits(app) == painted
     });
+}
 
-    // The secondary button removes heat, never below zero.
+/// The secondary button removes heat, never below zero.
+fn removing_heat_never_goes_below_zero(
+    harness: &mut Harness<'static, HeatlabApp>,
+    rect: Rect,
+    painted: &[u32],
+) {
     drag(
-        &mut harness,
+        harness,
         cell_pos(rect, 24, 20),
         cell_pos(rect, 24, 44),
         PointerButton::Secondary,
     );
-    wait_until(&mut harness, "the second stroke is kept", |app| {
+    wait_until(harness, "the second stroke is kept", |app| {
         app.diffusion().paint_tools().history() == (2, 0)
     });
-    wait_until(&mut harness, "heat is removed", |app| {
+    wait_until(harness, "heat is removed", |app| {
         value(app, 24, 32) < f32::from_bits(painted[24 * COLS + 32])
     });
     let cooled = field_bits(harness.state());
-    for (i, (&now, &was)) in cooled.iter().zip(&painted).enumerate() {
+    for (i, (&now, &was)) in cooled.iter().zip(painted).enumerate() {
         let (now, was) = (f32::from_bits(now), f32::from_bits(was));
         assert!(
             now <= was && (now >= 0.0 || now == was),
@@ -191,45 +225,8 @@ fn probes_are_placed_sampled_removed_and_exported() {
     harness.step();
     assert_eq!(harness.state().diffusion().paint_tools().tool, Tool::Probe);
     let rect = picture_rect(&harness);
-    let cells = [(5, 5), (20, 30), (40, 60)];
-    for (row, col) in cells {
-        click_at(
-            &mut harness,
-            cell_pos(rect, row, col),
-            PointerButton::Primary,
-        );
-    }
-    let probes = |app: &HeatlabApp| app.diffusion().paint_tools().probes.all().to_vec();
-    let placed: Vec<(usize, usize)> = probes(harness.state())
-        .iter()
-        .map(|p| (p.row, p.col))
-        .collect();
-    assert_eq!(placed, cells);
-    let names: Vec<String> = probes(harness.state()).iter().map(|p| p.name()).collect();
-    assert_eq!(names, ["P1", "P2", "P3"]);
-    harness.get_by_label("probe values over steps");
-    wait_until(&mut harness, "each probe has a sample", |app| {
-        probes(app).iter().all(|p| p.latest().is_some())
-    });
-    harness.get_by_label("Step 100").click();
-    wait_until(&mut harness, "100 steps", |app| app.step_count() == 100);
-    wait_until(&mut harness, "the probes are sampled at step 100", |app| {
-        probes(app)
-            .iter()
-            .all(|p| p.latest().is_some_and(|(step, _)| step == 100))
-    });
-    for probe in probes(harness.state()) {
-        let (_, sampled) = probe.latest().unwrap();
-        assert_eq!(
-            sampled.to_bits(),
-            value(harness.state(), probe.row, probe.col).to_bits(),
-            "{} reads its cell",
-            probe.name()
-        );
-        let steps: Vec<u64> = probe.series().map(|(s, _)| *s).collect();
-        assert_eq!(steps.first(), Some(&0), "{steps:?}: sampled from the start");
-        assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
-    }
+    place_three_probes(&mut harness, rect);
+    probes_sample_their_cells_from_the_start(&mut harness);
     // Right-click removes P2; dragging P3 moves it.
     click_at(
         &mut harness,
@@ -250,14 +247,76 @@ fn probes_are_placed_sampled_removed_and_exported() {
     wait_until(&mut harness, "the moved probe is sampled", |app| {
         probes(app).iter().all(|p| p.latest().is_some())
     });
+    the_probes_csv_holds_every_sample(&mut harness, dir.path());
+    eight_probes_at_most_then_a_notice(&mut harness);
+}
 
+/// The probes placed, in order.
+fn probes(app: &HeatlabApp) -> Vec<Probe> {
+    app.diffusion().paint_tools().probes.all().to_vec()
+}
+
+/// Clicks three cells with the probe tool: three probes there, named P1 to P3.
+fn place_three_probes(harness: &mut Harness<'static, HeatlabApp>, rect: Rect) {
+    let cells = [(5, 5), (20, 30), (40, 60)];
+    for (row, col) in cells {
+        click_at(harness, cell_pos(rect, row, col), PointerButton::Primary);
+    }
+    let placed: Vec<(usize, usize)> = probes(harness.state())
+        .iter()
+        .map(|p| (p.row, p.col))
+        .collect();
+    assert_eq!(placed, cells);
+    let names: Vec<String> = probes(harness.state()).iter().map(|p| p.name()).collect();
+    assert_eq!(names, ["P1", "P2", "P3"]);
+}
+
+/// The probes' plot is shown; after 100 steps each probe's last sample is its cell's value at
+/// step 100, and its series runs from step 0 upwards.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
+fn probes_sample_their_cells_from_the_start(harness: &mut Harness<'static, HeatlabApp>) {
+    harness.get_by_label("probe values over steps");
+    wait_until(harness, "each probe has a sample", |app| {
+        probes(app).iter().all(|p| p.latest().is_some())
+    });
+    harness.get_by_label("Step 100").click();
+    wait_until(harness, "100 steps", |app| app.step_count() == 100);
+    wait_until(harness, "the probes are sampled at step 100", |app| {
+        probes(app)
+            .iter()
+            .all(|p| p.latest().is_some_and(|(step, _)| step == 100))
+    });
+    for probe in probes(harness.state()) {
+        let (_, sampled) = probe.latest().unwrap();
+        assert_eq!(
+            sampled.to_bits(),
+            value(harness.state(), probe.row, probe.col).to_bits(),
+            "{} reads its cell",
+            probe.name()
+        );
+        let steps: Vec<u64> = probe.series().map(|(s, _)| *s).collect();
+        assert_eq!(steps.first(), Some(&0), "{steps:?}: sampled from the start");
+        assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+    }
+}
+
+/// Export probes CSV writes every sample of P1 and P3 (P2 removed) into `dir`, the last of P1
+/// at its cell and step 100 with its value to the bit.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
+fn the_probes_csv_holds_every_sample(harness: &mut Harness<'static, HeatlabApp>, dir: &Path) {
     harness.get_by_label("Export probes CSV").click();
-    wait_until(&mut harness, "the CSV is written", |app| {
+    wait_until(harness, "the CSV is written", |app| {
         app.last_exported()
             .iter()
             .any(|p| p.to_string_lossy().ends_with("probes_step000100.csv"))
     });
-    let path = dir.path().join("probes_step000100.csv");
+    let path = dir.join("probes_step000100.csv");
     let text = std::fs::read_to_string(&path).unwrap();
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("probe,row,col,step,value"));
@@ -275,12 +334,14 @@ fn probes_are_placed_sampled_removed_and_exported() {
     let written: f32 = last[4].parse().unwrap();
     assert_eq!(written.to_bits(), p1.latest().unwrap().1.to_bits());
     assert!(rows.iter().all(|r| r[0] == "P1" || r[0] == "P3"));
+}
 
-    // Eight at most, then a notice. (The export's notice moved the pictures down.)
-    let rect = picture_rect(&harness);
+/// Eight probes at most, then a notice. (The export's notice moved the pictures down.)
+fn eight_probes_at_most_then_a_notice(harness: &mut Harness<'static, HeatlabApp>) {
+    let rect = picture_rect(harness);
     for i in 0..7 {
         click_at(
-            &mut harness,
+            harness,
             cell_pos(rect, 2 + 5 * i, 40),
             PointerButton::Primary,
         );

@@ -40,9 +40,17 @@ fn wait_for_problem(harness: &mut Harness<'_, HeatlabApp>, name: &str) {
 fn a_gallery_problem_opens_from_the_menu_with_its_exact_answer_and_error() {
     let mut settings = small();
     let mut harness = app_harness(settings.clone(), Vec2::new(1400.0, 900.0));
+    every_gallery_problem_is_in_the_menu(&mut harness);
+    linear_profile_opens_with_its_description(&mut harness);
+    the_start_is_far_from_the_exact_answer(&mut harness);
+    stepping_reaches_the_linear_profile(&mut harness, &mut settings);
+    the_error_is_on_screen(&mut harness);
+}
+
+/// The Gallery menu lists every topic and problem.
+fn every_gallery_problem_is_in_the_menu(harness: &mut Harness<'_, HeatlabApp>) {
     harness.get_by_label("Gallery").click();
     harness.run_steps(2);
-    // Every topic and problem is listed.
     for entry in &gallery::GALLERY {
         assert!(
             harness.query_by_label_contains(entry.title()).is_some(),
@@ -50,10 +58,15 @@ fn a_gallery_problem_opens_from_the_menu_with_its_exact_answer_and_error() {
             entry.title()
         );
     }
+}
+
+/// The linear profile, picked from the open menu, arrives with its title and description,
+/// and "About this problem" is shown.
+fn linear_profile_opens_with_its_description(harness: &mut Harness<'_, HeatlabApp>) {
     harness
         .get_by_label("Linear profile between two plates  (exact answer)")
         .click();
-    wait_for_problem(&mut harness, "linear-profile");
+    wait_for_problem(harness, "linear-profile");
     let about = harness
         .state()
         .diffusion()
@@ -64,18 +77,17 @@ fn a_gallery_problem_opens_from_the_menu_with_its_exact_answer_and_error() {
     assert!(about.description.contains("straight line"));
     harness.run_steps(2);
     assert!(harness.query_by_label("About this problem").is_some());
-    // The line plot compares along the bar; at the start the profile is far from the answer.
-    wait_until(
-        &mut harness,
-        "the exact answer is on the line plot",
-        |app| {
-            app.diffusion()
-                .paint_tools()
-                .profile
-                .exact()
-                .is_some_and(|e| e.error.is_some())
-        },
-    );
+}
+
+/// The line plot compares along the bar; at the start the profile is far from the answer.
+fn the_start_is_far_from_the_exact_answer(harness: &mut Harness<'_, HeatlabApp>) {
+    wait_until(harness, "the exact answer is on the line plot", |app| {
+        app.diffusion()
+            .paint_tools()
+            .profile
+            .exact()
+            .is_some_and(|e| e.error.is_some())
+    });
     let first = harness
         .state()
         .diffusion()
@@ -89,19 +101,18 @@ fn a_gallery_problem_opens_from_the_menu_with_its_exact_answer_and_error() {
         first > 0.1,
         "the start is 20 °C against a 100..0 °C line: {first}"
     );
-    // The shipped duration is 3000 s: about 16500 steps of 0.18 s.
-    apply(
-        &mut harness,
-        &mut settings,
-        DiffusionCommand::SetAutoSteps(false),
-    );
-    apply(
-        &mut harness,
-        &mut settings,
-        DiffusionCommand::SetStepsPerFrame(2_000),
-    );
-    apply(&mut harness, &mut settings, DiffusionCommand::Step(17_000));
-    wait_until(&mut harness, "the bar reaches its linear profile", |app| {
+}
+
+/// Stepped past its shipped duration (3000 s: about 16500 steps of 0.18 s), the bar is within
+/// 1 % of its linear profile.
+fn stepping_reaches_the_linear_profile(
+    harness: &mut Harness<'_, HeatlabApp>,
+    settings: &mut Settings,
+) {
+    apply(harness, settings, DiffusionCommand::SetAutoSteps(false));
+    apply(harness, settings, DiffusionCommand::SetStepsPerFrame(2_000));
+    apply(harness, settings, DiffusionCommand::Step(17_000));
+    wait_until(harness, "the bar reaches its linear profile", |app| {
         let state = app.diffusion().state();
         state.step >= 17_000
             && app
@@ -126,6 +137,10 @@ fn a_gallery_problem_opens_from_the_menu_with_its_exact_answer_and_error() {
         .unwrap()
         .clone();
     assert!(exact.error.unwrap() < 0.01, "{exact:?}");
+}
+
+/// The line plot's error against the exact answer is on screen, as a share of the span.
+fn the_error_is_on_screen(harness: &mut Harness<'_, HeatlabApp>) {
     harness.run_steps(2);
     let shown = harness
         .state()
