@@ -64,7 +64,7 @@ pub(super) fn kernel_name(base: &str, boundary: Boundary) -> String {
 }
 
 /// The bases of the per-boundary kernels the backend loads: each kernel is
-/// `<base>_<boundary>` ([`kernel_name`]).
+/// `<base>_<boundary>` ([`kernel_name`]). A test checks that the sources define every one.
 pub(super) mod base {
     /// `shared_step`: the shared-memory tile (kernels/diffusion.cu).
     pub const SHARED_STEP: &str = "shared_step";
@@ -90,7 +90,28 @@ pub(super) mod base {
     pub const LAPLACIAN: &str = "laplacian";
     /// The block means of the Laplacian (kernels/display.cu).
     pub const BLOCK_MEAN_LAPLACIAN: &str = "block_mean_laplacian";
+
+    /// Every base loaded from `DIFFUSION_SOURCE` (stencil.cu, diffusion.cu, resident.cu).
+    #[cfg(test)]
+    pub const IN_DIFFUSION: [&str; 11] = [
+        SHARED_STEP,
+        JACOBI_STEP,
+        JACOBI_VEC4_ROWS8,
+        JACOBI_VEC4_ROWS16,
+        TEMPORAL_K4,
+        TEMPORAL_K8,
+        TEMPORAL_PACKED1_K8,
+        TEMPORAL_PACKED2_K8,
+        RESIDENT_H4,
+        RESIDENT_H8,
+        LAPLACIAN,
+    ];
+    /// Every base loaded from `DISPLAY_SOURCE` (stencil.cu, display.cu).
+    #[cfg(test)]
+    pub const IN_DISPLAY: [&str; 1] = [BLOCK_MEAN_LAPLACIAN];
 }
 
+#[cfg(test)]
+mod preprocess;
 #[cfg(test)]
 mod tests;
