@@ -22,8 +22,9 @@
     X(neumann, BC_NEUMANN, __VA_ARGS__) \
     X(periodic, BC_PERIODIC, __VA_ARGS__)
 // Not a boundary: the caller knows that the cell and its four neighbours lie inside the grid,
-// where every boundary reads the same cells, so no ghost is looked for.
-#define BC_INSIDE 3
+// where every boundary reads the same cells, so no ghost is looked for. Negative, apart from the
+// boundaries' 0, 1, 2, ... and from display.cu's LAYER_FIELD (-1).
+#define BC_INSIDE -2
 
 // Where the value of cell (r, c), maybe a ghost outside the grid, comes from under BC: (r, c)
 // is moved to the cell it reads; false for Dirichlet's ghosts, which are 0 and read nothing.

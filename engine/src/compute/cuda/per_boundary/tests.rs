@@ -67,6 +67,27 @@ fn the_sources_list_every_boundary_once_with_its_kernel_index() {
 }
 
 #[test]
+fn the_template_arguments_that_are_not_boundaries_take_no_boundarys_value() {
+    // BC_INSIDE and LAYER_FIELD share the BC template parameter with the boundaries.
+    for name in ["BC_INSIDE", "LAYER_FIELD"] {
+        let probe = format!("{DISPLAY_SOURCE}\nHEATLAB_PROBE_FROM_HERE {name}\n");
+        let tokens = expand_source(&probe);
+        let start = tokens
+            .iter()
+            .position(|token| token == "HEATLAB_PROBE_FROM_HERE")
+            .unwrap();
+        let value: i64 = tokens[start + 1..].concat().parse().unwrap();
+        for boundary in Boundary::ALL {
+            assert_ne!(
+                value,
+                boundary.kernel_index() as i64,
+                "{name} is {boundary}'s"
+            );
+        }
+    }
+}
+
+#[test]
 fn the_kernels_of_the_sources_are_the_known_ones() {
     let diffusion = kernels_of(DIFFUSION_SOURCE);
     assert_eq!(
