@@ -34,18 +34,13 @@ __device__ __forceinline__ void jacobi_step(const float* __restrict__ in, float*
     }
 }
 
-extern "C" __global__ void jacobi_step_dirichlet(const float* __restrict__ in, float* __restrict__ out,
-                                                 int rows, int cols, float coeff) {
-    jacobi_step<BC_DIRICHLET>(in, out, rows, cols, coeff);
-}
-extern "C" __global__ void jacobi_step_neumann(const float* __restrict__ in, float* __restrict__ out,
-                                               int rows, int cols, float coeff) {
-    jacobi_step<BC_NEUMANN>(in, out, rows, cols, coeff);
-}
-extern "C" __global__ void jacobi_step_periodic(const float* __restrict__ in, float* __restrict__ out,
-                                                int rows, int cols, float coeff) {
-    jacobi_step<BC_PERIODIC>(in, out, rows, cols, coeff);
-}
+// The kernels, one per boundary (HEATLAB_FOR_EACH_BOUNDARY, stencil.cu): FN_<boundary> runs FN<BC>.
+#define JACOBI_STEP_KERNEL(NAME, BC, FN)                                                          \
+    extern "C" __global__ void FN##_##NAME(const float* __restrict__ in, float* __restrict__ out, \
+                                           int rows, int cols, float coeff) {                     \
+        FN<BC>(in, out, rows, cols, coeff);                                                       \
+    }
+HEATLAB_FOR_EACH_BOUNDARY(JACOBI_STEP_KERNEL, jacobi_step)
 
 // The Laplacian of a field, one thread per cell, for downloads and exports (the display's block
 // means compute it as they read the field).
@@ -58,18 +53,12 @@ __device__ __forceinline__ void laplacian(const float* __restrict__ f, float* __
     lapl[(size_t)r * cols + c] = laplacian_at<BC>(f, r, c, rows, cols);
 }
 
-extern "C" __global__ void laplacian_dirichlet(const float* __restrict__ f, float* __restrict__ lapl,
-                                               int rows, int cols) {
-    laplacian<BC_DIRICHLET>(f, lapl, rows, cols);
-}
-extern "C" __global__ void laplacian_neumann(const float* __restrict__ f, float* __restrict__ lapl,
-                                             int rows, int cols) {
-    laplacian<BC_NEUMANN>(f, lapl, rows, cols);
-}
-extern "C" __global__ void laplacian_periodic(const float* __restrict__ f, float* __restrict__ lapl,
-                                              int rows, int cols) {
-    laplacian<BC_PERIODIC>(f, lapl, rows, cols);
-}
+#define LAPLACIAN_KERNEL(NAME, BC, FN)                                                             \
+    extern "C" __global__ void FN##_##NAME(const float* __restrict__ f, float* __restrict__ lapl, \
+                                           int rows, int cols) {                                  \
+        FN<BC>(f, lapl, rows, cols);                                                              \
+    }
+HEATLAB_FOR_EACH_BOUNDARY(LAPLACIAN_KERNEL, laplacian)
 
 // A faithful port of the tutorial's Numba kernel, kept ONLY as a benchmark baseline.
 // 8x8 shared tile with a one-cell halo; x (threadIdx.x) indexes rows as Numba's cuda.grid(2) does,
@@ -145,15 +134,13 @@ __device__ __forceinline__ void shared_step(const float* __restrict__ in, float*
     out[i] = mid - coeff * l;
 }
 
-#define SHARED_STEP(NAME, BC)                                                                       \
-    extern "C" __global__ void shared_step_##NAME(const float* __restrict__ in, float* __restrict__ out, \
-                                                  float* __restrict__ lapl, int rows, int cols,     \
-                                                  float coeff) {                                    \
-        shared_step<BC>(in, out, lapl, rows, cols, coeff);                                          \
+#define SHARED_STEP_KERNEL(NAME, BC, FN)                                                           \
+    extern "C" __global__ void FN##_##NAME(const float* __restrict__ in, float* __restrict__ out, \
+                                           float* __restrict__ lapl, int rows, int cols,          \
+                                           float coeff) {                                         \
+        FN<BC>(in, out, lapl, rows, cols, coeff);                                                 \
     }
-SHARED_STEP(dirichlet, BC_DIRICHLET)
-SHARED_STEP(neumann, BC_NEUMANN)
-SHARED_STEP(periodic, BC_PERIODIC)
+HEATLAB_FOR_EACH_BOUNDARY(SHARED_STEP_KERNEL, shared_step)
 
 // ---------------------------------------------------------------------------------------------
 // Bandwidth-bound single step: float4 loads and stores, ROWS rows per thread (8 or 16: more rows
@@ -257,17 +244,13 @@ __device__ __forceinline__ void jacobi_step_vec4(const float* __restrict__ in, f
     }
 }
 
-#define VEC4_KERNEL(ROWS, NAME, BC)                                                               \
+#define VEC4_KERNEL(NAME, BC, ROWS)                                                               \
     extern "C" __global__ void jacobi_step_vec4r##ROWS##_##NAME(                                    \
         const float* __restrict__ in, float* __restrict__ out, int rows, int cols, float coeff) {   \
         jacobi_step_vec4<BC, ROWS>(in, out, rows, cols, coeff);                                     \
     }
-VEC4_KERNEL(8, dirichlet, BC_DIRICHLET)
-VEC4_KERNEL(8, neumann, BC_NEUMANN)
-VEC4_KERNEL(8, periodic, BC_PERIODIC)
-VEC4_KERNEL(16, dirichlet, BC_DIRICHLET)
-VEC4_KERNEL(16, neumann, BC_NEUMANN)
-VEC4_KERNEL(16, periodic, BC_PERIODIC)
+HEATLAB_FOR_EACH_BOUNDARY(VEC4_KERNEL, 8)
+HEATLAB_FOR_EACH_BOUNDARY(VEC4_KERNEL, 16)
 
 // ---------------------------------------------------------------------------------------------
 // Temporal blocking in registers: K steps per launch, one read and one write of the field.
@@ -446,31 +429,23 @@ __device__ __forceinline__ void jacobi_temporal(const float* __restrict__ in, fl
     }
 }
 
-#define TEMPORAL_KERNEL(K, W, NAME, BC)                                                           \
+#define TEMPORAL_KERNEL(NAME, BC, K, W)                                                           \
     extern "C" __global__ void __launch_bounds__(128) jacobi_temporal_k##K##w##W##_##NAME(          \
         const float* __restrict__ in, float* __restrict__ out, int rows, int cols, float coeff,   \
         int segment_rows) {                                                                       \
         jacobi_temporal<BC, K, W, 1, false>(in, out, rows, cols, coeff, segment_rows);            \
     }
-TEMPORAL_KERNEL(4, 4, dirichlet, BC_DIRICHLET)
-TEMPORAL_KERNEL(4, 4, neumann, BC_NEUMANN)
-TEMPORAL_KERNEL(4, 4, periodic, BC_PERIODIC)
-TEMPORAL_KERNEL(8, 4, dirichlet, BC_DIRICHLET)
-TEMPORAL_KERNEL(8, 4, neumann, BC_NEUMANN)
-TEMPORAL_KERNEL(8, 4, periodic, BC_PERIODIC)
+HEATLAB_FOR_EACH_BOUNDARY(TEMPORAL_KERNEL, 4, 4)
+HEATLAB_FOR_EACH_BOUNDARY(TEMPORAL_KERNEL, 8, 4)
 
 // For fields of many waves (8192x8192 and up): four blocks per SM instead of three (at most 128
 // registers a thread instead of 139: more warps to hide the shuffles' and loads' latency), and
 // interior strips without edge-column tests; loads AHEAD rows ahead.
-#define TEMPORAL_PACKED_KERNEL(K, W, AHEAD, NAME, BC)                                             \
+#define TEMPORAL_PACKED_KERNEL(NAME, BC, K, W, AHEAD)                                             \
     extern "C" __global__ void __launch_bounds__(128, 4) jacobi_temporal_packed##AHEAD##_k##K##w##W##_##NAME( \
         const float* __restrict__ in, float* __restrict__ out, int rows, int cols, float coeff,   \
         int segment_rows) {                                                                       \
         jacobi_temporal<BC, K, W, AHEAD, true>(in, out, rows, cols, coeff, segment_rows);         \
     }
-TEMPORAL_PACKED_KERNEL(8, 4, 1, dirichlet, BC_DIRICHLET)
-TEMPORAL_PACKED_KERNEL(8, 4, 1, neumann, BC_NEUMANN)
-TEMPORAL_PACKED_KERNEL(8, 4, 1, periodic, BC_PERIODIC)
-TEMPORAL_PACKED_KERNEL(8, 4, 2, dirichlet, BC_DIRICHLET)
-TEMPORAL_PACKED_KERNEL(8, 4, 2, neumann, BC_NEUMANN)
-TEMPORAL_PACKED_KERNEL(8, 4, 2, periodic, BC_PERIODIC)
+HEATLAB_FOR_EACH_BOUNDARY(TEMPORAL_PACKED_KERNEL, 8, 4, 1)
+HEATLAB_FOR_EACH_BOUNDARY(TEMPORAL_PACKED_KERNEL, 8, 4, 2)

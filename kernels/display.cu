@@ -159,9 +159,9 @@ __device__ __forceinline__ void block_mean(const float* __restrict__ f, float* _
         block_mean<LAYER>(f, out, rows, cols, factor, out_rows, out_cols);                          \
     }
 BLOCK_MEAN_KERNEL(field, LAYER_FIELD, 8)
-BLOCK_MEAN_KERNEL(laplacian_dirichlet, BC_DIRICHLET, 7)
-BLOCK_MEAN_KERNEL(laplacian_neumann, BC_NEUMANN, 7)
-BLOCK_MEAN_KERNEL(laplacian_periodic, BC_PERIODIC, 7)
+// block_mean_laplacian_<boundary>, one per boundary (HEATLAB_FOR_EACH_BOUNDARY, stencil.cu).
+#define BLOCK_MEAN_LAPLACIAN_KERNEL(NAME, BC, BLOCKS) BLOCK_MEAN_KERNEL(laplacian_##NAME, BC, BLOCKS)
+HEATLAB_FOR_EACH_BOUNDARY(BLOCK_MEAN_LAPLACIAN_KERNEL, 7)
 
 // Total, minimum and maximum of a field, as partial results per block: the host adds the
 // STATS_BLOCKS partials in order. Sums in double (like the CPU's statistics); fminf/fmaxf skip

@@ -203,15 +203,11 @@ __device__ __forceinline__ void jacobi_resident(float* in, float* out, int rows,
     }
 }
 
-#define RESIDENT_KERNEL(H, NAME, BC)                                                              \
+#define RESIDENT_KERNEL(NAME, BC, H)                                                              \
     extern "C" __global__ void __launch_bounds__(RESIDENT_MAX_THREADS, 1) jacobi_resident_h##H##_##NAME( \
         float* in, float* out, int rows, int cols, float coeff, int steps, int band_rows,         \
         unsigned int* barrier) {                                                                  \
         jacobi_resident<BC, H>(in, out, rows, cols, coeff, steps, band_rows, barrier);            \
     }
-RESIDENT_KERNEL(4, dirichlet, BC_DIRICHLET)
-RESIDENT_KERNEL(4, neumann, BC_NEUMANN)
-RESIDENT_KERNEL(4, periodic, BC_PERIODIC)
-RESIDENT_KERNEL(8, dirichlet, BC_DIRICHLET)
-RESIDENT_KERNEL(8, neumann, BC_NEUMANN)
-RESIDENT_KERNEL(8, periodic, BC_PERIODIC)
+HEATLAB_FOR_EACH_BOUNDARY(RESIDENT_KERNEL, 4)
+HEATLAB_FOR_EACH_BOUNDARY(RESIDENT_KERNEL, 8)

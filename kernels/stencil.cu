@@ -10,9 +10,21 @@
 #define BC_DIRICHLET 0
 #define BC_NEUMANN 1
 #define BC_PERIODIC 2
+
+// Every uniform boundary, once: X(name, BC_*, ...) for each, the rest of the arguments passed
+// on to X. Each per-boundary kernel is one line, HEATLAB_FOR_EACH_BOUNDARY(MAKER, ...), whose
+// MAKER defines the extern "C" kernel <base>_<name>; the host loads <base>_<name> for every
+// Boundary::ALL (engine/src/compute/cuda/per_boundary.rs), <name> being Boundary::name() and
+// BC_* its kernel_index(). Always pass at least one argument after X (C++17 wants one for the
+// `...`); the makers take what the kernel's name is built from.
+#define HEATLAB_FOR_EACH_BOUNDARY(X, ...) \
+    X(dirichlet, BC_DIRICHLET, __VA_ARGS__) \
+    X(neumann, BC_NEUMANN, __VA_ARGS__) \
+    X(periodic, BC_PERIODIC, __VA_ARGS__)
 // Not a boundary: the caller knows that the cell and its four neighbours lie inside the grid,
-// where every boundary reads the same cells, so no ghost is looked for.
-#define BC_INSIDE 3
+// where every boundary reads the same cells, so no ghost is looked for. Negative, apart from the
+// boundaries' 0, 1, 2, ... and from display.cu's LAYER_FIELD (-1).
+#define BC_INSIDE -2
 
 // Where the value of cell (r, c), maybe a ghost outside the grid, comes from under BC: (r, c)
 // is moved to the cell it reads; false for Dirichlet's ghosts, which are 0 and read nothing.

@@ -201,7 +201,7 @@ fn chunked_long_runs_on_cuda_equal_one_cpu_run() {
     };
     let initial = generate_jagged(&params, &|_| {}).unwrap();
     let mut cpu = CpuBackend::new();
-    for boundary in [Boundary::Dirichlet, Boundary::Neumann, Boundary::Periodic] {
+    for boundary in Boundary::ALL {
         let step = StepParams {
             coeff: 0.2,
             boundary,

@@ -359,21 +359,34 @@ pub fn apply_stencil(
                 let r = task * ROWS_PER_TASK + offset;
                 let row = |index: usize| &field[index * cols..(index + 1) * cols];
                 let mid = row(r);
-                let up = match (r, boundary) {
-                    (0, Boundary::Dirichlet) => &zeros[..],
-                    (0, Boundary::Neumann) => mid,
-                    (0, Boundary::Periodic) => row(rows - 1),
-                    _ => row(r - 1),
+                let up = if r == 0 {
+                    ghost_row(boundary, &zeros, mid, row(rows - 1))
+                } else {
+                    row(r - 1)
                 };
-                let down = match (r + 1 == rows, boundary) {
-                    (true, Boundary::Dirichlet) => &zeros[..],
-                    (true, Boundary::Neumann) => mid,
-                    (true, Boundary::Periodic) => row(0),
-                    _ => row(r + 1),
+                let down = if r + 1 == rows {
+                    ghost_row(boundary, &zeros, mid, row(0))
+                } else {
+                    row(r + 1)
                 };
                 stencil_row(up, mid, down, out_row, boundary, &combine);
             }
         });
+}
+
+/// The ghost row beside the edge row `mid`: `zeros`, `mid` itself, or `wrapped`, the grid's row
+/// at the opposite edge.
+fn ghost_row<'a>(
+    boundary: Boundary,
+    zeros: &'a [f32],
+    mid: &'a [f32],
+    wrapped: &'a [f32],
+) -> &'a [f32] {
+    match boundary {
+        Boundary::Dirichlet => zeros,
+        Boundary::Neumann => mid,
+        Boundary::Periodic => wrapped,
+    }
 }
 
 /// `out[i] = combine(f[i], lapl[i])` for every cell, one cell at a time on this thread. Each
@@ -438,7 +451,12 @@ pub fn blocked_pass(
 ) {
     let rows = field.len() / cols;
     let zeros = vec![0.0f32; cols];
-    let periodic = boundary == Boundary::Periodic;
+    // Periodic bands load wrapped rows and step them as the torus would; the others give the
+    // grid's first and last rows a ghost row.
+    let periodic = match boundary {
+        Boundary::Periodic => true,
+        Boundary::Dirichlet | Boundary::Neumann => false,
+    };
     out.par_chunks_mut(band_rows * cols)
         .enumerate()
         .for_each_init(
@@ -468,10 +486,9 @@ pub fn blocked_pass(
                             continue; // outside the grid: never read, the edge rows use ghosts
                         }
                         let mid = &level[i * cols..(i + 1) * cols];
-                        let ghost = if boundary == Boundary::Dirichlet {
-                            &zeros[..]
-                        } else {
-                            mid
+                        let ghost = match boundary {
+                            Boundary::Dirichlet => &zeros[..],
+                            Boundary::Neumann | Boundary::Periodic => mid,
                         };
                         let up = if !periodic && g == 0 {
                             ghost

@@ -20,15 +20,28 @@ pub enum Boundary {
 }
 
 impl Boundary {
-    /// Every boundary, in the order a selector lists them.
+    /// Every boundary, in the order a selector lists them, which is also the order of their
+    /// kernel indices (checked when compiling, below).
     pub const ALL: [Self; 3] = [Self::Dirichlet, Self::Neumann, Self::Periodic];
 
-    /// The index the CUDA kernels use for this boundary (their `BC_*` constants).
-    pub fn kernel_index(self) -> usize {
+    /// The index the CUDA kernels use for this boundary (their `BC_*` constants, in
+    /// `kernels/stencil.cu`; a user kernel's `boundary` argument); its place in [`Self::ALL`].
+    pub const fn kernel_index(self) -> usize {
         match self {
             Self::Dirichlet => 0,
             Self::Neumann => 1,
             Self::Periodic => 2,
+        }
+    }
+
+    /// Its name: what users type and files store (serde's lowercase variant name), and the
+    /// suffix of its CUDA kernels (`jacobi_step_<name>`, from `HEATLAB_FOR_EACH_BOUNDARY` in
+    /// `kernels/stencil.cu`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Dirichlet => "dirichlet",
+            Self::Neumann => "neumann",
+            Self::Periodic => "periodic",
         }
     }
 
@@ -44,11 +57,7 @@ impl Boundary {
 
 impl fmt::Display for Boundary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Dirichlet => "dirichlet",
-            Self::Neumann => "neumann",
-            Self::Periodic => "periodic",
-        })
+        f.write_str(self.name())
     }
 }
 
@@ -59,3 +68,19 @@ impl std::str::FromStr for Boundary {
         crate::choice::parse_choice(&Self::ALL, text, "boundary")
     }
 }
+
+// `ALL[b.kernel_index()] == b` for every boundary listed: tables indexed by the kernel index
+// (`compute::cuda::PerBoundary`) hold the boundaries in the order of `ALL`.
+const _: () = {
+    let mut index = 0;
+    while index < Boundary::ALL.len() {
+        assert!(
+            Boundary::ALL[index].kernel_index() == index,
+            "Boundary::ALL is not in the order of kernel_index"
+        );
+        index += 1;
+    }
+};
+
+#[cfg(test)]
+mod tests;

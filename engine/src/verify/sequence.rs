@@ -341,7 +341,7 @@ impl SequenceGenerator {
             2 => 0.1,
             _ => (1 + self.below(1000)) as f32 * STABLE_COEFF_LIMIT / 1000.0,
         };
-        let boundary = self.pick(&[Boundary::Dirichlet, Boundary::Neumann, Boundary::Periodic]);
+        let boundary = self.pick(&Boundary::ALL);
         StepParams { coeff, boundary }
     }
 

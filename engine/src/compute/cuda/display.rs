@@ -9,6 +9,7 @@ use cudarc::driver::{
     PushKernelArg,
 };
 
+use super::per_boundary::{base, BoundaryKernels};
 use super::{dims, driver_error, CudaBackend, CudaDevice};
 use crate::compute::preview::{reduced_size, reduction_factor, Layer, PreviewSpec, ReducedPreview};
 use crate::compute::FieldStats;
@@ -84,7 +85,7 @@ const MEAN_THREADS: u32 = 160;
 /// boundary (each cell's Laplacian computed as it is read, so none is written).
 pub(super) struct BlockMeanKernels {
     field: CudaFunction,
-    laplacian: [CudaFunction; 3],
+    laplacian: BoundaryKernels,
 }
 
 impl BlockMeanKernels {
@@ -93,11 +94,7 @@ impl BlockMeanKernels {
         let load = |name: &str| device.function(display, name);
         Ok(Self {
             field: load("block_mean_field")?,
-            laplacian: [
-                load("block_mean_laplacian_dirichlet")?,
-                load("block_mean_laplacian_neumann")?,
-                load("block_mean_laplacian_periodic")?,
-            ],
+            laplacian: BoundaryKernels::load(device, display, base::BLOCK_MEAN_LAPLACIAN)?,
         })
     }
 
@@ -105,7 +102,7 @@ impl BlockMeanKernels {
     fn of(&self, layer: Layer, boundary: Boundary) -> &CudaFunction {
         match layer {
             Layer::Field => &self.field,
-            Layer::Laplacian => &self.laplacian[boundary.kernel_index()],
+            Layer::Laplacian => &self.laplacian[boundary],
         }
     }
 }

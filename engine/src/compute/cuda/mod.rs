@@ -9,6 +9,7 @@ mod initial;
 mod kernel;
 mod launch;
 mod materials;
+mod per_boundary;
 mod resident;
 mod stepping;
 pub mod user_kernel;
@@ -26,6 +27,7 @@ pub use field::FIELD_SOURCE;
 pub use frame::FRAME_RANGE_SOURCE;
 pub use kernel::{CudaKernel, KernelChoice};
 pub use materials::{MaterialKernel, TileCounts, MATERIALS_SOURCE};
+use per_boundary::{base, BoundaryKernels};
 use stepping::{CachedGraph, Lookahead};
 pub use user_kernel::UserContract;
 
@@ -54,18 +56,19 @@ pub const DISPLAY_SOURCE: &str = concat!(
     include_str!("../../../../kernels/display.cu")
 );
 
+/// The kernels of [`DIFFUSION_SOURCE`] and [`DISPLAY_SOURCE`]; the stencil's one per boundary.
 struct DiffusionKernels {
-    shared: [CudaFunction; 3],
-    jacobi: [CudaFunction; 3],
-    jacobi_vec4_rows8: [CudaFunction; 3],
-    jacobi_vec4_rows16: [CudaFunction; 3],
-    temporal_k4: [CudaFunction; 3],
-    temporal_k8: [CudaFunction; 3],
-    temporal_packed1_k8: [CudaFunction; 3],
-    temporal_packed2_k8: [CudaFunction; 3],
-    resident_h4: [CudaFunction; 3],
-    resident_h8: [CudaFunction; 3],
-    laplacian: [CudaFunction; 3],
+    shared: BoundaryKernels,
+    jacobi: BoundaryKernels,
+    jacobi_vec4_rows8: BoundaryKernels,
+    jacobi_vec4_rows16: BoundaryKernels,
+    temporal_k4: BoundaryKernels,
+    temporal_k8: BoundaryKernels,
+    temporal_packed1_k8: BoundaryKernels,
+    temporal_packed2_k8: BoundaryKernels,
+    resident_h4: BoundaryKernels,
+    resident_h8: BoundaryKernels,
+    laplacian: BoundaryKernels,
     seed_inplace: CudaFunction,
     block_mean: display::BlockMeanKernels,
     field_stats: CudaFunction,
@@ -177,31 +180,20 @@ impl CudaBackend {
         let device = CudaDevice::open()?;
         let module = device.load_kernels("diffusion.cu", DIFFUSION_SOURCE)?;
         let display = device.load_kernels("display.cu", DISPLAY_SOURCE)?;
-        let load = |name: &str| device.function(&module, name);
-        let per_boundary = |prefix: &str| -> Result<[CudaFunction; 3]> {
-            Ok([
-                load(&format!("{prefix}_dirichlet"))?,
-                load(&format!("{prefix}_neumann"))?,
-                load(&format!("{prefix}_periodic"))?,
-            ])
-        };
+        let per_boundary = |base: &str| BoundaryKernels::load(&device, &module, base);
         let kernels = DiffusionKernels {
-            shared: per_boundary("shared_step")?,
-            jacobi: per_boundary("jacobi_step")?,
-            jacobi_vec4_rows8: per_boundary("jacobi_step_vec4r8")?,
-            jacobi_vec4_rows16: per_boundary("jacobi_step_vec4r16")?,
-            temporal_k4: per_boundary("jacobi_temporal_k4w4")?,
-            temporal_k8: per_boundary("jacobi_temporal_k8w4")?,
-            temporal_packed1_k8: per_boundary("jacobi_temporal_packed1_k8w4")?,
-            temporal_packed2_k8: per_boundary("jacobi_temporal_packed2_k8w4")?,
-            resident_h4: per_boundary("jacobi_resident_h4")?,
-            resident_h8: per_boundary("jacobi_resident_h8")?,
-            laplacian: [
-                load("laplacian_dirichlet")?,
-                load("laplacian_neumann")?,
-                load("laplacian_periodic")?,
-            ],
-            seed_inplace: load("seed_diffusion_inplace")?,
+            shared: per_boundary(base::SHARED_STEP)?,
+            jacobi: per_boundary(base::JACOBI_STEP)?,
+            jacobi_vec4_rows8: per_boundary(base::JACOBI_VEC4_ROWS8)?,
+            jacobi_vec4_rows16: per_boundary(base::JACOBI_VEC4_ROWS16)?,
+            temporal_k4: per_boundary(base::TEMPORAL_K4)?,
+            temporal_k8: per_boundary(base::TEMPORAL_K8)?,
+            temporal_packed1_k8: per_boundary(base::TEMPORAL_PACKED1_K8)?,
+            temporal_packed2_k8: per_boundary(base::TEMPORAL_PACKED2_K8)?,
+            resident_h4: per_boundary(base::RESIDENT_H4)?,
+            resident_h8: per_boundary(base::RESIDENT_H8)?,
+            laplacian: per_boundary(base::LAPLACIAN)?,
+            seed_inplace: device.function(&module, "seed_diffusion_inplace")?,
             block_mean: display::BlockMeanKernels::load(&device, &display)?,
             field_stats: device.function(&display, "field_stats")?,
         };
@@ -334,7 +326,7 @@ impl CudaBackend {
             return Ok(());
         }
         let stream = self.device.stream().clone();
-        let function = self.kernels.laplacian[boundary.kernel_index()].clone();
+        let function = self.kernels.laplacian[boundary].clone();
         let buffers = self.buffers()?;
         let size = buffers.size;
         let (rows, cols) = dims(size)?;

@@ -7,7 +7,7 @@ use cudarc::driver::{sys, CudaSlice, LaunchConfig, PushKernelArg};
 use super::{dims, driver_error, CudaBackend, CudaDevice, CudaKernel};
 use crate::compute::StepParams;
 use crate::error::{HeatlabError, Result};
-use crate::grid::GridSize;
+use crate::grid::{Boundary, GridSize};
 
 /// Must match `RESIDENT_ROWS` in `kernels/resident.cu`.
 const ROWS_PER_THREAD: u32 = 19;
@@ -130,13 +130,16 @@ impl CudaBackend {
     /// temporal kernels uses (as the driver compiled them for this GPU), and the resident
     /// kernel's tiles for the held field.
     pub fn kernel_resources(&self) -> Vec<String> {
+        let kernels = &self.kernels;
+        // The Dirichlet boundary's kernels (the bench's step).
         let kernels = [
-            ("resident-h4", &self.kernels.resident_h4[0]),
-            ("resident-h8", &self.kernels.resident_h8[0]),
-            ("temporal-k8", &self.kernels.temporal_k8[0]),
-            ("temporal-k8p", &self.kernels.temporal_packed1_k8[0]),
-            ("temporal-k8p2", &self.kernels.temporal_packed2_k8[0]),
-        ];
+            ("resident-h4", &kernels.resident_h4),
+            ("resident-h8", &kernels.resident_h8),
+            ("temporal-k8", &kernels.temporal_k8),
+            ("temporal-k8p", &kernels.temporal_packed1_k8),
+            ("temporal-k8p2", &kernels.temporal_packed2_k8),
+        ]
+        .map(|(name, table)| (name, &table[Boundary::Dirichlet]));
         let mut notes: Vec<String> = kernels
             .iter()
             .map(|(name, function)| {
@@ -169,8 +172,8 @@ impl CudaBackend {
             4 => &self.kernels.resident_h4,
             8 => &self.kernels.resident_h8,
             _ => return Err(HeatlabError::Internal(format!("no kernel for {kernel}"))),
-        }[params.boundary.kernel_index()]
-        .clone();
+        }[params.boundary]
+            .clone();
         let stream = self.device.stream().clone();
         if self.resident.barrier.is_none() {
             let barrier = stream

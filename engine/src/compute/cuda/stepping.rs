@@ -433,35 +433,36 @@ impl DiffusionKernels {
     /// The compiled function of a double-buffered kernel for `boundary`; `None` for the seed's
     /// in-place kernel.
     fn stepping_function(&self, kernel: CudaKernel, boundary: Boundary) -> Option<&CudaFunction> {
-        let bc = boundary.kernel_index();
         match kernel {
             CudaKernel::SeedFaithful => None,
-            CudaKernel::Shared => Some(&self.shared[bc]),
-            CudaKernel::JacobiRows => Some(&self.jacobi[bc]),
-            CudaKernel::JacobiVec4 { rows_per_thread: 8 } => Some(&self.jacobi_vec4_rows8[bc]),
-            CudaKernel::JacobiVec4 { .. } => Some(&self.jacobi_vec4_rows16[bc]),
+            CudaKernel::Shared => Some(&self.shared[boundary]),
+            CudaKernel::JacobiRows => Some(&self.jacobi[boundary]),
+            CudaKernel::JacobiVec4 { rows_per_thread: 8 } => {
+                Some(&self.jacobi_vec4_rows8[boundary])
+            }
+            CudaKernel::JacobiVec4 { .. } => Some(&self.jacobi_vec4_rows16[boundary]),
             CudaKernel::Temporal {
                 steps_per_launch: 4,
                 packed: false,
                 ..
-            } => Some(&self.temporal_k4[bc]),
+            } => Some(&self.temporal_k4[boundary]),
             CudaKernel::Temporal {
                 steps_per_launch: 8,
                 packed: false,
                 ..
-            } => Some(&self.temporal_k8[bc]),
+            } => Some(&self.temporal_k8[boundary]),
             CudaKernel::Temporal {
                 steps_per_launch: 8,
                 packed: true,
                 rows_ahead: 1,
                 ..
-            } => Some(&self.temporal_packed1_k8[bc]),
+            } => Some(&self.temporal_packed1_k8[boundary]),
             CudaKernel::Temporal {
                 steps_per_launch: 8,
                 packed: true,
                 rows_ahead: 2,
                 ..
-            } => Some(&self.temporal_packed2_k8[bc]),
+            } => Some(&self.temporal_packed2_k8[boundary]),
             CudaKernel::Temporal { .. } | CudaKernel::Resident { .. } => None,
         }
     }
