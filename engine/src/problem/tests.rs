@@ -51,7 +51,6 @@ fn bad_problems_are_named() {
         .contains("top side"));
 }
 
-
 #[test]
 fn a_new_side_kind_keeps_the_temperature_it_can() {
     let fixed = SideCondition::Fixed { temperature: 80.0 };
