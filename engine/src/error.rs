@@ -136,6 +136,16 @@ pub enum StateFileError {
     /// The checksum does not match: some bytes changed since it was written.
     #[error("it is corrupt: its checksum does not match its contents")]
     ChecksumMismatch,
+    /// A field it holds has NaN or infinite values: nothing can be stepped from it.
+    #[error("its {field} holds {cells} non-finite values (of {total} cells)")]
+    NonFinite {
+        /// "field" (the current one) or "initial field".
+        field: &'static str,
+        /// The cells that are NaN or infinite.
+        cells: usize,
+        /// The cells of the field.
+        total: usize,
+    },
 }
 
 /// Why CUDA cannot be used on this machine, for the user (and the GUI, which shows it beside

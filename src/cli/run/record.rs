@@ -27,8 +27,12 @@ pub(super) enum Ending {
     Completed,
     /// A signal stopped it.
     Interrupted(StopSignal),
-    /// The field went NaN or infinite ([`HeatlabError::NonFinite`]).
-    NonFinite(HeatlabError),
+    /// The field went NaN or infinite ([`HeatlabError::NonFinite`]); the step of the last
+    /// finite frame, kept in the folder, when there was one.
+    NonFinite {
+        error: HeatlabError,
+        last_good: Option<u64>,
+    },
     /// Anything else: a failed export, out of memory, a backend error, a panic.
     Failed(anyhow::Error),
 }
@@ -39,7 +43,7 @@ impl Ending {
         match self {
             Self::Completed => "completed",
             Self::Interrupted(_) => "interrupted",
-            Self::NonFinite(_) => "non-finite",
+            Self::NonFinite { .. } => "non-finite",
             Self::Failed(_) => "failed",
         }
     }
@@ -49,7 +53,7 @@ impl Ending {
         match self {
             Self::Completed => None,
             Self::Interrupted(signal) => Some(format!("interrupted by {signal}")),
-            Self::NonFinite(error) => Some(error.to_string()),
+            Self::NonFinite { error, .. } => Some(error.to_string()),
             Self::Failed(error) => Some(format!("{error:#}")),
         }
     }
@@ -216,12 +220,15 @@ impl RunRecord {
             Ending::Interrupted(signal) => Err(anyhow::Error::new(Interrupted(signal)).context(
                 format!("stopped at step {step} of {}; {record}", plan.end_step()),
             )),
-            Ending::NonFinite(error) => {
-                let kept = match &record_error {
-                    None => format!(
-                        "the last good frame (step {step}), run.json and timings.csv are in {out}"
+            Ending::NonFinite { error, last_good } => {
+                let kept = match (last_good, &record_error) {
+                    (Some(good), None) => format!(
+                        "the last good frame (step {good}), run.json and timings.csv are in {out}"
                     ),
-                    Some(_) => format!("the last good frame (step {step}) is in {out}; {record}"),
+                    (Some(good), Some(_)) => {
+                        format!("the last good frame (step {good}) is in {out}; {record}")
+                    }
+                    (None, _) => format!("no frame of the run was finite; {record}"),
                 };
                 Err(anyhow::Error::new(error).context(format!("stopped; {kept}")))
             }

@@ -84,11 +84,15 @@ pub(super) fn step_loop(
             Err(error @ HeatlabError::NonFinite { .. }) => {
                 let good_step = simulation.step_count();
                 let field = simulation.field()?;
-                let laplacian = simulation.laplacian()?;
-                record
-                    .files
-                    .extend(save_frame(plan, good_step, &field, &laplacian)?);
-                return Ok(Ending::NonFinite(error));
+                // A field non-finite from the start has no good frame to keep.
+                let last_good = field.first_non_finite().is_none().then_some(good_step);
+                if last_good.is_some() {
+                    let laplacian = simulation.laplacian()?;
+                    record
+                        .files
+                        .extend(save_frame(plan, good_step, &field, &laplacian)?);
+                }
+                return Ok(Ending::NonFinite { error, last_good });
             }
             Err(other) => return Err(other.into()),
         }
