@@ -62,6 +62,18 @@ pub enum HeatlabError {
         /// Column of the first non-finite cell.
         col: usize,
     },
+    /// A heat problem's field fell below absolute zero: a heater or a side draws out more
+    /// heat than the cells hold.
+    #[error(
+        "the temperature fell below absolute zero (-273.15 °C) by step {step}: the coldest cell \
+         is at {coldest} °C (a heater or a side takes out more heat than the cells hold)"
+    )]
+    BelowAbsoluteZero {
+        /// The step at which the field was found so (the end of a chunk).
+        step: u64,
+        /// The coldest cell's temperature, °C.
+        coldest: f32,
+    },
     /// Reading or writing a file failed. The message includes the operating system's reason
     /// (so it is not repeated as a separate cause).
     #[error("{action} {path}: {reason}")]

@@ -1,6 +1,7 @@
-//! Nothing non-finite is called good: a scenario with a temperature
+//! Nothing non-finite or below absolute zero is called good: a scenario with a temperature
 //! beyond the run's 32-bit floats or a jagged field that overflows is refused at `scenario
-//! check` and `run --scenario`, and a saved state holding NaN is refused at `--resume`.
+//! check` and `run --scenario`, a saved state holding NaN is refused at `--resume`, and a run
+//! driven below -273.15 °C stops.
 //! The real binary (`HEATLAB_BIN` when set) in a temporary folder, on small embedded scenarios.
 
 #![allow(
@@ -14,7 +15,7 @@ use crate::common;
 use std::fs;
 use std::path::Path;
 
-use common::cli::{stderr_of, succeeded};
+use common::cli::{read_json, stderr_of, succeeded};
 use common::heatlab_in as heatlab;
 use heatlab_engine::state::SavedState;
 
@@ -149,4 +150,42 @@ fn resume_refuses_a_state_whose_field_holds_nan_counting_the_cells() {
             "its field holds 3 non-finite values (of 3072 cells)",
         ],
     );
+}
+
+#[test]
+fn a_run_driven_below_absolute_zero_stops_and_says_so_in_run_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = format!("{LID}heater = {{ power = -1e6 }}\n");
+    let flux = "[sides]\ntop = { type = \"flux\", flux = -1e9 }\n".to_string();
+    for (name, extra) in [("sink", sink), ("flux", flux)] {
+        write(dir.path(), "cold.toml", &plate(&extra));
+        let output = heatlab(
+            dir.path(),
+            &[
+                "run",
+                "--scenario",
+                "cold.toml",
+                "--backend",
+                "cpu",
+                "--out",
+                name,
+                "--duration",
+                "1",
+            ],
+        );
+        let stderr = refused(
+            &output,
+            &["below absolute zero (-273.15 °C)", "coldest cell"],
+        );
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error:")).collect();
+        assert_eq!(errors.len(), 1, "one error line: {stderr}");
+        assert!(errors[0].contains("stopped; run.json"), "{stderr}");
+        let summary = read_json(&dir.path().join(name).join("run.json"));
+        assert_eq!(summary["status"], "below-absolute-zero", "{name}");
+        let reason = summary["reason"].as_str().unwrap();
+        assert!(reason.contains("below absolute zero"), "{reason}");
+        let steps = summary["steps_completed"].as_u64().unwrap();
+        assert!(reason.contains(&format!("by step {steps}")), "{reason}");
+        assert!(steps > 0 && steps < 519, "stopped early: {steps}");
+    }
 }

@@ -33,6 +33,9 @@ pub(super) enum Ending {
         error: HeatlabError,
         last_good: Option<u64>,
     },
+    /// A heat problem's field fell below absolute zero
+    /// ([`HeatlabError::BelowAbsoluteZero`]).
+    BelowAbsoluteZero(HeatlabError),
     /// Anything else: a failed export, out of memory, a backend error, a panic.
     Failed(anyhow::Error),
 }
@@ -44,6 +47,7 @@ impl Ending {
             Self::Completed => "completed",
             Self::Interrupted(_) => "interrupted",
             Self::NonFinite { .. } => "non-finite",
+            Self::BelowAbsoluteZero(_) => "below-absolute-zero",
             Self::Failed(_) => "failed",
         }
     }
@@ -53,7 +57,9 @@ impl Ending {
         match self {
             Self::Completed => None,
             Self::Interrupted(signal) => Some(format!("interrupted by {signal}")),
-            Self::NonFinite { error, .. } => Some(error.to_string()),
+            Self::NonFinite { error, .. } | Self::BelowAbsoluteZero(error) => {
+                Some(error.to_string())
+            }
             Self::Failed(error) => Some(format!("{error:#}")),
         }
     }
@@ -232,6 +238,9 @@ impl RunRecord {
                 };
                 Err(anyhow::Error::new(error).context(format!("stopped; {kept}")))
             }
+            Ending::BelowAbsoluteZero(error) => {
+                Err(anyhow::Error::new(error).context(format!("stopped; {record}")))
+            }
             Ending::Failed(error) => {
                 Err(error.context(format!("the run stopped at step {step}; {record}")))
             }
@@ -274,7 +283,7 @@ impl RunRecord {
 #[derive(Debug, serde::Serialize)]
 struct RunSummary {
     heatlab_version: &'static str,
-    /// "completed", "interrupted", "non-finite" or "failed".
+    /// "completed", "interrupted", "non-finite", "below-absolute-zero" or "failed".
     status: &'static str,
     /// Why a run that did not complete stopped.
     reason: Option<String>,

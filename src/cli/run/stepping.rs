@@ -14,6 +14,7 @@ use heatlab_engine::compute::Layer;
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export::{self, FrameFiles, TimingRecord};
 use heatlab_engine::grid::Grid;
+use heatlab_engine::problem::temperature::ZERO_CELSIUS_IN_KELVIN;
 use heatlab_engine::session::pacing::Pacer;
 use heatlab_engine::session::recording::FrameColours;
 use heatlab_engine::sim::Simulation;
@@ -65,6 +66,9 @@ pub(super) fn step_loop(
         bar.set_position(simulation.step_count());
         match chunk {
             Ok(Some(field)) => {
+                if let Some(cold) = below_absolute_zero(simulation, stop)? {
+                    return Ok(Ending::BelowAbsoluteZero(cold));
+                }
                 if plan.is_save_point(stop) {
                     let laplacian = simulation.laplacian()?;
                     record
@@ -97,6 +101,21 @@ pub(super) fn step_loop(
             Err(other) => return Err(other.into()),
         }
     }
+}
+
+/// [`HeatlabError::BelowAbsoluteZero`] when a heat problem's field at `step` has a cell below
+/// absolute zero, from the minimum of the field's statistics (taken on the device where it
+/// can). A run without a heat problem steps no temperatures and is not checked.
+fn below_absolute_zero(
+    simulation: &mut Simulation,
+    step: u64,
+) -> Result<Option<HeatlabError>, HeatlabError> {
+    if simulation.problem().is_none() {
+        return Ok(None);
+    }
+    let coldest = simulation.statistics()?.min;
+    let physical = f64::from(coldest) >= -ZERO_CELSIUS_IN_KELVIN;
+    Ok((!physical).then_some(HeatlabError::BelowAbsoluteZero { step, coldest }))
 }
 
 /// Advances to `stop` in pieces of about [`PIECE_SECONDS`], checking for a signal between
