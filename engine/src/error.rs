@@ -62,6 +62,18 @@ pub enum HeatlabError {
         /// Column of the first non-finite cell.
         col: usize,
     },
+    /// A heat problem's field fell below absolute zero: a heater or a side draws out more
+    /// heat than the cells hold.
+    #[error(
+        "the temperature fell below absolute zero (-273.15 °C) by step {step}: the coldest cell \
+         is at {coldest} °C (a heater or a side takes out more heat than the cells hold)"
+    )]
+    BelowAbsoluteZero {
+        /// The step at which the field was found so (the end of a chunk).
+        step: u64,
+        /// The coldest cell's temperature, °C.
+        coldest: f32,
+    },
     /// Reading or writing a file failed. The message includes the operating system's reason
     /// (so it is not repeated as a separate cause).
     #[error("{action} {path}: {reason}")]
@@ -136,6 +148,16 @@ pub enum StateFileError {
     /// The checksum does not match: some bytes changed since it was written.
     #[error("it is corrupt: its checksum does not match its contents")]
     ChecksumMismatch,
+    /// A field it holds has NaN or infinite values: nothing can be stepped from it.
+    #[error("its {field} holds {cells} non-finite values (of {total} cells)")]
+    NonFinite {
+        /// "field" (the current one) or "initial field".
+        field: &'static str,
+        /// The cells that are NaN or infinite.
+        cells: usize,
+        /// The cells of the field.
+        total: usize,
+    },
 }
 
 /// Why CUDA cannot be used on this machine, for the user (and the GUI, which shows it beside

@@ -11,4 +11,5 @@ mod robust;
 mod run;
 mod scenario;
 mod state;
+mod unphysical;
 mod video;

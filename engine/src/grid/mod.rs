@@ -183,6 +183,11 @@ impl Grid {
             .map(|i| (i / self.size.cols, i % self.size.cols))
     }
 
+    /// How many values are NaN or infinite.
+    pub fn non_finite_count(&self) -> usize {
+        self.data.iter().filter(|v| !v.is_finite()).count()
+    }
+
     /// Exchanges the values with `other`, which must hold as many; used to flip double buffers.
     pub fn swap_values(&mut self, other: &mut Vec<f32>) {
         debug_assert_eq!(self.data.len(), other.len());

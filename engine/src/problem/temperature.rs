@@ -5,9 +5,29 @@ use crate::error::{HeatlabError, Result};
 /// 0 °C in kelvin.
 pub const ZERO_CELSIUS_IN_KELVIN: f64 = 273.15;
 
-/// Whether `celsius` is a finite temperature at or above absolute zero.
+/// Whether `celsius` is a finite temperature at or above absolute zero, and stays finite as
+/// the 32-bit float the run steps.
 pub fn is_physical(celsius: f64) -> bool {
-    celsius.is_finite() && celsius >= -ZERO_CELSIUS_IN_KELVIN
+    fits_f32(celsius) && celsius >= -ZERO_CELSIUS_IN_KELVIN
+}
+
+/// Whether `value` is finite, and stays finite as the 32-bit float the run steps.
+pub fn fits_f32(value: f64) -> bool {
+    value.is_finite() && (value as f32).is_finite()
+}
+
+/// A number as a message shows it: `1e39` rather than forty digits.
+pub fn shown(value: f64) -> String {
+    if value == 0.0 || (1e-4..1e15).contains(&value.abs()) || !value.is_finite() {
+        value.to_string()
+    } else {
+        format!("{value:e}")
+    }
+}
+
+/// Parses a temperature a file gives as a bare number (°C).
+pub fn celsius_number(value: f64) -> Result<f64> {
+    parse_celsius(&shown(value))
 }
 
 /// Parses "20", "20 C", "20°C", "293.15 K" or "293.15K" into °C.
@@ -36,9 +56,15 @@ pub fn parse_celsius(text: &str) -> Result<f64> {
     } else {
         value
     };
+    if !fits_f32(celsius) {
+        return Err(HeatlabError::InvalidInput(format!(
+            "temperature \"{text}\" is not finite as the run's 32-bit floats (at most {:e})",
+            f32::MAX
+        )));
+    }
     if !is_physical(celsius) {
         return Err(HeatlabError::InvalidInput(format!(
-            "temperature \"{text}\" is below absolute zero or not finite"
+            "temperature \"{text}\" is below absolute zero (-273.15 °C)"
         )));
     }
     Ok(celsius)
@@ -56,6 +82,16 @@ mod tests {
         assert!((parse_celsius("293.15 K").unwrap() - 20.0).abs() < 1e-12);
         assert!(parse_celsius("-300 C").is_err());
         assert!(parse_celsius("-1 K").is_err());
+        assert!(parse_celsius("1e39 C")
+            .unwrap_err()
+            .to_string()
+            .contains("not finite"));
+        assert!(parse_celsius("inf").is_err());
+        assert!(celsius_number(1e39)
+            .unwrap_err()
+            .to_string()
+            .contains("\"1e39\""));
+        assert_eq!(celsius_number(-5.5).unwrap(), -5.5);
         assert!(parse_celsius("warm")
             .unwrap_err()
             .to_string()

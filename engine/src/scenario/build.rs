@@ -9,7 +9,7 @@ use super::initial::initial_field;
 use super::map::read_map;
 use crate::grid::{Grid, GridSize};
 use crate::problem::material::{self, normalise, Material};
-use crate::problem::temperature::parse_celsius;
+use crate::problem::temperature::{celsius_number, parse_celsius};
 use crate::problem::{
     CellKind, HeatProblem, Heater, HeaterPower, Side, SideCondition, SideKind, Sides, TimeStep,
     MAX_KINDS,
@@ -251,7 +251,7 @@ fn time_step(time: &TimeSection, errors: &mut Errors) -> Option<TimeStep> {
 
 pub(super) fn temperature(text: &TemperatureText, what: &str, errors: &mut Errors) -> Option<f64> {
     let parsed = match text {
-        TemperatureText::Celsius(c) => parse_celsius(&c.to_string()),
+        TemperatureText::Celsius(c) => celsius_number(*c),
         TemperatureText::Text(t) => parse_celsius(t),
     };
     parsed.map_err(|e| errors.push(format!("{what}: {e}"))).ok()

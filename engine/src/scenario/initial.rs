@@ -7,7 +7,7 @@ use crate::error::{HeatlabError, Result};
 use crate::field::{generate_jagged, JaggedParams, DEFAULT_SEED};
 use crate::grid::{Grid, GridSize};
 use crate::import::{import_field, LuminanceRange};
-use crate::problem::temperature::parse_celsius;
+use crate::problem::temperature::{celsius_number, parse_celsius};
 
 /// The default start: room temperature.
 const ROOM_TEMPERATURE: f64 = 20.0;
@@ -15,17 +15,31 @@ const ROOM_TEMPERATURE: f64 = 20.0;
 /// The default range of an image's black and white, or of the jagged field's extremes, °C.
 const DEFAULT_RANGE: [f64; 2] = [0.0, 100.0];
 
-fn celsius(text: &TemperatureText) -> Result<f64> {
+/// The temperature `text` gives, an error naming the key `what` when it is not one.
+fn celsius(text: &TemperatureText, what: &str) -> Result<f64> {
     match text {
-        TemperatureText::Celsius(c) => parse_celsius(&c.to_string()),
+        TemperatureText::Celsius(c) => celsius_number(*c),
         TemperatureText::Text(t) => parse_celsius(t),
     }
+    .map_err(|e| HeatlabError::InvalidInput(format!("[initial] {what}: {e}")))
 }
 
 fn range(section: &InitialSection) -> Result<[f64; 2]> {
     match &section.range {
-        Some([low, high]) => Ok([celsius(low)?, celsius(high)?]),
+        Some([low, high]) => Ok([celsius(low, "range")?, celsius(high, "range")?]),
         None => Ok(DEFAULT_RANGE),
+    }
+}
+
+/// Refuses a field with NaN or infinite values; `what` says where it came from.
+fn finite(field: Grid, what: impl FnOnce() -> String) -> Result<Grid> {
+    match field.non_finite_count() {
+        0 => Ok(field),
+        count => Err(HeatlabError::InvalidInput(format!(
+            "[initial] {} comes out non-finite in {count} of {} cells",
+            what(),
+            field.size().cells()
+        ))),
     }
 }
 
@@ -51,7 +65,17 @@ pub fn initial_field(section: &InitialSection, folder: &Path, size: GridSize) ->
             percentile: jagged.percentile.unwrap_or(70.0),
         };
         let field = generate_jagged(&params, &|_| {})?;
-        return Ok(scaled(field, range(section)?));
+        let field = finite(field, || {
+            format!(
+                "jagged with exponent = {} (the spectrum's power; the tutorial's is -1.7, a large \
+                 one overflows)",
+                params.exponent
+            )
+        })?;
+        let range = range(section)?;
+        return finite(scaled(field, range), || {
+            "jagged scaled onto range".to_string()
+        });
     }
     let file = section.npy.as_ref().or(section.image.as_ref());
     if let Some(file) = file {
@@ -66,10 +90,10 @@ pub fn initial_field(section: &InitialSection, folder: &Path, size: GridSize) ->
                 field.size()
             )));
         }
-        return Ok(field);
+        return finite(field, || path.display().to_string());
     }
     let temperature = match &section.temperature {
-        Some(t) => celsius(t)?,
+        Some(t) => celsius(t, "temperature")?,
         None => ROOM_TEMPERATURE,
     };
     let mut field = Grid::try_zeros(size)?;

@@ -257,3 +257,51 @@ fn descriptions_are_reflowed_into_paragraphs() {
         "one line and the next\n\nanother paragraph"
     );
 }
+
+/// A small plate with `extra` appended (parts, an `[initial]`).
+fn plate(extra: &str) -> String {
+    format!("[grid]\nrows = 48\ncols = 64\nspacing = 0.001\n[base]\nmaterial = \"copper\"\n{extra}")
+}
+
+#[test]
+fn non_finite_temperatures_are_refused_naming_key_and_value() {
+    let lid = "[[parts]]\nname = \"lid\"\nmaterial = \"copper\"\n\
+               rect = { x = 0.0, y = 0.0, width = 0.01, height = 0.01 }\n";
+    for (extra, key, value) in [
+        (
+            "[initial]\ntemperature = 1e39\n",
+            "[initial] temperature",
+            "\"1e39\"",
+        ),
+        (
+            &format!("{lid}initial = \"1e39\"\n"),
+            "part \"lid\" initial",
+            "\"1e39\"",
+        ),
+        (
+            &format!("{lid}held = \"1e39 C\"\n"),
+            "part \"lid\" held",
+            "\"1e39 C\"",
+        ),
+    ] {
+        let errors = errors_of(&plate(extra));
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.starts_with(key) && e.contains(value) && e.contains("not finite")),
+            "{errors:?}"
+        );
+    }
+}
+
+#[test]
+fn a_jagged_field_that_overflows_names_its_exponent() {
+    let errors = errors_of(&plate("[initial]\njagged = { exponent = 80.0 }\n"));
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("exponent = 80") && e.contains("non-finite in")),
+        "{errors:?}"
+    );
+    assert!(parse(&plate("[initial]\njagged = {}\n"), Path::new(".")).is_ok());
+}

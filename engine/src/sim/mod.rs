@@ -329,7 +329,7 @@ impl Simulation {
     pub fn advance_checked(&mut self, steps: u64) -> Result<(TimingRecord, Grid)> {
         let before = match self.last_good.take() {
             Some((step, field)) if step == self.step => field,
-            _ => self.backend.download()?,
+            _ => self.download_finite()?,
         };
         let start_step = self.step;
         let record = self.advance(steps)?;
@@ -356,6 +356,20 @@ impl Simulation {
             }
             self.step += 1;
             good = next;
+        }
+    }
+
+    /// A copy of the current field; [`HeatlabError::NonFinite`] at the current step when it
+    /// holds a NaN or an infinity (there is no good state before it to go back to).
+    fn download_finite(&mut self) -> Result<Grid> {
+        let field = self.backend.download()?;
+        match field.first_non_finite() {
+            None => Ok(field),
+            Some((row, col)) => Err(HeatlabError::NonFinite {
+                step: self.step,
+                row,
+                col,
+            }),
         }
     }
 
@@ -511,6 +525,31 @@ mod tests {
         assert!(watch.latest().unwrap().to_step <= sim.step_count());
         sim.set_agreement_check(None);
         assert!(sim.agreement().is_none());
+    }
+
+    #[test]
+    fn a_field_non_finite_from_the_start_has_no_good_step() {
+        use crate::compute::{CpuBackend, CpuMethod};
+        use crate::grid::GridSize;
+        let size = GridSize::new(6, 5).unwrap();
+        let mut values = vec![1.0f32; size.cells()];
+        values[7] = f32::INFINITY;
+        let initial = Grid::from_vec(size, values).unwrap();
+        let backend = CpuBackend::with_threads(1).with_method(CpuMethod::Rows);
+        let mut sim = Simulation::new(Box::new(backend), initial, StepParams::default()).unwrap();
+        let error = sim.advance_checked(4).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                HeatlabError::NonFinite {
+                    step: 0,
+                    row: 1,
+                    col: 2
+                }
+            ),
+            "{error}"
+        );
+        assert_eq!(sim.step_count(), 0);
     }
 
     #[test]

@@ -347,6 +347,17 @@ impl SavedState {
         if u32::from_le_bytes(stored) != computed {
             return Err(refuse(StateFileError::ChecksumMismatch));
         }
+        for (field, grid) in [("field", &current), ("initial field", &initial)] {
+            let cells = grid.non_finite_count();
+            if cells > 0 {
+                let total = size.cells();
+                return Err(refuse(StateFileError::NonFinite {
+                    field,
+                    cells,
+                    total,
+                }));
+            }
+        }
         Ok(Self {
             current,
             initial,

@@ -171,3 +171,25 @@ fn a_resumed_simulation_continues_bit_for_bit() {
     resumed.reset().unwrap();
     assert_eq!(resumed.field().unwrap(), *straight.initial().unwrap());
 }
+
+#[test]
+fn a_field_with_non_finite_values_is_refused_with_its_count() {
+    let mut bad = state();
+    bad.current.as_mut_slice()[3] = f32::NAN;
+    bad.current.as_mut_slice()[4] = f32::INFINITY;
+    assert!(matches!(
+        reason(&saved_bytes(&bad)),
+        StateFileError::NonFinite {
+            field: "field",
+            cells: 2,
+            total: 35
+        }
+    ));
+    let mut bad = state();
+    bad.initial.as_mut_slice()[0] = f32::NEG_INFINITY;
+    let message = reason(&saved_bytes(&bad)).to_string();
+    assert!(
+        message.contains("initial field holds 1 non-finite"),
+        "{message}"
+    );
+}

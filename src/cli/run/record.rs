@@ -27,8 +27,15 @@ pub(super) enum Ending {
     Completed,
     /// A signal stopped it.
     Interrupted(StopSignal),
-    /// The field went NaN or infinite ([`HeatlabError::NonFinite`]).
-    NonFinite(HeatlabError),
+    /// The field went NaN or infinite ([`HeatlabError::NonFinite`]); the step of the last
+    /// finite frame, kept in the folder, when there was one.
+    NonFinite {
+        error: HeatlabError,
+        last_good: Option<u64>,
+    },
+    /// A heat problem's field fell below absolute zero
+    /// ([`HeatlabError::BelowAbsoluteZero`]).
+    BelowAbsoluteZero(HeatlabError),
     /// Anything else: a failed export, out of memory, a backend error, a panic.
     Failed(anyhow::Error),
 }
@@ -39,7 +46,8 @@ impl Ending {
         match self {
             Self::Completed => "completed",
             Self::Interrupted(_) => "interrupted",
-            Self::NonFinite(_) => "non-finite",
+            Self::NonFinite { .. } => "non-finite",
+            Self::BelowAbsoluteZero(_) => "below-absolute-zero",
             Self::Failed(_) => "failed",
         }
     }
@@ -49,7 +57,9 @@ impl Ending {
         match self {
             Self::Completed => None,
             Self::Interrupted(signal) => Some(format!("interrupted by {signal}")),
-            Self::NonFinite(error) => Some(error.to_string()),
+            Self::NonFinite { error, .. } | Self::BelowAbsoluteZero(error) => {
+                Some(error.to_string())
+            }
             Self::Failed(error) => Some(format!("{error:#}")),
         }
     }
@@ -216,14 +226,20 @@ impl RunRecord {
             Ending::Interrupted(signal) => Err(anyhow::Error::new(Interrupted(signal)).context(
                 format!("stopped at step {step} of {}; {record}", plan.end_step()),
             )),
-            Ending::NonFinite(error) => {
-                let kept = match &record_error {
-                    None => format!(
-                        "the last good frame (step {step}), run.json and timings.csv are in {out}"
+            Ending::NonFinite { error, last_good } => {
+                let kept = match (last_good, &record_error) {
+                    (Some(good), None) => format!(
+                        "the last good frame (step {good}), run.json and timings.csv are in {out}"
                     ),
-                    Some(_) => format!("the last good frame (step {step}) is in {out}; {record}"),
+                    (Some(good), Some(_)) => {
+                        format!("the last good frame (step {good}) is in {out}; {record}")
+                    }
+                    (None, _) => format!("no frame of the run was finite; {record}"),
                 };
                 Err(anyhow::Error::new(error).context(format!("stopped; {kept}")))
+            }
+            Ending::BelowAbsoluteZero(error) => {
+                Err(anyhow::Error::new(error).context(format!("stopped; {record}")))
             }
             Ending::Failed(error) => {
                 Err(error.context(format!("the run stopped at step {step}; {record}")))
@@ -267,7 +283,7 @@ impl RunRecord {
 #[derive(Debug, serde::Serialize)]
 struct RunSummary {
     heatlab_version: &'static str,
-    /// "completed", "interrupted", "non-finite" or "failed".
+    /// "completed", "interrupted", "non-finite", "below-absolute-zero" or "failed".
     status: &'static str,
     /// Why a run that did not complete stopped.
     reason: Option<String>,

@@ -14,6 +14,7 @@ use heatlab_engine::compute::Layer;
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export::{self, FrameFiles, TimingRecord};
 use heatlab_engine::grid::Grid;
+use heatlab_engine::problem::temperature::ZERO_CELSIUS_IN_KELVIN;
 use heatlab_engine::session::pacing::Pacer;
 use heatlab_engine::session::recording::FrameColours;
 use heatlab_engine::sim::Simulation;
@@ -42,7 +43,8 @@ pub(super) fn save_frame(
 }
 
 /// Steps chunk by chunk to the last step, saving frames at the save points; stops early on a
-/// signal or a non-finite field. Errors (a failed export) come back as they are.
+/// signal, a non-finite field or a heat problem below absolute zero. Errors (a failed export)
+/// come back as they are.
 pub(super) fn step_loop(
     plan: &RunPlan,
     simulation: &mut Simulation,
@@ -84,20 +86,41 @@ pub(super) fn step_loop(
             Err(error @ HeatlabError::NonFinite { .. }) => {
                 let good_step = simulation.step_count();
                 let field = simulation.field()?;
-                let laplacian = simulation.laplacian()?;
-                record
-                    .files
-                    .extend(save_frame(plan, good_step, &field, &laplacian)?);
-                return Ok(Ending::NonFinite(error));
+                // A field non-finite from the start has no good frame to keep.
+                let last_good = field.first_non_finite().is_none().then_some(good_step);
+                if last_good.is_some() {
+                    let laplacian = simulation.laplacian()?;
+                    record
+                        .files
+                        .extend(save_frame(plan, good_step, &field, &laplacian)?);
+                }
+                return Ok(Ending::NonFinite { error, last_good });
+            }
+            Err(error @ HeatlabError::BelowAbsoluteZero { .. }) => {
+                return Ok(Ending::BelowAbsoluteZero(error));
             }
             Err(other) => return Err(other.into()),
         }
     }
 }
 
+/// [`HeatlabError::BelowAbsoluteZero`] when a heat problem's field has a cell below absolute
+/// zero now, from the minimum of the field's statistics (taken on the device where it can).
+/// A run without a heat problem steps no temperatures and is not checked.
+fn below_absolute_zero(simulation: &mut Simulation) -> Result<Option<HeatlabError>, HeatlabError> {
+    if simulation.problem().is_none() {
+        return Ok(None);
+    }
+    let step = simulation.step_count();
+    let coldest = simulation.statistics()?.min;
+    let physical = f64::from(coldest) >= -ZERO_CELSIUS_IN_KELVIN;
+    Ok((!physical).then_some(HeatlabError::BelowAbsoluteZero { step, coldest }))
+}
+
 /// Advances to `stop` in pieces of about [`PIECE_SECONDS`], checking for a signal between
-/// them, and records the chunk as one timing row. Returns the field at `stop`, or `None`
-/// when a signal stopped the chunk early.
+/// them and, with a heat problem, for a cell below absolute zero after each (the chunk ends
+/// there with [`HeatlabError::BelowAbsoluteZero`]), and records the chunk as one timing row.
+/// Returns the field at `stop`, or `None` when a signal stopped the chunk early.
 pub(super) fn advance_chunk(
     plan: &RunPlan,
     simulation: &mut Simulation,
@@ -117,6 +140,10 @@ pub(super) fn advance_chunk(
                 pacer.learn(piece, began.elapsed());
                 if let Some(book) = energy.as_mut() {
                     book.piece(simulation, &field)?;
+                }
+                if let Some(cold) = below_absolute_zero(simulation)? {
+                    outcome = Err(cold);
+                    break;
                 }
                 if simulation.step_count() == stop {
                     outcome = Ok(Some(field));
