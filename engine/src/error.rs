@@ -95,6 +95,28 @@ pub enum HeatlabError {
     /// A long job was cancelled by the user.
     #[error("cancelled")]
     Cancelled,
+    /// A folder is the output folder of a live `heatlab run` of another process: nothing else
+    /// writes there while it runs.
+    #[error(
+        "{} is being written by a live heatlab run ({holder}); wait for it to end or choose \
+         another folder",
+        folder.display()
+    )]
+    FolderInUse {
+        /// The folder.
+        folder: PathBuf,
+        /// The run that holds it.
+        holder: crate::export::live_run::RunHolder,
+    },
+    /// A file that heatlab writes was named as another output: it would be replaced, or would
+    /// replace the output.
+    #[error("cannot write {}: {why}", path.display())]
+    OutputCollision {
+        /// The file named.
+        path: PathBuf,
+        /// Whose file it is.
+        why: String,
+    },
 }
 
 /// Why a file is not a state heatlab can read.

@@ -132,8 +132,8 @@ pub struct RunArgs {
     /// Draw a colorbar with values beside each PNG, as the app's exports do.
     #[arg(long)]
     pub colorbar: bool,
-    /// Output folder (created if missing). A run holds it while it runs: a second run on the
-    /// same folder is refused.
+    /// Output folder (created if missing). A run holds it while it runs: no other run, state,
+    /// video or export writes there meanwhile.
     #[arg(long, default_value = "heatlab-run")]
     pub out: PathBuf,
     /// Accept a coefficient above 0.25 (the field will blow up).
@@ -403,6 +403,8 @@ fn progress_bar(from: u64, to: u64) -> ProgressBar {
 /// Runs `heatlab run`.
 pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     let mut plan = RunPlan::from_args(args)?;
+    // Before anything is written: a live run's folder.
+    folder::ensure_not_live(&plan.out)?;
     if let Some(path) = &plan.save_state {
         export::atomic::check_output(path)?;
     }
