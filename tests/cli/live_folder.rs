@@ -1,5 +1,6 @@
 //! Nothing clobbered: the folder of a live run is refused to every other writer (a second run,
-//! `--overwrite`, `--save-state`, `--video`), naming the run that holds it.
+//! `--overwrite`, `--save-state`, `--video`), naming the run that holds it, and a
+//! `--save-state` on a file the run writes itself is refused before anything is written.
 
 #![expect(
     clippy::unwrap_used,
@@ -114,4 +115,41 @@ fn a_live_runs_folder_is_refused_to_every_writer() {
         "{:?}",
         names_in(&d.join("cA"))
     );
+}
+
+#[test]
+fn a_state_on_the_runs_own_files_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir(d.join("oY")).unwrap();
+    fs::write(d.join("oY/notes.txt"), "mine").unwrap();
+    let cases: [(&str, &[&str]); 6] = [
+        ("oX", &["--save-state", "oX/run.json"]),
+        ("oY", &["--save-state", "oY/field_000010.png"]),
+        ("oZ", &["--save-state", "oZ/sub/../timings.csv"]),
+        ("./oW", &["--save-state", "oW/.heatlab-run.lock"]),
+        ("oV", &["--save-state", "oV/laplacian_000000.npy", "--npy"]),
+        (
+            "oU",
+            &["--video", "oU/run.gif", "--save-state", "./oU/run.gif"],
+        ),
+    ];
+    for (out, extra) in cases {
+        let refused = heatlab_in(d, &short(out, extra));
+        let stderr = stderr_of(&refused);
+        assert_eq!(refused.status.code(), Some(1), "{extra:?}: {stderr}");
+        assert!(stderr.contains("cannot write"), "{extra:?}: {stderr}");
+        assert!(
+            stderr.contains("give --save-state another name"),
+            "{extra:?}: {stderr}"
+        );
+        assert_eq!(stderr.trim().lines().count(), 1, "{extra:?}: {stderr}");
+    }
+    assert_eq!(names_in(d), ["oY"], "nothing else was created");
+    assert_eq!(names_in(&d.join("oY")), ["notes.txt"]);
+    // A name of one's own in the run's folder is fine.
+    let kept = heatlab_in(d, &short("oX", &["--save-state", "oX/final.hlstate"]));
+    assert!(kept.status.success(), "{}", stderr_of(&kept));
+    assert!(d.join("oX/final.hlstate").is_file());
+    assert_eq!(read_json(&d.join("oX/run.json"))["status"], "completed");
 }

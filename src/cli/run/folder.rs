@@ -1,12 +1,15 @@
 //! The output folder of `heatlab run`: claimed by a lock for the whole run
 //! ([`heatlab_engine::export::live_run`]), so that nothing else writes there while it runs; a
 //! folder that holds another run's files is refused unless `--overwrite`, which removes those
-//! files (heatlab's own, and only those) first.
+//! files (heatlab's own, and only those) first; a `--save-state` that would land on a file the
+//! run writes is refused.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use crate::cli::output::note;
 use heatlab_engine::error::HeatlabError;
+use heatlab_engine::export::atomic::{resolve_output, OutputTarget};
+use heatlab_engine::export::live_run::LOCK_FILE;
 
 pub(super) use heatlab_engine::export::live_run::{claim, ensure_not_live};
 
@@ -32,6 +35,77 @@ fn is_run_file(name: &str) -> bool {
         return false;
     };
     step.len() >= 6 && step.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether the run may write or keep a file of this name in its folder: its files
+/// ([`is_run_file`]), its lock file and its temporary files (`.heatlab-*`).
+fn is_run_name(name: &str) -> bool {
+    is_run_file(name) || name == LOCK_FILE || name.starts_with(".heatlab-")
+}
+
+/// Refuses a `--save-state` path that the run writes itself: a file of its folder `out` (after
+/// following links and resolving both folders) or its `--video`. Nothing is written.
+pub(super) fn check_state_path(
+    state: &Path,
+    out: &Path,
+    video: Option<&Path>,
+) -> Result<(), HeatlabError> {
+    let OutputTarget::File(target) = resolve_output(state)? else {
+        return Ok(());
+    };
+    let resolved = resolved_path(&target);
+    let name = target.file_name().and_then(|name| name.to_str());
+    if let Some(name) = name.filter(|&name| is_run_name(name)) {
+        if resolved.parent() == Some(resolved_path(out).as_path()) {
+            return Err(HeatlabError::OutputCollision {
+                path: state.to_path_buf(),
+                why: format!(
+                    "the run writes its own {name} in {}; give --save-state another name or folder",
+                    out.display()
+                ),
+            });
+        }
+    }
+    if let Some(video) = video {
+        if let OutputTarget::File(video) = resolve_output(video)? {
+            if resolved_path(&video) == resolved {
+                return Err(HeatlabError::OutputCollision {
+                    path: state.to_path_buf(),
+                    why: "it is the run's --video; give --save-state another name".into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `path` made absolute, its longest existing part resolved by the system (links, `..`) and
+/// the rest (not there yet) appended as written, `.` and `..` taken lexically.
+fn resolved_path(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut resolved) = existing.canonicalize() {
+            for component in rest.iter().rev() {
+                match component {
+                    Component::ParentDir => {
+                        resolved.pop();
+                    }
+                    Component::Normal(name) => resolved.push(name),
+                    _ => {}
+                }
+            }
+            return resolved;
+        }
+        match (existing.parent(), existing.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                rest.push(last);
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
 }
 
 /// The files of an earlier run in `out` (none when `out` does not exist or is not a folder:
@@ -111,5 +185,31 @@ mod tests {
         ] {
             assert!(!is_run_file(name), "{name}");
         }
+    }
+
+    #[test]
+    fn paths_are_compared_resolved_whether_or_not_they_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("out")).unwrap();
+        let out = resolved_path(&d.join("out"));
+        assert_eq!(
+            resolved_path(&d.join("out/./x/../run.json")),
+            out.join("run.json")
+        );
+        assert_eq!(resolved_path(&d.join("new/../out")), out);
+        assert_eq!(
+            resolved_path(&d.join("new/a")),
+            resolved_path(d).join("new/a")
+        );
+        let refused = |state: &str, out: &str| {
+            check_state_path(&d.join(state), &d.join(out), Some(&d.join("v.gif"))).is_err()
+        };
+        assert!(refused("out/run.json", "out"));
+        assert!(refused("out/x/../field_000010.png", "./out"));
+        assert!(refused("new/.heatlab-run.lock", "new/"));
+        assert!(refused("v.gif", "out"));
+        assert!(!refused("out/final.hlstate", "out"));
+        assert!(!refused("run.json", "out"));
     }
 }
