@@ -13,6 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::atomic::{list_for_removal_on_exit, Listed};
+pub use crate::error::RunHolder;
 use crate::error::{HeatlabError, Result};
 
 /// The lock file of a run in its output folder.
@@ -23,71 +24,43 @@ pub const LOCK_FILE: &str = ".heatlab-run.lock";
 const LOCK_TRIES: u32 = 10;
 const LOCK_RETRY: Duration = Duration::from_millis(10);
 
-/// The run that holds a folder, as its lock file names it (what could be read of it).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunHolder {
-    /// Its process id.
-    pub pid: Option<u32>,
-    /// When it claimed the folder (RFC 3339, UTC).
-    pub started: Option<String>,
-    /// Its command line.
-    pub command: Option<String>,
-}
-
-impl RunHolder {
-    /// This process, now.
-    fn this_process() -> Self {
-        Self {
-            pid: Some(std::process::id()),
-            started: Some(
-                humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
-            ),
-            command: Some(std::env::args().collect::<Vec<_>>().join(" ")),
-        }
-    }
-
-    /// The lock file's text: one `key value` line each.
-    fn to_text(&self) -> String {
-        let mut text = String::new();
-        if let Some(pid) = self.pid {
-            text.push_str(&format!("pid {pid}\n"));
-        }
-        if let Some(started) = &self.started {
-            text.push_str(&format!("started {started}\n"));
-        }
-        if let Some(command) = &self.command {
-            text.push_str(&format!("command {}\n", command.replace('\n', " ")));
-        }
-        text
-    }
-
-    /// Reads a lock file's text (a bare process id too, as older runs wrote).
-    fn from_text(text: &str) -> Self {
-        let mut holder = Self::default();
-        for line in text.lines() {
-            let (key, value) = line.split_once(' ').unwrap_or(("pid", line));
-            match key {
-                "pid" => holder.pid = value.trim().parse().ok(),
-                "started" => holder.started = Some(value.trim().to_string()),
-                "command" => holder.command = Some(value.trim().to_string()),
-                _ => {}
-            }
-        }
-        holder
+/// This process, now.
+fn this_process() -> RunHolder {
+    RunHolder {
+        pid: Some(std::process::id()),
+        started: Some(humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()),
+        command: Some(std::env::args().collect::<Vec<_>>().join(" ")),
     }
 }
 
-impl std::fmt::Display for RunHolder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.pid {
-            Some(pid) => write!(f, "pid {pid}")?,
-            None => write!(f, "pid unknown")?,
-        }
-        if let Some(started) = &self.started {
-            write!(f, ", started {started}")?;
-        }
-        Ok(())
+/// The lock file's text: one `key value` line each.
+fn to_text(holder: &RunHolder) -> String {
+    let mut text = String::new();
+    if let Some(pid) = holder.pid {
+        text.push_str(&format!("pid {pid}\n"));
     }
+    if let Some(started) = &holder.started {
+        text.push_str(&format!("started {started}\n"));
+    }
+    if let Some(command) = &holder.command {
+        text.push_str(&format!("command {}\n", command.replace('\n', " ")));
+    }
+    text
+}
+
+/// Reads a lock file's text (a bare process id too, as older runs wrote).
+fn from_text(text: &str) -> RunHolder {
+    let mut holder = RunHolder::default();
+    for line in text.lines() {
+        let (key, value) = line.split_once(' ').unwrap_or(("pid", line));
+        match key {
+            "pid" => holder.pid = value.trim().parse().ok(),
+            "started" => holder.started = Some(value.trim().to_string()),
+            "command" => holder.command = Some(value.trim().to_string()),
+            _ => {}
+        }
+    }
+    holder
 }
 
 /// The folders this process holds (canonical paths): its own writes there are its run's.
@@ -153,7 +126,7 @@ pub fn claim(out: &Path) -> Result<FolderClaim> {
         }
         let _ = file
             .set_len(0)
-            .and_then(|()| file.write_all(RunHolder::this_process().to_text().as_bytes()));
+            .and_then(|()| file.write_all(to_text(&this_process()).as_bytes()));
         claimed().push(canonical.clone());
         return Ok(FolderClaim {
             _listed: list_for_removal_on_exit(&lock_path),
@@ -204,7 +177,7 @@ fn in_use(folder: &Path, holder: RunHolder) -> HeatlabError {
 fn holder_of(lock_path: &Path) -> RunHolder {
     let mut text = String::new();
     match File::open(lock_path).and_then(|mut f| f.read_to_string(&mut text)) {
-        Ok(_) => RunHolder::from_text(&text),
+        Ok(_) => from_text(&text),
         Err(_) => RunHolder::default(),
     }
 }
@@ -262,8 +235,8 @@ mod tests {
             started: Some("2026-11-28T11:40:02Z".into()),
             command: Some("heatlab run --out cA".into()),
         };
-        assert_eq!(RunHolder::from_text(&holder.to_text()), holder);
-        assert_eq!(RunHolder::from_text("1234\n").pid, Some(1234));
+        assert_eq!(from_text(&to_text(&holder)), holder);
+        assert_eq!(from_text("1234\n").pid, Some(1234));
         assert_eq!(holder.to_string(), "pid 42, started 2026-11-28T11:40:02Z");
     }
 
@@ -274,7 +247,7 @@ mod tests {
         let claim = claim(&out).unwrap();
         ensure_not_live(&out).unwrap();
         let text = std::fs::read_to_string(out.join(LOCK_FILE)).unwrap();
-        assert_eq!(RunHolder::from_text(&text).pid, Some(std::process::id()));
+        assert_eq!(from_text(&text).pid, Some(std::process::id()));
         drop(claim);
         assert!(!out.exists(), "the empty folder it created goes");
         ensure_not_live(&out).unwrap();
