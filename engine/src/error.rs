@@ -107,6 +107,53 @@ pub enum HeatlabError {
     /// A long job was cancelled by the user.
     #[error("cancelled")]
     Cancelled,
+    /// A folder is the output folder of a live `heatlab run` of another process: nothing else
+    /// writes there while it runs.
+    #[error(
+        "{} is being written by a live heatlab run ({holder}); wait for it to end or choose \
+         another folder",
+        folder.display()
+    )]
+    FolderInUse {
+        /// The folder.
+        folder: PathBuf,
+        /// The run that holds it.
+        holder: RunHolder,
+    },
+    /// A file that heatlab writes was named as another output: it would be replaced, or would
+    /// replace the output.
+    #[error("cannot write {}: {why}", path.display())]
+    OutputCollision {
+        /// The file named.
+        path: PathBuf,
+        /// Whose file it is.
+        why: String,
+    },
+}
+
+/// The `heatlab run` that holds a folder, as its lock file names it (what could be read of it;
+/// see `export::live_run`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunHolder {
+    /// Its process id.
+    pub pid: Option<u32>,
+    /// When it claimed the folder (RFC 3339, UTC).
+    pub started: Option<String>,
+    /// Its command line.
+    pub command: Option<String>,
+}
+
+impl std::fmt::Display for RunHolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.pid {
+            Some(pid) => write!(f, "pid {pid}")?,
+            None => write!(f, "pid unknown")?,
+        }
+        if let Some(started) = &self.started {
+            write!(f, ", started {started}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Why a file is not a state heatlab can read.

@@ -6,6 +6,7 @@
 mod common;
 
 mod input;
+mod live_folder;
 mod outside;
 mod robust;
 mod run;

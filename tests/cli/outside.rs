@@ -70,8 +70,8 @@ fn a_second_run_on_a_folder_in_use_is_refused() {
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("another heatlab run")
-            && stderr.contains(&format!("process {}", first.id())),
+        stderr.contains("job is being written by a live heatlab run")
+            && stderr.contains(&format!("(pid {}, started ", first.id())),
         "{stderr}"
     );
     send(&first, libc::SIGTERM);
@@ -109,7 +109,7 @@ fn two_runs_started_together_on_one_folder_do_not_both_pass() {
     let loser = &statuses[1 - winners[0]];
     assert_eq!(loser.0, Some(1), "{statuses:?}");
     assert!(
-        loser.1.contains("another heatlab run") || loser.1.contains("already holds"),
+        loser.1.contains("live heatlab run") || loser.1.contains("already holds"),
         "{}",
         loser.1
     );

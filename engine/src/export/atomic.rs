@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
+use super::live_run;
 use crate::error::{HeatlabError, Result};
 
 /// The environment variable of the full-disk test hook (see the module's documentation).
@@ -124,9 +125,11 @@ fn standard_stream(path: &Path) -> Option<OutputTarget> {
 }
 
 /// Checks, before any work, that `path` can be written: refuses what [`resolve_output`]
-/// refuses and, for a file, creates its folder and proves it writable.
+/// refuses and, for a file, creates its folder and proves it writable. A run's lock file, and a
+/// file in the folder of another process's live run, are refused before anything is created.
 pub fn check_output(path: &Path) -> Result<()> {
     if let OutputTarget::File(target) = resolve_output(path)? {
+        ensure_writable_target(path, &target)?;
         if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
             ensure_writable_dir(parent)?;
         }
@@ -190,6 +193,7 @@ impl AtomicFile {
                     Some(parent) if !parent.as_os_str().is_empty() => parent,
                     _ => Path::new("."),
                 };
+                ensure_writable_target(path, &target)?;
                 let temp = LiveTempFile::create_in(dir)?;
                 let file = temp
                     .file
@@ -310,6 +314,7 @@ fn replace_file(
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
+    ensure_writable_target(path, target)?;
     let temp = LiveTempFile::create_in(dir)?;
     {
         let mut writer = BufWriter::new(temp.file.as_file());
@@ -491,8 +496,24 @@ fn no_space_left() -> std::io::Error {
     }
 }
 
-/// Creates `dir` (and its parents) and proves that files can be written in it.
+/// Refuses to replace a run's lock file, or to write in the folder of another process's live
+/// run ([`live_run::ensure_not_live`]); `path` is what the user named, `target` the regular
+/// file it leads to.
+fn ensure_writable_target(path: &Path, target: &Path) -> Result<()> {
+    live_run::ensure_not_live(target.parent().unwrap_or(Path::new(".")))?;
+    if target.file_name() == Some(std::ffi::OsStr::new(live_run::LOCK_FILE)) {
+        return Err(HeatlabError::OutputCollision {
+            path: path.to_path_buf(),
+            why: "it is the lock file of a heatlab run's output folder".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Creates `dir` (and its parents) and proves that files can be written in it; refuses the
+/// folder of another process's live run ([`live_run::ensure_not_live`]).
 pub fn ensure_writable_dir(dir: &Path) -> Result<()> {
+    live_run::ensure_not_live(dir)?;
     fs::create_dir_all(dir).map_err(|e| HeatlabError::io("creating folder", dir, e))?;
     tempfile::Builder::new()
         .prefix(".heatlab-check-")

@@ -7,6 +7,7 @@ pub mod atomic;
 pub mod colorbar;
 pub mod ffmpeg;
 pub mod frame;
+pub mod live_run;
 pub mod npy;
 pub mod png;
 pub mod probes;

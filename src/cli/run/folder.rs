@@ -1,123 +1,17 @@
-//! The output folder of `heatlab run`: claimed by a lock for the whole run, so that a second
-//! run on the same folder is refused instead of mixing its files in; a folder that holds
-//! another run's files is refused unless `--overwrite`, which removes those files (heatlab's
-//! own, and only those) first.
+//! The output folder of `heatlab run`: claimed by a lock for the whole run
+//! ([`heatlab_engine::export::live_run`]), so that nothing else writes there while it runs; a
+//! folder that holds another run's files is refused unless `--overwrite`, which removes those
+//! files (heatlab's own, and only those) first; a `--save-state` that would land on a file the
+//! run writes is refused.
 
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use crate::cli::output::note;
 use heatlab_engine::error::HeatlabError;
-use heatlab_engine::export::atomic::{list_for_removal_on_exit, Listed};
+use heatlab_engine::export::atomic::{resolve_output, OutputTarget};
+use heatlab_engine::export::live_run::LOCK_FILE;
 
-/// The lock file of a run in its output folder.
-const LOCK_FILE: &str = ".heatlab-run.lock";
-
-/// A run's claim on its output folder: [`LOCK_FILE`], locked (`flock`) while the run lasts.
-/// The system releases the lock when the process ends, however it ends, so a run killed
-/// outright leaves a file but no lock. Dropping the claim deletes the file, and the folder
-/// when the claim created it and nothing was written there; an immediate exit (a second
-/// signal) deletes the file too.
-#[derive(Debug)]
-pub(super) struct FolderClaim {
-    lock_path: PathBuf,
-    created: Option<PathBuf>,
-    // Dropped after the file is deleted: the lock is held until then.
-    _file: File,
-    _listed: Listed,
-}
-
-impl Drop for FolderClaim {
-    fn drop(&mut self) {
-        // Deleted while still locked: a run that opened the file before this cannot lock it
-        // afterwards without seeing that it is no longer the folder's (see `claim`).
-        let _ = std::fs::remove_file(&self.lock_path);
-        if let Some(folder) = &self.created {
-            // Only an empty folder goes (a run that was refused before writing anything).
-            let _ = std::fs::remove_dir(folder);
-        }
-    }
-}
-
-/// Claims `out` for this run (creating it if missing), or says which run holds it.
-pub(super) fn claim(out: &Path) -> Result<FolderClaim, HeatlabError> {
-    let created = (!out.exists()).then(|| out.to_path_buf());
-    std::fs::create_dir_all(out).map_err(|e| HeatlabError::io("creating folder", out, e))?;
-    let lock_path = out.join(LOCK_FILE);
-    // A few tries: the file may be deleted by the run that held it between the open and the
-    // lock, and locking a deleted file claims nothing.
-    for _ in 0..8 {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .map_err(|e| HeatlabError::io("creating the lock file", &lock_path, e))?;
-        let locked =
-            try_lock_exclusive(&file).map_err(|e| HeatlabError::io("locking", &lock_path, e))?;
-        if !locked {
-            return Err(held_refusal(out, &lock_path));
-        }
-        if !is_same_file(&file, &lock_path) {
-            continue;
-        }
-        // For people: which process holds the folder.
-        let _ = file
-            .set_len(0)
-            .and_then(|()| writeln!(file, "{}", std::process::id()));
-        return Ok(FolderClaim {
-            _listed: list_for_removal_on_exit(&lock_path),
-            lock_path,
-            created,
-            _file: file,
-        });
-    }
-    Err(held_refusal(out, &lock_path))
-}
-
-fn held_refusal(out: &Path, lock_path: &Path) -> HeatlabError {
-    let holder = std::fs::read_to_string(lock_path)
-        .ok()
-        .and_then(|text| text.trim().parse::<u32>().ok())
-        .map_or_else(String::new, |pid| format!(" (process {pid})"));
-    HeatlabError::InvalidInput(format!(
-        "another heatlab run{holder} is writing to {}; wait for it to end or choose another --out",
-        out.display()
-    ))
-}
-
-/// Locks `file` for this process alone; `false` when another process holds it.
-#[cfg(unix)]
-fn try_lock_exclusive(file: &File) -> std::io::Result<bool> {
-    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(true),
-        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
-        Err(errno) => Err(std::io::Error::from_raw_os_error(errno.raw_os_error())),
-    }
-}
-
-/// Elsewhere the lock file is created but not locked.
-#[cfg(not(unix))]
-fn try_lock_exclusive(_file: &File) -> std::io::Result<bool> {
-    Ok(true)
-}
-
-/// Whether the open `file` is still the one at `path`.
-#[cfg(unix)]
-fn is_same_file(file: &File, path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (file.metadata(), std::fs::metadata(path)) {
-        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
-        _ => false,
-    }
-}
-
-#[cfg(not(unix))]
-fn is_same_file(_file: &File, _path: &Path) -> bool {
-    true
-}
+pub(super) use heatlab_engine::export::live_run::{claim, ensure_not_live};
 
 /// Whether `name` is a file that `heatlab run` writes: `run.json`, `timings.csv`, a frame
 /// (`field_000100.png`, `laplacian_000100.npy`, ...) or a temporary `.heatlab-*.part` file.
@@ -141,6 +35,77 @@ fn is_run_file(name: &str) -> bool {
         return false;
     };
     step.len() >= 6 && step.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether the run may write or keep a file of this name in its folder: its files
+/// ([`is_run_file`]), its lock file and its temporary files (`.heatlab-*`).
+fn is_run_name(name: &str) -> bool {
+    is_run_file(name) || name == LOCK_FILE || name.starts_with(".heatlab-")
+}
+
+/// Refuses a `--save-state` path that the run writes itself: a file of its folder `out` (after
+/// following links and resolving both folders) or its `--video`. Nothing is written.
+pub(super) fn check_state_path(
+    state: &Path,
+    out: &Path,
+    video: Option<&Path>,
+) -> Result<(), HeatlabError> {
+    let OutputTarget::File(target) = resolve_output(state)? else {
+        return Ok(());
+    };
+    let resolved = resolved_path(&target);
+    let name = target.file_name().and_then(|name| name.to_str());
+    if let Some(name) = name.filter(|&name| is_run_name(name)) {
+        if resolved.parent() == Some(resolved_path(out).as_path()) {
+            return Err(HeatlabError::OutputCollision {
+                path: state.to_path_buf(),
+                why: format!(
+                    "the run writes its own {name} in {}; give --save-state another name or folder",
+                    out.display()
+                ),
+            });
+        }
+    }
+    if let Some(video) = video {
+        if let OutputTarget::File(video) = resolve_output(video)? {
+            if resolved_path(&video) == resolved {
+                return Err(HeatlabError::OutputCollision {
+                    path: state.to_path_buf(),
+                    why: "it is the run's --video; give --save-state another name".into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `path` made absolute, its longest existing part resolved by the system (links, `..`) and
+/// the rest (not there yet) appended as written, `.` and `..` taken lexically.
+fn resolved_path(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(mut resolved) = existing.canonicalize() {
+            for component in rest.iter().rev() {
+                match component {
+                    Component::ParentDir => {
+                        resolved.pop();
+                    }
+                    Component::Normal(name) => resolved.push(name),
+                    _ => {}
+                }
+            }
+            return resolved;
+        }
+        match (existing.parent(), existing.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                rest.push(last);
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
 }
 
 /// The files of an earlier run in `out` (none when `out` does not exist or is not a folder:
@@ -220,5 +185,31 @@ mod tests {
         ] {
             assert!(!is_run_file(name), "{name}");
         }
+    }
+
+    #[test]
+    fn paths_are_compared_resolved_whether_or_not_they_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir(d.join("out")).unwrap();
+        let out = resolved_path(&d.join("out"));
+        assert_eq!(
+            resolved_path(&d.join("out/./x/../run.json")),
+            out.join("run.json")
+        );
+        assert_eq!(resolved_path(&d.join("new/../out")), out);
+        assert_eq!(
+            resolved_path(&d.join("new/a")),
+            resolved_path(d).join("new/a")
+        );
+        let refused = |state: &str, out: &str| {
+            check_state_path(&d.join(state), &d.join(out), Some(&d.join("v.gif"))).is_err()
+        };
+        assert!(refused("out/run.json", "out"));
+        assert!(refused("out/x/../field_000010.png", "./out"));
+        assert!(refused("new/.heatlab-run.lock", "new/"));
+        assert!(refused("v.gif", "out"));
+        assert!(!refused("out/final.hlstate", "out"));
+        assert!(!refused("run.json", "out"));
     }
 }

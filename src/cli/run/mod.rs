@@ -101,7 +101,7 @@ pub struct RunArgs {
     )]
     pub resume: Option<PathBuf>,
     /// Save the state the run ends in (completed, interrupted or stopped at the last finite
-    /// step) to this file, to continue it later with --resume.
+    /// step) to this file, to continue it later with --resume. Not a file the run writes.
     #[arg(long, value_name = "FILE")]
     pub save_state: Option<PathBuf>,
     /// Diffusion steps to take [default: 1000, or a scenario's duration].
@@ -132,8 +132,8 @@ pub struct RunArgs {
     /// Draw a colorbar with values beside each PNG, as the app's exports do.
     #[arg(long)]
     pub colorbar: bool,
-    /// Output folder (created if missing). A run holds it while it runs: a second run on the
-    /// same folder is refused.
+    /// Output folder (created if missing). A run holds it while it runs: no other run, state,
+    /// video or export writes there meanwhile.
     #[arg(long, default_value = "heatlab-run")]
     pub out: PathBuf,
     /// Accept a coefficient above 0.25 (the field will blow up).
@@ -403,7 +403,11 @@ fn progress_bar(from: u64, to: u64) -> ProgressBar {
 /// Runs `heatlab run`.
 pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     let mut plan = RunPlan::from_args(args)?;
+    // Before anything is written: a live run's folder, a state on the run's own files.
+    folder::ensure_not_live(&plan.out)?;
     if let Some(path) = &plan.save_state {
+        let video = plan.video.as_ref().map(|video| video.path.as_path());
+        folder::check_state_path(path, &plan.out, video)?;
         export::atomic::check_output(path)?;
     }
     let video = plan
