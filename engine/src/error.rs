@@ -1,5 +1,7 @@
 //! The library's error type. The binary wraps it in `anyhow` at the top.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 /// Everything that can go wrong inside heatlab, with a message a user can act on.
@@ -270,3 +272,46 @@ impl HeatlabError {
 
 /// Shorthand for results in this crate.
 pub type Result<T, E = HeatlabError> = std::result::Result<T, E>;
+
+/// `text` as it may reach a terminal: every control character (C0, DEL, C1) but the newline
+/// becomes a visible escape (`\e` for ESC, `\x07` for the other C0 and DEL, `\u{9b}` for C1);
+/// other text, any Unicode, is left alone.
+pub fn for_terminal(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if !needs_escape(c) {
+            shown.push(c);
+        } else if c == '\u{1b}' {
+            shown.push_str("\\e");
+        } else if u32::from(c) < 0x80 {
+            let _ = write!(shown, "\\x{:02x}", u32::from(c));
+        } else {
+            let _ = write!(shown, "\\u{{{:x}}}", u32::from(c));
+        }
+    }
+    Cow::Owned(shown)
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() && c != '\n'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::for_terminal;
+
+    #[test]
+    fn control_characters_are_shown_as_escapes() {
+        assert_eq!(for_terminal("\u{1b}[31mred"), "\\e[31mred");
+        assert_eq!(for_terminal("\u{1b}]0;title\u{7}"), "\\e]0;title\\x07");
+        assert_eq!(
+            for_terminal("a\tb\rc\u{7f}\u{9b}2J"),
+            "a\\x09b\\x0dc\\x7f\\u{9b}2J"
+        );
+        assert_eq!(for_terminal("line\nnext"), "line\nnext");
+        assert_eq!(for_terminal("Wärme — 熱 🔥"), "Wärme — 熱 🔥");
+    }
+}

@@ -3,16 +3,22 @@
 //!
 //! A write error comes back as an error naming standard output; [`super::exit::exit_status`]
 //! turns a closed pipe into a quiet status 141 and any other into one line and status 1.
+//!
+//! Both go through [`for_terminal`] (in the engine, which the app's notes share): titles,
+//! names, paths and values from files reach these messages, and a control character in one
+//! (an ESC sequence recolouring the terminal or setting its title) is shown as a visible escape
+//! instead of reaching the terminal. The program's own text has no control character but the
+//! newline, which is kept.
 
 use std::io::Write;
 
-use heatlab_engine::error::HeatlabError;
+use heatlab_engine::error::{for_terminal, HeatlabError};
 
 /// Writes `text` to standard output and flushes it; a failure is an error naming standard output.
 pub fn print(text: &str) -> Result<(), HeatlabError> {
     let mut stdout = std::io::stdout().lock();
     stdout
-        .write_all(text.as_bytes())
+        .write_all(for_terminal(text).as_bytes())
         .and_then(|()| stdout.flush())
         .map_err(|e| HeatlabError::io("writing to", "standard output", e))
 }
@@ -20,5 +26,5 @@ pub fn print(text: &str) -> Result<(), HeatlabError> {
 /// Writes `heatlab: <text>` and a newline to standard error. Errors are ignored: there is no
 /// other place to report them.
 pub fn note(text: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "heatlab: {text}");
+    let _ = writeln!(std::io::stderr().lock(), "heatlab: {}", for_terminal(text));
 }

@@ -83,7 +83,7 @@ pub fn describe(scenario: &Scenario) -> heatlab_engine::Result<String> {
         let _ = write!(
             text,
             "\nduration: {duration} s = {} steps",
-            (duration / tables.dt).ceil()
+            tables.steps_for(duration)?
         );
     }
     text.push('\n');

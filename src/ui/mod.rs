@@ -76,9 +76,11 @@ pub fn missing_display() -> Option<&'static str> {
 }
 
 /// Writes `heatlab: <text>` and a newline to standard error, for the terminal the app was
-/// started from; errors are ignored (there is no other place to report them).
+/// started from, control characters shown as escapes; errors are ignored (there is no other
+/// place to report them).
 fn note(text: &str) {
     use std::io::Write as _;
+    let text = heatlab_engine::error::for_terminal(text);
     let _ = writeln!(std::io::stderr().lock(), "heatlab: {text}");
 }
 

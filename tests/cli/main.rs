@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod hostile;
 mod input;
 mod live_folder;
 mod outside;

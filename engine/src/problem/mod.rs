@@ -32,7 +32,7 @@ pub use energy::{EnergyExchange, EnergyLedger};
 pub use material::Material;
 pub use shape::Shape;
 pub use side::{Side, SideCondition, SideKind, Sides};
-pub use tables::{row_stability_limits, StepTables, MAX_KINDS};
+pub use tables::{row_stability_limits, StepTables, MAX_KINDS, MAX_STEPS};
 pub use thermostat::Thermostat;
 
 use serde::{Deserialize, Serialize};

@@ -11,6 +11,10 @@ use crate::error::{HeatlabError, Result};
 /// table grows with the square of the count).
 pub const MAX_KINDS: usize = 64;
 
+/// The most steps a run may take: 2^53, below which every count and `step * dt` is exact in
+/// `f64`.
+pub const MAX_STEPS: u64 = 1 << 53;
+
 /// Everything one step needs besides the field and the map, for `n` kinds of cells.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepTables {
@@ -61,10 +65,12 @@ impl StepTables {
     ) -> Result<Self> {
         let n = problem.kinds.len();
         let dx = problem.spacing;
+        check_conductivities(problem)?;
         let capacity = capacities(problem);
         let conductance = pair_conductances(problem);
         let side_g = side_conductances(problem);
         let dt = time_step(problem.time_step, stability_limit)?;
+        check_time_step(problem, dt, &capacity)?;
         let mut tables = Self {
             kinds: n,
             pair: vec![0.0; n * n],
@@ -115,6 +121,27 @@ impl StepTables {
             *source = (per_capacity * heater_power(problem, i, count)) as f32;
         }
         tables
+    }
+
+    /// The steps a duration of `seconds` takes at this time step (rounded up); refused when the
+    /// duration is not positive seconds or the count is over [`MAX_STEPS`], which a run's step
+    /// counter and its times (`step * dt` in `f64`) hold exactly.
+    pub fn steps_for(&self, seconds: f64) -> Result<u64> {
+        if !(seconds.is_finite() && seconds > 0.0) {
+            return Err(HeatlabError::InvalidInput(format!(
+                "a duration must be positive seconds, got {seconds}"
+            )));
+        }
+        let steps = (seconds / self.dt).ceil();
+        if steps > MAX_STEPS as f64 {
+            return Err(HeatlabError::InvalidInput(format!(
+                "a duration of {seconds:e} s at a time step of {:e} s takes {steps:e} steps, \
+                 more than the {MAX_STEPS} (2^53) a run can count: give a shorter duration or \
+                 a longer time step",
+                self.dt
+            )));
+        }
+        Ok(steps as u64)
     }
 
     /// The face gain from a cell of kind `i` to one of kind `j`.
@@ -323,6 +350,57 @@ fn time_step(rule: TimeStep, limit: f64) -> Result<f64> {
         ))),
         TimeStep::Seconds(dt) => Ok(dt),
     }
+}
+
+/// Refuses a conductivity over `f32::MAX`: the conductances (up to `k`) would not fit the `f32`
+/// tables, and `2 k_i k_j` overflows `f64` from about 1e154 on, leaving no stability limit.
+fn check_conductivities(problem: &HeatProblem) -> Result<()> {
+    let largest = f64::from(f32::MAX);
+    match problem.kinds.iter().find(|kind| {
+        !kind.material.conductivity.is_finite() || kind.material.conductivity > largest
+    }) {
+        Some(kind) => Err(HeatlabError::InvalidInput(format!(
+            "the conductivity of {} ({}) is {:e} W/m/K, too large: the conductances between \
+             cells would overflow the f32 tables (at most {largest:e} W/m/K)",
+            kind.name, kind.material.name, kind.material.conductivity
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Refuses a time step that cannot be stepped: zero, subnormal or not finite, naming the kind
+/// with the least heat capacity per cell and the spacing that make it so.
+fn check_time_step(problem: &HeatProblem, dt: f64, capacity: &[f64]) -> Result<()> {
+    if dt.is_normal() {
+        return Ok(());
+    }
+    if let TimeStep::Seconds(_) = problem.time_step {
+        return Err(HeatlabError::InvalidInput(format!(
+            "a time step of {dt:e} s cannot be stepped: it is below the smallest normal f64 \
+             ({:e} s)",
+            f64::MIN_POSITIVE
+        )));
+    }
+    let least = capacity
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, _)| &problem.kinds[i]);
+    let cells = least.map_or_else(String::new, |kind| {
+        let material = &kind.material;
+        format!(
+            ": cells of {} (rho {:e} kg/m³, c_p {:e} J/kg/K) at a spacing of {:e} m hold {:e} \
+             J/K per metre of depth, too little heat to step",
+            kind.name,
+            material.density,
+            material.specific_heat,
+            problem.spacing,
+            material.volumetric_heat_capacity() * problem.spacing * problem.spacing
+        )
+    });
+    Err(HeatlabError::InvalidInput(format!(
+        "the time step comes to {dt:e} s, which cannot be stepped{cells}"
+    )))
 }
 
 /// A heater's power per cell, W/m, for a kind with `count` cells.

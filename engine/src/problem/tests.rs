@@ -98,3 +98,33 @@ fn every_side_kind_is_listed_once_and_named_as_serde_names_it() {
         assert!(unknown.contains(kind.name()), "{unknown}");
     }
 }
+
+#[test]
+fn time_steps_and_step_counts_that_cannot_be_run_are_refused_with_their_reason() {
+    let mut problem = plate(4, 4);
+    problem.kinds[0].material.density = 1e-300;
+    problem.kinds[0].material.specific_heat = 1e-300;
+    let error = problem.tables().unwrap_err().to_string();
+    assert!(error.contains("time step comes to 0e0 s"), "{error}");
+    assert!(error.contains("cells of aluminium"), "{error}");
+
+    let mut problem = plate(4, 4);
+    problem.time_step = TimeStep::Seconds(1e-320);
+    let error = problem.tables().unwrap_err().to_string();
+    assert!(error.contains("1e-320 s cannot be stepped"), "{error}");
+
+    let mut problem = plate(4, 4);
+    problem.kinds[0].material.conductivity = 1e308;
+    let error = problem.tables().unwrap_err().to_string();
+    assert!(error.contains("is 1e308 W/m/K, too large"), "{error}");
+    assert!(!error.contains("no heat moves"), "{error}");
+
+    let tables = plate(4, 4).tables().unwrap();
+    assert_eq!(tables.steps_for(tables.dt * 2.5).unwrap(), 3);
+    let most = tables.dt * tables::MAX_STEPS as f64;
+    assert_eq!(tables.steps_for(most).unwrap(), tables::MAX_STEPS);
+    let error = tables.steps_for(most * 2.0).unwrap_err().to_string();
+    assert!(error.contains("(2^53) a run can count"), "{error}");
+    assert!(tables.steps_for(f64::INFINITY).is_err());
+    assert!(tables.steps_for(1e300).is_err());
+}

@@ -124,13 +124,7 @@ impl ProblemRecord {
 
 /// The steps a duration of `seconds` takes at `problem`'s time step.
 pub(super) fn steps_for(problem: &HeatProblem, seconds: f64) -> Result<u64, HeatlabError> {
-    if !(seconds.is_finite() && seconds > 0.0) {
-        return Err(HeatlabError::InvalidInput(format!(
-            "a duration must be positive seconds, got {seconds}"
-        )));
-    }
-    let dt = problem.tables()?.dt;
-    Ok((seconds / dt).ceil() as u64)
+    problem.tables()?.steps_for(seconds)
 }
 
 /// Books a chunk's energy: the field at its start, and the balance of each piece.
