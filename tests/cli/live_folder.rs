@@ -16,25 +16,6 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-/// A run far too long to finish in a test, on the CPU, writing into `out`.
-fn endless(out: &str) -> Vec<&str> {
-    vec![
-        "run",
-        "--size",
-        "200",
-        "--steps",
-        "100000000",
-        "--chunk",
-        "1000000",
-        "--backend",
-        "cpu",
-        "--seed",
-        "1",
-        "--out",
-        out,
-    ]
-}
-
 /// A short run into `out` with `extra` arguments.
 fn short<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
@@ -71,7 +52,9 @@ fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 fn a_live_runs_folder_is_refused_to_every_writer() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mut first = spawn(d, &endless("cA"));
+    let endless = crate::outside::endless("1", "cA");
+    let endless: Vec<&str> = endless.iter().map(String::as_str).collect();
+    let mut first = spawn(d, &endless);
     wait_for(
         "the first run's first frame",
         Duration::from_secs(60),

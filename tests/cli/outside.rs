@@ -27,8 +27,8 @@ fn hidden_files(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// A run far too long to finish in a test.
-fn endless(seed: &str, out: &str) -> Vec<String> {
+/// A run far too long to finish in a test (also the live run of `live_folder`).
+pub(crate) fn endless(seed: &str, out: &str) -> Vec<String> {
     [
         "run",
         "--size",
