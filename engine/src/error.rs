@@ -64,6 +64,22 @@ pub enum HeatlabError {
         /// Column of the first non-finite cell.
         col: usize,
     },
+    /// The field went NaN or infinite somewhere in a stretch of steps checked only at its end
+    /// (a scheme that keeps a finite field finite, overflowed by its sources).
+    #[error(
+        "values became non-finite between step {from} and step {to} (first at row {row}, column \
+         {col})"
+    )]
+    NonFiniteWithin {
+        /// The last step known finite.
+        from: u64,
+        /// The step found non-finite.
+        to: u64,
+        /// Row of the first non-finite cell.
+        row: usize,
+        /// Column of the first non-finite cell.
+        col: usize,
+    },
     /// A heat problem's field fell below absolute zero: a heater or a side draws out more
     /// heat than the cells hold.
     #[error(

@@ -10,6 +10,7 @@ pub mod lab;
 pub mod notice;
 pub mod pacing;
 pub mod recording;
+pub mod run;
 pub mod start;
 pub mod tutorial;
 pub mod worker;

@@ -6,6 +6,7 @@ use super::record::{AgreementRecord, Ending, RunRecord};
 use super::start;
 use super::video::RunVideo;
 use crate::cli::output::note;
+use heatlab_engine::session::run::RunLoop;
 use heatlab_engine::sim::Simulation;
 use heatlab_engine::state::FieldOrigin;
 
@@ -66,13 +67,7 @@ pub(super) fn settle_agreement(
     if simulation.agreement().is_none() {
         return ending;
     }
-    let settled = match &ending {
-        Ok(Ending::Completed) => simulation.finish_agreement(),
-        _ => {
-            simulation.cancel_agreement();
-            Ok(())
-        }
-    };
+    let settled = RunLoop::finish(simulation, matches!(ending, Ok(Ending::Completed)));
     if let Some(watch) = simulation.agreement() {
         record.agreement = Some(AgreementRecord::of(watch));
     }

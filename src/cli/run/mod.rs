@@ -5,12 +5,12 @@
 //! status and reason and `timings.csv` with every chunk timed so far, where there is room to
 //! write them; no temporary file stays behind.
 
+mod driver;
 mod ending;
 mod folder;
 mod record;
 mod scenario;
 mod start;
-mod stepping;
 mod video;
 
 use std::panic::AssertUnwindSafe;
@@ -20,6 +20,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::interrupt::Interrupt;
 use super::output::note;
+use driver::{run_to_end, CliDriver};
 use ending::{keep_state, keep_video, settle_agreement};
 use folder::{previous_run_files, remove_previous_run, reuse_refusal};
 use heatlab_engine::compute::{
@@ -32,6 +33,7 @@ use heatlab_engine::field::{JaggedParams, DEFAULT_SEED};
 use heatlab_engine::grid::{Grid, GridSize};
 use heatlab_engine::import::LuminanceRange;
 use heatlab_engine::render::Colormap;
+use heatlab_engine::session::run::{FieldChecks, RunLoop, RunSchedule};
 use heatlab_engine::session::start::Start;
 use heatlab_engine::sim::agreement::WindowPolicy;
 use heatlab_engine::sim::generate::generate_on;
@@ -39,7 +41,6 @@ use heatlab_engine::sim::Stability;
 use heatlab_engine::state::FieldOrigin;
 use record::{Ending, RunRecord};
 use start::StartFrom;
-use stepping::{save_frame, step_loop};
 use video::{RunVideo, VideoPlan};
 
 /// Arguments of `heatlab run`.
@@ -365,26 +366,16 @@ impl RunPlan {
         self.start_step.saturating_add(self.steps)
     }
 
-    /// The step at which the next chunk should stop: a save point, a chunk's end, or the last step.
-    fn next_stop(&self, step: u64) -> u64 {
-        // Saturating: a resumed state may stand near the largest step count.
-        let mut stop = step.saturating_add(self.chunk).min(self.end_step());
-        let video_every = self.video.as_ref().map_or(0, |v| v.every);
-        for every in [self.save_every, self.check_every, video_every] {
-            let next_multiple = step
-                .checked_div(every)
-                .and_then(|blocks| (blocks + 1).checked_mul(every));
-            if let Some(next_multiple) = next_multiple {
-                stop = stop.min(next_multiple);
-            }
+    /// The run's steps and when its outputs are due, for the engine's run loop.
+    fn schedule(&self) -> RunSchedule {
+        RunSchedule {
+            start_step: self.start_step,
+            end_step: self.end_step(),
+            chunk: self.chunk,
+            save_every: self.save_every,
+            video_every: self.video.as_ref().map_or(0, |v| v.every),
+            check_every: self.check_every,
         }
-        stop
-    }
-
-    fn is_save_point(&self, step: u64) -> bool {
-        step == self.start_step
-            || step == self.end_step()
-            || (self.save_every > 0 && step % self.save_every == 0)
     }
 }
 
@@ -526,20 +517,22 @@ fn execute(
         "{} field, {} steps, {physics} on {} ({})",
         plan.field.size, plan.steps, record.device, record.method
     ));
-    let laplacian = simulation.laplacian()?;
-    let first = simulation.field()?;
-    record
-        .files
-        .extend(save_frame(plan, plan.start_step, &first, &laplacian)?);
-    drop(laplacian);
-    if let Some(video) = video.as_mut() {
-        video.add(plan.start_step, &first, &mut simulation)?;
-    }
-    drop(first);
     let bar = progress_bar(plan.start_step, plan.end_step());
     bar.set_message(record.backend.clone());
-    let ending = step_loop(plan, &mut simulation, record, interrupt, &bar, &mut video);
+    let mut run = RunLoop::new(&mut simulation, FieldChecks::EveryAdvance, true)?;
+    let mut driver = CliDriver {
+        plan,
+        record,
+        interrupt,
+        bar: &bar,
+        video: &mut video,
+    };
+    let ending = run_to_end(&mut run, &mut simulation, &mut driver);
     bar.finish_and_clear();
+    if let Some(problem) = record.problem.as_mut() {
+        problem.simulated_seconds = simulation.simulated_seconds().unwrap_or(0.0);
+        problem.ledger = run.ledger().clone();
+    }
     let ending = settle_agreement(&mut simulation, record, ending);
     let ending = match video {
         Some(video) => keep_video(video, record, ending),

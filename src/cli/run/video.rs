@@ -81,11 +81,6 @@ impl RunVideo {
         })
     }
 
-    /// Whether `step`, reached by `advanced` steps just taken, gets a frame.
-    pub(super) fn is_due(&self, step: u64, advanced: u64) -> bool {
-        self.recorder.is_due(step, advanced)
-    }
-
     /// Frames written so far.
     pub(super) fn frames(&self) -> u64 {
         self.recorder.frames()

@@ -1,0 +1,104 @@
+//! `heatlab run`'s driver of the engine's run loop ([`RunLoop::run`]): what the command line
+//! adds to it is its own: the signals that stop it, the progress bar, the frames written into
+//! the output folder, the video's frames and the timing rows.
+
+use std::path::PathBuf;
+
+use indicatif::ProgressBar;
+
+use super::record::{Ending, RunRecord};
+use super::video::RunVideo;
+use super::RunPlan;
+use crate::cli::interrupt::{Interrupt, StopSignal};
+use heatlab_engine::compute::Layer;
+use heatlab_engine::export::{self, FrameFiles};
+use heatlab_engine::grid::Grid;
+use heatlab_engine::session::recording::FrameColours;
+use heatlab_engine::session::run::{Chunk, Due, Halt, RunDriver, RunEnd, RunLoop};
+use heatlab_engine::sim::Simulation;
+
+/// Writes the field and Laplacian frames of one step; returns the paths written.
+pub(super) fn save_frame(
+    plan: &RunPlan,
+    step: u64,
+    field: &Grid,
+    laplacian: &Grid,
+) -> heatlab_engine::Result<Vec<PathBuf>> {
+    let colours = FrameColours::per_frame(plan.colormap, plan.laplacian_colormap);
+    let layers = [
+        colours.layer_frame(Layer::Field, field, plan.colorbar),
+        colours.layer_frame(Layer::Laplacian, laplacian, plan.colorbar),
+    ];
+    let files = FrameFiles {
+        png: true,
+        npy: plan.npy,
+    };
+    export::write_frame(&plan.out, step, &layers, files)
+}
+
+/// The command line's side of a run.
+pub(super) struct CliDriver<'a> {
+    pub(super) plan: &'a RunPlan,
+    pub(super) record: &'a mut RunRecord,
+    pub(super) interrupt: &'a Interrupt,
+    pub(super) bar: &'a ProgressBar,
+    pub(super) video: &'a mut Option<RunVideo>,
+}
+
+impl RunDriver for CliDriver<'_> {
+    fn stop_requested(&self) -> bool {
+        self.interrupt.requested().is_some()
+    }
+
+    fn chunk_done(&mut self, _: &mut Simulation, chunk: &Chunk) -> heatlab_engine::Result<()> {
+        if let Some(timing) = &chunk.timing {
+            self.record.add_timing(timing);
+        }
+        self.record.steps_completed = chunk.to;
+        self.bar.set_position(chunk.to);
+        Ok(())
+    }
+
+    fn outputs_due(&mut self, simulation: &mut Simulation, due: Due) -> heatlab_engine::Result<()> {
+        let step = simulation.step_count();
+        let field = simulation.field()?;
+        if due.frames {
+            let laplacian = simulation.laplacian()?;
+            let written = save_frame(self.plan, step, &field, &laplacian)?;
+            self.record.files.extend(written);
+        }
+        if let Some(video) = self.video.as_mut().filter(|_| due.video) {
+            video.add(step, &field, simulation)?;
+            self.bar.set_message(format!(
+                "{}, {} video frames",
+                self.record.backend,
+                video.frames()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Runs the loop to the plan's last step; its ending as the command line reports it (an
+/// interruption with the signal that asked for it).
+pub(super) fn run_to_end(
+    run: &mut RunLoop,
+    simulation: &mut Simulation,
+    driver: &mut CliDriver<'_>,
+) -> anyhow::Result<Ending> {
+    let schedule = driver.plan.schedule();
+    let end = run.run(simulation, &schedule, driver)?;
+    Ok(match end {
+        RunEnd::Completed => Ending::Completed,
+        RunEnd::Halted(Halt::Interrupted) => Ending::Interrupted(
+            driver
+                .interrupt
+                .requested()
+                .unwrap_or(StopSignal::Interrupt),
+        ),
+        RunEnd::Halted(Halt::NonFinite { error, last_good }) => {
+            Ending::NonFinite { error, last_good }
+        }
+        RunEnd::Halted(Halt::BelowAbsoluteZero(error)) => Ending::BelowAbsoluteZero(error),
+    })
+}
