@@ -27,8 +27,13 @@ pub struct ActiveProblem {
     pub compiled: CompiledProblem,
     /// Whether the backend books the energy every step.
     pub book_energy: bool,
-    /// Simulated seconds since the initial field (the time steps may change with the map).
+    /// Simulated seconds since the initial field at the step where the time step last changed
+    /// (the time step may change with the map): the time now adds `steps_at_dt` steps of the
+    /// time step, as one product, so that it does not depend on how the steps were cut into
+    /// advances (a run's chunks, the app's frames).
     pub elapsed_seconds: f64,
+    /// Steps taken at the present time step since `elapsed_seconds`.
+    pub(super) steps_at_dt: u64,
     /// Cells of each kind, kept with the map (a heater of a total power shares it by them).
     pub(super) kind_counts: Vec<usize>,
     /// Each row's stability limit, kept with the map (see [`row_stability_limits`]).
@@ -43,6 +48,22 @@ pub struct ActiveProblem {
     /// Each kind's heater as the user last set it (`None`: no heater), which thermostats do
     /// not change: Reset goes back to it.
     pub(super) heaters_as_set: Vec<Option<bool>>,
+}
+
+impl ActiveProblem {
+    /// Simulated seconds since the initial field.
+    pub fn seconds(&self) -> f64 {
+        self.elapsed_seconds + self.steps_at_dt as f64 * self.compiled.tables.dt
+    }
+
+    /// Before the time step becomes `dt`: the time so far becomes the base the new time
+    /// step's steps add to (nothing changes while the time step stays).
+    fn fold_time(&mut self, dt: f64) {
+        if dt.to_bits() != self.compiled.tables.dt.to_bits() {
+            self.elapsed_seconds = self.seconds();
+            self.steps_at_dt = 0;
+        }
+    }
 }
 
 /// Whether each kind's heater is on (`None`: the kind has no heater).
@@ -93,7 +114,7 @@ impl Simulation {
     pub fn set_problem(&mut self, problem: Option<HeatProblem>, book_energy: bool) -> Result<()> {
         self.settle()?;
         let old = self.problem.take();
-        let elapsed_seconds = old.as_ref().map_or(0.0, |p| p.elapsed_seconds);
+        let elapsed_seconds = old.as_ref().map_or(0.0, ActiveProblem::seconds);
         let active = match problem {
             Some(problem) => match self.activate(problem, book_energy, elapsed_seconds) {
                 Ok(active) => Some(active),
@@ -161,6 +182,7 @@ impl Simulation {
             compiled,
             book_energy,
             elapsed_seconds,
+            steps_at_dt: 0,
             booked: EnergyExchange::default(),
             energy_mark: None,
             switches: Vec::new(),
@@ -258,6 +280,7 @@ impl Simulation {
             kinds,
             tables,
         });
+        active.fold_time(edit.tables.dt);
         edit.apply(&mut active.compiled)?;
         self.backend.set_problem(Some(ProblemUpload::of(
             &active.compiled,
@@ -351,6 +374,7 @@ impl Simulation {
             kinds: Arc::from(Vec::new()),
             tables,
         });
+        active.fold_time(edit.tables.dt);
         active.compiled.tables = edit.tables.clone();
         if let Some(watch) = self.agreement.as_mut() {
             watch.record_problem_edit(&edit);
@@ -370,13 +394,14 @@ impl Simulation {
 
     /// Seconds simulated since the initial field, when a problem is stepped.
     pub fn simulated_seconds(&self) -> Option<f64> {
-        self.problem.as_ref().map(|a| a.elapsed_seconds)
+        self.problem.as_ref().map(ActiveProblem::seconds)
     }
 
     /// Sets the simulated time (a resumed state's).
     pub fn set_simulated_seconds(&mut self, seconds: f64) {
         if let Some(active) = self.problem.as_mut() {
             active.elapsed_seconds = seconds;
+            active.steps_at_dt = 0;
         }
     }
 
@@ -444,7 +469,7 @@ impl Simulation {
     /// Adds the simulated time of `steps` steps.
     pub(super) fn count_problem_time(&mut self, steps: u64) {
         if let Some(active) = self.problem.as_mut() {
-            active.elapsed_seconds += steps as f64 * active.compiled.tables.dt;
+            active.steps_at_dt += steps;
         }
     }
 

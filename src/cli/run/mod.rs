@@ -519,7 +519,8 @@ fn execute(
     ));
     let bar = progress_bar(plan.start_step, plan.end_step());
     bar.set_message(record.backend.clone());
-    let mut run = RunLoop::new(&mut simulation, FieldChecks::EveryAdvance, true)?;
+    let mut run = RunLoop::new(FieldChecks::EveryAdvance, true);
+    run.restart(&mut simulation)?;
     let mut driver = CliDriver {
         plan,
         record,

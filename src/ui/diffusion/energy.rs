@@ -1,6 +1,6 @@
 //! The energy budget of a heat problem over simulated time: how much the stored energy changed,
 //! what came in through the heaters, the sides and from held cells, and the closing error (the
-//! change of stored energy less everything that came in), from the balance each frame carries.
+//! change of stored energy less everything that came in), from the run loop's budget each frame carries.
 //! Also the simulated time as the status line shows it.
 
 use std::collections::VecDeque;
@@ -15,15 +15,15 @@ use heatlab_engine::session::diffusion::ProblemFrame;
 /// Points kept (the oldest go first).
 pub const BUDGET_POINTS: usize = 20_000;
 
-/// Two stored energies closer than this fraction of their size are the same energy: a window
-/// that starts where the previous one ended continues the budget.
-const CONTINUITY: f64 = 1e-9;
-
 /// The budget since it started, at one simulated time (J per metre of depth).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BudgetPoint {
     /// Simulated seconds.
     pub seconds: f64,
+    /// The step the budget starts at.
+    pub from_step: u64,
+    /// Simulated seconds where it starts.
+    pub from_seconds: f64,
     /// The whole budget so far: the stored energy at its start and now, and what came in.
     pub balance: EnergyBalance,
 }
@@ -35,26 +35,27 @@ impl BudgetPoint {
     }
 }
 
-/// The energy budget, summed window by window from the frames' balances.
+/// The energy budget over time: the run loop's budget as the frames carry it (the figures
+/// `heatlab run` records), one point per frame that booked a window.
 #[derive(Debug, Clone, Default)]
 pub struct EnergyBudget {
     points: VecDeque<BudgetPoint>,
-    /// Times the budget started over (an edit, a reset, a missed window).
+    /// Times the budget started over (an edit, a reset, a new field).
     restarts: u64,
 }
 
 impl EnergyBudget {
-    /// Takes a frame's balance. A frame without one adds nothing; a window that does not start
-    /// where the previous one ended (the problem was edited, the field reset, or a frame was
-    /// not shown) or an earlier simulated time starts the budget over, because what came in
-    /// between is not known.
+    /// Takes a frame's budget. A frame without one adds nothing; a budget that started
+    /// elsewhere than the points shown (the problem was edited, the field reset or replaced)
+    /// starts the plot over.
     pub fn record(&mut self, frame: &ProblemFrame) {
-        let Some(window) = frame.energy else {
+        let Some(budget) = frame.budget else {
             return;
         };
         let continues = self.points.back().is_some_and(|last| {
-            frame.simulated_seconds > last.seconds
-                && same_energy(last.balance.stored_after, window.stored_before)
+            last.from_step == budget.from_step
+                && last.from_seconds == budget.from_seconds
+                && frame.simulated_seconds > last.seconds
         });
         if !continues {
             if !self.points.is_empty() {
@@ -62,24 +63,14 @@ impl EnergyBudget {
             }
             self.points.clear();
         }
-        let balance = match self.points.back() {
-            Some(last) => {
-                let mut exchange = last.balance.exchange;
-                exchange.add(&window.exchange);
-                EnergyBalance {
-                    stored_before: last.balance.stored_before,
-                    stored_after: window.stored_after,
-                    exchange,
-                }
-            }
-            None => window,
-        };
         if self.points.len() == BUDGET_POINTS {
             self.points.pop_front();
         }
         self.points.push_back(BudgetPoint {
             seconds: frame.simulated_seconds,
-            balance,
+            from_step: budget.from_step,
+            from_seconds: budget.from_seconds,
+            balance: budget.window.balance(),
         });
     }
 
@@ -184,9 +175,7 @@ impl EnergyBudget {
     }
 
     fn start_seconds(&self) -> f64 {
-        // The first window began one frame before the first point; that frame's length is not
-        // known, so the budget's span is counted from its first point.
-        self.points.front().map_or(0.0, |p| p.seconds)
+        self.points.front().map_or(0.0, |p| p.from_seconds)
     }
 
     fn side_is_used(&self, side: Side) -> bool {
@@ -194,10 +183,6 @@ impl EnergyBudget {
             .iter()
             .any(|p| EnergyExchange::side(&p.balance.exchange, side) != 0.0)
     }
-}
-
-fn same_energy(a: f64, b: f64) -> bool {
-    (a - b).abs() <= CONTINUITY * a.abs().max(b.abs()).max(f64::MIN_POSITIVE)
 }
 
 /// A duration in simulated seconds for people: µs, ms, s, min or h as it fits.
@@ -230,73 +215,79 @@ pub fn simulated_time_text(frame: &ProblemFrame) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use heatlab_engine::session::run::{EnergyBudget as Booked, EnergyWindow};
 
-    fn frame(seconds: f64, energy: Option<EnergyBalance>) -> ProblemFrame {
+    fn frame(seconds: f64, budget: Option<(u64, f64, EnergyBalance)>) -> ProblemFrame {
+        let budget = budget.map(|(from_step, from_seconds, balance)| Booked {
+            from_step,
+            from_seconds,
+            window: EnergyWindow::new(from_step, 0, seconds, &balance),
+        });
         ProblemFrame {
             simulated_seconds: seconds,
             dt: 0.5,
-            energy,
+            energy: budget.map(|b| b.window.balance()),
+            budget,
             heaters_on: Vec::new(),
             switches: Vec::new(),
         }
     }
 
-    fn window(before: f64, after: f64, sources: f64, sides: [f64; 4], held: f64) -> EnergyBalance {
+    fn balance(before: f64, after: f64, sources: f64, sides: [f64; 4]) -> EnergyBalance {
         EnergyBalance {
             stored_before: before,
             stored_after: after,
             exchange: EnergyExchange {
                 sources,
                 sides,
-                held,
+                held: 0.0,
             },
         }
     }
 
     #[test]
-    fn windows_add_up_and_the_closing_error_is_what_is_not_accounted_for() {
+    fn the_plot_follows_the_run_loops_budget() {
         let mut budget = EnergyBudget::default();
         budget.record(&frame(1.0, None));
         assert!(
             budget.latest().is_none(),
-            "a frame without a balance adds nothing"
+            "a frame without a budget adds nothing"
         );
-        // 100 -> 130: 40 from heaters, 10 out through the left side.
         budget.record(&frame(
             1.0,
-            Some(window(100.0, 130.0, 40.0, [-10.0, 0.0, 0.0, 0.0], 0.0)),
+            Some((0, 0.0, balance(100.0, 130.0, 40.0, [-10.0; 4]))),
         ));
-        // 130 -> 150: 40 from heaters, 15 out left, 5 out right, and 0.5 J/m unaccounted for.
         budget.record(&frame(
             2.0,
-            Some(window(130.0, 150.0, 40.0, [-15.0, -5.0, 0.0, 0.0], 0.5)),
+            Some((0, 0.0, balance(100.0, 150.0, 80.0, [-10.0; 4]))),
         ));
         let latest = budget.latest().unwrap();
-        assert_eq!(latest.seconds, 2.0);
-        assert_eq!(latest.stored_change(), 50.0);
-        assert_eq!(latest.balance.exchange.sources, 80.0);
-        assert_eq!(latest.balance.exchange.sides, [-25.0, -5.0, 0.0, 0.0]);
-        assert_eq!(latest.balance.exchange.held, 0.5);
-        assert!((latest.balance.closing_error() - (50.0 - 50.5)).abs() < 1e-12);
-        // Over the scale of what moved: 50 stored, 80 in, 30 out, 0.5 held (and the stored
-        // energy's own rounding, 150 f32 epsilons).
-        let scale = 50.0 + 80.0 + 30.0 + 0.5 + 150.0 * f64::from(f32::EPSILON);
-        assert!((latest.balance.relative_closing_error() - 0.5 / scale).abs() < 1e-12);
+        assert_eq!((latest.seconds, latest.stored_change()), (2.0, 50.0));
         assert_eq!(budget.points().count(), 2);
+        assert_eq!(budget.start_seconds(), 0.0);
         assert_eq!(budget.restarts(), 0);
     }
 
     #[test]
-    fn a_window_that_does_not_continue_the_last_starts_over() {
+    fn a_budget_that_started_elsewhere_starts_the_plot_over() {
         let mut budget = EnergyBudget::default();
-        budget.record(&frame(1.0, Some(window(100.0, 130.0, 30.0, [0.0; 4], 0.0))));
-        // An edit changed the stored energy between the windows: what came in then is unknown.
-        budget.record(&frame(2.0, Some(window(200.0, 210.0, 10.0, [0.0; 4], 0.0))));
+        budget.record(&frame(
+            1.0,
+            Some((0, 0.0, balance(100.0, 130.0, 30.0, [0.0; 4]))),
+        ));
+        // An edit at step 8 (4 s) started a new budget.
+        budget.record(&frame(
+            5.0,
+            Some((8, 4.0, balance(200.0, 210.0, 10.0, [0.0; 4]))),
+        ));
         assert_eq!(budget.points().count(), 1);
-        assert_eq!(budget.latest().unwrap().stored_change(), 10.0);
+        assert_eq!(budget.start_seconds(), 4.0);
         assert_eq!(budget.restarts(), 1);
-        // Time went back (a reset).
-        budget.record(&frame(0.5, Some(window(210.0, 215.0, 5.0, [0.0; 4], 0.0))));
+        // A reset: back to step 0, time back to the start.
+        budget.record(&frame(
+            0.5,
+            Some((0, 0.0, balance(100.0, 105.0, 5.0, [0.0; 4]))),
+        ));
         assert_eq!(budget.points().count(), 1);
         assert_eq!(budget.latest().unwrap().seconds, 0.5);
         assert_eq!(budget.restarts(), 2);

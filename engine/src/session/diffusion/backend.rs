@@ -113,6 +113,7 @@ impl SimThread {
             Ok(generation) => {
                 self.schedule.dirty = true;
                 self.stats.reset();
+                self.restart_run();
                 self.origin = Some(crate::state::FieldOrigin::Jagged(*params));
                 // A frame of the field replaced must not come after the news of the new one.
                 self.ctx.discard_frame();

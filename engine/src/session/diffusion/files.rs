@@ -145,6 +145,7 @@ impl SimThread {
                 self.origin = Some(opened.origin.clone());
                 self.schedule.dirty = true;
                 self.stats.reset();
+                self.restart_run();
                 log::info!(
                     "opened {} in {:.2} s",
                     path.display(),

@@ -78,8 +78,9 @@ impl SimThread {
             return;
         };
         let pictures = colour_frame(reduced, &mut self.spares, &mut split);
-        if pictures.stats.is_some() {
+        if let Some(stats) = pictures.stats.as_ref() {
             self.stats.computed(statistics_cost(&split));
+            self.check(stats);
         }
         self.shown = ShownRanges {
             field: Some(pictures.field.range),

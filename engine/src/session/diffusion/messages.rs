@@ -268,6 +268,10 @@ pub struct ProblemFrame {
     /// frames carry `None`. After the field or the map changed other than by stepping (a
     /// stroke, an undo, a new problem) the next balance is skipped: it starts from there.
     pub energy: Option<EnergyBalance>,
+    /// The budget since it last started (a new field, a reset, an edit), ending with
+    /// `energy`'s window: the figures `heatlab run` records, carried with each frame that
+    /// books a window.
+    pub budget: Option<crate::session::run::EnergyBudget>,
     /// Whether each kind's heater is on now (false for kinds without one), thermostats
     /// included.
     pub heaters_on: Vec<bool>,

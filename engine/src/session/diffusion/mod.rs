@@ -17,10 +17,11 @@ mod schedule;
 use std::time::{Duration, Instant};
 
 use crate::compute::{Backend, StepParams};
-use crate::error::{CudaUnavailable, HeatlabError};
+use crate::error::CudaUnavailable;
 use crate::measure::TimingRecord;
+use crate::session::run::{Advanced, FieldChecks, Halt, RunLoop};
 use crate::sim::agreement::WindowPolicy;
-use crate::sim::{Simulation, Stability};
+use crate::sim::Simulation;
 
 use crate::render::frame::SpareBuffers;
 use crate::session::notice::Level;
@@ -87,6 +88,8 @@ struct SimThread {
     spares: SpareBuffers,
     /// When the problem was last sent to the panel (throttled while kinds are painted).
     problem_events: problem::ProblemEvents,
+    /// The run loop's checks and books: the same as `heatlab run`'s.
+    run: RunLoop,
 }
 
 impl SimThread {
@@ -113,6 +116,7 @@ impl SimThread {
             user_source: None,
             spares: SpareBuffers::default(),
             problem_events: problem::ProblemEvents::default(),
+            run: RunLoop::new(FieldChecks::ByDriver, false),
         }
     }
 
@@ -255,7 +259,7 @@ impl SimThread {
 
     fn reset(&mut self) {
         if let Some(sim) = self.sim.as_mut() {
-            match sim.reset() {
+            match sim.reset().and_then(|()| self.run.restart(sim)) {
                 Ok(()) => {
                     self.schedule.dirty = true;
                     // The heaters may be back as the user set them.
@@ -298,30 +302,68 @@ impl SimThread {
         self.recording = recording;
     }
 
-    /// Advances, checking for non-finite values when the coefficient is unstable (below 0.25
-    /// each step is an average of neighbours, so a finite field stays finite). `None` when
-    /// stepping stopped; an event or a notice says why.
+    /// Advances through the run loop (an unstable coefficient checks every state for
+    /// non-finite values; the frames' statistics check the rest, see [`SimThread::check`]).
+    /// `None` when stepping stopped; an event or a notice says why.
     fn advance(&mut self, steps: u64) -> Option<TimingRecord> {
         let sim = self.sim.as_mut()?;
-        let result = if Stability::of(sim.params().coeff) == Stability::Unstable {
-            sim.advance_checked(steps).map(|(record, _)| record)
-        } else {
-            sim.advance(steps)
-        };
-        match result {
-            Ok(record) => Some(record),
-            Err(error @ HeatlabError::NonFinite { .. }) => {
-                let good = sim.step_count();
-                self.emit(SimEvent::NonFinite {
-                    message: format!("{error}; paused at step {good}, the last finite state"),
-                    step: good,
-                });
-                self.schedule.dirty = true;
+        match self.run.advance(sim, steps) {
+            Ok(Advanced::Stepped(record)) => Some(record),
+            Ok(Advanced::Halted(halt)) => {
+                self.halted(halt);
                 None
             }
             Err(error) => {
                 self.notice(Level::Error, format!("stepping failed: {error}"));
                 None
+            }
+        }
+    }
+
+    /// Checks the field, whose statistics a frame just took, as `heatlab run` does after each
+    /// piece: stops playing when it went non-finite or a heat problem fell below absolute zero.
+    pub(super) fn check(&mut self, stats: &crate::compute::FieldStats) {
+        let Some(sim) = self.sim.as_mut() else {
+            return;
+        };
+        match self.run.check(sim, stats) {
+            Ok(None) => {}
+            Ok(Some(halt)) => {
+                if self.schedule.stop() {
+                    self.emit(SimEvent::Stopped);
+                }
+                self.halted(halt);
+            }
+            Err(error) => log::warn!("checking the field: {error}"),
+        }
+    }
+
+    /// A new field stands in the simulation: the run loop's checks and energy budget start
+    /// from it.
+    pub(super) fn restart_run(&mut self) {
+        if let Some(sim) = self.sim.as_mut() {
+            if let Err(error) = self.run.restart(sim) {
+                log::warn!("restarting the run's books: {error}");
+            }
+        }
+    }
+
+    /// Tells the panel why the run loop stopped.
+    fn halted(&mut self, halt: Halt) {
+        let step = self.sim.as_ref().map_or(0, Simulation::step_count);
+        match halt {
+            // The session's loop is stopped by Pause, never by the run loop's driver.
+            Halt::Interrupted => {}
+            Halt::NonFinite { error, last_good } => {
+                let message = match last_good {
+                    Some(good) => format!("{error}; paused at step {good}, the last finite state"),
+                    None => format!("{error}; paused at step {step}"),
+                };
+                self.emit(SimEvent::NonFinite { message, step });
+                self.schedule.dirty = true;
+            }
+            Halt::BelowAbsoluteZero(error) => {
+                self.notice(Level::Error, format!("{error}; paused at step {step}"));
             }
         }
     }

@@ -10,6 +10,7 @@ use super::SimThread;
 use crate::error::{HeatlabError, Result};
 use crate::problem::{material, CellKind, HeatProblem, Shape, PLATE_SPACING};
 use crate::session::notice::Level;
+use crate::session::run::EnergyWindow;
 use crate::sim::Simulation;
 
 /// The least time between two [`SimEvent::Problem`]s while kinds are painted (each one copies
@@ -125,22 +126,24 @@ impl SimThread {
         sim.problem()?;
         let energy = if balance_due {
             let started = Instant::now();
-            let balance = sim.energy_since_last_balance();
+            let window = self.run.book_energy(sim);
             split.push((FramePart::Statistics, started.elapsed()));
-            balance.unwrap_or_else(|error| {
+            window.unwrap_or_else(|error| {
                 log::warn!("no energy balance this frame: {error}");
                 None
             })
         } else {
             None
         };
-        let switches = sim.take_switches();
+        let switches = self.run.take_switches(sim);
+        let budget = self.run.ledger().budget;
         let problem = sim.problem()?;
         let compiled = sim.compiled_problem()?;
         Some(ProblemFrame {
             simulated_seconds: sim.simulated_seconds().unwrap_or(0.0),
             dt: compiled.tables.dt,
-            energy,
+            energy: energy.as_ref().map(EnergyWindow::balance),
+            budget: energy.and(budget),
             heaters_on: problem
                 .kinds
                 .iter()

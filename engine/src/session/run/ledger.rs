@@ -65,6 +65,8 @@ impl EnergyWindow {
 pub struct EnergyBudget {
     /// The step it starts at.
     pub from_step: u64,
+    /// Simulated seconds where it starts.
+    pub from_seconds: f64,
     /// Everything from there to the last window: the stored energy at both ends and what came
     /// in, with its closing error.
     pub window: EnergyWindow,
@@ -103,9 +105,9 @@ impl RunLedger {
         }
     }
 
-    /// Books a window: onto the budget when it starts where the budget ends, else as the start
-    /// of a new budget.
-    pub(super) fn book(&mut self, window: EnergyWindow) {
+    /// Books a window that starts at `from_seconds` of simulated time: onto the budget when it
+    /// starts where the budget ends, else as the start of a new budget.
+    pub(super) fn book(&mut self, window: EnergyWindow, from_seconds: f64) {
         if self.keep_windows {
             self.windows.push(window);
         }
@@ -116,6 +118,7 @@ impl RunLedger {
                 balance.exchange.add(&window.exchange);
                 EnergyBudget {
                     from_step: budget.from_step,
+                    from_seconds: budget.from_seconds,
                     window: EnergyWindow::new(
                         budget.from_step,
                         window.to_step,
@@ -126,6 +129,7 @@ impl RunLedger {
             }
             _ => EnergyBudget {
                 from_step: window.from_step,
+                from_seconds,
                 window,
             },
         };

@@ -21,6 +21,7 @@ use crate::error::{HeatlabError, Result};
 use crate::measure::TimingRecord;
 use crate::problem::temperature::ZERO_CELSIUS_IN_KELVIN;
 use crate::session::pacing::Pacer;
+use crate::sim::thermostat::HeaterSwitch;
 use crate::sim::{Simulation, Stability};
 
 /// Seconds one advance call aims at, so that a stop asked for in the middle of a long chunk
@@ -163,26 +164,23 @@ pub struct RunLoop {
     checks: FieldChecks,
     /// The step the field last passed the checks at.
     checked_at: u64,
+    /// The step and simulated seconds the next energy window starts at.
+    energy_from: (u64, f64),
     ledger: RunLedger,
 }
 
 impl RunLoop {
-    /// A loop over `simulation` from its current step, checking the field as `checks` says;
-    /// `keep_windows`: whether the ledger lists every energy window. Starts the energy balance
-    /// at the field as it stands.
-    pub fn new(
-        simulation: &mut Simulation,
-        checks: FieldChecks,
-        keep_windows: bool,
-    ) -> Result<Self> {
-        let mut run = Self {
+    /// A loop checking the field as `checks` says; `keep_windows`: whether the ledger lists
+    /// every energy window. [`RunLoop::restart`] starts it at a simulation's field (until then
+    /// the first energy window is skipped: it starts the balance).
+    pub fn new(checks: FieldChecks, keep_windows: bool) -> Self {
+        Self {
             pacer: Pacer::new(PIECE_SECONDS),
             checks,
-            checked_at: simulation.step_count(),
+            checked_at: 0,
+            energy_from: (0, 0.0),
             ledger: RunLedger::new(keep_windows),
-        };
-        run.restart(simulation)?;
-        Ok(run)
+        }
     }
 
     /// What the run booked so far.
@@ -199,6 +197,7 @@ impl RunLoop {
     /// and the energy budget start again from here.
     pub fn restart(&mut self, simulation: &mut Simulation) -> Result<()> {
         self.checked_at = simulation.step_count();
+        self.energy_from = here(simulation);
         self.ledger.restart_budget();
         self.ledger.switched(simulation.take_switches());
         // Sets the mark the next balance starts from; what it returns spans an edit.
@@ -251,7 +250,7 @@ impl RunLoop {
             // Rare: the field is read once, to say where.
             let (row, col) = simulation.field()?.first_non_finite().unwrap_or_default();
             let error = HeatlabError::NonFiniteWithin {
-                from: self.checked_at,
+                from: self.checked_at.min(step),
                 to: step,
                 row,
                 col,
@@ -277,22 +276,26 @@ impl RunLoop {
 
     /// Books the energy since the last window (a heat problem's; none without one, or when the
     /// field or the map changed meanwhile other than by stepping: the budget starts again).
-    pub fn book_energy(
-        &mut self,
-        simulation: &mut Simulation,
-        from_step: u64,
-    ) -> Result<Option<EnergyWindow>> {
+    pub fn book_energy(&mut self, simulation: &mut Simulation) -> Result<Option<EnergyWindow>> {
         if simulation.problem().is_none() {
             return Ok(None);
         }
-        let Some(balance) = simulation.energy_since_last_balance()? else {
+        let balance = simulation.energy_since_last_balance()?;
+        let (from_step, from_seconds) = std::mem::replace(&mut self.energy_from, here(simulation));
+        let Some(balance) = balance else {
             self.ledger.restart_budget();
             return Ok(None);
         };
-        let seconds = simulation.simulated_seconds().unwrap_or(0.0);
-        let window = EnergyWindow::new(from_step, simulation.step_count(), seconds, &balance);
-        self.ledger.book(window);
+        let (to_step, seconds) = self.energy_from;
+        let window = EnergyWindow::new(from_step, to_step, seconds, &balance);
+        self.ledger.book(window, from_seconds);
         Ok(Some(window))
+    }
+
+    /// The heaters thermostats switched since the last call (kept in the ledger too).
+    pub fn take_switches(&mut self, simulation: &mut Simulation) -> Vec<HeaterSwitch> {
+        self.ledger.switched(simulation.take_switches());
+        self.ledger.take_fresh_switches()
     }
 
     /// Advances to `stop` in pieces of about [`PIECE_SECONDS`], asking `driver` before each
@@ -321,7 +324,7 @@ impl RunLoop {
                 }
             }
         }
-        let energy = self.book_energy(simulation, from)?;
+        let energy = self.book_energy(simulation)?;
         let pieces = simulation.take_timings();
         let chunk = Chunk {
             from,
@@ -395,6 +398,14 @@ impl RunLoop {
         simulation.cancel_agreement();
         Ok(())
     }
+}
+
+/// The simulation's step and simulated seconds.
+fn here(simulation: &Simulation) -> (u64, f64) {
+    (
+        simulation.step_count(),
+        simulation.simulated_seconds().unwrap_or(0.0),
+    )
 }
 
 /// One timing row for the pieces of a chunk from step `from` (none when no piece ran).

@@ -36,6 +36,12 @@ impl RunDriver for Recorder {
     }
 }
 
+fn started(sim: &mut Simulation, checks: FieldChecks, keep_windows: bool) -> RunLoop {
+    let mut run = RunLoop::new(checks, keep_windows);
+    run.restart(sim).unwrap();
+    run
+}
+
 fn schedule(end_step: u64, chunk: u64, save_every: u64, video_every: u64) -> RunSchedule {
     RunSchedule {
         start_step: 0,
@@ -80,7 +86,7 @@ fn heated_plate(power: f64) -> Simulation {
 #[test]
 fn chunks_and_outputs_fall_where_the_schedule_says() {
     let mut sim = heated_plate(50.0);
-    let mut run = RunLoop::new(&mut sim, FieldChecks::EveryAdvance, true).unwrap();
+    let mut run = started(&mut sim, FieldChecks::EveryAdvance, true);
     let mut driver = Recorder::default();
     let end = run
         .run(&mut sim, &schedule(95, 20, 40, 30), &mut driver)
@@ -126,7 +132,7 @@ fn chunks_and_outputs_fall_where_the_schedule_says() {
 fn the_energy_booked_on_the_backend_is_the_balance_of_the_fields() {
     let mut sim = heated_plate(50.0);
     let before = sim.field().unwrap();
-    let mut run = RunLoop::new(&mut sim, FieldChecks::EveryAdvance, true).unwrap();
+    let mut run = started(&mut sim, FieldChecks::EveryAdvance, true);
     let mut driver = Recorder::default();
     run.run(&mut sim, &schedule(300, 70, 0, 0), &mut driver)
         .unwrap();
@@ -165,7 +171,7 @@ fn the_energy_booked_on_the_backend_is_the_balance_of_the_fields() {
 #[test]
 fn a_driver_stops_the_run_between_pieces() {
     let mut sim = heated_plate(50.0);
-    let mut run = RunLoop::new(&mut sim, FieldChecks::EveryAdvance, true).unwrap();
+    let mut run = started(&mut sim, FieldChecks::EveryAdvance, true);
     let mut driver = Recorder {
         stop_after: Some(2),
         ..Recorder::default()
@@ -181,7 +187,7 @@ fn a_driver_stops_the_run_between_pieces() {
 #[test]
 fn a_heater_that_draws_too_much_stops_below_absolute_zero() {
     let mut sim = heated_plate(-5e7);
-    let mut run = RunLoop::new(&mut sim, FieldChecks::EveryAdvance, true).unwrap();
+    let mut run = started(&mut sim, FieldChecks::EveryAdvance, true);
     let mut driver = Recorder::default();
     let end = run
         .run(&mut sim, &schedule(100_000, 1000, 0, 0), &mut driver)
@@ -205,7 +211,7 @@ fn an_unstable_plate_keeps_its_last_finite_state_and_its_frames() {
         ..StepParams::default()
     };
     let mut sim = Simulation::new(Box::new(CpuBackend::with_threads(1)), initial, params).unwrap();
-    let mut run = RunLoop::new(&mut sim, FieldChecks::EveryAdvance, false).unwrap();
+    let mut run = started(&mut sim, FieldChecks::EveryAdvance, false);
     let mut driver = Recorder::default();
     let end = run
         .run(&mut sim, &schedule(10_000, 100, 0, 0), &mut driver)
@@ -229,7 +235,7 @@ fn an_unstable_plate_keeps_its_last_finite_state_and_its_frames() {
 #[test]
 fn an_overflowing_source_is_found_by_the_statistics() {
     let mut sim = heated_plate(1e40);
-    let mut run = RunLoop::new(&mut sim, FieldChecks::EveryAdvance, false).unwrap();
+    let mut run = started(&mut sim, FieldChecks::EveryAdvance, false);
     let mut driver = Recorder::default();
     let end = run
         .run(&mut sim, &schedule(1_000_000, 1000, 0, 0), &mut driver)
@@ -251,17 +257,17 @@ fn an_overflowing_source_is_found_by_the_statistics() {
 #[test]
 fn an_edit_starts_the_budget_again() {
     let mut sim = heated_plate(50.0);
-    let mut run = RunLoop::new(&mut sim, FieldChecks::ByDriver, false).unwrap();
+    let mut run = started(&mut sim, FieldChecks::ByDriver, false);
     assert!(matches!(
         run.advance(&mut sim, 10).unwrap(),
         Advanced::Stepped(_)
     ));
-    assert!(run.book_energy(&mut sim, 0).unwrap().is_some());
+    assert!(run.book_energy(&mut sim).unwrap().is_some());
     sim.reset().unwrap();
-    assert!(run.book_energy(&mut sim, 0).unwrap().is_none());
+    assert!(run.book_energy(&mut sim).unwrap().is_none());
     assert_eq!(run.ledger().budget_restarts, 1);
     assert!(run.ledger().windows.is_empty(), "the app keeps no windows");
     run.advance(&mut sim, 5).unwrap();
-    let window = run.book_energy(&mut sim, 0).unwrap().unwrap();
+    let window = run.book_energy(&mut sim).unwrap().unwrap();
     assert_eq!(run.ledger().budget.unwrap().window, window);
 }
