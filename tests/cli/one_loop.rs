@@ -198,3 +198,43 @@ fn the_cli_and_the_app_run_a_scenario_alike() {
     assert!(!cli_switches.is_empty(), "the thermostat switched");
     assert_eq!(app_switches, cli_switches);
 }
+
+#[test]
+fn the_app_pauses_at_the_end_of_a_scenarios_duration() {
+    let mut scenario = load_file_or_named(Path::new("heater-thermostat")).unwrap();
+    // 2.5 s of the scenario's 0.0023 s steps: a step count that no frame size divides.
+    scenario.file.time.duration = Some(2.5);
+    let worker = diffusion::spawn(Arc::new(|| {})).unwrap();
+    worker.send(SimCommand::SetAutoSteps(false));
+    worker.send(SimCommand::SetStepsPerFrame(100));
+    worker.send(SimCommand::OpenScenario(Box::new(scenario)));
+    worker.send(SimCommand::Play);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut notice = None;
+    let mut last_step = 0;
+    while notice.is_none() {
+        assert!(Instant::now() < deadline, "no end at step {last_step}");
+        while let Some(event) = worker.try_event() {
+            if let SimEvent::Notice(_, text) = event {
+                notice = notice.or(text.contains("duration").then_some(text));
+            }
+        }
+        if let Some(frame) = worker.take_frame() {
+            last_step = frame.step;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let notice = notice.unwrap();
+    // ceil(2.5 / dt) steps, as heatlab run --duration 2.5 takes.
+    assert!(notice.contains("step 1080 "), "{notice}");
+    // Play goes on past it.
+    worker.send(SimCommand::Play);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while last_step <= 1080 {
+        assert!(Instant::now() < deadline, "Play did not go on");
+        if let Some(frame) = worker.take_frame() {
+            last_step = frame.step;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}

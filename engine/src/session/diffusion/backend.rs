@@ -114,6 +114,9 @@ impl SimThread {
                 self.schedule.dirty = true;
                 self.stats.reset();
                 self.restart_run();
+                // The tutorial's plate runs for as long as it is played.
+                self.duration_steps = None;
+                self.schedule.end_step = None;
                 self.origin = Some(crate::state::FieldOrigin::Jagged(*params));
                 // A frame of the field replaced must not come after the news of the new one.
                 self.ctx.discard_frame();

@@ -174,6 +174,7 @@ impl SimThread {
             origin: start.origin.clone(),
         };
         let params = start.saved_params.unwrap_or(self.params);
+        let duration = start.duration;
         match self.sim.as_mut() {
             Some(sim) => start.load_into(sim, params)?,
             None => {
@@ -184,6 +185,16 @@ impl SimThread {
             }
         }
         self.params = params;
+        self.duration_steps = match (duration, self.sim.as_ref()) {
+            (Some(seconds), Some(sim)) => sim
+                .compiled_problem()
+                .map(|compiled| compiled.tables.steps_for(seconds))
+                .transpose()?,
+            _ => None,
+        };
+        self.schedule.end_step = self
+            .duration_steps
+            .map(|steps| opened.step.saturating_add(steps));
         Ok(opened)
     }
 

@@ -63,6 +63,9 @@ impl SimThread {
             return;
         };
         let (step, size) = (sim.step_count(), sim.initial_size());
+        if self.schedule.reached_end(step) {
+            self.end_reached(step);
+        }
         let stats_due = self.stats.due(self.schedule.playing);
         let queue_next = overlapped.then(|| {
             let cycle = self.queued_at.map(|at| at.elapsed());

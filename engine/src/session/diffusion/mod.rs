@@ -90,6 +90,8 @@ struct SimThread {
     problem_events: problem::ProblemEvents,
     /// The run loop's checks and books: the same as `heatlab run`'s.
     run: RunLoop,
+    /// Steps of the heat problem's duration (a scenario's), from the initial field.
+    duration_steps: Option<u64>,
 }
 
 impl SimThread {
@@ -117,6 +119,7 @@ impl SimThread {
             spares: SpareBuffers::default(),
             problem_events: problem::ProblemEvents::default(),
             run: RunLoop::new(FieldChecks::ByDriver, false),
+            duration_steps: None,
         }
     }
 
@@ -261,6 +264,7 @@ impl SimThread {
         if let Some(sim) = self.sim.as_mut() {
             match sim.reset().and_then(|()| self.run.restart(sim)) {
                 Ok(()) => {
+                    self.schedule.end_step = self.duration_steps;
                     self.schedule.dirty = true;
                     // The heaters may be back as the user set them.
                     self.emit_problem();
@@ -346,6 +350,23 @@ impl SimThread {
                 log::warn!("restarting the run's books: {error}");
             }
         }
+    }
+
+    /// Stepping stopped at the end of the problem's duration.
+    pub(super) fn end_reached(&mut self, step: u64) {
+        self.emit(SimEvent::Stopped);
+        let seconds = self
+            .sim
+            .as_ref()
+            .and_then(Simulation::simulated_seconds)
+            .unwrap_or(0.0);
+        self.notice(
+            Level::Info,
+            format!(
+                "paused at the end of the scenario's duration: {seconds:.6} s simulated, step \
+                 {step} (Play goes on past it)"
+            ),
+        );
     }
 
     /// Tells the panel why the run loop stopped.

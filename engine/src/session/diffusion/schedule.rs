@@ -23,6 +23,9 @@ pub struct Schedule {
     pub auto_steps: bool,
     /// A frame is owed although no step is due (the view or the parameters changed).
     pub dirty: bool,
+    /// The step a heat problem's duration ends at: stepping stops there once (Play then goes
+    /// on past it).
+    pub end_step: Option<u64>,
 }
 
 impl Default for Schedule {
@@ -33,6 +36,7 @@ impl Default for Schedule {
             steps_per_frame: 10,
             auto_steps: false,
             dirty: false,
+            end_step: None,
         }
     }
 }
@@ -68,11 +72,25 @@ impl Schedule {
         } else {
             0
         };
+        if let Some(end) = self.end_step.filter(|&end| end > step) {
+            steps = steps.min(end - step);
+        }
         if let Some(every) = record_every {
             let every = every.max(1);
             steps = steps.min(every - step % every);
         }
         steps
+    }
+
+    /// Whether stepping just reached [`Schedule::end_step`] at `step`: it stops, and the end is
+    /// passed (a later Play goes on).
+    pub fn reached_end(&mut self, step: u64) -> bool {
+        let reached = self.end_step.is_some_and(|end| step >= end) && self.is_running();
+        if reached {
+            self.stop();
+            self.end_step = None;
+        }
+        reached
     }
 
     /// Counts `steps` taken off a "step N" request; returns whether that request just ended
@@ -130,5 +148,26 @@ mod tests {
         assert!(schedule.took(1000), "the request ends");
         schedule.playing = true;
         assert_eq!(schedule.steps_for_frame(0, None), 10);
+    }
+
+    #[test]
+    fn playing_stops_once_at_the_end_of_the_duration() {
+        let mut schedule = Schedule {
+            playing: true,
+            steps_per_frame: 40,
+            end_step: Some(100),
+            ..Schedule::default()
+        };
+        assert_eq!(schedule.steps_for_frame(80, None), 20, "cut at the end");
+        assert!(!schedule.reached_end(80));
+        assert!(schedule.reached_end(100));
+        assert!(!schedule.playing);
+        schedule.playing = true;
+        assert_eq!(
+            schedule.steps_for_frame(100, None),
+            40,
+            "Play goes on past it"
+        );
+        assert!(!schedule.reached_end(140));
     }
 }
