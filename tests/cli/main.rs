@@ -12,6 +12,7 @@ mod outside;
 mod robust;
 mod run;
 mod scenario;
+mod scenario_files;
 mod state;
 mod unphysical;
 mod video;

@@ -6,7 +6,8 @@ use std::path::Path;
 use super::file::MapSection;
 use crate::error::{HeatlabError, Result};
 use crate::grid::GridSize;
-use crate::import::material_map::{self, Legend, LegendEntry, MapOptions};
+use crate::import::material_map::{self, Advice, Legend, LegendEntry, MapOptions};
+use crate::import::Input;
 use crate::problem::CellKind;
 
 /// The kinds a map names and the index into them of every cell.
@@ -58,9 +59,10 @@ fn image_map(
     size: GridSize,
     lookup: &dyn Fn(&str) -> Result<CellKind>,
 ) -> Result<MapKinds> {
-    let (width, height) = image::image_dimensions(path)
-        .map_err(|e| bad(path, format!("is not a readable PNG image ({e})")))?;
-    check_size(path, height as usize, width as usize, size)?;
+    // Read once: a FIFO's writer is gone after its first reader.
+    let png = material_map::read_png(path)?;
+    let (rows, cols) = material_map::png_size(path, &png)?;
+    check_size(path, rows, cols, size)?;
     let mut entries = Vec::new();
     let mut errors = Vec::new();
     for (text, name) in &section.colors {
@@ -81,7 +83,7 @@ fn image_map(
         tolerance: 0,
         scale: false,
     };
-    let imported = material_map::read_map(path, size, &legend, exact)?;
+    let imported = material_map::decode_map(path, &png, size, &legend, exact, Advice::Scenario)?;
     Ok(MapKinds {
         kinds: legend.entries.into_iter().map(|entry| entry.kind).collect(),
         cells: imported.cells,
@@ -108,8 +110,10 @@ fn npy_map(
             ),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| HeatlabError::io("reading", path, e))?;
-    let npy = npyz::NpyFile::new(&bytes[..])
+    // Streamed, the header first: its shape is checked against the grid before any data is
+    // read, and no more than the shape's data is read (`/dev/zero` or an endless pipe).
+    let input = Input::open(path, &|why| bad(path, why))?;
+    let npy = npyz::NpyFile::new(input.reader)
         .map_err(|e| bad(path, format!("is not a readable .npy array ({e})")))?;
     let shape = npy.shape().to_vec();
     if shape.len() != 2 {
@@ -142,7 +146,7 @@ fn npy_map(
 }
 
 /// The values of an integer array (any width and sign) as `i64`.
-fn integer_values(npy: npyz::NpyFile<&[u8]>) -> std::result::Result<Vec<i64>, String> {
+fn integer_values(npy: npyz::NpyFile<impl std::io::Read>) -> std::result::Result<Vec<i64>, String> {
     use npyz::{DType, TypeChar};
     let DType::Plain(type_str) = npy.dtype() else {
         return Err("is not an array of plain numbers".into());
