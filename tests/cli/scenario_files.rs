@@ -28,9 +28,29 @@ struct Ended {
 
 /// Runs the binary in `dir` with `args`, killing it and failing the test after `limit`.
 fn heatlab_within(dir: &Path, limit: Duration, args: &[&str]) -> Ended {
-    let mut child = Command::new(binary())
+    let mut command = Command::new(binary());
+    command.args(args);
+    ended_within(command, dir, limit)
+}
+
+/// As [`heatlab_within`], under an address-space limit of `kib` KiB (`ulimit -v`): a test
+/// that asks for more memory than the limit cannot take the shared machine's.
+fn heatlab_limited(dir: &Path, kib: u64, limit: Duration, args: &[&str]) -> Ended {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg("ulimit -v \"$0\" && exec \"$@\"")
+        .arg(kib.to_string())
+        .arg(binary())
+        .args(args);
+    ended_within(command, dir, limit)
+}
+
+/// Runs `command` in `dir`, killing it and failing the test after `limit`.
+fn ended_within(mut command: Command, dir: &Path, limit: Duration) -> Ended {
+    let args = format!("{command:?}");
+    let mut child = command
         .current_dir(dir)
-        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -44,7 +64,7 @@ fn heatlab_within(dir: &Path, limit: Duration, args: &[&str]) -> Ended {
         if start.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("heatlab {args:?} did not end within {limit:?}");
+            panic!("{args} did not end within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -214,5 +234,48 @@ fn a_map_from_a_fifo_is_read_once_its_writer_has_finished() {
         );
         finish_feeding(&fifo, writer);
         assert_eq!(ended.code, Some(0), "{name}: {}", ended.stderr);
+    }
+}
+
+/// A scenario of a `side`² copper grid starting from the jagged field or a temperature.
+fn square(side: usize, jagged: bool) -> String {
+    let initial = if jagged {
+        "jagged = {}"
+    } else {
+        "temperature = 20.0"
+    };
+    format!(
+        "[grid]\nrows = {side}\ncols = {side}\nspacing = 0.01\n[time]\nduration = 1.0\n\
+         [base]\nmaterial = \"copper\"\n[initial]\n{initial}\n"
+    )
+}
+
+#[test]
+fn a_grid_larger_than_the_memory_is_refused_from_its_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 2 GiB of address space: a 65536² grid's map and field need 20 GiB, a 16384² grid's
+    // with the jagged field's spectrum some 11 GiB.
+    let kib = 2 << 20;
+    for (side, jagged) in [(65_536, false), (40_000, false), (16_384, true)] {
+        let name = format!("{side}.toml");
+        fs::write(d.join(&name), square(side, jagged)).unwrap();
+        let start = Instant::now();
+        let ended = heatlab_limited(
+            d,
+            kib,
+            Duration::from_secs(30),
+            &["scenario", "check", &name],
+        );
+        assert_refused(&ended, &format!("a {side}x{side} scenario grid needs"));
+        let ended = heatlab_limited(
+            d,
+            kib,
+            Duration::from_secs(30),
+            &["run", "--scenario", &name, "--out", "o"],
+        );
+        assert_refused(&ended, &format!("a {side}x{side} scenario grid needs"));
+        assert!(!d.join("o").exists(), "{side}: the out folder was written");
+        assert!(start.elapsed() < Duration::from_secs(10), "{side}");
     }
 }

@@ -7,6 +7,7 @@ use super::file::{
 };
 use super::initial::initial_field;
 use super::map::read_map;
+use crate::field::JaggedParams;
 use crate::grid::{Grid, GridSize};
 use crate::problem::material::{self, normalise, Material};
 use crate::problem::temperature::{celsius_number, parse_celsius};
@@ -39,10 +40,21 @@ pub struct Built {
     pub initial: Grid,
 }
 
-/// Builds `file`, whose relative paths are relative to `folder`.
-pub fn build(file: &ScenarioFile, folder: &Path) -> Result<Built, Errors> {
+/// Bytes a build holds for every cell: the cell map (one byte) and the initial field (`f32`).
+const BUILD_BYTES_PER_CELL: usize = 5;
+
+/// Builds `file`, whose relative paths are relative to `folder`, for a caller that will hold
+/// `held_copies` copies of the field (a run): the memory for them, or the build's own if more,
+/// is checked from `[grid]` before anything is built or read.
+pub fn build(file: &ScenarioFile, folder: &Path, held_copies: usize) -> Result<Built, Errors> {
     let mut errors = Errors::default();
     let size = grid_size(file, &mut errors);
+    if let Some(size) = size {
+        if let Err(e) = check_memory(file, size, held_copies) {
+            errors.push(e.to_string());
+            return Err(errors);
+        }
+    }
     let user = user_materials(file, &mut errors);
     let time_step = time_step(&file.time, &mut errors);
     let sides = sides(file, &mut errors);
@@ -186,6 +198,25 @@ fn part_initials(file: &ScenarioFile, dx: f64, initial: &mut Grid, errors: &mut 
             }
         }
     }
+}
+
+/// Refuses a grid whose build, or the `held_copies` copies of its field a caller holds, would
+/// not fit in memory: a 65536² grid's map and field are 21 GiB.
+fn check_memory(file: &ScenarioFile, size: GridSize, held_copies: usize) -> crate::Result<()> {
+    let generation = file.initial.jagged.as_ref().map_or(0, |_| {
+        // Generated while the map is held, with the spectrum's copies beside it.
+        JaggedParams {
+            size,
+            ..JaggedParams::default()
+        }
+        .host_bytes_needed()
+    });
+    let build = size
+        .cells()
+        .saturating_mul(BUILD_BYTES_PER_CELL)
+        .saturating_add(generation);
+    let held = size.bytes().saturating_mul(held_copies);
+    crate::memory::ensure_host_memory(&format!("{size} scenario grid"), build.max(held))
 }
 
 fn grid_size(file: &ScenarioFile, errors: &mut Errors) -> Option<GridSize> {

@@ -117,6 +117,12 @@ impl ScenarioErrors {
 
 /// Reads and builds the scenario in `path` (its relative paths are relative to its folder).
 pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
+    load_for(path, 0)
+}
+
+/// As [`load`], for a caller that will hold `held_copies` copies of the field (a run): the
+/// memory they need is checked from `[grid]` before anything is built.
+pub fn load_for(path: &Path, held_copies: usize) -> Result<Scenario, ScenarioErrors> {
     let source = path.display().to_string();
     let one = |error: String| ScenarioErrors {
         source: source.clone(),
@@ -124,7 +130,7 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
     };
     let text = read_text(path).map_err(|e| one(e.to_string()))?;
     let folder = path.parent().unwrap_or(Path::new("."));
-    let mut scenario = parse(&text, folder).map_err(|mut e| {
+    let mut scenario = parse_for(&text, folder, held_copies).map_err(|mut e| {
         e.source = source.clone();
         e
     })?;
@@ -134,12 +140,21 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
 
 /// Builds the scenario in `text`, with relative paths relative to `folder`.
 pub fn parse(text: &str, folder: &Path) -> Result<Scenario, ScenarioErrors> {
+    parse_for(text, folder, 0)
+}
+
+/// As [`parse`], for a caller that will hold `held_copies` copies of the field.
+pub fn parse_for(
+    text: &str,
+    folder: &Path,
+    held_copies: usize,
+) -> Result<Scenario, ScenarioErrors> {
     let errors = |errors| ScenarioErrors {
         source: "scenario".into(),
         errors,
     };
     let file: ScenarioFile = toml::from_str(text).map_err(|e| errors(vec![toml_error(&e)]))?;
-    let built = build::build(&file, folder).map_err(|e| errors(e.0))?;
+    let built = build::build(&file, folder, held_copies).map_err(|e| errors(e.0))?;
     Ok(Scenario {
         file,
         text: text.to_string(),
