@@ -14,5 +14,6 @@ mod run;
 mod scenario;
 mod scenario_files;
 mod state;
+mod state_files;
 mod unphysical;
 mod video;
