@@ -14,8 +14,13 @@ use std::io::Write;
 
 use heatlab_engine::error::{for_terminal, HeatlabError};
 
-/// Writes `text` to standard output and flushes it; a failure is an error naming standard output.
+/// Writes `text` to standard output and flushes it; a failure is an error naming standard
+/// output, as is a standard output closed when heatlab started (`>&-`: the docs promise
+/// status 1 on a write error, and nothing would be written).
 pub fn print(text: &str) -> Result<(), HeatlabError> {
+    if let Some(closed) = heatlab_engine::export::stdout::closed_at_start() {
+        return Err(HeatlabError::io("writing to", "standard output", closed));
+    }
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(for_terminal(text).as_bytes())
