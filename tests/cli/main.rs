@@ -15,5 +15,6 @@ mod scenario;
 mod scenario_files;
 mod state;
 mod state_files;
+mod streams;
 mod unphysical;
 mod video;
