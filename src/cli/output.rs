@@ -31,5 +31,7 @@ pub fn print(text: &str) -> Result<(), HeatlabError> {
 /// Writes `heatlab: <text>` and a newline to standard error. Errors are ignored: there is no
 /// other place to report them.
 pub fn note(text: &str) {
+    // Trailing blank lines (a library's message ending in a newline) are not the message's.
+    let text = text.trim_end();
     let _ = writeln!(std::io::stderr().lock(), "heatlab: {}", for_terminal(text));
 }

@@ -8,6 +8,7 @@ mod common;
 mod hostile;
 mod input;
 mod live_folder;
+mod messages;
 mod outside;
 mod robust;
 mod run;

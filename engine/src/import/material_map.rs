@@ -345,9 +345,12 @@ pub(crate) fn read_png(path: &Path) -> Result<Vec<u8>> {
 pub(crate) fn png_size(path: &Path, png: &[u8]) -> Result<(usize, usize)> {
     let reader =
         image::ImageReader::with_format(std::io::Cursor::new(png), image::ImageFormat::Png);
-    let (width, height) = reader
-        .into_dimensions()
-        .map_err(|e| refuse(path, format!("is a damaged PNG image ({e})")))?;
+    let (width, height) = reader.into_dimensions().map_err(|e| {
+        refuse(
+            path,
+            format!("is a damaged PNG image ({})", super::one_line(&e)),
+        )
+    })?;
     Ok((height as usize, width as usize))
 }
 
@@ -373,7 +376,12 @@ pub(crate) fn decode_map(
     if legend.entries.is_empty() || legend.entries.len() > usize::from(u8::MAX) + 1 {
         return Err(refuse(path, "the legend must name 1 to 256 colours"));
     }
-    let damaged = |e: image::ImageError| refuse(path, format!("is a damaged PNG image ({e})"));
+    let damaged = |e: image::ImageError| {
+        refuse(
+            path,
+            format!("is a damaged PNG image ({})", super::one_line(&e)),
+        )
+    };
     let (rows, cols) = png_size(path, png)?;
     let scaled = (rows, cols) != (size.rows, size.cols);
     if scaled && !options.scale {

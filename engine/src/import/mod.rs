@@ -210,6 +210,16 @@ fn not_recognised(path: &Path) -> String {
     }
 }
 
+/// A decoder's message on one line: some end with a newline, or hold several lines, where a
+/// refusal is one line.
+pub(crate) fn one_line(message: &impl fmt::Display) -> String {
+    message
+        .to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn refuse(path: &Path, why: &str) -> HeatlabError {
     HeatlabError::InvalidInput(format!("cannot import {}: it {why}", path.display()))
 }
@@ -258,6 +268,12 @@ pub fn read_to_end_bounded(
 /// The size of a 2-D array or image, checked against heatlab's largest side and the memory
 /// there is for `copies` copies of the field (the import's own, or its caller's if more).
 fn checked_size(path: &Path, rows: u64, cols: u64, copies: usize) -> Result<GridSize> {
+    if rows == 0 || cols == 0 {
+        return Err(refuse(
+            path,
+            &format!("is empty ({rows}x{cols}); a field needs at least one row and one column"),
+        ));
+    }
     let rows = usize::try_from(rows).unwrap_or(usize::MAX);
     let cols = usize::try_from(cols).unwrap_or(usize::MAX);
     let size =
@@ -376,7 +392,8 @@ fn read_image_field(
     range: LuminanceRange,
     held_copies: usize,
 ) -> Result<Grid> {
-    let damaged = |e: image::ImageError| refuse(path, &format!("is a damaged image: {e}"));
+    let damaged =
+        |e: image::ImageError| refuse(path, &format!("is a damaged image: {}", one_line(&e)));
     let reader = image::ImageReader::with_format(std::io::Cursor::new(bytes), format);
     let (width, height) = reader.into_dimensions().map_err(damaged)?;
     // The decoder holds the pixels (up to 16-bit RGBA) and the luminance beside the field.

@@ -55,10 +55,13 @@ pub fn build(file: &ScenarioFile, folder: &Path, held_copies: usize) -> Result<B
             return Err(errors);
         }
     }
-    let user = user_materials(file, &mut errors);
+    let (user, refused) = user_materials(file, &mut errors);
     let time_step = time_step(&file.time, &mut errors);
     let sides = sides(file, &mut errors);
-    let resolver = Resolver { user: &user };
+    let resolver = Resolver {
+        user: &user,
+        refused: &refused,
+    };
     let base = resolver.part_kind(&file.base, &mut errors);
     let parts: Vec<Option<CellKind>> = file
         .parts
@@ -232,8 +235,11 @@ fn grid_size(file: &ScenarioFile, errors: &mut Errors) -> Option<GridSize> {
     )
 }
 
-fn user_materials(file: &ScenarioFile, errors: &mut Errors) -> Vec<Material> {
+/// The user's materials that are valid, and the names of those refused (already named in
+/// `errors`, so that a part using one is not also called an unknown material).
+fn user_materials(file: &ScenarioFile, errors: &mut Errors) -> (Vec<Material>, Vec<String>) {
     let mut user: Vec<Material> = Vec::new();
+    let mut refused: Vec<String> = Vec::new();
     for section in &file.materials {
         let name = normalise(&section.name);
         if material::find(&name).is_some() {
@@ -253,11 +259,12 @@ fn user_materials(file: &ScenarioFile, errors: &mut Errors) -> Vec<Material> {
             section.density,
             section.specific_heat,
         );
-        if let Some(material) = errors.take(material) {
-            user.push(material);
+        match errors.take(material) {
+            Some(material) => user.push(material),
+            None => refused.push(name),
         }
     }
-    user
+    (user, refused)
 }
 
 fn time_step(time: &TimeSection, errors: &mut Errors) -> Option<TimeStep> {
@@ -323,6 +330,31 @@ fn side_condition(side: Side, s: &SideSection, errors: &mut Errors) -> Option<Si
             None
         }
     };
+    // A value the kind does not take is a mistake (a flux on a fixed side), not ignored.
+    let given = [
+        ("temperature", s.temperature.is_some(), SideKind::Fixed),
+        ("flux", s.flux.is_some(), SideKind::Flux),
+        ("h", s.h.is_some(), SideKind::Convective),
+        ("ambient", s.ambient.is_some(), SideKind::Convective),
+    ];
+    let stray: Vec<&str> = given
+        .iter()
+        .filter(|&&(_, is_given, takes)| is_given && takes != kind)
+        .map(|&(name, _, _)| name)
+        .collect();
+    if !stray.is_empty() {
+        let kind = kind.to_string();
+        let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        errors.push(format!(
+            "{what}: {article} {kind} side takes no {}",
+            stray.join(" or ")
+        ));
+        return None;
+    }
     let condition = match kind {
         SideKind::Insulated => SideCondition::Insulated,
         SideKind::Periodic => SideCondition::Periodic,
@@ -347,6 +379,8 @@ fn side_condition(side: Side, s: &SideSection, errors: &mut Errors) -> Option<Si
 /// Finds materials and kinds by name.
 struct Resolver<'a> {
     user: &'a [Material],
+    /// The user's materials refused (their error already noted).
+    refused: &'a [String],
 }
 
 impl Resolver<'_> {
@@ -377,7 +411,9 @@ impl Resolver<'_> {
 
     fn part_kind(&self, part: &PartSection, errors: &mut Errors) -> Option<CellKind> {
         let Some(material) = self.material(&part.material) else {
-            errors.push(self.unknown(&part.material));
+            if !self.refused.contains(&normalise(&part.material)) {
+                errors.push(self.unknown(&part.material));
+            }
             return None;
         };
         let name = part.name.clone().unwrap_or_else(|| material.name.clone());

@@ -150,7 +150,9 @@ pub fn load_file_or_named(file: &Path) -> Result<Scenario, ScenarioErrors> {
 /// As [`load_file_or_named`], for a caller that will hold `held_copies` copies of the field
 /// (a run): the memory they need is checked from the file's `[grid]` before anything is built.
 pub fn load_file_or_named_for(file: &Path, held_copies: usize) -> Result<Scenario, ScenarioErrors> {
-    if !file.exists() {
+    // A folder is never a scenario file: one named like a gallery problem (`./fin`) does not
+    // hide the problem.
+    if !file.exists() || file.is_dir() {
         if let Some(entry) = file.to_str().and_then(find) {
             return entry.scenario();
         }

@@ -126,66 +126,60 @@ fn npy_map(
             "is in Fortran order; save it with np.ascontiguousarray",
         ));
     }
-    let values = integer_values(npy).map_err(|why| bad(path, why))?;
-    let mut cells = Vec::with_capacity(values.len());
-    for value in values {
-        match u8::try_from(value)
-            .ok()
-            .filter(|&v| (v as usize) < kinds.len())
-        {
-            Some(index) => cells.push(index),
-            None => {
-                return Err(bad(
-                    path,
-                    format!("holds {value}, not an index into its {} names", kinds.len()),
-                ))
-            }
-        }
-    }
+    let cells = map_indices(npy, kinds.len()).map_err(|why| bad(path, why))?;
     Ok(MapKinds { kinds, cells })
 }
 
-/// The values of an integer array (any width and sign) as `i64`.
-fn integer_values(npy: npyz::NpyFile<impl std::io::Read>) -> std::result::Result<Vec<i64>, String> {
+/// Every cell's index into `names` names, from an integer array of any width and sign.
+fn map_indices(
+    npy: npyz::NpyFile<impl std::io::Read>,
+    names: usize,
+) -> std::result::Result<Vec<u8>, String> {
     use npyz::{DType, TypeChar};
     let DType::Plain(type_str) = npy.dtype() else {
         return Err("is not an array of plain numbers".into());
     };
-    let wrong = |e: std::io::Error| format!("cannot be read ({e})");
     match (type_str.type_char(), type_str.size_field()) {
-        (TypeChar::Uint, 1) => Ok(npy
-            .into_vec::<u8>()
-            .map_err(wrong)?
-            .into_iter()
-            .map(i64::from)
-            .collect()),
-        (TypeChar::Uint, 2) => Ok(npy
-            .into_vec::<u16>()
-            .map_err(wrong)?
-            .into_iter()
-            .map(i64::from)
-            .collect()),
-        (TypeChar::Int, 1) => Ok(npy
-            .into_vec::<i8>()
-            .map_err(wrong)?
-            .into_iter()
-            .map(i64::from)
-            .collect()),
-        (TypeChar::Int, 2) => Ok(npy
-            .into_vec::<i16>()
-            .map_err(wrong)?
-            .into_iter()
-            .map(i64::from)
-            .collect()),
-        (TypeChar::Int, 4) => Ok(npy
-            .into_vec::<i32>()
-            .map_err(wrong)?
-            .into_iter()
-            .map(i64::from)
-            .collect()),
-        (TypeChar::Int, 8) => npy.into_vec::<i64>().map_err(wrong),
+        (TypeChar::Uint, 1) => indices::<u8>(npy, names),
+        (TypeChar::Uint, 2) => indices::<u16>(npy, names),
+        (TypeChar::Uint, 4) => indices::<u32>(npy, names),
+        (TypeChar::Uint, 8) => indices::<u64>(npy, names),
+        (TypeChar::Int, 1) => indices::<i8>(npy, names),
+        (TypeChar::Int, 2) => indices::<i16>(npy, names),
+        (TypeChar::Int, 4) => indices::<i32>(npy, names),
+        (TypeChar::Int, 8) => indices::<i64>(npy, names),
         _ => Err(format!(
             "holds {type_str}; a map holds integer indices (e.g. np.save(name, a.astype(np.uint8)))"
         )),
     }
+}
+
+/// The values of `npy`, of type `T`, as indices below `names`.
+fn indices<T>(
+    npy: npyz::NpyFile<impl std::io::Read>,
+    names: usize,
+) -> std::result::Result<Vec<u8>, String>
+where
+    T: npyz::Deserialize + TryInto<u8> + Copy + std::fmt::Display,
+{
+    let data = npy
+        .data::<T>()
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    let mut cells = Vec::with_capacity(usize::try_from(data.len()).unwrap_or(0));
+    for value in data {
+        let value = value.map_err(|e| format!("cannot be read ({e})"))?;
+        match value
+            .try_into()
+            .ok()
+            .filter(|&v: &u8| usize::from(v) < names)
+        {
+            Some(index) => cells.push(index),
+            None => {
+                return Err(format!(
+                    "holds {value}, not an index into its {names} names"
+                ))
+            }
+        }
+    }
+    Ok(cells)
 }

@@ -129,7 +129,8 @@ pub fn load_for(path: &Path, held_copies: usize) -> Result<Scenario, ScenarioErr
         errors: vec![error],
     };
     let text = read_text(path).map_err(|e| one(e.to_string()))?;
-    let folder = path.parent().unwrap_or(Path::new("."));
+    let file = followed_links(path);
+    let folder = file.parent().unwrap_or(Path::new("."));
     let mut scenario = parse_for(&text, folder, held_copies).map_err(|mut e| {
         e.source = source.clone();
         e
@@ -174,9 +175,33 @@ fn toml_error(error: &toml::de::Error) -> String {
         .replace("  ", " ")
 }
 
+/// `path` with the symbolic links of its last component followed: a scenario's relative
+/// paths are relative to the folder of the file itself, wherever a link to it lies.
+fn followed_links(path: &Path) -> PathBuf {
+    let mut file = path.to_path_buf();
+    // Linux's own limit on links followed in one lookup; a loop fails the read anyway.
+    for _ in 0..40 {
+        match std::fs::read_link(&file) {
+            Ok(target) => {
+                file = match file.parent() {
+                    Some(folder) => folder.join(target),
+                    None => target,
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    file
+}
+
 fn read_text(path: &Path) -> crate::Result<String> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| HeatlabError::io("opening", path, e))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(HeatlabError::InvalidInput(
+            "it is a folder, not a scenario file".into(),
+        ));
+    }
     let mut bytes = Vec::new();
     file.take(MAX_SCENARIO_BYTES + 1)
         .read_to_end(&mut bytes)
