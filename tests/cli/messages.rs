@@ -243,3 +243,29 @@ fn a_value_its_side_kind_does_not_take_is_refused() {
         refused_in_one_line(&check(dir.path(), "s.toml", &text), expected);
     }
 }
+
+#[test]
+fn verify_physics_refuses_the_options_of_the_sequences() {
+    let dir = tempfile::tempdir().unwrap();
+    for option in [
+        ["--sequences", "3"],
+        ["--operations", "5"],
+        ["--seed", "2"],
+        ["--max-cells", "9"],
+    ] {
+        let mut args = vec!["verify", "--physics", "--backend", "cpu"];
+        args.extend(option);
+        let output = heatlab(dir.path(), &args);
+        refused_in_one_line(&output, "are for the random sequences, not --physics");
+    }
+}
+
+#[test]
+fn bench_refuses_a_repetition_longer_than_an_hour() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = heatlab(
+        dir.path(),
+        &["bench", "--backend", "cpu", "--seconds", "1e300"],
+    );
+    refused_in_one_line(&output, "at most 3600 (an hour), got 1e300");
+}
