@@ -25,9 +25,11 @@
 //! rule and simulated seconds; see [`crate::problem`]) and its cell map after the fields. A
 //! state without a problem is still written as version 1.
 //!
-//! A reader refuses a file with another magic, a newer version, a length that does not match
-//! the header (truncated or with bytes appended), a header that does not parse, or a checksum
-//! that does not match, each with its own [`StateFileError`].
+//! A reader refuses a file with another magic, a newer version, a version that does not match
+//! whether the header has a problem, a length that does not match the header (truncated or
+//! with bytes appended), a header that does not parse, a checksum that does not match (checked
+//! before the problem, so that any changed byte is a mismatch), or a problem whose time step
+//! is above its stability limit, each with its own [`StateFileError`].
 
 use std::io::{Read, Write};
 use std::path::Path;
