@@ -223,6 +223,9 @@ pub enum StateFileError {
         /// The cells of the field.
         total: usize,
     },
+    /// Its heat problem, intact, cannot be stepped (a time step above its stability limit).
+    #[error("its heat problem cannot be stepped: {0}")]
+    Unsteppable(String),
 }
 
 /// Why CUDA cannot be used on this machine, for the user (and the GUI, which shows it beside

@@ -109,6 +109,9 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The longest `--seconds`: an hour a repetition.
+const MAX_SECONDS_PER_REPEAT: f64 = 3600.0;
+
 /// Refuses arguments that cannot make a benchmark, before anything is measured.
 fn check_args(args: &BenchArgs) -> Result<(), HeatlabError> {
     if args.repeats == 0 {
@@ -120,6 +123,14 @@ fn check_args(args: &BenchArgs) -> Result<(), HeatlabError> {
         if !(seconds > 0.0 && seconds.is_finite()) {
             return Err(HeatlabError::InvalidInput(format!(
                 "--seconds must be positive, got {seconds}"
+            )));
+        }
+        // Each variant is timed `repeats` times for this long: beyond an hour a repetition is
+        // a mistake (1e300), not a measurement.
+        if seconds > MAX_SECONDS_PER_REPEAT {
+            return Err(HeatlabError::InvalidInput(format!(
+                "--seconds is the time of one repetition, at most {MAX_SECONDS_PER_REPEAT} \
+                 (an hour), got {seconds:e}"
             )));
         }
     }

@@ -3,8 +3,9 @@
 //! The first SIGINT or SIGTERM asks the command to stop at its next chunk: `run` then writes
 //! `run.json` (status "interrupted") and `timings.csv`, `kernel` and `bench` stop before their
 //! next measurement; an ffmpeg still encoding is given [`ENCODER_GRACE`] to finish the video,
-//! then stopped. While the command waits for its input (a FIFO with no writer yet), where
-//! there is nothing to finish, the first signal exits at once. A second signal exits at once,
+//! then stopped. While the command waits for its input (a FIFO with no writer yet) or for the
+//! reader of its last output (`kernel --timings FIFO`), where there is nothing to finish, the
+//! first signal exits at once. A second signal exits at once,
 //! after stopping ffmpeg and deleting the temporary files of the writes in progress. Either
 //! way the exit status is the shell's for a death by that signal: 130 for SIGINT, 143 for
 //! SIGTERM.
@@ -132,7 +133,7 @@ impl Interrupt {
             stop_now(signal, "again");
         }
         if self.at_once.load(Ordering::SeqCst) {
-            stop_now(signal, "while waiting for input");
+            stop_now(signal, "while waiting for input or output");
         }
         self.request(signal);
         output::note(&format!(
@@ -155,8 +156,9 @@ impl Interrupt {
         }
     }
 
-    /// Runs `wait` (reading input that may never come, such as a FIFO with no writer) with
-    /// signals exiting at once: there is nothing to finish yet.
+    /// Runs `wait` (reading input that may never come, such as a FIFO with no writer, or
+    /// opening an output FIFO that no reader has opened) with signals exiting at once: there
+    /// is nothing to finish yet, or nothing left but that.
     pub fn at_once_while<T>(&self, wait: impl FnOnce() -> T) -> T {
         self.at_once.store(true, Ordering::SeqCst);
         let result = wait();

@@ -162,11 +162,15 @@ pub fn run(args: &KernelArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         let is_json = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("json"));
-        if is_json {
-            export::write_timings_json(path, &records)?;
-        } else {
-            export::write_timings_csv(path, &records)?;
-        }
+        // A FIFO with no reader holds the open until one comes: a signal then stops at once,
+        // there being nothing left to finish.
+        interrupt.at_once_while(|| {
+            if is_json {
+                export::write_timings_json(path, &records)
+            } else {
+                export::write_timings_csv(path, &records)
+            }
+        })?;
         files.push(path.display().to_string());
     }
     report(args, &run, gpu_note, files)

@@ -14,8 +14,13 @@ use std::io::Write;
 
 use heatlab_engine::error::{for_terminal, HeatlabError};
 
-/// Writes `text` to standard output and flushes it; a failure is an error naming standard output.
+/// Writes `text` to standard output and flushes it; a failure is an error naming standard
+/// output, as is a standard output closed when heatlab started (`>&-`: the docs promise
+/// status 1 on a write error, and nothing would be written).
 pub fn print(text: &str) -> Result<(), HeatlabError> {
+    if let Some(closed) = heatlab_engine::export::stdout::closed_at_start() {
+        return Err(HeatlabError::io("writing to", "standard output", closed));
+    }
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(for_terminal(text).as_bytes())
@@ -26,5 +31,7 @@ pub fn print(text: &str) -> Result<(), HeatlabError> {
 /// Writes `heatlab: <text>` and a newline to standard error. Errors are ignored: there is no
 /// other place to report them.
 pub fn note(text: &str) {
+    // Trailing blank lines (a library's message ending in a newline) are not the message's.
+    let text = text.trim_end();
     let _ = writeln!(std::io::stderr().lock(), "heatlab: {}", for_terminal(text));
 }

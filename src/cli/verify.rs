@@ -11,23 +11,34 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::interrupt::{Interrupt, Interrupted};
 use super::output;
 use heatlab_engine::compute::{BackendChoice, CpuBackend, CudaBackend};
+use heatlab_engine::error::HeatlabError;
 use heatlab_engine::verify::{verify, Subject, VerifyOptions, VerifyReport};
+
+/// The first sequence's seed unless `--seed` says.
+const DEFAULT_SEED: u64 = 1;
+/// Sequences unless `--sequences` says.
+const DEFAULT_SEQUENCES: u64 = 100;
+/// Operations per sequence unless `--operations` says.
+const DEFAULT_OPERATIONS: u64 = 24;
+/// The largest field, in cells, unless `--max-cells` says.
+const DEFAULT_MAX_CELLS: u64 = 160_000;
 
 /// Arguments of `heatlab verify`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct VerifyArgs {
-    /// Seed of the first sequence; sequence i uses SEED + i, so any one can be rerun alone.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Number of sequences to run.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
-    pub sequences: u64,
-    /// Operations per sequence.
-    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u64).range(2..=10_000))]
-    pub operations: u64,
-    /// Largest field, in cells.
-    #[arg(long, default_value_t = 160_000, value_parser = clap::value_parser!(u64).range(1..=64_000_000))]
-    pub max_cells: u64,
+    /// Seed of the first sequence; sequence i uses SEED + i, so any one can be rerun alone
+    /// (default 1).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Number of sequences to run (default 100).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sequences: Option<u64>,
+    /// Operations per sequence (default 24).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(2..=10_000))]
+    pub operations: Option<u64>,
+    /// Largest field, in cells (default 160000).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64_000_000))]
+    pub max_cells: Option<u64>,
     /// cuda: the GPU against the CPU; cpu: the CPU's fast methods against the plain loop;
     /// auto: cuda when a GPU works, else cpu.
     #[arg(long, default_value = "auto")]
@@ -115,21 +126,36 @@ fn summary(report: &VerifyReport) -> String {
 /// Runs `heatlab verify`. Ctrl-C or SIGTERM stops after the current sequence; the report of
 /// the sequences run is still printed and written.
 pub fn run(args: &VerifyArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
+    let sequence_options = [
+        args.seed.is_some(),
+        args.sequences.is_some(),
+        args.operations.is_some(),
+        args.max_cells.is_some(),
+    ];
     if args.physics {
+        // The physics cases are fixed: options of the random sequences would be ignored.
+        if sequence_options.contains(&true) {
+            return Err(HeatlabError::InvalidInput(
+                "--seed, --sequences, --operations and --max-cells are for the random \
+                 sequences, not --physics"
+                    .into(),
+            )
+            .into());
+        }
         return super::verify_physics::run(args.backend, args.json.as_deref());
     }
     let options = VerifyOptions {
-        seed: args.seed,
-        sequences: args.sequences,
-        operations: usize::try_from(args.operations)?,
-        max_cells: usize::try_from(args.max_cells)?,
+        seed: args.seed.unwrap_or(DEFAULT_SEED),
+        sequences: args.sequences.unwrap_or(DEFAULT_SEQUENCES),
+        operations: usize::try_from(args.operations.unwrap_or(DEFAULT_OPERATIONS))?,
+        max_cells: usize::try_from(args.max_cells.unwrap_or(DEFAULT_MAX_CELLS))?,
     };
     // The report must have somewhere to go before the sequences run, not after.
     if let Some(path) = &args.json {
         heatlab_engine::export::atomic::check_output(path).context("--json")?;
     }
     let mut subject = open_subject(args.backend)?;
-    let bar = progress_bar(args.sequences, args.quiet);
+    let bar = progress_bar(options.sequences, args.quiet);
     let report = verify(&mut subject, &options, interrupt.flag(), &|done| {
         bar.set_position(done)
     })?;

@@ -151,7 +151,10 @@ pub fn write_atomically(
     };
     match resolve_output(path)? {
         OutputTarget::File(target) => replace_file(path, &target, write),
-        OutputTarget::Stdout => write_stream(path, &mut std::io::stdout().lock(), write),
+        OutputTarget::Stdout => match super::stdout::closed_at_start() {
+            Some(closed) => Err(HeatlabError::io("writing", path, closed)),
+            None => write_stream(path, &mut std::io::stdout().lock(), write),
+        },
         OutputTarget::Stderr => write_stream(path, &mut std::io::stderr().lock(), write),
         OutputTarget::Direct(target) => {
             let file = fs::OpenOptions::new()

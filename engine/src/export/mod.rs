@@ -11,6 +11,7 @@ pub mod live_run;
 pub mod npy;
 pub mod png;
 pub mod probes;
+pub mod stdout;
 pub mod timing_log;
 pub mod video;
 

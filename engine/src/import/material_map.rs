@@ -326,18 +326,63 @@ pub fn read_map(
     legend: &Legend,
     options: MapOptions,
 ) -> Result<ImportedMap> {
+    let png = read_png(path)?;
+    decode_map(path, &png, size, legend, options, Advice::App)
+}
+
+/// The bytes of the PNG at `path`, read once (a FIFO can be read only once) and refused at
+/// its first bytes when it is not a PNG (`/dev/zero` never ends).
+pub(crate) fn read_png(path: &Path) -> Result<Vec<u8>> {
+    let refuse_here = |why: &str| refuse(path, why);
+    let input = super::Input::open(path, &refuse_here)?;
+    if image::guess_format(&input.start).ok() != Some(image::ImageFormat::Png) {
+        return Err(refuse(path, "is not a PNG image"));
+    }
+    input.read_all(path, &refuse_here)
+}
+
+/// The size of a PNG, (rows, columns).
+pub(crate) fn png_size(path: &Path, png: &[u8]) -> Result<(usize, usize)> {
+    let reader =
+        image::ImageReader::with_format(std::io::Cursor::new(png), image::ImageFormat::Png);
+    let (width, height) = reader.into_dimensions().map_err(|e| {
+        refuse(
+            path,
+            format!("is a damaged PNG image ({})", super::one_line(&e)),
+        )
+    })?;
+    Ok((height as usize, width as usize))
+}
+
+/// What a refusal of a map advises: the app's map import has a tolerance and a scaling
+/// option; a scenario's map has neither, its colours name materials exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Advice {
+    /// Raise the tolerance, tick "scale to the field".
+    App,
+    /// Name the colour in the scenario's `[map] colors`.
+    Scenario,
+}
+
+/// The map in `png` (the bytes of the file at `path`) of a grid of `size` through `legend`.
+pub(crate) fn decode_map(
+    path: &Path,
+    png: &[u8],
+    size: GridSize,
+    legend: &Legend,
+    options: MapOptions,
+    advice: Advice,
+) -> Result<ImportedMap> {
     if legend.entries.is_empty() || legend.entries.len() > usize::from(u8::MAX) + 1 {
         return Err(refuse(path, "the legend must name 1 to 256 colours"));
     }
-    let bytes = std::fs::read(path).map_err(|e| HeatlabError::io("reading", path, e))?;
-    if image::guess_format(&bytes).ok() != Some(image::ImageFormat::Png) {
-        return Err(refuse(path, "is not a PNG image"));
-    }
-    let damaged = |e: image::ImageError| refuse(path, format!("is a damaged PNG image ({e})"));
-    let reader =
-        image::ImageReader::with_format(std::io::Cursor::new(&bytes), image::ImageFormat::Png);
-    let (width, height) = reader.into_dimensions().map_err(damaged)?;
-    let (rows, cols) = (height as usize, width as usize);
+    let damaged = |e: image::ImageError| {
+        refuse(
+            path,
+            format!("is a damaged PNG image ({})", super::one_line(&e)),
+        )
+    };
+    let (rows, cols) = png_size(path, png)?;
     let scaled = (rows, cols) != (size.rows, size.cols);
     if scaled && !options.scale {
         return Err(refuse(
@@ -355,7 +400,7 @@ pub fn read_map(
         rows.saturating_mul(cols).saturating_mul(8),
     )?;
     let mut reader =
-        image::ImageReader::with_format(std::io::Cursor::new(&bytes), image::ImageFormat::Png);
+        image::ImageReader::with_format(std::io::Cursor::new(png), image::ImageFormat::Png);
     reader.no_limits();
     let pixels = reader.decode().map_err(damaged)?.into_rgb8();
     let mut found: HashMap<Rgb, u8> = HashMap::new();
@@ -377,7 +422,8 @@ pub fn read_map(
             let index = match found.get(&colour) {
                 Some(&index) => index,
                 None => {
-                    let index = match_colour(path, legend, colour, (y, x), options.tolerance)?;
+                    let index =
+                        match_colour(path, legend, colour, (y, x), options.tolerance, advice)?;
                     found.insert(colour, index);
                     index
                 }
@@ -398,6 +444,7 @@ fn match_colour(
     colour: Rgb,
     (row, col): (usize, usize),
     tolerance: u8,
+    advice: Advice,
 ) -> Result<u8> {
     let Some((index, distance)) = legend.nearest(colour) else {
         return Err(refuse(path, "the legend names no colours"));
@@ -406,17 +453,26 @@ fn match_colour(
         return Ok(index as u8);
     }
     let nearest = &legend.entries[index];
-    Err(refuse(
-        path,
-        format!(
-            "colour {} (first at row {row}, column {col} of the image) is none of the legend's \
-             colours; the nearest is {} ({}), {distance} away, more than the tolerance \
-             {tolerance}. Repaint it with a legend colour or raise the tolerance",
-            colour_text(colour),
-            colour_text(nearest.colour),
-            nearest.kind.name
+    let first = format!(
+        "colour {} (first at row {row}, column {col} of the image) is none of the",
+        colour_text(colour)
+    );
+    let nearest = format!(
+        "the nearest is {} ({}), {distance} away",
+        colour_text(nearest.colour),
+        nearest.kind.name
+    );
+    let why = match advice {
+        Advice::App => format!(
+            "{first} legend's colours; {nearest}, more than the tolerance {tolerance}. Repaint \
+             it with a legend colour or raise the tolerance"
         ),
-    ))
+        Advice::Scenario => format!(
+            "{first} colours of [map] colors, which must match exactly; {nearest}. Repaint it \
+             with one of those colours or add it to [map] colors"
+        ),
+    };
+    Err(refuse(path, why))
 }
 
 /// `base` (or, without one, a new insulated problem of `size`) with the imported map: the

@@ -107,42 +107,17 @@ pub fn import_field_for(
     range: LuminanceRange,
     held_copies: usize,
 ) -> Result<(Grid, ImportKind)> {
-    let file = std::fs::File::open(path).map_err(|e| HeatlabError::io("opening", path, e))?;
-    let metadata = file
-        .metadata()
-        .map_err(|e| HeatlabError::io("reading", path, e))?;
-    if metadata.is_dir() {
-        return Err(refuse(path, "is a folder; give a .npy, PNG or JPEG file"));
+    let refuse_here = |why: &str| refuse(path, why);
+    let input = Input::open(path, &refuse_here)?;
+    if input.start.starts_with(NPY_MAGIC) {
+        return Ok((
+            read_npy_field(input.reader, path, held_copies)?,
+            ImportKind::Npy,
+        ));
     }
-    let mut reader = BufReader::new(file);
-    let mut start = [0u8; 16];
-    let got =
-        read_up_to(&mut reader, &mut start).map_err(|e| HeatlabError::io("reading", path, e))?;
-    let start = &start[..got];
-    if got == 0 {
-        return Err(refuse(path, "is empty"));
-    }
-    let rest = std::io::Cursor::new(start.to_vec()).chain(reader);
-    if start.starts_with(NPY_MAGIC) {
-        return Ok((read_npy_field(rest, path, held_copies)?, ImportKind::Npy));
-    }
-    match image::guess_format(start) {
+    match image::guess_format(&input.start) {
         Ok(format @ (image::ImageFormat::Png | image::ImageFormat::Jpeg)) => {
-            // Compressed images are small beside what they decode to; the decoded size is
-            // checked before decoding. A pipe's or a device's length is not known (0): it is
-            // read up to the memory there is.
-            ensure_host_memory(
-                &format!("{} image file", path.display()),
-                usize::try_from(metadata.len()).unwrap_or(usize::MAX),
-            )?;
-            let limit = crate::memory::host_available_bytes().map_or(u64::MAX, |b| b as u64);
-            let bytes = read_to_end_bounded(rest, limit).map_err(|e| match e {
-                BoundedReadError::Io(e) => HeatlabError::io("reading", path, e),
-                BoundedReadError::Longer(limit) => refuse(
-                    path,
-                    &format!("is longer than the {} MiB of memory there is", limit >> 20),
-                ),
-            })?;
+            let bytes = input.read_all(path, &refuse_here)?;
             let field = read_image_field(&bytes, format, path, range, held_copies)?;
             Ok((field, ImportKind::Image))
         }
@@ -151,6 +126,65 @@ pub fn import_field_for(
             &format!("is a {other:?} image; heatlab imports PNG and JPEG images and .npy arrays"),
         )),
         Err(_) => Err(refuse(path, &not_recognised(path))),
+    }
+}
+
+/// A file a user named, opened once (a FIFO cannot be opened twice: its writer is gone after
+/// the first reader), with its first bytes read to tell what it is.
+pub(crate) struct Input {
+    /// Up to the first 16 bytes.
+    pub start: Vec<u8>,
+    /// The whole file from its first byte.
+    pub reader: std::io::Chain<std::io::Cursor<Vec<u8>>, BufReader<std::fs::File>>,
+    /// The length a regular file reports (0 for a pipe or a device, whose length is unknown).
+    length: u64,
+}
+
+impl Input {
+    /// Opens `path`, refusing a folder and an empty file through `refuse`.
+    pub(crate) fn open(path: &Path, refuse: &dyn Fn(&str) -> HeatlabError) -> Result<Self> {
+        let file = std::fs::File::open(path).map_err(|e| HeatlabError::io("opening", path, e))?;
+        let metadata = file
+            .metadata()
+            .map_err(|e| HeatlabError::io("reading", path, e))?;
+        if metadata.is_dir() {
+            return Err(refuse("is a folder, not a file"));
+        }
+        let mut reader = BufReader::new(file);
+        let mut start = [0u8; 16];
+        let got = read_up_to(&mut reader, &mut start)
+            .map_err(|e| HeatlabError::io("reading", path, e))?;
+        if got == 0 {
+            return Err(refuse("is empty"));
+        }
+        let start = start[..got].to_vec();
+        Ok(Self {
+            reader: std::io::Cursor::new(start.clone()).chain(reader),
+            start,
+            length: metadata.len(),
+        })
+    }
+
+    /// The whole file, read up to the memory there is: compressed images are small beside
+    /// what they decode to (their decoded size is checked before decoding), and a pipe or a
+    /// device may never end.
+    pub(crate) fn read_all(
+        self,
+        path: &Path,
+        refuse: &dyn Fn(&str) -> HeatlabError,
+    ) -> Result<Vec<u8>> {
+        ensure_host_memory(
+            &format!("{} image file", path.display()),
+            usize::try_from(self.length).unwrap_or(usize::MAX),
+        )?;
+        let limit = crate::memory::host_available_bytes().map_or(u64::MAX, |b| b as u64);
+        read_to_end_bounded(self.reader, limit).map_err(|e| match e {
+            BoundedReadError::Io(e) => HeatlabError::io("reading", path, e),
+            BoundedReadError::Longer(limit) => refuse(&format!(
+                "is longer than the {} MiB of memory there is",
+                limit >> 20
+            )),
+        })
     }
 }
 
@@ -174,6 +208,16 @@ fn not_recognised(path: &Path) -> String {
         }
         _ => "is neither a .npy array nor a PNG or JPEG image".into(),
     }
+}
+
+/// A decoder's message on one line: some end with a newline, or hold several lines, where a
+/// refusal is one line.
+pub(crate) fn one_line(message: &impl fmt::Display) -> String {
+    message
+        .to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn refuse(path: &Path, why: &str) -> HeatlabError {
@@ -224,6 +268,12 @@ pub fn read_to_end_bounded(
 /// The size of a 2-D array or image, checked against heatlab's largest side and the memory
 /// there is for `copies` copies of the field (the import's own, or its caller's if more).
 fn checked_size(path: &Path, rows: u64, cols: u64, copies: usize) -> Result<GridSize> {
+    if rows == 0 || cols == 0 {
+        return Err(refuse(
+            path,
+            &format!("is empty ({rows}x{cols}); a field needs at least one row and one column"),
+        ));
+    }
     let rows = usize::try_from(rows).unwrap_or(usize::MAX);
     let cols = usize::try_from(cols).unwrap_or(usize::MAX);
     let size =
@@ -342,7 +392,8 @@ fn read_image_field(
     range: LuminanceRange,
     held_copies: usize,
 ) -> Result<Grid> {
-    let damaged = |e: image::ImageError| refuse(path, &format!("is a damaged image: {e}"));
+    let damaged =
+        |e: image::ImageError| refuse(path, &format!("is a damaged image: {}", one_line(&e)));
     let reader = image::ImageReader::with_format(std::io::Cursor::new(bytes), format);
     let (width, height) = reader.into_dimensions().map_err(damaged)?;
     // The decoder holds the pixels (up to 16-bit RGBA) and the luminance beside the field.

@@ -7,6 +7,7 @@ use super::file::{
 };
 use super::initial::initial_field;
 use super::map::read_map;
+use crate::field::JaggedParams;
 use crate::grid::{Grid, GridSize};
 use crate::problem::material::{self, normalise, Material};
 use crate::problem::temperature::{celsius_number, parse_celsius};
@@ -39,14 +40,28 @@ pub struct Built {
     pub initial: Grid,
 }
 
-/// Builds `file`, whose relative paths are relative to `folder`.
-pub fn build(file: &ScenarioFile, folder: &Path) -> Result<Built, Errors> {
+/// Bytes a build holds for every cell: the cell map (one byte) and the initial field (`f32`).
+const BUILD_BYTES_PER_CELL: usize = 5;
+
+/// Builds `file`, whose relative paths are relative to `folder`, for a caller that will hold
+/// `held_copies` copies of the field (a run): the memory for them, or the build's own if more,
+/// is checked from `[grid]` before anything is built or read.
+pub fn build(file: &ScenarioFile, folder: &Path, held_copies: usize) -> Result<Built, Errors> {
     let mut errors = Errors::default();
     let size = grid_size(file, &mut errors);
-    let user = user_materials(file, &mut errors);
+    if let Some(size) = size {
+        if let Err(e) = check_memory(file, size, held_copies) {
+            errors.push(e.to_string());
+            return Err(errors);
+        }
+    }
+    let (user, refused) = user_materials(file, &mut errors);
     let time_step = time_step(&file.time, &mut errors);
     let sides = sides(file, &mut errors);
-    let resolver = Resolver { user: &user };
+    let resolver = Resolver {
+        user: &user,
+        refused: &refused,
+    };
     let base = resolver.part_kind(&file.base, &mut errors);
     let parts: Vec<Option<CellKind>> = file
         .parts
@@ -188,6 +203,25 @@ fn part_initials(file: &ScenarioFile, dx: f64, initial: &mut Grid, errors: &mut 
     }
 }
 
+/// Refuses a grid whose build, or the `held_copies` copies of its field a caller holds, would
+/// not fit in memory: a 65536² grid's map and field are 21 GiB.
+fn check_memory(file: &ScenarioFile, size: GridSize, held_copies: usize) -> crate::Result<()> {
+    let generation = file.initial.jagged.as_ref().map_or(0, |_| {
+        // Generated while the map is held, with the spectrum's copies beside it.
+        JaggedParams {
+            size,
+            ..JaggedParams::default()
+        }
+        .host_bytes_needed()
+    });
+    let build = size
+        .cells()
+        .saturating_mul(BUILD_BYTES_PER_CELL)
+        .saturating_add(generation);
+    let held = size.bytes().saturating_mul(held_copies);
+    crate::memory::ensure_host_memory(&format!("{size} scenario grid"), build.max(held))
+}
+
 fn grid_size(file: &ScenarioFile, errors: &mut Errors) -> Option<GridSize> {
     let spacing = file.grid.spacing;
     if !(spacing.is_finite() && spacing > 0.0) {
@@ -201,8 +235,11 @@ fn grid_size(file: &ScenarioFile, errors: &mut Errors) -> Option<GridSize> {
     )
 }
 
-fn user_materials(file: &ScenarioFile, errors: &mut Errors) -> Vec<Material> {
+/// The user's materials that are valid, and the names of those refused (already named in
+/// `errors`, so that a part using one is not also called an unknown material).
+fn user_materials(file: &ScenarioFile, errors: &mut Errors) -> (Vec<Material>, Vec<String>) {
     let mut user: Vec<Material> = Vec::new();
+    let mut refused: Vec<String> = Vec::new();
     for section in &file.materials {
         let name = normalise(&section.name);
         if material::find(&name).is_some() {
@@ -222,11 +259,12 @@ fn user_materials(file: &ScenarioFile, errors: &mut Errors) -> Vec<Material> {
             section.density,
             section.specific_heat,
         );
-        if let Some(material) = errors.take(material) {
-            user.push(material);
+        match errors.take(material) {
+            Some(material) => user.push(material),
+            None => refused.push(name),
         }
     }
-    user
+    (user, refused)
 }
 
 fn time_step(time: &TimeSection, errors: &mut Errors) -> Option<TimeStep> {
@@ -292,6 +330,31 @@ fn side_condition(side: Side, s: &SideSection, errors: &mut Errors) -> Option<Si
             None
         }
     };
+    // A value the kind does not take is a mistake (a flux on a fixed side), not ignored.
+    let given = [
+        ("temperature", s.temperature.is_some(), SideKind::Fixed),
+        ("flux", s.flux.is_some(), SideKind::Flux),
+        ("h", s.h.is_some(), SideKind::Convective),
+        ("ambient", s.ambient.is_some(), SideKind::Convective),
+    ];
+    let stray: Vec<&str> = given
+        .iter()
+        .filter(|&&(_, is_given, takes)| is_given && takes != kind)
+        .map(|&(name, _, _)| name)
+        .collect();
+    if !stray.is_empty() {
+        let kind = kind.to_string();
+        let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        errors.push(format!(
+            "{what}: {article} {kind} side takes no {}",
+            stray.join(" or ")
+        ));
+        return None;
+    }
     let condition = match kind {
         SideKind::Insulated => SideCondition::Insulated,
         SideKind::Periodic => SideCondition::Periodic,
@@ -316,6 +379,8 @@ fn side_condition(side: Side, s: &SideSection, errors: &mut Errors) -> Option<Si
 /// Finds materials and kinds by name.
 struct Resolver<'a> {
     user: &'a [Material],
+    /// The user's materials refused (their error already noted).
+    refused: &'a [String],
 }
 
 impl Resolver<'_> {
@@ -346,7 +411,9 @@ impl Resolver<'_> {
 
     fn part_kind(&self, part: &PartSection, errors: &mut Errors) -> Option<CellKind> {
         let Some(material) = self.material(&part.material) else {
-            errors.push(self.unknown(&part.material));
+            if !self.refused.contains(&normalise(&part.material)) {
+                errors.push(self.unknown(&part.material));
+            }
             return None;
         };
         let name = part.name.clone().unwrap_or_else(|| material.name.clone());

@@ -144,12 +144,20 @@ pub fn of_topic(topic: Topic) -> impl Iterator<Item = &'static GalleryEntry> {
 /// Reads the scenario `file`, or the gallery's problem of that name when no such file exists
 /// (so a file always wins over a gallery name).
 pub fn load_file_or_named(file: &Path) -> Result<Scenario, ScenarioErrors> {
-    if !file.exists() {
+    load_file_or_named_for(file, 0)
+}
+
+/// As [`load_file_or_named`], for a caller that will hold `held_copies` copies of the field
+/// (a run): the memory they need is checked from the file's `[grid]` before anything is built.
+pub fn load_file_or_named_for(file: &Path, held_copies: usize) -> Result<Scenario, ScenarioErrors> {
+    // A folder is never a scenario file: one named like a gallery problem (`./fin`) does not
+    // hide the problem.
+    if !file.exists() || file.is_dir() {
         if let Some(entry) = file.to_str().and_then(find) {
             return entry.scenario();
         }
     }
-    super::load(file).map_err(|mut errors| {
+    super::load_for(file, held_copies).map_err(|mut errors| {
         if !file.exists() {
             errors.errors.push(
                 "no gallery problem has that name either (heatlab scenario list names them)"

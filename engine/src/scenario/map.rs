@@ -6,7 +6,8 @@ use std::path::Path;
 use super::file::MapSection;
 use crate::error::{HeatlabError, Result};
 use crate::grid::GridSize;
-use crate::import::material_map::{self, Legend, LegendEntry, MapOptions};
+use crate::import::material_map::{self, Advice, Legend, LegendEntry, MapOptions};
+use crate::import::Input;
 use crate::problem::CellKind;
 
 /// The kinds a map names and the index into them of every cell.
@@ -58,9 +59,10 @@ fn image_map(
     size: GridSize,
     lookup: &dyn Fn(&str) -> Result<CellKind>,
 ) -> Result<MapKinds> {
-    let (width, height) = image::image_dimensions(path)
-        .map_err(|e| bad(path, format!("is not a readable PNG image ({e})")))?;
-    check_size(path, height as usize, width as usize, size)?;
+    // Read once: a FIFO's writer is gone after its first reader.
+    let png = material_map::read_png(path)?;
+    let (rows, cols) = material_map::png_size(path, &png)?;
+    check_size(path, rows, cols, size)?;
     let mut entries = Vec::new();
     let mut errors = Vec::new();
     for (text, name) in &section.colors {
@@ -81,7 +83,7 @@ fn image_map(
         tolerance: 0,
         scale: false,
     };
-    let imported = material_map::read_map(path, size, &legend, exact)?;
+    let imported = material_map::decode_map(path, &png, size, &legend, exact, Advice::Scenario)?;
     Ok(MapKinds {
         kinds: legend.entries.into_iter().map(|entry| entry.kind).collect(),
         cells: imported.cells,
@@ -108,8 +110,10 @@ fn npy_map(
             ),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| HeatlabError::io("reading", path, e))?;
-    let npy = npyz::NpyFile::new(&bytes[..])
+    // Streamed, the header first: its shape is checked against the grid before any data is
+    // read, and no more than the shape's data is read (`/dev/zero` or an endless pipe).
+    let input = Input::open(path, &|why| bad(path, why))?;
+    let npy = npyz::NpyFile::new(input.reader)
         .map_err(|e| bad(path, format!("is not a readable .npy array ({e})")))?;
     let shape = npy.shape().to_vec();
     if shape.len() != 2 {
@@ -122,66 +126,60 @@ fn npy_map(
             "is in Fortran order; save it with np.ascontiguousarray",
         ));
     }
-    let values = integer_values(npy).map_err(|why| bad(path, why))?;
-    let mut cells = Vec::with_capacity(values.len());
-    for value in values {
-        match u8::try_from(value)
-            .ok()
-            .filter(|&v| (v as usize) < kinds.len())
-        {
-            Some(index) => cells.push(index),
-            None => {
-                return Err(bad(
-                    path,
-                    format!("holds {value}, not an index into its {} names", kinds.len()),
-                ))
-            }
-        }
-    }
+    let cells = map_indices(npy, kinds.len()).map_err(|why| bad(path, why))?;
     Ok(MapKinds { kinds, cells })
 }
 
-/// The values of an integer array (any width and sign) as `i64`.
-fn integer_values(npy: npyz::NpyFile<&[u8]>) -> std::result::Result<Vec<i64>, String> {
+/// Every cell's index into `names` names, from an integer array of any width and sign.
+fn map_indices(
+    npy: npyz::NpyFile<impl std::io::Read>,
+    names: usize,
+) -> std::result::Result<Vec<u8>, String> {
     use npyz::{DType, TypeChar};
     let DType::Plain(type_str) = npy.dtype() else {
         return Err("is not an array of plain numbers".into());
     };
-    let wrong = |e: std::io::Error| format!("cannot be read ({e})");
     match (type_str.type_char(), type_str.size_field()) {
-        (TypeChar::Uint, 1) => Ok(npy
-            .into_vec::<u8>()
-            .map_err(wrong)?
-            .into_iter()
-            .map(i64::from)
-            .collect()),
-        (TypeChar::Uint, 2) => Ok(npy
-            .into_vec::<u16>()
-            .map_err(wrong)?
-            .into_iter()
-            .map(i64::from)
-            .collect()),
-        (TypeChar::Int, 1) => Ok(npy
-            .into_vec::<i8>()
-            .map_err(wrong)?
-            .into_iter()
-            .map(i64::from)
-            .collect()),
-        (TypeChar::Int, 2) => Ok(npy
-            .into_vec::<i16>()
-            .map_err(wrong)?
-            .into_iter()
-            .map(i64::from)
-            .collect()),
-        (TypeChar::Int, 4) => Ok(npy
-            .into_vec::<i32>()
-            .map_err(wrong)?
-            .into_iter()
-            .map(i64::from)
-            .collect()),
-        (TypeChar::Int, 8) => npy.into_vec::<i64>().map_err(wrong),
+        (TypeChar::Uint, 1) => indices::<u8>(npy, names),
+        (TypeChar::Uint, 2) => indices::<u16>(npy, names),
+        (TypeChar::Uint, 4) => indices::<u32>(npy, names),
+        (TypeChar::Uint, 8) => indices::<u64>(npy, names),
+        (TypeChar::Int, 1) => indices::<i8>(npy, names),
+        (TypeChar::Int, 2) => indices::<i16>(npy, names),
+        (TypeChar::Int, 4) => indices::<i32>(npy, names),
+        (TypeChar::Int, 8) => indices::<i64>(npy, names),
         _ => Err(format!(
             "holds {type_str}; a map holds integer indices (e.g. np.save(name, a.astype(np.uint8)))"
         )),
     }
+}
+
+/// The values of `npy`, of type `T`, as indices below `names`.
+fn indices<T>(
+    npy: npyz::NpyFile<impl std::io::Read>,
+    names: usize,
+) -> std::result::Result<Vec<u8>, String>
+where
+    T: npyz::Deserialize + TryInto<u8> + Copy + std::fmt::Display,
+{
+    let data = npy
+        .data::<T>()
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    let mut cells = Vec::with_capacity(usize::try_from(data.len()).unwrap_or(0));
+    for value in data {
+        let value = value.map_err(|e| format!("cannot be read ({e})"))?;
+        match value
+            .try_into()
+            .ok()
+            .filter(|&v: &u8| usize::from(v) < names)
+        {
+            Some(index) => cells.push(index),
+            None => {
+                return Err(format!(
+                    "holds {value}, not an index into its {names} names"
+                ))
+            }
+        }
+    }
+    Ok(cells)
 }

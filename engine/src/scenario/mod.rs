@@ -117,14 +117,21 @@ impl ScenarioErrors {
 
 /// Reads and builds the scenario in `path` (its relative paths are relative to its folder).
 pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
+    load_for(path, 0)
+}
+
+/// As [`load`], for a caller that will hold `held_copies` copies of the field (a run): the
+/// memory they need is checked from `[grid]` before anything is built.
+pub fn load_for(path: &Path, held_copies: usize) -> Result<Scenario, ScenarioErrors> {
     let source = path.display().to_string();
     let one = |error: String| ScenarioErrors {
         source: source.clone(),
         errors: vec![error],
     };
     let text = read_text(path).map_err(|e| one(e.to_string()))?;
-    let folder = path.parent().unwrap_or(Path::new("."));
-    let mut scenario = parse(&text, folder).map_err(|mut e| {
+    let file = followed_links(path);
+    let folder = file.parent().unwrap_or(Path::new("."));
+    let mut scenario = parse_for(&text, folder, held_copies).map_err(|mut e| {
         e.source = source.clone();
         e
     })?;
@@ -134,12 +141,21 @@ pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
 
 /// Builds the scenario in `text`, with relative paths relative to `folder`.
 pub fn parse(text: &str, folder: &Path) -> Result<Scenario, ScenarioErrors> {
+    parse_for(text, folder, 0)
+}
+
+/// As [`parse`], for a caller that will hold `held_copies` copies of the field.
+pub fn parse_for(
+    text: &str,
+    folder: &Path,
+    held_copies: usize,
+) -> Result<Scenario, ScenarioErrors> {
     let errors = |errors| ScenarioErrors {
         source: "scenario".into(),
         errors,
     };
     let file: ScenarioFile = toml::from_str(text).map_err(|e| errors(vec![toml_error(&e)]))?;
-    let built = build::build(&file, folder).map_err(|e| errors(e.0))?;
+    let built = build::build(&file, folder, held_copies).map_err(|e| errors(e.0))?;
     Ok(Scenario {
         file,
         text: text.to_string(),
@@ -159,9 +175,33 @@ fn toml_error(error: &toml::de::Error) -> String {
         .replace("  ", " ")
 }
 
+/// `path` with the symbolic links of its last component followed: a scenario's relative
+/// paths are relative to the folder of the file itself, wherever a link to it lies.
+fn followed_links(path: &Path) -> PathBuf {
+    let mut file = path.to_path_buf();
+    // Linux's own limit on links followed in one lookup; a loop fails the read anyway.
+    for _ in 0..40 {
+        match std::fs::read_link(&file) {
+            Ok(target) => {
+                file = match file.parent() {
+                    Some(folder) => folder.join(target),
+                    None => target,
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    file
+}
+
 fn read_text(path: &Path) -> crate::Result<String> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| HeatlabError::io("opening", path, e))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(HeatlabError::InvalidInput(
+            "it is a folder, not a scenario file".into(),
+        ));
+    }
     let mut bytes = Vec::new();
     file.take(MAX_SCENARIO_BYTES + 1)
         .read_to_end(&mut bytes)

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::build::{temperature, Errors};
 use super::file::TemperatureText;
 use crate::problem::material::normalise;
-use crate::problem::{HeatProblem, StepTables, Thermostat};
+use crate::problem::{HeatProblem, StepTables, Thermostat, MAX_STEPS};
 
 /// One `[[thermostat]]` as written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,7 +86,17 @@ fn one(
     let every_steps = match (section.every_steps, section.every_seconds) {
         (Some(steps), None) => Some(steps),
         (None, Some(seconds)) if seconds.is_finite() && seconds > 0.0 => {
-            Some(((seconds / tables.dt).round() as u64).max(1))
+            let steps = (seconds / tables.dt).round();
+            if steps > MAX_STEPS as f64 {
+                errors.push(format!(
+                    "{what}: every_seconds = {seconds:e} is {steps:e} steps of {:e} s, more \
+                     than the {MAX_STEPS} (2^53) a run can count, so it would never decide: \
+                     give a shorter interval",
+                    tables.dt
+                ));
+                return None;
+            }
+            Some((steps as u64).max(1))
         }
         (None, Some(seconds)) => {
             errors.push(format!(
@@ -101,6 +111,17 @@ fn one(
             None
         }
     };
+    // One that first decides after more steps than a run can count never decides.
+    let every_steps = every_steps.and_then(|steps| {
+        if steps <= MAX_STEPS {
+            return Some(steps);
+        }
+        errors.push(format!(
+            "{what}: it decides every {steps} steps, more than the {MAX_STEPS} (2^53) a run \
+             can count, so it would never decide: give a shorter interval"
+        ));
+        None
+    });
     Some(Thermostat {
         heater_kind: heater as u8,
         probe: probe?,

@@ -25,9 +25,11 @@
 //! rule and simulated seconds; see [`crate::problem`]) and its cell map after the fields. A
 //! state without a problem is still written as version 1.
 //!
-//! A reader refuses a file with another magic, a newer version, a length that does not match
-//! the header (truncated or with bytes appended), a header that does not parse, or a checksum
-//! that does not match, each with its own [`StateFileError`].
+//! A reader refuses a file with another magic, a newer version, a version that does not match
+//! whether the header has a problem, a length that does not match the header (truncated or
+//! with bytes appended), a header that does not parse, a checksum that does not match (checked
+//! before the problem, so that any changed byte is a mismatch), or a problem whose time step
+//! is above its stability limit, each with its own [`StateFileError`].
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -162,15 +164,23 @@ pub struct SavedProblem {
 }
 
 impl SavedProblem {
-    /// Checks a problem read from a file of fields of `size`.
-    fn check(&self, size: GridSize) -> std::result::Result<(), String> {
+    /// Checks a problem read from a file of fields of `size` and an intact checksum: what is
+    /// wrong with it, or why it cannot be stepped.
+    fn check(&self, size: GridSize) -> std::result::Result<(), StateFileError> {
+        let damaged = |why: String| StateFileError::BadHeader(why);
         if self.problem.size != size {
-            return Err("the heat problem's size is not the field's".into());
+            return Err(damaged("the heat problem's size is not the field's".into()));
         }
         if !(self.simulated_seconds.is_finite() && self.simulated_seconds >= 0.0) {
-            return Err("the simulated time is not a time".into());
+            return Err(damaged("the simulated time is not a time".into()));
         }
-        self.problem.check().map_err(|e| e.to_string())
+        self.problem.check().map_err(|e| damaged(e.to_string()))?;
+        // Its time step against its stability limit: refused here, before a run writes
+        // anything, rather than when the simulation starts.
+        self.problem
+            .tables()
+            .map(|_| ())
+            .map_err(|e| StateFileError::Unsteppable(e.to_string()))
     }
 }
 
@@ -326,9 +336,6 @@ impl SavedState {
         if let Some(saved) = problem.as_mut() {
             saved.problem.map =
                 read_problem_map(&mut reader, size).map_err(|e| cut(expected, &reader, e))?;
-            saved
-                .check(size)
-                .map_err(|why| refuse(StateFileError::BadHeader(why)))?;
         }
         let computed = reader.hasher.clone().finalize();
         let mut stored = [0u8; CHECKSUM_BYTES];
@@ -346,6 +353,11 @@ impl SavedState {
         }
         if u32::from_le_bytes(stored) != computed {
             return Err(refuse(StateFileError::ChecksumMismatch));
+        }
+        // Only now, with every byte known to be as written: a flipped byte in the map is a
+        // checksum mismatch, not a kind the map names.
+        if let Some(saved) = &problem {
+            saved.check(size).map_err(refuse)?;
         }
         for (field, grid) in [("field", &current), ("initial field", &initial)] {
             let cells = grid.non_finite_count();
@@ -381,9 +393,10 @@ impl SavedState {
     }
 }
 
-/// Reads the preamble (magic, version, header length) and returns the header's length,
+/// Reads the preamble (magic, version, header length) and returns the version and the
+/// header's length,
 /// refusing another file, an unknown version or an impossible length.
-fn read_preamble(reader: &mut impl Read, path: &Path) -> Result<u32> {
+fn read_preamble(reader: &mut impl Read, path: &Path) -> Result<(u32, u32)> {
     let refuse = |reason| HeatlabError::StateFile {
         path: path.to_path_buf(),
         reason,
@@ -419,7 +432,7 @@ fn read_preamble(reader: &mut impl Read, path: &Path) -> Result<u32> {
             "a header of {header_len} bytes"
         ))));
     }
-    Ok(header_len)
+    Ok((version, header_len))
 }
 
 /// The header's JSON, the size of its fields and its step parameters, each checked; the
@@ -435,7 +448,7 @@ fn read_header<R: Read>(
         path: path.to_path_buf(),
         reason,
     };
-    let header_len = read_preamble(reader, path)?;
+    let (version, header_len) = read_preamble(reader, path)?;
     let fixed = (PREAMBLE_BYTES + CHECKSUM_BYTES) as u64 + u64::from(header_len);
     let check_length = |expected: u64| match length {
         Some(found) if found < expected => {
@@ -450,6 +463,21 @@ fn read_header<R: Read>(
         .map_err(|e| cut_short(path, length, fixed, reader.consumed, e))?;
     let (header, size, params) =
         parse_header(&header).map_err(|why| refuse(StateFileError::BadHeader(why)))?;
+    // Version 2 is the version of a state with a heat problem, and only of one: a version-1
+    // file with a problem is not one heatlab wrote, and its length would be misread.
+    match (version, header.problem.is_some()) {
+        (UNIFORM_FORMAT_VERSION, true) => {
+            return Err(refuse(StateFileError::BadHeader(
+                "format version 1 holds no heat problem, yet this header has one".into(),
+            )))
+        }
+        (FORMAT_VERSION, false) => {
+            return Err(refuse(StateFileError::BadHeader(
+                "format version 2 holds a heat problem, yet this header has none".into(),
+            )))
+        }
+        _ => {}
+    }
     let map_bytes = if header.problem.is_some() {
         size.cells() as u64
     } else {
