@@ -279,3 +279,34 @@ fn a_grid_larger_than_the_memory_is_refused_from_its_header() {
         assert!(start.elapsed() < Duration::from_secs(10), "{side}");
     }
 }
+
+#[test]
+fn a_run_whose_copies_of_the_field_do_not_fit_is_refused_before_building() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 1.5 GiB of address space: an 8192² grid builds in some 320 MB, but a run holds seven
+    // copies of its 256 MB field.
+    fs::write(d.join("8192.toml"), square(8192, false)).unwrap();
+    let checked = heatlab_limited(
+        d,
+        3 << 19,
+        Duration::from_secs(60),
+        &["scenario", "check", "8192.toml"],
+    );
+    assert_eq!(
+        checked.code,
+        Some(0),
+        "the grid itself builds: {}",
+        checked.stderr
+    );
+    let start = Instant::now();
+    let ended = heatlab_limited(
+        d,
+        3 << 19,
+        Duration::from_secs(30),
+        &["run", "--scenario", "8192.toml", "--out", "o"],
+    );
+    assert_refused(&ended, "a 8192x8192 scenario grid needs");
+    assert!(!d.join("o").exists(), "the out folder was written");
+    assert!(start.elapsed() < Duration::from_secs(10));
+}

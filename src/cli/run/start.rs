@@ -57,8 +57,10 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<Start>, HeatlabError> {
             Ok(Some(start))
         }
         StartFrom::Scenario { file } => {
-            let scenario = heatlab_engine::scenario::gallery::load_file_or_named(file)
-                .map_err(|e| e.into_error())?;
+            // The memory the run holds is checked from the file's [grid], before the build.
+            let scenario =
+                heatlab_engine::scenario::gallery::load_file_or_named_for(file, HOST_FIELD_COPIES)
+                    .map_err(|e| e.into_error())?;
             let from = match scenario.gallery {
                 Some(name) => format!("the gallery ({name})"),
                 None => file.display().to_string(),
