@@ -13,6 +13,7 @@ mod one_loop;
 mod outside;
 mod robust;
 mod run;
+mod run_options;
 mod scenario;
 mod scenario_files;
 mod state;

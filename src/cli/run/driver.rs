@@ -65,7 +65,7 @@ impl RunDriver for CliDriver<'_> {
         if due.frames {
             let laplacian = simulation.laplacian()?;
             let written = save_frame(self.plan, step, &field, &laplacian)?;
-            self.record.files.extend(written);
+            self.record.add_files(written);
         }
         if let Some(video) = self.video.as_mut().filter(|_| due.video) {
             video.add(step, &field, simulation)?;

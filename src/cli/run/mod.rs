@@ -76,11 +76,18 @@ pub struct RunArgs {
     /// the four sides, the time step; see `heatlab scenario check`), or a gallery problem by
     /// name (`heatlab scenario list`). Its duration and output interval replace --steps and
     /// --save-every unless --duration or --save-every is given.
-    #[arg(long, value_name = "FILE|NAME", conflicts_with_all = ["initial", "resume"])]
+    #[arg(
+        long,
+        value_name = "FILE|NAME",
+        conflicts_with_all = [
+            "initial", "resume", "size", "seed", "exponent", "cutoff", "percentile", "coeff",
+            "boundary", "initial_range", "allow_unstable"
+        ]
+    )]
     pub scenario: Option<PathBuf>,
     /// Simulated seconds to run a heat problem (a scenario, or a resumed state with one);
-    /// replaces --steps.
-    #[arg(long, value_name = "SECONDS")]
+    /// instead of --steps.
+    #[arg(long, value_name = "SECONDS", conflicts_with = "steps")]
     pub duration: Option<f64>,
     /// The values of black and white when --initial is an image.
     #[arg(
@@ -187,6 +194,9 @@ const DEFAULT_STEPS: i64 = 1000;
 /// A run's parameters after every check.
 #[derive(Debug, Clone, serde::Serialize)]
 struct RunPlan {
+    /// The jagged field's parameters (and the size of any field); run.json records them
+    /// through [`RecordedPlan`], only where they were used.
+    #[serde(skip)]
     field: JaggedParams,
     /// What the run starts from.
     start: StartFrom,
@@ -197,6 +207,8 @@ struct RunPlan {
     /// The video to record.
     video: Option<VideoPlan>,
     steps: u64,
+    /// The tutorial's plate's coefficient and boundary (recorded as `field` is).
+    #[serde(skip)]
     step: StepParams,
     backend_choice: BackendChoice,
     save_every: u64,
@@ -240,6 +252,17 @@ fn checked_kernel(args: &RunArgs) -> Result<KernelChoice, HeatlabError> {
         )));
     }
     Ok(kernel)
+}
+
+/// The first option given that only the tutorial's plate uses.
+fn plate_option(args: &RunArgs) -> Option<&'static str> {
+    [
+        (args.coeff.is_some(), "--coeff"),
+        (args.boundary.is_some(), "--boundary"),
+        (args.allow_unstable, "--allow-unstable"),
+    ]
+    .into_iter()
+    .find_map(|(given, name)| given.then_some(name))
 }
 
 fn duration_refusal() -> HeatlabError {
@@ -328,6 +351,12 @@ impl RunPlan {
         self.field.size = start.initial.size();
         self.start_step = start.step;
         if let Some(saved) = &start.problem {
+            if let Some(option) = plate_option(args) {
+                return Err(HeatlabError::InvalidInput(format!(
+                    "{option} is for the tutorial's plate; this state holds a heat problem, \
+                     whose materials and sides set how heat moves"
+                )));
+            }
             let problem = &saved.problem;
             let scenario_duration = start.duration.filter(|_| args.steps.is_none());
             if let Some(seconds) = args.duration.or(scenario_duration) {
@@ -375,6 +404,35 @@ impl RunPlan {
             save_every: self.save_every,
             video_every: self.video.as_ref().map_or(0, |v| v.every),
             check_every: self.check_every,
+        }
+    }
+}
+
+/// A run's parameters as run.json records them: only what the run used.
+#[derive(Debug, serde::Serialize)]
+struct RecordedPlan {
+    /// The field's size.
+    size: heatlab_engine::grid::GridSize,
+    /// The jagged field's parameters, when the run generated it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<JaggedParams>,
+    /// The coefficient and boundary, when the run stepped the tutorial's plate (a heat
+    /// problem's materials and sides are in `problem`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    step: Option<StepParams>,
+    #[serde(flatten)]
+    plan: RunPlan,
+}
+
+impl RecordedPlan {
+    /// What `plan` used, `with_problem` when it stepped a heat problem.
+    fn of(plan: &RunPlan, with_problem: bool) -> Self {
+        Self {
+            size: plan.field.size,
+            field: (plan.start == StartFrom::Jagged).then_some(plan.field),
+            step: (!with_problem && !matches!(plan.start, StartFrom::Scenario { .. }))
+                .then_some(plan.step),
+            plan: plan.clone(),
         }
     }
 }
@@ -440,6 +498,10 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     }
     remove_previous_run(&plan.out, &previous)?;
     export::ensure_writable_dir(&plan.out)?;
+    // The record must have its place before the run, not be found missing after it.
+    for record_file in [record::RUN_JSON, record::TIMINGS_CSV] {
+        export::atomic::check_output(&plan.out.join(record_file))?;
+    }
 
     let mut record = RunRecord::new(backend.as_ref(), fallback_note, &plan.out);
     let execution = std::panic::catch_unwind(AssertUnwindSafe(|| {

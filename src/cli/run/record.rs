@@ -9,7 +9,7 @@ use anyhow::Context;
 
 use super::folder::display_name;
 use super::scenario::ProblemRecord;
-use super::RunPlan;
+use super::{RecordedPlan, RunPlan};
 use crate::cli::interrupt::{Interrupted, StopSignal};
 use crate::cli::output::note;
 use heatlab_engine::compute::Backend;
@@ -17,7 +17,9 @@ use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export::{self, TimingCsvWriter, TimingRecord};
 
 /// The timing log of a run, in its folder.
-const TIMINGS_CSV: &str = "timings.csv";
+pub(super) const TIMINGS_CSV: &str = "timings.csv";
+/// The record of a run, in its folder.
+pub(super) const RUN_JSON: &str = "run.json";
 use heatlab_engine::sim::agreement::{AgreementWatch, Outcome, WindowPolicy};
 
 /// How a run ended.
@@ -170,6 +172,16 @@ impl RunRecord {
         }
     }
 
+    /// Lists files written, each once (the last finite frame of a run that went non-finite
+    /// may be a save point's, written again).
+    pub(super) fn add_files(&mut self, paths: Vec<PathBuf>) {
+        for path in paths {
+            if !self.files.contains(&path) {
+                self.files.push(path);
+            }
+        }
+    }
+
     /// Keeps a timed chunk: in the totals, and as a row of `timings.csv`.
     pub(super) fn add_timing(&mut self, timing: &TimingRecord) {
         self.timed_steps += timing.steps;
@@ -261,7 +273,7 @@ impl RunRecord {
             self.files.push(csv_path);
         }
         let summary = RunSummary::new(plan, self, ending);
-        let json = export::write_json(&plan.out.join("run.json"), &summary);
+        let json = export::write_json(&plan.out.join(RUN_JSON), &summary);
         csv.and(json)
     }
 
@@ -287,7 +299,7 @@ struct RunSummary {
     status: &'static str,
     /// Why a run that did not complete stopped.
     reason: Option<String>,
-    parameters: RunPlan,
+    parameters: RecordedPlan,
     backend: String,
     device: String,
     method: String,
@@ -314,7 +326,7 @@ impl RunSummary {
             heatlab_version: env!("CARGO_PKG_VERSION"),
             status: ending.status(),
             reason: ending.reason(),
-            parameters: plan.clone(),
+            parameters: RecordedPlan::of(plan, record.problem.is_some()),
             backend: record.backend.clone(),
             device: record.device.clone(),
             method: record.method.clone(),

@@ -1,0 +1,181 @@
+//! Options a run cannot use are refused, and `run.json` records only what ran: the tutorial
+//! plate's options with a heat problem, --steps with --duration; files listed once, the
+//! record's own place checked before the run.
+
+use std::fs;
+
+use crate::common::cli::{heatlab_in, read_json, stderr_of, succeeded};
+use heatlab_engine::export::write_npy;
+use heatlab_engine::grid::{Grid, GridSize};
+
+#[test]
+fn the_plates_options_are_refused_with_a_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    for option in [
+        &["--size", "10"][..],
+        &["--seed", "3"],
+        &["--exponent", "-1.5"],
+        &["--coeff", "0.2"],
+        &["--boundary", "neumann"],
+        &["--initial-range", "0,2"],
+        &["--allow-unstable"],
+    ] {
+        let mut args = vec!["run", "--scenario", "fin", "--out", "o"];
+        args.extend_from_slice(option);
+        let run = heatlab_in(dir.path(), &args);
+        assert_eq!(run.status.code(), Some(2), "{option:?}");
+        let stderr = stderr_of(&run);
+        assert!(
+            stderr.contains("cannot be used with"),
+            "{option:?}: {stderr}"
+        );
+        assert!(!dir.path().join("o").exists(), "{option:?}");
+    }
+    let run = heatlab_in(
+        dir.path(),
+        &[
+            "run",
+            "--scenario",
+            "fin",
+            "--steps",
+            "10",
+            "--duration",
+            "5",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(2));
+    assert!(stderr_of(&run).contains("cannot be used with"));
+}
+
+#[test]
+fn a_resumed_heat_problem_refuses_the_plates_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    succeeded(&heatlab_in(
+        d,
+        &[
+            "run",
+            "--scenario",
+            "fin",
+            "--steps",
+            "20",
+            "--out",
+            "a",
+            "--save-state",
+            "fin.heatlab",
+        ],
+    ));
+    for option in [
+        &["--coeff", "0.2"][..],
+        &["--boundary", "periodic"],
+        &["--allow-unstable"],
+    ] {
+        let mut args = vec![
+            "run",
+            "--resume",
+            "fin.heatlab",
+            "--steps",
+            "5",
+            "--out",
+            "b",
+        ];
+        args.extend_from_slice(option);
+        let run = heatlab_in(d, &args);
+        assert_eq!(run.status.code(), Some(1), "{option:?}");
+        let stderr = stderr_of(&run);
+        assert!(
+            stderr.contains(&format!("{} is for the tutorial's plate", option[0])),
+            "{stderr}"
+        );
+        assert!(!d.join("b").exists(), "{option:?}");
+    }
+}
+
+#[test]
+fn run_json_records_only_the_parameters_that_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    succeeded(&heatlab_in(
+        d,
+        &["run", "--scenario", "fin", "--steps", "10", "--out", "s"],
+    ));
+    let parameters = &read_json(&d.join("s/run.json"))["parameters"];
+    assert_eq!(
+        (
+            parameters["size"]["rows"].as_u64(),
+            parameters["size"]["cols"].as_u64()
+        ),
+        (Some(2), Some(120))
+    );
+    assert!(parameters.get("field").is_none(), "{parameters}");
+    assert!(parameters.get("step").is_none(), "{parameters}");
+
+    succeeded(&heatlab_in(
+        d,
+        &[
+            "run", "--size", "24", "--seed", "7", "--steps", "10", "--out", "p",
+        ],
+    ));
+    let parameters = &read_json(&d.join("p/run.json"))["parameters"];
+    assert_eq!(parameters["field"]["seed"], 7);
+    assert_eq!(parameters["step"]["boundary"], "dirichlet");
+}
+
+#[test]
+fn the_last_good_frame_at_a_save_point_is_listed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Values near float32's largest: the first step's sums overflow.
+    let size = GridSize::new(8, 8).unwrap();
+    write_npy(
+        &d.join("hot.npy"),
+        &Grid::from_vec(size, vec![3e38; 64]).unwrap(),
+    )
+    .unwrap();
+    let run = heatlab_in(
+        d,
+        &[
+            "run",
+            "--initial",
+            "hot.npy",
+            "--coeff",
+            "0.3",
+            "--allow-unstable",
+            "--steps",
+            "10",
+            "--out",
+            "o",
+        ],
+    );
+    assert_eq!(run.status.code(), Some(1), "{}", stderr_of(&run));
+    let record = read_json(&d.join("o/run.json"));
+    assert_eq!(record["status"], "non-finite");
+    let files: Vec<&str> = record["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    let mut unique = files.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(files.len(), unique.len(), "{files:?}");
+    assert!(files.contains(&"field_000000.png"), "{files:?}");
+}
+
+#[test]
+fn a_folder_in_the_records_place_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::create_dir_all(d.join("o/run.json")).unwrap();
+    let run = heatlab_in(d, &["run", "--size", "16", "--steps", "5", "--out", "o"]);
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = stderr_of(&run);
+    assert!(stderr.contains("run.json"), "{stderr}");
+    let written: Vec<_> = fs::read_dir(d.join("o"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(written, vec!["run.json"], "nothing but the folder");
+}
