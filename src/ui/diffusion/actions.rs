@@ -16,6 +16,10 @@ use super::files::{self, FilesSection};
 use super::view::Viewport;
 use super::{DiffusionCommand, DiffusionPanel, ExportKind};
 
+/// How the simulation thread's notice of probes that could not be sampled starts (the session's
+/// `paint.rs` words it); such a notice belongs to the field it was about.
+pub(super) const PROBES_STOPPED: &str = "probes stopped:";
+
 impl DiffusionPanel {
     /// Opens a saved state or an initial field (`.npy`, PNG, JPEG), as dropping it on the
     /// window does; the simulation thread reads it and a notice says how it went.
@@ -89,6 +93,9 @@ impl DiffusionPanel {
     }
 
     pub(super) fn opened(&mut self, opened: sim::Opened, settings: &mut Settings) {
+        // The tools start afresh on the new field: nothing sampled on the old one survives.
+        self.notices.remove_starting_with(PROBES_STOPPED);
+        self.paint.restart(Some(opened.size));
         let scenario_notice = self.scenario_opened(&opened);
         self.scale_steps_per_frame(opened.size, settings);
         self.opening_done();
@@ -186,14 +193,18 @@ impl DiffusionPanel {
         if new_size.is_some() && new_size == self.state.field_size {
             return;
         }
+        self.clear_plots("cleared the probes and the line: they belonged to the previous field");
+    }
+
+    /// Clears the probes and the line (saying `why` when there were any) and the notice of
+    /// probes stopped on them, and stops the thread sampling before anything new arrives.
+    pub(super) fn clear_plots(&mut self, why: &str) {
+        self.notices.remove_starting_with(PROBES_STOPPED);
         if self.paint.has_plots() {
             self.paint.probes.clear();
             self.paint.profile.clear();
             self.send(SimCommand::SetSampling(Vec::new()));
-            self.notify(
-                Level::Info,
-                "cleared the probes and the line: they belonged to the previous field",
-            );
+            self.notify(Level::Info, why);
         }
     }
 

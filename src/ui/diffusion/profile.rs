@@ -38,6 +38,8 @@ pub struct LineProfile {
     flow: LineFlow,
     /// The exact answer along it, when the problem has one.
     exact: Option<ExactLine>,
+    /// The field the cells were sampled on (a row-major index means nothing on another).
+    size: Option<GridSize>,
 }
 
 impl LineProfile {
@@ -61,7 +63,7 @@ impl LineProfile {
             )
         };
         let (start, end) = (clamp(start), clamp(end));
-        if self.segment == Some((start, end)) {
+        if self.segment == Some((start, end)) && self.size == Some(size) {
             return;
         }
         let (dr, dc) = (end.0 - start.0, end.1 - start.1);
@@ -81,6 +83,7 @@ impl LineProfile {
             self.distances.push(f64::from(t) * length);
         }
         self.segment = Some((start, end));
+        self.size = Some(size);
         self.values = None;
         self.flow.set(&self.cells, start, end, size);
     }
@@ -153,7 +156,9 @@ impl LineProfile {
         self.values.as_ref().map(|(step, v)| (*step, v.as_slice()))
     }
 
-    /// Drops values and a segment that no longer fits (the field was replaced).
+    /// Drops values and a segment that no longer fits (the field was replaced); a segment that
+    /// fits a field of another size is sampled again on it (its cells' indices change with the
+    /// number of columns).
     pub fn restart(&mut self, size: Option<GridSize>) {
         self.values = None;
         self.flow.restart();
@@ -161,6 +166,8 @@ impl LineProfile {
             let fits = |r: f32, c: f32| r < size.rows as f32 && c < size.cols as f32;
             if !(fits(r0, c0) && fits(r1, c1)) {
                 self.clear();
+            } else if self.size != Some(size) {
+                self.set((r0, c0), (r1, c1), size);
             }
         }
     }
@@ -226,5 +233,21 @@ mod tests {
         assert_eq!(profile.values().unwrap().0, 3);
         profile.record(4, &cells[1..], &vec![2.0; cells.len() - 1]);
         assert_eq!(profile.values().unwrap().0, 3, "stale cells are not taken");
+    }
+
+    #[test]
+    fn a_new_field_drops_a_segment_that_does_not_fit_and_resamples_one_that_does() {
+        // A fin's line along its 120 columns on a field of 50x80: off the field, gone.
+        let fin = GridSize { rows: 2, cols: 120 };
+        let mut profile = LineProfile::default();
+        profile.set((0.0, 0.0), (0.0, 119.0), fin);
+        profile.restart(GridSize::new(50, 80).ok());
+        assert!(!profile.is_set() && profile.cells().is_empty());
+        // A short line that fits a wider field: the same cells, indexed with the new columns.
+        profile.set((1.0, 0.0), (1.0, 3.0), fin);
+        assert_eq!(profile.cells(), &[120, 121, 122, 123]);
+        profile.restart(GridSize::new(50, 80).ok());
+        assert!(profile.is_set());
+        assert_eq!(profile.cells(), &[80, 81, 82, 83]);
     }
 }

@@ -95,6 +95,10 @@ impl DiffusionPanel {
     pub fn open_gallery(&mut self, entry: &'static GalleryEntry) {
         match entry.scenario() {
             Ok(scenario) => {
+                // The probes and the line belong to the problem on screen, not to this one.
+                self.clear_plots(
+                    "cleared the probes and the line: they belonged to the previous problem",
+                );
                 self.opening_done();
                 let opening = format!("opening \"{}\"…", entry.title());
                 self.notify(Level::Info, opening.clone());
