@@ -2,11 +2,15 @@
 //! frame (a gather of those cells only) and plotted against the distance along the segment.
 
 use eframe::egui;
-use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints};
+use egui_plot::{Line, LineStyle, Plot, PlotPoints};
 
 use heatlab_engine::grid::GridSize;
 
 use super::line_flow::LineFlow;
+
+/// The least height of a plot under the views, in points: the area scrolls rather than
+/// squeezing a plot below it.
+pub const MIN_PLOT_HEIGHT: f32 = 110.0;
 
 /// Points along a segment at most (one per cell up to this).
 pub const MAX_PROFILE_POINTS: usize = 4096;
@@ -172,17 +176,19 @@ impl LineProfile {
         }
     }
 
-    /// The values against the distance along the segment.
+    /// The values against the distance along the segment, under the flow's plot, in the
+    /// `height` the column has for both; the profile takes what the flow and the texts leave
+    /// (their lines wrap in a narrow column), at least [`MIN_PLOT_HEIGHT`].
     pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
-        let height = self.flow.ui(ui, height);
-        let mut height = height;
+        let top = ui.cursor().top();
+        self.flow.ui(ui, height);
         if let Some(text) = self.error_text() {
             ui.label(text);
-            height = (height - 20.0).max(40.0);
         }
+        let height = (height - (ui.cursor().top() - top)).max(MIN_PLOT_HEIGHT);
+        // No legend over the values: the caption above says which line is which.
         Plot::new("profile_plot")
             .height(height)
-            .legend(Legend::default())
             .y_axis_min_width(44.0)
             .x_axis_label("distance along the line (cells)")
             .show(ui, |plot| {

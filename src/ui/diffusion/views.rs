@@ -47,7 +47,8 @@ impl Views {
         field_size: Option<GridSize>,
     ) {
         let pointer = self.pictures_ui(ui, settings, commands, tools, field_size);
-        ui.horizontal(|ui| {
+        // In a narrow window the row wraps: every tool stays on screen.
+        ui.horizontal_wrapped(|ui| {
             zoom_buttons_ui(ui, commands);
             ui.separator();
             tools.toolbar_ui(ui);
