@@ -157,7 +157,9 @@ impl DiffusionPanel {
         let Some(generated) = self.generated_with else {
             return;
         };
+        // A live regeneration would replace a heat problem without asking: Regenerate asks.
         if !settings.live_field
+            || self.state.problem.is_some()
             || !on_gpu
             || self.state.live_generating
             || self.state.progress.is_some()
@@ -170,6 +172,51 @@ impl DiffusionPanel {
         self.state.live_generating = true;
         self.generated_with = Some(settings.field);
         self.send(SimCommand::Generate(settings.field));
+    }
+
+    /// Regenerates, or first asks whether the heat problem on screen may go: regenerating
+    /// replaces it with the tutorial's plate and nothing keeps it.
+    fn ask_to_regenerate(&mut self, settings: &mut Settings) {
+        if self.state.problem.is_none() || settings.field.validate().is_err() {
+            self.regenerate_replacing(settings);
+            return;
+        }
+        let problem = match &self.scenario {
+            Some(scenario) => format!("\"{}\", with your changes if any", scenario.title),
+            None => "built in the app".to_string(),
+        };
+        self.replace.ask(settings.field, problem);
+    }
+
+    /// The answer to "replace the heat problem?".
+    pub(super) fn replace_answered(
+        &mut self,
+        answer: super::confirm::Answer,
+        settings: &mut Settings,
+    ) {
+        match answer {
+            super::confirm::Answer::Replace(params) => {
+                settings.field = params;
+                self.regenerate_replacing(settings);
+                self.notify(
+                    Level::Info,
+                    "replaced the heat problem with the tutorial's plate",
+                );
+            }
+            super::confirm::Answer::Keep => self.notify(
+                Level::Info,
+                "kept the heat problem: nothing was generated (Regenerate * applies the field's \
+                 parameters)",
+            ),
+        }
+    }
+
+    /// Regenerates with the settings' field parameters, the steps per frame scaled to its size.
+    fn regenerate_replacing(&mut self, settings: &mut Settings) {
+        if settings.field.validate().is_ok() {
+            self.scale_steps_per_frame(settings.field.size, settings);
+        }
+        self.regenerate(settings);
     }
 
     pub(super) fn regenerate(&mut self, settings: &Settings) {
@@ -304,12 +351,7 @@ impl DiffusionPanel {
             }
             DiffusionCommand::Reset => self.reset(),
             DiffusionCommand::Problem(command) => self.send(SimCommand::Problem(command)),
-            DiffusionCommand::Regenerate => {
-                if settings.field.validate().is_ok() {
-                    self.scale_steps_per_frame(settings.field.size, settings);
-                }
-                self.regenerate(settings);
-            }
+            DiffusionCommand::Regenerate => self.ask_to_regenerate(settings),
             DiffusionCommand::SwitchBackend(choice) => {
                 settings.backend = choice;
                 self.send(SimCommand::SwitchBackend(choice));

@@ -7,6 +7,7 @@ mod actions;
 pub mod agreement;
 pub mod brush;
 pub mod command;
+pub mod confirm;
 pub mod controls;
 pub mod energy;
 mod events;
@@ -132,6 +133,8 @@ pub struct DiffusionPanel {
     energy: energy::EnergyBudget,
     /// The scenario the field stands on (its description and exact answer), if any.
     scenario: Option<scenario::OpenedScenario>,
+    /// The question before a regeneration replaces a heat problem.
+    replace: confirm::ReplaceProblem,
 }
 
 impl DiffusionPanel {
@@ -173,6 +176,7 @@ impl DiffusionPanel {
             sides: sides::SideEditor::default(),
             energy: energy::EnergyBudget::default(),
             scenario: None,
+            replace: confirm::ReplaceProblem::default(),
         };
         panel.send(SimCommand::SwitchBackend(settings.backend));
         panel.send(SimCommand::SetParams(settings.step));
@@ -323,9 +327,14 @@ impl DiffusionPanel {
         }
     }
 
+    /// Whether the question "replace the heat problem?" is on screen.
+    pub fn is_asking_to_replace(&self) -> bool {
+        self.replace.is_asking()
+    }
+
     /// What the keyboard asked for this frame (see [`command::shortcuts`]).
     pub fn shortcuts(&self, ctx: &egui::Context) -> Vec<DiffusionCommand> {
-        if self.state.field_size.is_none() {
+        if self.state.field_size.is_none() || self.replace.is_asking() {
             return Vec::new();
         }
         command::shortcuts(ctx, self.state.playing)
@@ -417,6 +426,9 @@ impl DiffusionPanel {
             settings.export_dir = dir;
         }
         commands.extend(self.files.dialog_ui(ui.ctx()));
+        if let Some(answer) = self.replace.ui(ui.ctx()) {
+            self.replace_answered(answer, settings);
+        }
         FilesSection::hover_ui(ui);
         if self.state.progress.is_some() || self.state.exports_pending > 0 {
             // Spinners and progress bars animate.

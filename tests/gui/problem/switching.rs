@@ -7,13 +7,15 @@
 )]
 
 use eframe::egui::Vec2;
+use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::ui::diffusion::DiffusionCommand;
-use heatlab::ui::{HeatlabApp, Level, Settings};
+use heatlab::ui::{AppOptions, HeatlabApp, Level, Settings};
 use heatlab_engine::grid::GridSize;
 use heatlab_engine::scenario::gallery;
 
 use super::common::app::{app_harness, apply, has_notice, wait_until};
+use crate::common::software_renderer::{self, SoftwareRenderer};
 
 /// Opens the gallery entry `name` and waits until its problem is the one stepped.
 fn open(harness: &mut Harness<'_, HeatlabApp>, name: &str) {
@@ -77,4 +79,78 @@ fn opening_another_problem_drops_the_old_line_probes_and_their_notice() {
     let profile = &harness.state().diffusion().paint_tools().profile;
     assert_eq!(profile.cells().len(), 120, "{:?}", profile.segment());
     assert!(!has_notice(harness.state(), "probes stopped"));
+}
+
+/// Waits until the modal "Replace the heat problem?" is on screen.
+fn asked(harness: &mut Harness<'_, HeatlabApp>) {
+    harness.run_steps(3);
+    assert!(harness.state().diffusion().is_asking_to_replace());
+    harness.get_by_label("Replace the heat problem?");
+}
+
+#[test]
+fn regenerate_over_a_problem_asks_first_and_keeping_it_changes_nothing() {
+    let mut settings = Settings::default();
+    settings.field.size = GridSize::new(32, 48).unwrap();
+    let renderer = SoftwareRenderer::default();
+    let mut harness = crate::common::app::build_app_with(
+        Harness::builder().renderer(renderer.clone()),
+        AppOptions {
+            settings: Some(settings.clone()),
+            persist: false,
+            autoplay: false,
+            ..AppOptions::default()
+        },
+        Vec2::new(1440.0, 900.0),
+    );
+    wait_until(&mut harness, "the field is shown", HeatlabApp::is_ready);
+    open(&mut harness, "fin");
+    let fin = harness.state().diffusion().state().problem.clone().unwrap();
+    // Regenerate, as a person clicks it: a question, and nothing generated meanwhile.
+    harness.get_by_label("Regenerate *").click();
+    asked(&mut harness);
+    // Written to `$HEATLAB_RENDER_OUT/replace_problem.png` when that is set, to look at.
+    if let Some(dir) = std::env::var_os("HEATLAB_RENDER_OUT") {
+        let clear = eframe::App::clear_color(harness.state(), &harness.ctx.global_style().visuals);
+        let image = renderer
+            .render(&harness.ctx, harness.output(), clear)
+            .unwrap();
+        let path = std::path::Path::new(&dir).join("replace_problem.png");
+        software_renderer::save_png(&image, &path).unwrap();
+    }
+    harness.run_steps(5);
+    let state = harness.state().diffusion().state();
+    assert_eq!(state.field_size, GridSize::new(2, 120).ok());
+    assert!(state.progress.is_none());
+    // Keep: the fin stays, with its line.
+    harness.get_by_label("Keep the problem").click();
+    harness.run_steps(5);
+    assert!(!harness.state().diffusion().is_asking_to_replace());
+    let panel = harness.state().diffusion();
+    assert_eq!(panel.state().problem.as_deref(), Some(fin.as_ref()));
+    assert_eq!(panel.state().field_size, GridSize::new(2, 120).ok());
+    assert!(panel.paint_tools().profile.is_set());
+    assert!(has_notice(harness.state(), "kept the heat problem"));
+    // Escape keeps it too.
+    harness.get_by_label("Regenerate *").click();
+    asked(&mut harness);
+    harness.key_press(eframe::egui::Key::Escape);
+    harness.run_steps(5);
+    assert!(!harness.state().diffusion().is_asking_to_replace());
+    assert!(harness.state().diffusion().state().problem.is_some());
+    // A preset asks as well; replacing generates the plate and says so.
+    harness.get_by_label("small 512²").click();
+    asked(&mut harness);
+    harness.get_by_label("Replace the problem").click();
+    wait_until(&mut harness, "the 512x512 plate", |app| {
+        let state = app.diffusion().state();
+        state.field_size == GridSize::new(512, 512).ok()
+            && state.problem.is_none()
+            && app.is_ready()
+    });
+    assert!(has_notice(harness.state(), "replaced the heat problem"));
+    // On the plate there is nothing to lose: Regenerate generates at once.
+    apply(&mut harness, &mut settings, DiffusionCommand::Regenerate);
+    harness.run_steps(3);
+    assert!(!harness.state().diffusion().is_asking_to_replace());
 }
