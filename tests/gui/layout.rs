@@ -23,7 +23,7 @@ const CONTROLS: [&str; 12] = [
     "heat flux",
     "Clear line",
     "plots",
-    "Regenerate *",
+    "Tutorial plate",
 ];
 
 #[test]

@@ -124,8 +124,16 @@ impl DiffusionPanel {
             heatlab_engine::state::FieldOrigin::Imported { .. }
             | heatlab_engine::state::FieldOrigin::Scenario { .. } => None,
         };
-        let what = match opened.params {
-            Some(params) => format!(
+        let what = match (opened.params, &opened.origin) {
+            // A problem's state steps with its own sides and time step: the plate's coefficient
+            // and boundary saved with it say nothing about it.
+            (Some(_), heatlab_engine::state::FieldOrigin::Scenario { title, .. }) => format!(
+                "opened the state of \"{title}\" ({} grid) at step {} from {}",
+                opened.size,
+                opened.step,
+                opened.path.display()
+            ),
+            (Some(params), _) => format!(
                 "opened the state of a {} field at step {} (coeff {}, {} boundary) from {}",
                 opened.size,
                 opened.step,
@@ -133,7 +141,7 @@ impl DiffusionPanel {
                 params.boundary,
                 opened.path.display()
             ),
-            None => scenario_notice.unwrap_or_else(|| {
+            (None, _) => scenario_notice.unwrap_or_else(|| {
                 format!(
                     "imported a {} initial field from {}",
                     opened.size,

@@ -106,7 +106,10 @@ fn regenerate_over_a_problem_asks_first_and_keeping_it_changes_nothing() {
     wait_until(&mut harness, "the field is shown", HeatlabApp::is_ready);
     open(&mut harness, "fin");
     let fin = harness.state().diffusion().state().problem.clone().unwrap();
-    // Regenerate, as a person clicks it: a question, and nothing generated meanwhile.
+    // Regenerate, as a person clicks it under the folded plate: a question, and nothing
+    // generated meanwhile.
+    harness.get_by_label("Tutorial plate").click();
+    harness.run_steps(2);
     harness.get_by_label("Regenerate *").click();
     asked(&mut harness);
     // Written to `$HEATLAB_RENDER_OUT/replace_problem.png` when that is set, to look at.
@@ -153,4 +156,49 @@ fn regenerate_over_a_problem_asks_first_and_keeping_it_changes_nothing() {
     apply(&mut harness, &mut settings, DiffusionCommand::Regenerate);
     harness.run_steps(3);
     assert!(!harness.state().diffusion().is_asking_to_replace());
+}
+
+/// The side panel's and the status line's texts.
+fn has_label(harness: &Harness<'_, HeatlabApp>, text: &str) -> bool {
+    harness.query_by_label_contains(text).is_some()
+}
+
+#[test]
+fn a_problem_shows_its_own_sides_and_folds_the_plates_controls() {
+    let mut settings = Settings::default();
+    settings.field.size = GridSize::new(32, 48).unwrap();
+    let mut harness = app_harness(settings.clone(), Vec2::new(1440.0, 900.0));
+    // The plate: its coefficient, boundary and field parameters.
+    for text in [
+        "coeff 0.25 · dirichlet",
+        "unlock coefficients above 0.25",
+        "boundary",
+    ] {
+        assert!(has_label(&harness, text), "the plate shows {text}");
+    }
+    assert!(harness.query_by_label("seed").is_some());
+    // The fin: none of the plate's model, its convective sides in the status line.
+    open(&mut harness, "fin");
+    harness.run_steps(3);
+    for text in [
+        "coeff 0.25",
+        "dirichlet",
+        "unlock coefficients above 0.25",
+        "checkerboard",
+    ] {
+        assert!(!has_label(&harness, text), "the fin shows {text}");
+    }
+    for label in ["seed", "rows", "exponent", "coefficient", "boundary"] {
+        assert!(
+            harness.query_by_label(label).is_none(),
+            "the fin shows {label}"
+        );
+    }
+    assert!(has_label(&harness, "sides: top h 25 W/m²K, 20 °C"));
+    assert!(has_label(&harness, "left 100 °C"));
+    assert!(has_label(&harness, "the problem's grid: 2x120 cells of"));
+    // The plate's parameters are one click away, folded.
+    harness.get_by_label("Tutorial plate").click();
+    harness.run_steps(2);
+    assert!(harness.query_by_label("seed").is_some());
 }
