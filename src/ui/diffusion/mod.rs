@@ -465,7 +465,16 @@ impl DiffusionPanel {
                     // The energy budget takes a third of the row, beside the timings or probes.
                     egui::Panel::right("energy")
                         .exact_size(ui.available_width() / 3.0)
-                        .show(ui, |ui| self.energy.ui(ui, timings_height - 8.0));
+                        .show(ui, |ui| {
+                            // Small text: its legend of seven lines (drawn in energy.rs with the
+                            // body style) then covers less of the plot.
+                            if let Some(body) =
+                                ui.style_mut().text_styles.get_mut(&egui::TextStyle::Body)
+                            {
+                                body.size = (body.size * 0.8).max(10.0);
+                            }
+                            self.energy.ui(ui, timings_height - 8.0);
+                        });
                 }
                 // In a short window the plots keep their least height and the area scrolls.
                 egui::ScrollArea::vertical()
