@@ -22,8 +22,19 @@ pub(super) const PROBES_STOPPED: &str = "probes stopped:";
 
 impl DiffusionPanel {
     /// Opens a saved state or an initial field (`.npy`, PNG, JPEG), as dropping it on the
-    /// window does; the simulation thread reads it and a notice says how it went.
+    /// window does; the simulation thread reads it and a notice says how it went. Over a heat
+    /// problem built or changed in the app, asks first.
     pub fn open_file(&mut self, path: PathBuf) {
+        if let Some(problem) = self.edited_problem() {
+            self.replace
+                .ask(super::confirm::Replacement::File(path), problem);
+            return;
+        }
+        self.open_file_now(path);
+    }
+
+    /// Opens `path` (see [`DiffusionPanel::open_file`]) without asking.
+    pub(super) fn open_file_now(&mut self, path: PathBuf) {
         self.field_replaced(None);
         self.opening_done();
         let opening = format!("opening {}…", path.display());
@@ -182,51 +193,6 @@ impl DiffusionPanel {
         self.send(SimCommand::Generate(settings.field));
     }
 
-    /// Regenerates, or first asks whether the heat problem on screen may go: regenerating
-    /// replaces it with the tutorial's plate and nothing keeps it.
-    fn ask_to_regenerate(&mut self, settings: &mut Settings) {
-        if self.state.problem.is_none() || settings.field.validate().is_err() {
-            self.regenerate_replacing(settings);
-            return;
-        }
-        let problem = match &self.scenario {
-            Some(scenario) => format!("\"{}\", with your changes if any", scenario.title),
-            None => "built in the app".to_string(),
-        };
-        self.replace.ask(settings.field, problem);
-    }
-
-    /// The answer to "replace the heat problem?".
-    pub(super) fn replace_answered(
-        &mut self,
-        answer: super::confirm::Answer,
-        settings: &mut Settings,
-    ) {
-        match answer {
-            super::confirm::Answer::Replace(params) => {
-                settings.field = params;
-                self.regenerate_replacing(settings);
-                self.notify(
-                    Level::Info,
-                    "replaced the heat problem with the tutorial's plate",
-                );
-            }
-            super::confirm::Answer::Keep => self.notify(
-                Level::Info,
-                "kept the heat problem: nothing was generated (Regenerate * applies the field's \
-                 parameters)",
-            ),
-        }
-    }
-
-    /// Regenerates with the settings' field parameters, the steps per frame scaled to its size.
-    fn regenerate_replacing(&mut self, settings: &mut Settings) {
-        if settings.field.validate().is_ok() {
-            self.scale_steps_per_frame(settings.field.size, settings);
-        }
-        self.regenerate(settings);
-    }
-
     pub(super) fn regenerate(&mut self, settings: &Settings) {
         match settings.field.validate() {
             Ok(()) => {
@@ -265,7 +231,7 @@ impl DiffusionPanel {
 
     /// The steps per frame scaled to a field of `new_size`, so that a frame takes about as
     /// long as before (398 steps of 512² are 1 step of 8192²); automatic steps start there.
-    fn scale_steps_per_frame(&mut self, new_size: GridSize, settings: &mut Settings) {
+    pub(super) fn scale_steps_per_frame(&mut self, new_size: GridSize, settings: &mut Settings) {
         let Some(old_size) = self.state.field_size else {
             return;
         };

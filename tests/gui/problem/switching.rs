@@ -202,3 +202,47 @@ fn a_problem_shows_its_own_sides_and_folds_the_plates_controls() {
     harness.run_steps(2);
     assert!(harness.query_by_label("seed").is_some());
 }
+
+#[test]
+fn opening_another_problem_over_a_changed_one_asks_first() {
+    use heatlab_engine::problem::{Side, SideCondition};
+    use heatlab_engine::session::diffusion::ProblemCommand;
+    let mut settings = Settings::default();
+    settings.field.size = GridSize::new(32, 48).unwrap();
+    let mut harness = app_harness(settings.clone(), Vec2::new(1440.0, 900.0));
+    // Gallery problems as they were opened: switching asks nothing.
+    open(&mut harness, "fin");
+    open(&mut harness, "heat-sink");
+    assert!(!harness.state().diffusion().is_asking_to_replace());
+    // The heat sink with its left side changed in the app: opening the fin asks.
+    let side = SideCondition::Fixed { temperature: 50.0 };
+    let command = DiffusionCommand::Problem(ProblemCommand::SetSide(Side::Left, side));
+    apply(&mut harness, &mut settings, command);
+    wait_until(&mut harness, "the changed side arrives", |app| {
+        app.diffusion()
+            .state()
+            .problem
+            .as_deref()
+            .is_some_and(|p| p.sides.get(Side::Left) == side)
+    });
+    let fin = gallery::find("fin").unwrap();
+    harness.state_mut().diffusion_mut().open_gallery(fin);
+    asked(&mut harness);
+    harness.get_by_label_contains("Opening \"A fin\"");
+    harness.get_by_label("Keep the problem").click();
+    harness.run_steps(5);
+    let state = harness.state().diffusion().state();
+    assert_eq!(state.field_size, GridSize::new(50, 80).ok());
+    assert_eq!(
+        state.problem.as_deref().unwrap().sides.get(Side::Left),
+        side
+    );
+    // Asked again and opened anyway: the fin.
+    harness.state_mut().diffusion_mut().open_gallery(fin);
+    asked(&mut harness);
+    harness.get_by_label("Open it anyway").click();
+    let expected = fin.scenario().unwrap().problem;
+    wait_until(&mut harness, "the fin arrives", |app| {
+        app.diffusion().state().problem.as_deref() == Some(&expected)
+    });
+}
