@@ -66,6 +66,12 @@ impl Notices {
         self.list.retain(|n| n.text != text);
     }
 
+    /// Removes every notice starting with `prefix` (notices about a state that is gone, such
+    /// as probes of a previous problem).
+    pub fn remove_starting_with(&mut self, prefix: &str) {
+        self.list.retain(|n| !n.text.starts_with(prefix));
+    }
+
     /// The height of the strip [`Notices::ui`] draws for `shown` notices, in points: the same
     /// whether it holds none or all of them.
     pub fn strip_height(shown: usize) -> f32 {

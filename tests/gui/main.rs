@@ -9,6 +9,7 @@ mod common;
 mod app;
 mod basics;
 mod field;
+mod layout;
 mod measure;
 mod paint;
 mod problem;

@@ -16,10 +16,25 @@ use super::files::{self, FilesSection};
 use super::view::Viewport;
 use super::{DiffusionCommand, DiffusionPanel, ExportKind};
 
+/// How the simulation thread's notice of probes that could not be sampled starts (the session's
+/// `paint.rs` words it); such a notice belongs to the field it was about.
+pub(super) const PROBES_STOPPED: &str = "probes stopped:";
+
 impl DiffusionPanel {
     /// Opens a saved state or an initial field (`.npy`, PNG, JPEG), as dropping it on the
-    /// window does; the simulation thread reads it and a notice says how it went.
+    /// window does; the simulation thread reads it and a notice says how it went. Over a heat
+    /// problem built or changed in the app, asks first.
     pub fn open_file(&mut self, path: PathBuf) {
+        if let Some(problem) = self.edited_problem() {
+            self.replace
+                .ask(super::confirm::Replacement::File(path), problem);
+            return;
+        }
+        self.open_file_now(path);
+    }
+
+    /// Opens `path` (see [`DiffusionPanel::open_file`]) without asking.
+    pub(super) fn open_file_now(&mut self, path: PathBuf) {
         self.field_replaced(None);
         self.opening_done();
         let opening = format!("opening {}…", path.display());
@@ -89,6 +104,9 @@ impl DiffusionPanel {
     }
 
     pub(super) fn opened(&mut self, opened: sim::Opened, settings: &mut Settings) {
+        // The tools start afresh on the new field: nothing sampled on the old one survives.
+        self.notices.remove_starting_with(PROBES_STOPPED);
+        self.paint.restart(Some(opened.size));
         let scenario_notice = self.scenario_opened(&opened);
         self.scale_steps_per_frame(opened.size, settings);
         self.opening_done();
@@ -117,8 +135,16 @@ impl DiffusionPanel {
             heatlab_engine::state::FieldOrigin::Imported { .. }
             | heatlab_engine::state::FieldOrigin::Scenario { .. } => None,
         };
-        let what = match opened.params {
-            Some(params) => format!(
+        let what = match (opened.params, &opened.origin) {
+            // A problem's state steps with its own sides and time step: the plate's coefficient
+            // and boundary saved with it say nothing about it.
+            (Some(_), heatlab_engine::state::FieldOrigin::Scenario { title, .. }) => format!(
+                "opened the state of \"{title}\" ({} grid) at step {} from {}",
+                opened.size,
+                opened.step,
+                opened.path.display()
+            ),
+            (Some(params), _) => format!(
                 "opened the state of a {} field at step {} (coeff {}, {} boundary) from {}",
                 opened.size,
                 opened.step,
@@ -126,7 +152,7 @@ impl DiffusionPanel {
                 params.boundary,
                 opened.path.display()
             ),
-            None => scenario_notice.unwrap_or_else(|| {
+            (None, _) => scenario_notice.unwrap_or_else(|| {
                 format!(
                     "imported a {} initial field from {}",
                     opened.size,
@@ -150,7 +176,9 @@ impl DiffusionPanel {
         let Some(generated) = self.generated_with else {
             return;
         };
+        // A live regeneration would replace a heat problem without asking: Regenerate asks.
         if !settings.live_field
+            || self.state.problem.is_some()
             || !on_gpu
             || self.state.live_generating
             || self.state.progress.is_some()
@@ -186,20 +214,24 @@ impl DiffusionPanel {
         if new_size.is_some() && new_size == self.state.field_size {
             return;
         }
+        self.clear_plots("cleared the probes and the line: they belonged to the previous field");
+    }
+
+    /// Clears the probes and the line (saying `why` when there were any) and the notice of
+    /// probes stopped on them, and stops the thread sampling before anything new arrives.
+    pub(super) fn clear_plots(&mut self, why: &str) {
+        self.notices.remove_starting_with(PROBES_STOPPED);
         if self.paint.has_plots() {
             self.paint.probes.clear();
             self.paint.profile.clear();
             self.send(SimCommand::SetSampling(Vec::new()));
-            self.notify(
-                Level::Info,
-                "cleared the probes and the line: they belonged to the previous field",
-            );
+            self.notify(Level::Info, why);
         }
     }
 
     /// The steps per frame scaled to a field of `new_size`, so that a frame takes about as
     /// long as before (398 steps of 512² are 1 step of 8192²); automatic steps start there.
-    fn scale_steps_per_frame(&mut self, new_size: GridSize, settings: &mut Settings) {
+    pub(super) fn scale_steps_per_frame(&mut self, new_size: GridSize, settings: &mut Settings) {
         let Some(old_size) = self.state.field_size else {
             return;
         };
@@ -293,12 +325,7 @@ impl DiffusionPanel {
             }
             DiffusionCommand::Reset => self.reset(),
             DiffusionCommand::Problem(command) => self.send(SimCommand::Problem(command)),
-            DiffusionCommand::Regenerate => {
-                if settings.field.validate().is_ok() {
-                    self.scale_steps_per_frame(settings.field.size, settings);
-                }
-                self.regenerate(settings);
-            }
+            DiffusionCommand::Regenerate => self.ask_to_regenerate(settings),
             DiffusionCommand::SwitchBackend(choice) => {
                 settings.backend = choice;
                 self.send(SimCommand::SwitchBackend(choice));

@@ -343,13 +343,18 @@ impl PaintTools {
                 self.profile.clear();
             }
         });
-        let height = (ui.available_height() - 20.0).max(60.0);
+        let height = (ui.available_height() - 20.0).max(super::profile::MIN_PLOT_HEIGHT);
         ui.columns(2, |columns| {
-            columns[0].label("probe values over steps");
+            columns[0].label(self.probes.caption());
             self.probes.plot_ui(&mut columns[0], height);
             let caption = match self.profile.segment() {
                 Some(((r0, c0), (r1, c1))) => {
-                    format!("line profile from ({r0:.0}, {c0:.0}) to ({r1:.0}, {c1:.0})")
+                    let mut caption =
+                        format!("line profile from ({r0:.0}, {c0:.0}) to ({r1:.0}, {c1:.0})");
+                    if self.profile.exact().is_some() {
+                        caption.push_str(" · solid: now, dashed: exact");
+                    }
+                    caption
                 }
                 None => "line profile: draw a line with the Line tool (L)".to_string(),
             };

@@ -75,11 +75,16 @@ pub struct Controls<'a> {
 }
 
 impl Controls<'_> {
-    /// Every section, top to bottom.
+    /// Every section, top to bottom. While a heat problem runs, the tutorial plate's field
+    /// parameters are folded away and its coefficient and boundary are not shown: the problem
+    /// steps with its own materials, cell size and sides.
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         self.backend_ui(ui);
         ui.separator();
-        self.field_ui(ui);
+        match self.state.problem.as_deref() {
+            Some(problem) => self.problem_field_ui(ui, problem),
+            None => self.field_ui(ui),
+        }
         ui.separator();
         self.simulation_ui(ui);
         super::kernels::kernel_section_ui(ui, self.settings, self.state, self.commands);
@@ -145,6 +150,40 @@ impl Controls<'_> {
 
     fn field_ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("Field");
+        self.plate_ui(ui);
+        self.progress_ui(ui);
+    }
+
+    /// The Field section while a heat problem runs: its grid, and the tutorial's plate folded
+    /// (a new plate replaces the problem; Regenerate asks first).
+    fn problem_field_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        problem: &heatlab_engine::problem::HeatProblem,
+    ) {
+        ui.heading("Field");
+        // The cell size in mm without float noise: 2.5, not 2.5000000000000004.
+        let mm = format!("{:.4}", problem.spacing * 1e3);
+        let mm = mm.trim_end_matches('0').trim_end_matches('.');
+        ui.label(format!(
+            "the problem's grid: {} cells of {mm} mm",
+            problem.size
+        ));
+        egui::CollapsingHeader::new("Tutorial plate")
+            .id_salt("tutorial plate")
+            .default_open(false)
+            .show(ui, |ui| {
+                ui.weak(
+                    "a jagged plate with the tutorial's coefficient and boundary; generating one \
+                     replaces the problem (you are asked first)",
+                );
+                self.plate_ui(ui);
+            });
+        self.progress_ui(ui);
+    }
+
+    /// The plate's presets, parameters and Regenerate.
+    fn plate_ui(&mut self, ui: &mut egui::Ui) {
         ui.horizontal_wrapped(|ui| {
             ui.label("presets:");
             for preset in Preset::ALL {
@@ -170,6 +209,10 @@ impl Controls<'_> {
             }
             self.generation_ui(ui);
         });
+    }
+
+    /// The progress of a generation under way.
+    fn progress_ui(&self, ui: &mut egui::Ui) {
         if let Some((what, fraction)) = &self.state.progress {
             ui.add(
                 egui::ProgressBar::new(*fraction)
@@ -265,6 +308,13 @@ impl Controls<'_> {
                 .size(15.0),
         );
         self.pace_ui(ui);
+        if self.state.problem.is_some() {
+            ui.weak(
+                "the problem's sides are set above the views; its time step follows from its \
+                 materials and cell size",
+            );
+            return;
+        }
         let mut boundary = self.settings.step.boundary;
         egui::ComboBox::from_label("boundary")
             .selected_text(boundary.to_string())

@@ -185,6 +185,8 @@ impl DiffusionPanel {
         self.state.field_size = Some(size);
         self.state.step = 0;
         self.timings.clear();
+        self.notices
+            .remove_starting_with(super::actions::PROBES_STOPPED);
         self.paint.restart(Some(size));
         self.sources.restart();
         self.energy.clear();

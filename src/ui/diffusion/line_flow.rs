@@ -18,7 +18,7 @@ use heatlab_engine::render::flux::{cell_flux, CellSample, Conductivity, Stencil}
 const SERIES_POINTS: usize = 100_000;
 
 /// The share of the line plot's height the flow's plot takes.
-const PLOT_SHARE: f32 = 0.4;
+const PLOT_SHARE: f32 = 0.3;
 
 /// A line's points, the neighbours sampled for them and the flow through it over the steps.
 #[derive(Debug, Clone, Default)]
@@ -148,9 +148,8 @@ impl LineFlow {
         self.series.back().copied()
     }
 
-    /// The flow's readout and plot over the steps at the top of the line plot's `height`;
-    /// returns the height left.
-    pub fn ui(&self, ui: &mut egui::Ui, height: f32) -> f32 {
+    /// The flow's readout and plot over the steps at the top of the line plot's `height`.
+    pub fn ui(&self, ui: &mut egui::Ui, height: f32) {
         let unit = if self.problem.is_some() {
             "W/m"
         } else {
@@ -164,7 +163,7 @@ impl LineFlow {
             "-∫ k dT/dn ds along the line, per metre of depth; positive: heat crossing from \
              the left of the line to its right, seen from its start",
         );
-        let plot_height = (height * PLOT_SHARE).max(40.0);
+        let plot_height = (height * PLOT_SHARE).max(60.0);
         Plot::new("line_flow_plot")
             .height(plot_height)
             .y_axis_min_width(44.0)
@@ -174,7 +173,6 @@ impl LineFlow {
                     self.series.iter().map(|&(s, f)| [s as f64, f]).collect();
                 plot.line(Line::new(format!("flow {unit}"), PlotPoints::from(points)));
             });
-        (height - plot_height - 24.0).max(40.0)
     }
 }
 

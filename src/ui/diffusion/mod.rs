@@ -7,6 +7,7 @@ mod actions;
 pub mod agreement;
 pub mod brush;
 pub mod command;
+pub mod confirm;
 pub mod controls;
 pub mod energy;
 mod events;
@@ -49,8 +50,17 @@ use views::Views;
 /// Notices shown at once above the views (the newest).
 const NOTICES_SHOWN: usize = 2;
 
-/// The least height of the timings area with its plots (or the probe and line plots).
+/// The least height of the timings area with its plots.
 const MIN_PLOTS_HEIGHT: f32 = 210.0;
+
+/// The least height of the plots' area while a heat problem runs: the line's flow, the error
+/// against an exact answer and the profile each keep a legible height. It depends on the
+/// problem, not on the tool, so that picking the Probe or Line tool moves nothing.
+const MIN_PROBLEM_PLOTS_HEIGHT: f32 = 360.0;
+
+/// The least height left to the views above the plots (the notices, the sides, the views'
+/// controls, a picture and the tool row); below it the plots give up height and scroll.
+const MIN_VIEWS_HEIGHT: f32 = 300.0;
 
 /// What the panel knows of the simulation, as its thread last reported it.
 #[derive(Debug, Clone, Default)]
@@ -123,6 +133,8 @@ pub struct DiffusionPanel {
     energy: energy::EnergyBudget,
     /// The scenario the field stands on (its description and exact answer), if any.
     scenario: Option<scenario::OpenedScenario>,
+    /// The question before a regeneration replaces a heat problem.
+    replace: confirm::ReplaceProblem,
 }
 
 impl DiffusionPanel {
@@ -164,6 +176,7 @@ impl DiffusionPanel {
             sides: sides::SideEditor::default(),
             energy: energy::EnergyBudget::default(),
             scenario: None,
+            replace: confirm::ReplaceProblem::default(),
         };
         panel.send(SimCommand::SwitchBackend(settings.backend));
         panel.send(SimCommand::SetParams(settings.step));
@@ -314,9 +327,14 @@ impl DiffusionPanel {
         }
     }
 
+    /// Whether the question "replace the heat problem?" is on screen.
+    pub fn is_asking_to_replace(&self) -> bool {
+        self.replace.is_asking()
+    }
+
     /// What the keyboard asked for this frame (see [`command::shortcuts`]).
     pub fn shortcuts(&self, ctx: &egui::Context) -> Vec<DiffusionCommand> {
-        if self.state.field_size.is_none() {
+        if self.state.field_size.is_none() || self.replace.is_asking() {
             return Vec::new();
         }
         command::shortcuts(ctx, self.state.playing)
@@ -367,9 +385,12 @@ impl DiffusionPanel {
         }
         self.update_exact_line();
         egui::Panel::top("status").show(ui, |ui| views::status_ui(ui, settings, &self.state));
+        // In a narrow window the controls (which scroll) leave the views most of the width.
+        let most = (ui.available_width() * 0.4).max(220.0);
         egui::Panel::left("controls")
             .resizable(true)
-            .default_size(300.0)
+            .default_size(300.0_f32.min(most))
+            .max_size(most)
             .show(ui, |ui| {
                 egui::ScrollArea::vertical()
                     .show(ui, |ui| self.side_panel_ui(ui, settings, &mut commands));
@@ -385,12 +406,19 @@ impl DiffusionPanel {
             self.apply(DiffusionCommand::ExportProbes, settings);
         }
         egui::CentralPanel::default().show(ui, |ui| {
-            self.notices.ui(ui, NOTICES_SHOWN);
-            self.sides.ui(ui, &self.state, &mut commands);
-            self.views.shown_sides = self.state.problem.as_ref().map(|p| p.sides);
-            let size = self.state.field_size;
-            self.views
-                .ui(ui, settings, &mut commands, &mut self.paint, size);
+            // In a short window the pictures keep a least height and the tool row under them
+            // is scrolled to.
+            egui::ScrollArea::vertical()
+                .id_salt("views scroll")
+                .auto_shrink([false, false])
+                .show(ui, |ui| {
+                    self.notices.ui(ui, NOTICES_SHOWN);
+                    self.sides.ui(ui, &self.state, &mut commands);
+                    self.views.shown_sides = self.state.problem.as_ref().map(|p| p.sides);
+                    let size = self.state.field_size;
+                    self.views
+                        .ui(ui, settings, &mut commands, &mut self.paint, size);
+                });
         });
         self.record_overlay_cost();
         self.forward_tool_output();
@@ -398,6 +426,9 @@ impl DiffusionPanel {
             settings.export_dir = dir;
         }
         commands.extend(self.files.dialog_ui(ui.ctx()));
+        if let Some(answer) = self.replace.ui(ui.ctx()) {
+            self.replace_answered(answer, settings);
+        }
         FilesSection::hover_ui(ui);
         if self.state.progress.is_some() || self.state.exports_pending > 0 {
             // Spinners and progress bars animate.
@@ -421,13 +452,12 @@ impl DiffusionPanel {
         let traces = self.sources.thermostat_traces(&self.state);
         self.paint.probes.set_thermostat_traces(traces);
         let energy = self.state.problem.is_some() && self.energy.latest().is_some();
-        let timings_height =
-            if settings.show_plots || energy || timings_panel::probe_plots_wanted(&self.paint) {
-                (available.y - views_height)
-                    .clamp(MIN_PLOTS_HEIGHT, (available.y * 0.6).max(MIN_PLOTS_HEIGHT))
-            } else {
-                90.0
-            };
+        let probe_plots = timings_panel::probe_plots_wanted(&self.paint);
+        let timings_height = if settings.show_plots || energy || probe_plots {
+            plots_height(available.y, views_height, self.state.problem.is_some())
+        } else {
+            90.0
+        };
         egui::Panel::bottom("timings")
             .exact_size(timings_height)
             .show(ui, |ui| {
@@ -435,15 +465,31 @@ impl DiffusionPanel {
                     // The energy budget takes a third of the row, beside the timings or probes.
                     egui::Panel::right("energy")
                         .exact_size(ui.available_width() / 3.0)
-                        .show(ui, |ui| self.energy.ui(ui, timings_height - 8.0));
+                        .show(ui, |ui| {
+                            // Small text: its legend of seven lines (drawn in energy.rs with the
+                            // body style) then covers less of the plot.
+                            if let Some(body) =
+                                ui.style_mut().text_styles.get_mut(&egui::TextStyle::Body)
+                            {
+                                body.size = (body.size * 0.8).max(10.0);
+                            }
+                            self.energy.ui(ui, timings_height - 8.0);
+                        });
                 }
-                timings_panel::timings_ui(
-                    ui,
-                    &self.timings,
-                    &self.agreement,
-                    &mut settings.show_plots,
-                    &mut self.paint,
-                )
+                // In a short window the plots keep their least height and the area scrolls.
+                egui::ScrollArea::vertical()
+                    .id_salt("timings scroll")
+                    .auto_shrink([false, false])
+                    .show(ui, |ui| {
+                        timings_panel::timings_ui(
+                            ui,
+                            &self.timings,
+                            &self.agreement,
+                            &mut settings.show_plots,
+                            &mut self.paint,
+                        )
+                    })
+                    .inner
             })
             .inner
     }
@@ -468,6 +514,20 @@ impl DiffusionPanel {
     }
 }
 
+/// The height of the plots' area under the views, in a tab `available` tall whose views would
+/// like `views_height`: what the views leave, at least the plots' legible height, at most
+/// what leaves the views theirs (in a short window both give way and both scroll).
+fn plots_height(available: f32, views_height: f32, problem: bool) -> f32 {
+    let least = if problem {
+        MIN_PROBLEM_PLOTS_HEIGHT
+    } else {
+        MIN_PLOTS_HEIGHT
+    };
+    let most = (available * 0.6).min(available - MIN_VIEWS_HEIGHT);
+    let least = least.min(most).max(120.0);
+    (available - views_height).clamp(least, most.max(least))
+}
+
 /// A generation's time for people: milliseconds below a second.
 pub(crate) fn generation_time(took: Duration) -> String {
     let seconds = took.as_secs_f64();
@@ -475,5 +535,25 @@ pub(crate) fn generation_time(took: Duration) -> String {
         format!("{:.1} ms", seconds * 1e3)
     } else {
         format!("{seconds:.2} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plots_keep_a_legible_height_and_leave_the_views_theirs() {
+        // 1440x900: a square field would take the whole height; a problem's plots keep theirs.
+        assert_eq!(plots_height(840.0, 800.0, true), MIN_PROBLEM_PLOTS_HEIGHT);
+        assert_eq!(plots_height(840.0, 800.0, false), MIN_PLOTS_HEIGHT);
+        // A strip leaves room: the plots take it, up to 60 % of the height.
+        assert_eq!(plots_height(840.0, 200.0, true), 840.0 * 0.6);
+        // 800x600: the views keep their least height; the plots scroll within the rest.
+        let short = plots_height(540.0, 200.0, true);
+        assert_eq!(short, 540.0 - MIN_VIEWS_HEIGHT);
+        assert!(plots_height(540.0, 500.0, true) >= 120.0);
+        // Tiny windows: never below 120 points.
+        assert_eq!(plots_height(300.0, 500.0, true), 120.0);
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use eframe::egui::{self, Color32};
-use egui_plot::{Legend, Line, Plot, PlotPoints};
+use egui_plot::{Line, Plot, PlotPoints};
 
 use heatlab_engine::export::ProbeSeries;
 use heatlab_engine::grid::GridSize;
@@ -184,6 +184,15 @@ impl Probes {
         self.thermostats = traces;
     }
 
+    /// The caption above the plot: what it shows and how the thermostats are drawn.
+    pub fn caption(&self) -> String {
+        let mut caption = "probe values over steps".to_string();
+        if !self.thermostats.is_empty() {
+            caption.push_str(" · shaded: heater on; solid: setpoint, dashed: its deadband");
+        }
+        caption
+    }
+
     /// Each probe's value over the steps.
     pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
         let mut plot = Plot::new("probe_plot");
@@ -194,10 +203,11 @@ impl Probes {
                 .include_y(values.0)
                 .include_y(values.1);
         }
+        // No legend over the values: the probes are named in their colours above the plot,
+        // and the caption says how the thermostats are drawn.
         let plot = plot
             .height(height)
             .y_axis_min_width(44.0)
-            .legend(Legend::default())
             .x_axis_label("step");
         let plot = if self.celsius {
             plot.y_axis_label("°C")

@@ -2,11 +2,15 @@
 //! frame (a gather of those cells only) and plotted against the distance along the segment.
 
 use eframe::egui;
-use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoints};
+use egui_plot::{Line, LineStyle, Plot, PlotPoints};
 
 use heatlab_engine::grid::GridSize;
 
 use super::line_flow::LineFlow;
+
+/// The least height of a plot under the views, in points: the area scrolls rather than
+/// squeezing a plot below it.
+pub const MIN_PLOT_HEIGHT: f32 = 110.0;
 
 /// Points along a segment at most (one per cell up to this).
 pub const MAX_PROFILE_POINTS: usize = 4096;
@@ -38,6 +42,8 @@ pub struct LineProfile {
     flow: LineFlow,
     /// The exact answer along it, when the problem has one.
     exact: Option<ExactLine>,
+    /// The field the cells were sampled on (a row-major index means nothing on another).
+    size: Option<GridSize>,
 }
 
 impl LineProfile {
@@ -61,7 +67,7 @@ impl LineProfile {
             )
         };
         let (start, end) = (clamp(start), clamp(end));
-        if self.segment == Some((start, end)) {
+        if self.segment == Some((start, end)) && self.size == Some(size) {
             return;
         }
         let (dr, dc) = (end.0 - start.0, end.1 - start.1);
@@ -81,6 +87,7 @@ impl LineProfile {
             self.distances.push(f64::from(t) * length);
         }
         self.segment = Some((start, end));
+        self.size = Some(size);
         self.values = None;
         self.flow.set(&self.cells, start, end, size);
     }
@@ -153,7 +160,9 @@ impl LineProfile {
         self.values.as_ref().map(|(step, v)| (*step, v.as_slice()))
     }
 
-    /// Drops values and a segment that no longer fits (the field was replaced).
+    /// Drops values and a segment that no longer fits (the field was replaced); a segment that
+    /// fits a field of another size is sampled again on it (its cells' indices change with the
+    /// number of columns).
     pub fn restart(&mut self, size: Option<GridSize>) {
         self.values = None;
         self.flow.restart();
@@ -161,21 +170,25 @@ impl LineProfile {
             let fits = |r: f32, c: f32| r < size.rows as f32 && c < size.cols as f32;
             if !(fits(r0, c0) && fits(r1, c1)) {
                 self.clear();
+            } else if self.size != Some(size) {
+                self.set((r0, c0), (r1, c1), size);
             }
         }
     }
 
-    /// The values against the distance along the segment.
+    /// The values against the distance along the segment, under the flow's plot, in the
+    /// `height` the column has for both; the profile takes what the flow and the texts leave
+    /// (their lines wrap in a narrow column), at least [`MIN_PLOT_HEIGHT`].
     pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
-        let height = self.flow.ui(ui, height);
-        let mut height = height;
+        let top = ui.cursor().top();
+        self.flow.ui(ui, height);
         if let Some(text) = self.error_text() {
             ui.label(text);
-            height = (height - 20.0).max(40.0);
         }
+        let height = (height - (ui.cursor().top() - top)).max(MIN_PLOT_HEIGHT);
+        // No legend over the values: the caption above says which line is which.
         Plot::new("profile_plot")
             .height(height)
-            .legend(Legend::default())
             .y_axis_min_width(44.0)
             .x_axis_label("distance along the line (cells)")
             .show(ui, |plot| {
@@ -226,5 +239,21 @@ mod tests {
         assert_eq!(profile.values().unwrap().0, 3);
         profile.record(4, &cells[1..], &vec![2.0; cells.len() - 1]);
         assert_eq!(profile.values().unwrap().0, 3, "stale cells are not taken");
+    }
+
+    #[test]
+    fn a_new_field_drops_a_segment_that_does_not_fit_and_resamples_one_that_does() {
+        // A fin's line along its 120 columns on a field of 50x80: off the field, gone.
+        let fin = GridSize { rows: 2, cols: 120 };
+        let mut profile = LineProfile::default();
+        profile.set((0.0, 0.0), (0.0, 119.0), fin);
+        profile.restart(GridSize::new(50, 80).ok());
+        assert!(!profile.is_set() && profile.cells().is_empty());
+        // A short line that fits a wider field: the same cells, indexed with the new columns.
+        profile.set((1.0, 0.0), (1.0, 3.0), fin);
+        assert_eq!(profile.cells(), &[120, 121, 122, 123]);
+        profile.restart(GridSize::new(50, 80).ok());
+        assert!(profile.is_set());
+        assert_eq!(profile.cells(), &[80, 81, 82, 83]);
     }
 }

@@ -27,6 +27,8 @@ pub struct OpenedScenario {
     exact: Option<(ExactAnswer, Arc<HeatProblem>)>,
     /// Whether its thermostats' probes were placed (once its problem arrived).
     thermostat_probes_placed: bool,
+    /// Its problem as it arrived, to tell whether it was changed since.
+    pub(super) original: Option<Arc<HeatProblem>>,
 }
 
 impl OpenedScenario {
@@ -50,6 +52,7 @@ impl OpenedScenario {
             description: heatlab_engine::scenario::reflow(description),
             exact,
             thermostat_probes_placed: false,
+            original: None,
         })
     }
 
@@ -91,10 +94,25 @@ fn exact_of(entry: &GalleryEntry) -> Option<(ExactAnswer, Arc<HeatProblem>)> {
 }
 
 impl DiffusionPanel {
-    /// Opens a gallery problem: its initial field and problem replace what the tab holds.
+    /// Opens a gallery problem: its initial field and problem replace what the tab holds. Over
+    /// a heat problem built or changed in the app, asks first.
     pub fn open_gallery(&mut self, entry: &'static GalleryEntry) {
+        if let Some(problem) = self.edited_problem() {
+            self.replace
+                .ask(super::confirm::Replacement::Gallery(entry), problem);
+            return;
+        }
+        self.open_gallery_now(entry);
+    }
+
+    /// Opens a gallery problem without asking.
+    pub(super) fn open_gallery_now(&mut self, entry: &'static GalleryEntry) {
         match entry.scenario() {
             Ok(scenario) => {
+                // The probes and the line belong to the problem on screen, not to this one.
+                self.clear_plots(
+                    "cleared the probes and the line: they belonged to the previous problem",
+                );
                 self.opening_done();
                 let opening = format!("opening \"{}\"…", entry.title());
                 self.notify(Level::Info, opening.clone());
@@ -136,6 +154,9 @@ impl DiffusionPanel {
         else {
             return;
         };
+        if scenario.original.is_none() {
+            scenario.original.clone_from(&self.state.problem);
+        }
         if std::mem::replace(&mut scenario.thermostat_probes_placed, true)
             || !self.paint.probes.is_empty()
         {

@@ -81,8 +81,10 @@ impl SideEditor {
             commands.push(pair_command(problem, side, SideCondition::Periodic));
         }
         let sides = problem.map_or_else(Sides::default, |p| p.sides);
+        // Each row wraps in a narrow window: a row wider than the panel would widen the views'
+        // columns under it and push the Laplacian off-screen.
         for pair in [[Side::Top, Side::Bottom], [Side::Left, Side::Right]] {
-            ui.horizontal(|ui| {
+            ui.horizontal_wrapped(|ui| {
                 for side in pair {
                     if let Some(command) = self.side_ui(ui, side, sides.get(side), problem) {
                         commands.push(command);

@@ -199,7 +199,7 @@ pub fn view_controls_ui(
             });
     });
     let symmetric = settings.colormap.is_diverging() && settings.range_kind != RangeKind::Fixed;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         range_bounds_ui(ui, settings, shown);
         if symmetric {
             ui.weak("· made symmetric: white is 0")

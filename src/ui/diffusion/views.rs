@@ -47,7 +47,8 @@ impl Views {
         field_size: Option<GridSize>,
     ) {
         let pointer = self.pictures_ui(ui, settings, commands, tools, field_size);
-        ui.horizontal(|ui| {
+        // In a narrow window the row wraps: every tool stays on screen.
+        ui.horizontal_wrapped(|ui| {
             zoom_buttons_ui(ui, commands);
             ui.separator();
             tools.toolbar_ui(ui);
@@ -184,7 +185,18 @@ fn zoom_buttons_ui(ui: &mut egui::Ui, commands: &mut Vec<DiffusionCommand>) {
     }
 }
 
-/// The status line: field, step, coefficient, backend, statistics, playing.
+/// A problem's four sides for the status line: "top h 25 W/m²K, 20 °C · bottom …".
+pub fn sides_text(sides: &heatlab_engine::problem::Sides) -> String {
+    use heatlab_engine::problem::Side;
+    let each: Vec<String> = [Side::Top, Side::Bottom, Side::Left, Side::Right]
+        .into_iter()
+        .map(|side| format!("{side} {}", super::sides::short_label(sides.get(side))))
+        .collect();
+    format!("sides: {}", each.join(" · "))
+}
+
+/// The status line: field, step, simulated time, the coefficient and boundary of the plate or
+/// the sides of a problem, backend, statistics, playing.
 pub fn status_ui(ui: &mut egui::Ui, settings: &Settings, state: &SimState) {
     ui.horizontal_wrapped(|ui| {
         ui.strong("heatlab");
@@ -200,10 +212,15 @@ pub fn status_ui(ui: &mut egui::Ui, settings: &Settings, state: &SimState) {
             ui.label(super::energy::simulated_time_text(problem));
         }
         ui.separator();
-        ui.label(format!(
-            "coeff {} · {}",
-            settings.step.coeff, settings.step.boundary
-        ));
+        // A heat problem steps with its own sides and time step, not the plate's coefficient
+        // and boundary.
+        match &state.problem {
+            Some(problem) => ui.label(sides_text(&problem.sides)),
+            None => ui.label(format!(
+                "coeff {} · {}",
+                settings.step.coeff, settings.step.boundary
+            )),
+        };
         if let Some(status) = &state.backend {
             ui.separator();
             ui.label(format!(

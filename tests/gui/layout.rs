@@ -1,0 +1,54 @@
+//! Small windows: with a heat problem open (its sides, its line and its energy budget on
+//! screen), every control of the diffusion tab is on screen or scrolled to as a person would,
+//! at the default 1440x900 window and at 800x600.
+
+use eframe::egui::{Pos2, Rect, Vec2};
+use egui_kittest::kittest::Queryable;
+use heatlab::ui::Settings;
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::scenario::gallery;
+
+use super::common::app::{app_harness, wait_until};
+
+/// Controls of the views, the sides, the tool row and the plots' area, by their labels.
+const CONTROLS: [&str; 12] = [
+    "right side",
+    "bottom side",
+    "Laplacian picture",
+    "field picture",
+    "Navigate",
+    "Line",
+    "Material",
+    "Redo",
+    "heat flux",
+    "Clear line",
+    "plots",
+    "Tutorial plate",
+];
+
+#[test]
+fn every_control_is_reachable_at_1440x900_and_800x600() {
+    for size in [Vec2::new(1440.0, 900.0), Vec2::new(800.0, 600.0)] {
+        let mut settings = Settings::default();
+        settings.field.size = GridSize::new(32, 48).unwrap();
+        let mut harness = app_harness(settings, size);
+        // A fin: a 2x120 strip with four sides, the exact answer on a line, an energy budget.
+        let entry = gallery::find("fin").unwrap();
+        harness.state_mut().diffusion_mut().open_gallery(entry);
+        wait_until(&mut harness, "the fin and its line", |app| {
+            app.diffusion().opened_scenario().is_some()
+                && app.diffusion().paint_tools().profile.is_set()
+        });
+        harness.run_steps(3);
+        let window = Rect::from_min_size(Pos2::ZERO, size);
+        for label in CONTROLS {
+            harness.get_by_label(label).scroll_to_me();
+            harness.run_steps(3);
+            let rect = harness.get_by_label(label).rect();
+            assert!(
+                window.contains_rect(rect),
+                "{label} at {rect:?} is out of reach in a {size:?} window"
+            );
+        }
+    }
+}
