@@ -238,3 +238,39 @@ fn the_app_pauses_at_the_end_of_a_scenarios_duration() {
         std::thread::sleep(Duration::from_millis(2));
     }
 }
+
+#[test]
+fn the_app_pauses_when_a_problem_falls_below_absolute_zero() {
+    let mut scenario = load_file_or_named(Path::new("heater-plate")).unwrap();
+    for kind in &mut scenario.problem.kinds {
+        if let Some(heater) = kind.heater.as_mut() {
+            heater.power = heatlab_engine::problem::HeaterPower::Total(-1e7);
+        }
+    }
+    let worker = diffusion::spawn(Arc::new(|| {})).unwrap();
+    worker.send(SimCommand::SetAutoSteps(false));
+    worker.send(SimCommand::SetStepsPerFrame(200));
+    worker.send(SimCommand::OpenScenario(Box::new(scenario)));
+    worker.send(SimCommand::Play);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let notice = loop {
+        assert!(Instant::now() < deadline, "the app did not stop");
+        let found = std::iter::from_fn(|| worker.try_event()).find_map(|event| match event {
+            SimEvent::Notice(_, text) if text.contains("absolute zero") => Some(text),
+            _ => None,
+        });
+        if let Some(text) = found {
+            break text;
+        }
+        worker.take_frame();
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    assert!(notice.contains("paused at step"), "{notice}");
+    // Paused: no more frames step.
+    std::thread::sleep(Duration::from_millis(300));
+    let step = worker.take_frame().map(|f| f.step);
+    std::thread::sleep(Duration::from_millis(300));
+    if let (Some(step), Some(frame)) = (step, worker.take_frame()) {
+        assert_eq!(frame.step, step, "still stepping");
+    }
+}

@@ -180,8 +180,7 @@ fn resume_from_half_bit_for_bit(dir: &Path, dt: f64, steps: u64, whole_field: &G
             "cpu",
             "--out",
             "first",
-            "--steps",
-            &half.to_string(),
+            // A duration just under `half` steps' worth runs `half` steps.
             "--duration",
             &format!("{}", dt * half as f64 * 0.999_999),
             "--save-state",

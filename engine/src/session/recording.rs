@@ -98,11 +98,10 @@ pub fn frame_due(every: u64, step: u64, advanced: u64) -> bool {
     advanced > 0 && step % every.max(1) == 0
 }
 
-/// A video being recorded: a frame where it starts, then at every multiple of `every`
-/// reached by stepping ([`frame_due`]).
+/// A video being recorded: a frame where it starts, then the frames its caller adds (at the
+/// multiples of its period that stepping reaches: [`frame_due`]).
 pub struct VideoRecorder {
     writer: VideoWriter,
-    every: u64,
     look: FrameLook,
     /// The ranges of [`RangeRule::HeldFromFirstFrame`], field and Laplacian.
     held: [Option<ValueRange>; 2],
@@ -110,19 +109,13 @@ pub struct VideoRecorder {
 
 impl VideoRecorder {
     /// Creates the video file `path` (`.gif` or `.mp4`; checks ffmpeg for MP4) at `fps` frames
-    /// per second, a frame every `every` steps (at least 1).
-    pub fn start(path: &Path, fps: u32, every: u64, look: FrameLook) -> crate::Result<Self> {
+    /// per second.
+    pub fn start(path: &Path, fps: u32, look: FrameLook) -> crate::Result<Self> {
         Ok(Self {
             writer: VideoWriter::create(path, fps)?,
-            every,
             look,
             held: [None, None],
         })
-    }
-
-    /// Whether the frame at `step`, reached by `advanced` steps just taken, is recorded.
-    pub fn is_due(&self, step: u64, advanced: u64) -> bool {
-        frame_due(self.every, step, advanced)
     }
 
     /// Frames written so far.

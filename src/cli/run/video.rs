@@ -75,7 +75,7 @@ impl RunVideo {
         let mut colours = FrameColours::per_frame(run.colormap, run.laplacian_colormap);
         colours.field.range = RangeRule::HeldFromFirstFrame(RangeMode::MinMax);
         Ok(Self {
-            recorder: VideoRecorder::start(&plan.path, plan.fps, plan.every, plan.look)?,
+            recorder: VideoRecorder::start(&plan.path, plan.fps, plan.look)?,
             fps: plan.fps,
             colours,
         })

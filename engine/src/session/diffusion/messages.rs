@@ -262,10 +262,10 @@ pub struct ProblemFrame {
     /// Seconds per step.
     pub dt: f64,
     /// The energy balance (J per metre of depth) since the previous frame that carried one,
-    /// when booked. The stored energy needs the whole field (a download of 16 MB at 2000²), so
-    /// it is taken on the statistics' clock (every frame while paused, a few times a second
-    /// while running, less often when it is costly) and its time counts as statistics; other
-    /// frames carry `None`. After the field or the map changed other than by stepping (a
+    /// when booked by the run loop (`session::run`: the stored energy summed where the field
+    /// is, one number per row crossing). It is taken on the statistics' clock (every frame
+    /// while paused, a few times a second while running, less often when it is costly) and its
+    /// time counts as statistics; other frames carry `None`. After the field or the map changed other than by stepping (a
     /// stroke, an undo, a new problem) the next balance is skipped: it starts from there.
     pub energy: Option<EnergyBalance>,
     /// The budget since it last started (a new field, a reset, an edit), ending with

@@ -277,8 +277,7 @@ impl SimThread {
     fn set_recording(&mut self, recording: Option<Recording>) {
         self.finish_video();
         if let Some(video) = recording.as_ref().and_then(|r| r.video.as_ref()) {
-            let every = recording.as_ref().map_or(1, |r| r.every);
-            match VideoRecorder::start(&video.path, video.fps, every, video.look) {
+            match VideoRecorder::start(&video.path, video.fps, video.look) {
                 Ok(writer) => self.video = Some(writer),
                 Err(error) => {
                     self.notice(Level::Error, format!("cannot record: {error}"));
