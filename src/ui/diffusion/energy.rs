@@ -6,11 +6,28 @@
 use std::collections::VecDeque;
 
 use eframe::egui::{self, Color32};
-use egui_plot::{Legend, Line, Plot, PlotPoints};
+use egui_plot::{Line, Plot, PlotPoints};
 
 use heatlab_engine::problem::energy::EnergyBalance;
 use heatlab_engine::problem::{EnergyExchange, Side};
 use heatlab_engine::session::diffusion::ProblemFrame;
+
+/// One line of the budget's plot.
+struct Series {
+    name: String,
+    color: Color32,
+    look: Look,
+    value: Box<dyn Fn(&BudgetPoint) -> f64>,
+}
+
+/// How a line of the budget's plot is drawn.
+enum Look {
+    Plain,
+    /// The stored change: what the others explain.
+    Wide,
+    /// The closing error: what they do not.
+    Dashed,
+}
 
 /// Points kept (the oldest go first).
 pub const BUDGET_POINTS: usize = 20_000;
@@ -121,57 +138,81 @@ impl EnergyBudget {
                 }
             }
         });
+        let shown = self.series_shown();
+        // A key above the plot instead of a legend over it: the budget's lines start at the
+        // left and rise or fall, so no corner of the plot is free for long.
+        ui.horizontal_wrapped(|ui| {
+            for series in &shown {
+                ui.colored_label(series.color, format!("— {}", series.name));
+            }
+        });
         // The caption wraps in a narrow column: the plot takes what is left.
         let height = ui.available_height().min(height - 24.0).max(60.0);
         Plot::new("energy_plot")
             .height(height)
             .y_axis_min_width(56.0)
-            .legend(Legend::default())
             .x_axis_label("simulated time (s)")
             .y_axis_label("J/m")
             .show(ui, |plot| {
-                let series = |value: &dyn Fn(&BudgetPoint) -> f64| -> PlotPoints<'_> {
-                    self.points
+                for series in shown {
+                    let points: PlotPoints<'_> = self
+                        .points
                         .iter()
-                        .map(|p| [p.seconds, value(p)])
+                        .map(|p| [p.seconds, (series.value)(p)])
                         .collect::<Vec<_>>()
-                        .into()
-                };
-                plot.line(
-                    Line::new("stored change", series(&BudgetPoint::stored_change))
-                        .color(Color32::from_rgb(240, 240, 240))
-                        .width(2.0),
-                );
-                plot.line(
-                    Line::new(
-                        "in through sources",
-                        series(&|p| p.balance.exchange.sources),
-                    )
-                    .color(Color32::from_rgb(255, 140, 0)),
-                );
-                for side in Side::ALL {
-                    if self.side_is_used(side) {
-                        plot.line(
-                            Line::new(
-                                format!("in through the {side} side"),
-                                series(&|p| p.balance.exchange.side(side)),
-                            )
-                            .color(super::sides::side_color(side)),
-                        );
-                    }
+                        .into();
+                    let line = Line::new(series.name, points).color(series.color);
+                    plot.line(match series.look {
+                        Look::Plain => line,
+                        Look::Wide => line.width(2.0),
+                        Look::Dashed => line.style(egui_plot::LineStyle::dashed_loose()),
+                    });
                 }
-                if self.points.iter().any(|p| p.balance.exchange.held != 0.0) {
-                    plot.line(
-                        Line::new("in from held cells", series(&|p| p.balance.exchange.held))
-                            .color(Color32::from_rgb(200, 80, 200)),
-                    );
-                }
-                plot.line(
-                    Line::new("closing error", series(&|p| p.balance.closing_error()))
-                        .color(Color32::from_rgb(255, 60, 60))
-                        .style(egui_plot::LineStyle::dashed_loose()),
-                );
             });
+    }
+
+    /// The budget's lines that carry something: the stored change, what came in through the
+    /// sources, each side used and held cells, and the closing error.
+    fn series_shown(&self) -> Vec<Series> {
+        let mut shown = vec![
+            Series {
+                name: "stored change".into(),
+                color: Color32::from_rgb(240, 240, 240),
+                look: Look::Wide,
+                value: Box::new(BudgetPoint::stored_change),
+            },
+            Series {
+                name: "in through sources".into(),
+                color: Color32::from_rgb(255, 140, 0),
+                look: Look::Plain,
+                value: Box::new(|p| p.balance.exchange.sources),
+            },
+        ];
+        for side in Side::ALL {
+            if self.side_is_used(side) {
+                shown.push(Series {
+                    name: format!("in through the {side} side"),
+                    color: super::sides::side_color(side),
+                    look: Look::Plain,
+                    value: Box::new(move |p| p.balance.exchange.side(side)),
+                });
+            }
+        }
+        if self.points.iter().any(|p| p.balance.exchange.held != 0.0) {
+            shown.push(Series {
+                name: "in from held cells".into(),
+                color: Color32::from_rgb(200, 80, 200),
+                look: Look::Plain,
+                value: Box::new(|p| p.balance.exchange.held),
+            });
+        }
+        shown.push(Series {
+            name: "closing error".into(),
+            color: Color32::from_rgb(255, 60, 60),
+            look: Look::Dashed,
+            value: Box::new(|p| p.balance.closing_error()),
+        });
+        shown
     }
 
     fn start_seconds(&self) -> f64 {
