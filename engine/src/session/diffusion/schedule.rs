@@ -23,8 +23,8 @@ pub struct Schedule {
     pub auto_steps: bool,
     /// A frame is owed although no step is due (the view or the parameters changed).
     pub dirty: bool,
-    /// The step a heat problem's duration ends at: stepping stops there once (Play then goes
-    /// on past it).
+    /// The step a heat problem's duration ends at: playing stops there once (Play then goes on
+    /// past it); a "step N" request that asks for steps past it takes them.
     pub end_step: Option<u64>,
 }
 
@@ -72,7 +72,8 @@ impl Schedule {
         } else {
             0
         };
-        if let Some(end) = self.end_step.filter(|&end| end > step) {
+        let playing_on = self.pending_steps == 0;
+        if let Some(end) = self.end_step.filter(|&end| end > step && playing_on) {
             steps = steps.min(end - step);
         }
         if let Some(every) = record_every {
@@ -82,15 +83,18 @@ impl Schedule {
         steps
     }
 
-    /// Whether stepping just reached [`Schedule::end_step`] at `step`: it stops, and the end is
-    /// passed (a later Play goes on).
+    /// Whether playing just reached [`Schedule::end_step`] at `step`: it stops there. The end
+    /// is passed either way (a later Play goes on; a "step N" request went past it).
     pub fn reached_end(&mut self, step: u64) -> bool {
-        let reached = self.end_step.is_some_and(|end| step >= end) && self.is_running();
-        if reached {
-            self.stop();
-            self.end_step = None;
+        if !self.end_step.is_some_and(|end| step >= end) {
+            return false;
         }
-        reached
+        self.end_step = None;
+        let playing = self.playing && self.pending_steps == 0;
+        if playing {
+            self.stop();
+        }
+        playing
     }
 
     /// Counts `steps` taken off a "step N" request; returns whether that request just ended
@@ -169,5 +173,14 @@ mod tests {
             "Play goes on past it"
         );
         assert!(!schedule.reached_end(140));
+        // A "step N" request over the end takes its steps, and passes the end.
+        let mut schedule = Schedule {
+            pending_steps: 500,
+            end_step: Some(100),
+            ..Schedule::default()
+        };
+        assert_eq!(schedule.steps_for_frame(0, None), 500);
+        assert!(!schedule.reached_end(500));
+        assert_eq!(schedule.end_step, None);
     }
 }
