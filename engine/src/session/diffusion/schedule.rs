@@ -86,7 +86,7 @@ impl Schedule {
     /// Whether playing just reached [`Schedule::end_step`] at `step`: it stops there. The end
     /// is passed either way (a later Play goes on; a "step N" request went past it).
     pub fn reached_end(&mut self, step: u64) -> bool {
-        if !self.end_step.is_some_and(|end| step >= end) {
+        if self.end_step.is_none_or(|end| step < end) {
             return false;
         }
         self.end_step = None;
