@@ -115,7 +115,9 @@ pub fn drag_value(
     for frame in 1..=frames {
         harness.hover_at(centre + Vec2::new(pixels_per_frame * frame as f32, 0.0));
         harness.step();
-        std::thread::sleep(Duration::from_millis(1));
+        // A person's drag moves once per displayed frame (60 a second): the live regeneration
+        // it drives is timed against that pace, not against a test's fastest loop.
+        std::thread::sleep(Duration::from_millis(16));
     }
     harness.drop_at(centre + Vec2::new(pixels_per_frame * frames as f32, 0.0));
     harness.step();
