@@ -1,5 +1,5 @@
 //! A colorbar beside an exported picture: the colour table from the maximum (top) to the
-//! minimum, five ticks, and their values written with the monospace font egui ships (Hack),
+//! minimum, five ticks, and their values (with the layer's unit, such as °C, when it has one) written with the monospace font egui ships (Hack),
 //! rasterised by `ab_glyph`.
 
 use ab_glyph::{point, Font, FontRef, PxScale, ScaleFont};
@@ -77,14 +77,15 @@ fn label_font() -> Result<FontRef<'static>> {
 }
 
 /// Appends a white strip with a vertical colorbar and five labelled ticks to an RGB image of
-/// `width x height`; returns the new pixels and size. Short images are padded below with white
-/// so that the labels fit.
+/// `width x height`; returns the new pixels and size. Each label is followed by `value_unit` when
+/// there is one ("20.5 °C"). Short images are padded below with white so that the labels fit.
 pub fn with_colorbar(
     rgb: &[u8],
     width: usize,
     height: usize,
     colormap: Colormap,
     range: ValueRange,
+    value_unit: Option<&str>,
 ) -> Result<(Vec<u8>, usize, usize)> {
     let font = label_font()?;
     let px = (height as f32 / 40.0).clamp(12.0, 48.0);
@@ -94,7 +95,13 @@ pub fn with_colorbar(
     let bar_width = 4 * unit;
     let tick = 2 * unit;
     let labels: Vec<String> = (0..5)
-        .map(|i| format_value(range.min + (range.max - range.min) * i as f32 / 4.0))
+        .map(|i| {
+            let value = format_value(range.min + (range.max - range.min) * i as f32 / 4.0);
+            match value_unit {
+                Some(unit) => format!("{value} {unit}"),
+                None => value,
+            }
+        })
         .collect();
     let label_width = labels
         .iter()
@@ -176,7 +183,7 @@ mod tests {
             min: -1.0,
             max: 1.0,
         };
-        let (out, w, h) = with_colorbar(&rgb, 40, 30, Colormap::Viridis, range).unwrap();
+        let (out, w, h) = with_colorbar(&rgb, 40, 30, Colormap::Viridis, range, None).unwrap();
         assert!(w > 40);
         assert!(h >= 30);
         assert_eq!(out.len(), w * h * 3);
@@ -188,5 +195,31 @@ mod tests {
             .filter(|&i| out[i] < 128 && out[i] == out[i + 1] && out[i + 1] == out[i + 2])
             .count();
         assert!(inked > 20, "only {inked} dark pixels of label text");
+    }
+
+    /// Dark pixels of the label text in columns `from..` of an image `w` wide.
+    fn inked(out: &[u8], w: usize, h: usize, from: usize) -> usize {
+        (0..h)
+            .flat_map(|y| (from..w).map(move |x| (y * w + x) * 3))
+            .filter(|&i| out[i] < 128 && out[i] == out[i + 1] && out[i + 1] == out[i + 2])
+            .count()
+    }
+
+    #[test]
+    fn a_unit_follows_each_label() {
+        let rgb = vec![7u8; 40 * 30 * 3];
+        let range = ValueRange {
+            min: 20.0,
+            max: 80.0,
+        };
+        let bare = with_colorbar(&rgb, 40, 30, Colormap::Inferno, range, None).unwrap();
+        let (out, w, h) =
+            with_colorbar(&rgb, 40, 30, Colormap::Inferno, range, Some("°C")).unwrap();
+        // "20 °C" is three glyphs wider than "20", and the glyphs of " °C" are drawn: right of
+        // where the bare labels' strip ends there is ink (the degree sign and the C).
+        assert!(w > bare.1 + 10, "{w} against {} without the unit", bare.1);
+        assert_eq!(h, bare.2);
+        let beyond = inked(&out, w, h, bare.1 - 4);
+        assert!(beyond > 20, "only {beyond} dark pixels of the unit");
     }
 }

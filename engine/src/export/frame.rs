@@ -20,6 +20,8 @@ pub struct PngStyle {
     pub range: ValueRange,
     /// Whether a colorbar with values is drawn on the right.
     pub colorbar: bool,
+    /// The unit the colorbar's values are in ("°C"), if any.
+    pub unit: Option<&'static str>,
 }
 
 impl PngStyle {
@@ -29,6 +31,7 @@ impl PngStyle {
             colormap,
             range: mode.resolve(grid),
             colorbar,
+            unit: None,
         }
     }
 }
@@ -38,7 +41,8 @@ pub fn write_png(path: &Path, grid: &Grid, style: &PngStyle) -> Result<()> {
     let rgb = field_to_rgb(grid, style.colormap, style.range);
     let (width, height) = (grid.cols(), grid.rows());
     if style.colorbar {
-        let (rgb, width, height) = with_colorbar(&rgb, width, height, style.colormap, style.range)?;
+        let (rgb, width, height) =
+            with_colorbar(&rgb, width, height, style.colormap, style.range, style.unit)?;
         write_png_rgb(path, width, height, &rgb)
     } else {
         write_png_rgb(path, width, height, &rgb)
@@ -78,7 +82,8 @@ pub fn compose_frame(
         let rgb = field_to_rgb(frame.grid, frame.style.colormap, frame.style.range);
         let (width, height) = (frame.grid.cols(), frame.grid.rows());
         pictures.push(if frame.style.colorbar {
-            with_colorbar(&rgb, width, height, frame.style.colormap, frame.style.range)?
+            let style = &frame.style;
+            with_colorbar(&rgb, width, height, style.colormap, style.range, style.unit)?
         } else {
             (rgb, width, height)
         });

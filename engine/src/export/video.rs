@@ -29,6 +29,7 @@ use super::frame::{compose_frame, LayerFrame, PngStyle};
 use crate::compute::preview::{block_mean, reduction_factor};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
+use crate::render::frame_counter;
 
 /// The container and codec of a video, from the file's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -120,7 +121,8 @@ pub struct FrameLook {
     pub layers: VideoLayers,
     /// A colorbar beside each layer.
     pub colorbar: bool,
-    /// "step N" written below.
+    /// "step N" written below (with the simulated time of a heat problem: "t = 12.500 s ·
+    /// step N").
     pub step_counter: bool,
     /// Layers larger than this (in cells, either side) are reduced by block means to fit.
     pub max_side: usize,
@@ -138,10 +140,12 @@ impl FrameLook {
 }
 
 /// The picture of one video frame: `layers` (already styled, at full resolution) reduced to
-/// fit `look.max_side`, side by side, with the step counter when asked.
+/// fit `look.max_side`, side by side, with the counter when asked: the step, and `seconds`
+/// simulated when the run is a heat problem's.
 pub fn video_frame(
     layers: &[LayerFrame<'_>],
     step: u64,
+    seconds: Option<f64>,
     look: &FrameLook,
 ) -> Result<(Vec<u8>, usize, usize)> {
     let reduced: Vec<Grid> = layers
@@ -166,7 +170,7 @@ pub fn video_frame(
             ..*frame
         })
         .collect();
-    let caption = look.step_counter.then(|| format!("step {step}"));
+    let caption = look.step_counter.then(|| frame_counter(step, seconds));
     compose_frame(&styled, caption.as_deref())
 }
 

@@ -11,6 +11,13 @@ use crate::grid::{Grid, RangeMode, ValueRange};
 use crate::render::Colormap;
 use crate::sim::Simulation;
 
+/// The unit of a heat problem's temperatures, on colorbars.
+pub const FIELD_UNIT: &str = "°C";
+
+/// The unit of a heat problem's Laplacian (`4T − neighbours` of temperatures in °C: a
+/// difference of temperatures), on colorbars.
+pub const LAPLACIAN_UNIT: &str = "K";
+
 /// How a recorded layer's colour range is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RangeRule {
@@ -30,6 +37,8 @@ pub struct LayerColours {
     pub colormap: Colormap,
     /// The values of the first and last colour.
     pub range: RangeRule,
+    /// The unit of the values, written on the colorbar ([`FrameColours::in_units_of`]).
+    pub unit: Option<&'static str>,
 }
 
 impl LayerColours {
@@ -44,6 +53,7 @@ impl LayerColours {
             colormap: self.colormap,
             range,
             colorbar,
+            unit: self.unit,
         }
     }
 }
@@ -65,10 +75,29 @@ impl FrameColours {
             field: LayerColours {
                 colormap: field,
                 range: RangeRule::PerFrame(RangeMode::MinMax),
+                unit: None,
             },
             laplacian: LayerColours {
                 colormap: laplacian,
                 range: RangeRule::PerFrame(RangeMode::LAPLACIAN_DEFAULT),
+                unit: None,
+            },
+        }
+    }
+
+    /// These colours with the units of `simulation`'s values: a heat problem's field is in
+    /// °C and its Laplacian (`4T − neighbours`, a difference of temperatures) in K; the
+    /// tutorial's plate is dimensionless and keeps none.
+    pub fn in_units_of(self, simulation: &Simulation) -> Self {
+        let heat = simulation.problem().is_some();
+        Self {
+            field: LayerColours {
+                unit: heat.then_some(FIELD_UNIT),
+                ..self.field
+            },
+            laplacian: LayerColours {
+                unit: heat.then_some(LAPLACIAN_UNIT),
+                ..self.laplacian
             },
         }
     }
@@ -143,6 +172,7 @@ impl VideoRecorder {
         } else {
             None
         };
+        let colours = colours.in_units_of(simulation);
         let colorbar = self.look.colorbar;
         let [held_field, held_laplacian] = &mut self.held;
         let mut layers = Vec::with_capacity(2);
@@ -160,7 +190,8 @@ impl VideoRecorder {
                 style: colours.laplacian.style(grid, colorbar, held_laplacian),
             });
         }
-        let (rgb, width, height) = video_frame(&layers, step, &self.look)?;
+        let seconds = simulation.simulated_seconds();
+        let (rgb, width, height) = video_frame(&layers, step, seconds, &self.look)?;
         self.writer.add_frame(&rgb, width, height)
     }
 

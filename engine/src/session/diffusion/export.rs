@@ -28,6 +28,7 @@ pub fn colours(views: ViewRequests, shown: ShownRanges) -> FrameColours {
     let layer = |view: ViewRequest, range: Option<ValueRange>| LayerColours {
         colormap: view.colormap,
         range: range.map_or(RangeRule::PerFrame(view.range_mode), RangeRule::Fixed),
+        unit: None,
     };
     FrameColours {
         field: layer(views.field, shown.field),
@@ -36,7 +37,7 @@ pub fn colours(views: ViewRequests, shown: ShownRanges) -> FrameColours {
 }
 
 /// Writes `job` for the simulation's current state (at `step`), with the colours the screen
-/// shows, and returns the files written.
+/// shows (and a heat problem's units on the colorbars), and returns the files written.
 pub fn write(
     job: &ExportJob,
     sim: &mut Simulation,
@@ -59,7 +60,7 @@ pub fn write(
             Layer::Laplacian => sim.laplacian()?,
         });
     }
-    let colours = colours(views, shown);
+    let colours = colours(views, shown).in_units_of(sim);
     let frames: Vec<LayerFrame<'_>> = layers
         .iter()
         .zip(&grids)
@@ -72,6 +73,7 @@ pub fn write(
                     colormap: colours.of(layer).colormap,
                     range: ValueRange { min: 0.0, max: 0.0 },
                     colorbar: job.colorbar,
+                    unit: None,
                 },
             },
             false => colours.layer_frame(layer, grid, job.colorbar),
