@@ -1,6 +1,6 @@
 //! What `heatlab run` exports of a heat problem as a user reads it: colorbars in °C (and K for
-//! the Laplacian) and the video's counter in simulated time; the tutorial's plate keeps its
-//! unitless labels.
+//! the Laplacian), the video's counter in simulated time, and a small field's PNG enlarged to
+//! whole pixels a cell beside its exact `.npy`; the tutorial's plate keeps its unitless labels.
 
 #![allow(
     clippy::unwrap_used,
@@ -12,6 +12,7 @@ use crate::common;
 
 use common::cli::{heatlab_in as heatlab, names_in, stderr_of, succeeded};
 use heatlab_engine::export::colorbar::with_caption;
+use heatlab_engine::export::frame::png_pixels_per_cell;
 use heatlab_engine::export::{read_npy, write_png, PngStyle};
 use heatlab_engine::grid::RangeMode;
 use heatlab_engine::render::Colormap;
@@ -43,7 +44,7 @@ fn drawn(npy: &Path, colormap: Colormap, mode: RangeMode, unit: Option<&'static 
 }
 
 #[test]
-fn a_heat_problems_pngs_have_colorbars_in_its_units() {
+fn a_heat_problems_pngs_are_enlarged_with_colorbars_in_its_units() {
     let dir = tempfile::tempdir().unwrap();
     let output = heatlab(
         dir.path(),
@@ -65,7 +66,19 @@ fn a_heat_problems_pngs_have_colorbars_in_its_units() {
     let out = dir.path().join("fin");
     let field = last_frame(&out, "field");
     let image = image::open(out.join(&field)).unwrap().to_rgb8();
+    // 2x120 cells at 5 pixels a cell, a colorbar strip on the right.
+    assert_eq!(
+        png_pixels_per_cell(heatlab_engine::grid::GridSize { rows: 2, cols: 120 }),
+        5
+    );
+    assert!(image.width() > 600, "{}", image.width());
     let npy = out.join(field.replace(".png", ".npy"));
+    let grid = read_npy(&std::fs::read(&npy).unwrap()).unwrap();
+    assert_eq!(
+        (grid.rows(), grid.cols()),
+        (2, 120),
+        "the array holds the cells"
+    );
     let celsius = drawn(&npy, Colormap::Viridis, RangeMode::MinMax, Some("°C"));
     let bare = drawn(&npy, Colormap::Viridis, RangeMode::MinMax, None);
     assert_ne!(celsius, bare);
@@ -117,6 +130,8 @@ fn the_plates_pngs_keep_unitless_colorbars() {
         None,
     );
     assert!(image.as_raw() == &bare);
+    // 64 rows at 8 pixels a cell.
+    assert_eq!(image.height(), 512);
 }
 
 /// Dark grey pixels (text) in rows `from..` of an RGB image `width` wide.

@@ -145,7 +145,8 @@ pub fn with_colorbar(
 }
 
 /// Appends a white strip below an RGB image of `width x height` with `text` written on its
-/// left (a video's step counter); returns the new pixels and size.
+/// left (a video's step counter), smaller where the picture is too narrow for it; returns the
+/// new pixels and size.
 pub fn with_caption(
     rgb: &[u8],
     width: usize,
@@ -153,7 +154,13 @@ pub fn with_caption(
     text: &str,
 ) -> Result<(Vec<u8>, usize, usize)> {
     let font = label_font()?;
-    let px = (width as f32 / 30.0).clamp(12.0, 40.0);
+    let mut px = (width as f32 / 30.0).clamp(12.0, 40.0);
+    // A long counter on a narrow picture is written smaller so that it is whole.
+    let room = (width as f32 - px).max(1.0);
+    let written = text_width(&font, PxScale::from(px), text);
+    if written > room {
+        px = (px * room / written).max(6.0);
+    }
     let strip = (px * 1.6).ceil() as usize;
     let out_height = height + strip;
     let mut canvas = Canvas {
@@ -221,5 +228,16 @@ mod tests {
         assert_eq!(h, bare.2);
         let beyond = inked(&out, w, h, bare.1 - 4);
         assert!(beyond > 20, "only {beyond} dark pixels of the unit");
+    }
+
+    #[test]
+    fn a_long_counter_on_a_narrow_picture_is_written_whole() {
+        let rgb = vec![255u8; 120 * 10 * 3];
+        let text = "t = 4.980 s · step 2150";
+        let (out, w, h) = with_caption(&rgb, 120, 10, text).unwrap();
+        assert_eq!(w, 120);
+        // Ink in the caption, none in its last columns: the text was not cut off at the edge.
+        assert!(inked(&out, w, h, 0) > 20);
+        assert_eq!(inked(&out, w, h, w - 3), 0);
     }
 }
