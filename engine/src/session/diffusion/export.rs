@@ -1,6 +1,7 @@
 //! Exports from the app, written on the simulation thread through `crate::export`: PNGs of the
 //! field and the Laplacian as shown (full resolution, the view's colormap and the colour range
-//! on screen, optionally with a colorbar), `.npy` arrays and the timing log; and the colours
+//! on screen, optionally with a colorbar), `.npy` arrays and the timing log (of the current
+//! field or problem); and the colours
 //! the app's recordings use ([`colours`]).
 
 use std::path::PathBuf;
@@ -37,20 +38,27 @@ pub fn colours(views: ViewRequests, shown: ShownRanges) -> FrameColours {
 }
 
 /// Writes `job` for the simulation's current state (at `step`), with the colours the screen
-/// shows (and a heat problem's units on the colorbars), and returns the files written.
+/// shows (and a heat problem's units on the colorbars), and returns the files written. The
+/// timing log holds the simulation's records from `timings_from` on: those of the field or
+/// problem opened last, not of the whole session.
 pub fn write(
     job: &ExportJob,
     sim: &mut Simulation,
     views: ViewRequests,
     shown: ShownRanges,
     step: u64,
+    timings_from: usize,
 ) -> crate::Result<Vec<PathBuf>> {
     export::ensure_writable_dir(&job.dir)?;
     let layers: &[Layer] = match job.kind {
         ExportKind::FieldPng | ExportKind::FieldNpy => &[Layer::Field],
         ExportKind::LaplacianPng | ExportKind::LaplacianNpy => &[Layer::Laplacian],
         ExportKind::Frames => &Layer::ALL,
-        ExportKind::TimingLog => return export::write_timing_log(&job.dir, sim.timings()),
+        ExportKind::TimingLog => {
+            let timings = sim.timings();
+            let current = timings.get(timings_from..).unwrap_or(timings);
+            return export::write_timing_log(&job.dir, current);
+        }
     };
     let npy = matches!(job.kind, ExportKind::FieldNpy | ExportKind::LaplacianNpy);
     let mut grids = Vec::with_capacity(layers.len());
