@@ -200,3 +200,37 @@ impl VideoRecorder {
         self.writer.finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::{CpuBackend, StepParams};
+    use crate::grid::GridSize;
+    use crate::problem::{material, HeatProblem, PLATE_SPACING};
+
+    #[test]
+    fn a_heat_problems_layers_are_in_its_units_and_the_plates_in_none() {
+        let size = GridSize { rows: 4, cols: 6 };
+        let initial = Grid::from_fn(size, |r, c| 20.0 + (r * 6 + c) as f32);
+        let mut simulation =
+            Simulation::new(Box::new(CpuBackend::new()), initial, StepParams::default()).unwrap();
+        let colours = FrameColours::per_frame(Colormap::Viridis, Colormap::Inferno);
+        let plate = colours.in_units_of(&simulation);
+        assert_eq!((plate.field.unit, plate.laplacian.unit), (None, None));
+        let aluminium = material::find("aluminium").unwrap();
+        let problem = HeatProblem::uniform(size, PLATE_SPACING, aluminium);
+        simulation.set_problem(Some(problem), true).unwrap();
+        let heat = colours.in_units_of(&simulation);
+        assert_eq!(heat.field.unit, Some("°C"));
+        assert_eq!(heat.laplacian.unit, Some("K"));
+        // The style of a frame's layer carries it to the colorbar.
+        let grid = simulation.field().unwrap();
+        assert_eq!(
+            heat.layer_frame(Layer::Field, &grid, true).style.unit,
+            Some("°C")
+        );
+        // Back to the plate: no unit.
+        simulation.set_problem(None, true).unwrap();
+        assert_eq!(colours.in_units_of(&simulation).field.unit, None);
+    }
+}
