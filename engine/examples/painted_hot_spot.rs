@@ -51,6 +51,7 @@ fn main() -> Result<()> {
             max: hottest,
         },
         colorbar: true,
+        unit: None,
     };
     let mut video = VideoWriter::create(&out, 12)?;
     for frame in 0..48u64 {

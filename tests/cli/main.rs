@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod exports;
 mod hostile;
 mod input;
 mod live_folder;

@@ -295,6 +295,9 @@ fn memory_stays_flat_over_many_recorded_chunks() {
             "v.gif",
             "--video-every",
             "10",
+            // One pixel a cell: 30000 frames of the small field enlarged would be slow to encode.
+            "--video-size",
+            "24",
             "--save-every",
             "1000",
             "--npy",

@@ -28,14 +28,15 @@ fn run_draws_colorbars_when_asked() {
         String::from_utf8_lossy(&result.stderr)
     );
     let image = image::open(out.join("field_000005.png")).unwrap().to_rgb8();
-    // The field keeps its pixels on the left; a white strip with the bar and its labels is
-    // added on the right, padded below when the field is too short for five labels.
-    assert!(image.width() > 40 + 20, "width {}", image.width());
-    assert!(image.height() >= 64);
+    // The field keeps its pixels on the left (8 a cell: a small field is enlarged); a white
+    // strip with the bar and its labels is added on the right.
+    let picture = 40 * 8;
+    assert!(image.width() > picture + 20, "width {}", image.width());
+    assert!(image.height() >= 64 * 8);
     let viridis = heatlab_engine::render::Colormap::Viridis.table();
     assert!(viridis.contains(&image.get_pixel(5, 5).0));
     // The right half of the strip holds only the labels' text (the bar and ticks are left).
-    let text_from = 40 + (image.width() - 40) / 2;
+    let text_from = picture + (image.width() - picture) / 2;
     let strip_dark = (0..image.height())
         .flat_map(|y| (text_from..image.width()).map(move |x| (x, y)))
         .filter(|&(x, y)| {
@@ -90,7 +91,8 @@ fn run_writes_frames_arrays_and_logs() {
         for kind in ["field", "laplacian"] {
             let png = out.join(format!("{kind}_{step}.png"));
             let image = image::open(&png).unwrap_or_else(|e| panic!("{}: {e}", png.display()));
-            assert_eq!((image.width(), image.height()), (40, 48));
+            // A small field is drawn 11 pixels a cell (its longer side at least 512 pixels).
+            assert_eq!((image.width(), image.height()), (440, 528));
             let npy =
                 read_npy(&std::fs::read(out.join(format!("{kind}_{step}.npy"))).unwrap()).unwrap();
             assert_eq!((npy.rows(), npy.cols()), (48, 40));

@@ -74,11 +74,12 @@ fn a_gif_has_a_frame_at_the_start_and_every_k_steps() {
     );
     succeeded(&output);
     assert!(
-        stderr_of(&output).contains("wrote job.gif: 5 frames of 60x90 at 25 frames/s"),
+        stderr_of(&output).contains("wrote job.gif: 5 frames of 300x450 at 25 frames/s"),
         "{}",
         stderr_of(&output)
     );
-    assert_eq!(gif_info(&d.join("job.gif")), (5, 60, 90));
+    // A small field is drawn 5 pixels a cell, within the frame's side of 512.
+    assert_eq!(gif_info(&d.join("job.gif")), (5, 300, 450));
     // Both layers side by side, reduced to fit 32 cells, with a colorbar and the step counter.
     succeeded(&heatlab(
         d,
@@ -137,6 +138,9 @@ fn an_mp4_has_its_frames_and_an_even_size() {
             "job.mp4",
             "--video-every",
             "5",
+            // One pixel a cell: the odd size is the field's.
+            "--video-size",
+            "64",
         ],
     ));
     let probe = Command::new("ffprobe")
@@ -211,7 +215,8 @@ fn a_run_stopped_by_a_signal_leaves_a_playable_video() {
         assert_no_temporary_files(d);
         if format == "gif" {
             let (frames, width, height) = gif_info(&d.join(file));
-            assert!(frames >= 1 && (width, height) == (200, 200), "{frames}");
+            // 2 pixels a cell within the frame's side of 512.
+            assert!(frames >= 1 && (width, height) == (400, 400), "{frames}");
         } else {
             let probe = Command::new("ffprobe")
                 .args(["-v", "error", "-show_entries", "stream=codec_name"])
@@ -345,7 +350,7 @@ fn links_are_written_through_and_fifos_in_place() {
         .unwrap()
         .file_type()
         .is_symlink());
-    assert_eq!(gif_info(&d.join("real.gif")), (3, 40, 40));
+    assert_eq!(gif_info(&d.join("real.gif")), (3, 480, 480));
     if !tools_present(&format!("{} (MP4 into a FIFO)", test_name!())) {
         return;
     }

@@ -293,6 +293,58 @@ fn exports_png_npy_and_timing_log() {
     assert!(log.contains(&out.join("timings.json")));
 }
 
+/// The distinct values of the `size` column of `timings.csv` in `dir`, and its row count.
+#[expect(
+    clippy::unwrap_used,
+    reason = "a test helper: its failure is the test's failure"
+)]
+fn timing_sizes(dir: &Path) -> (Vec<String>, usize) {
+    let csv = std::fs::read_to_string(dir.join("timings.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = header.iter().position(|&name| name == "size").unwrap();
+    let rows: Vec<String> = lines
+        .map(|line| line.split(',').nth(column).unwrap().to_string())
+        .collect();
+    let mut sizes = rows.clone();
+    sizes.sort();
+    sizes.dedup();
+    (sizes, rows.len())
+}
+
+#[test]
+fn the_timing_log_holds_the_current_fields_chunks_not_the_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("exports");
+    let mut harness = harness(small_settings(&out));
+    harness.get_by_label("Step 100").click();
+    wait_until(&mut harness, "100 steps", |app| app.step_count() == 100);
+    export_and_wait(&mut harness, "Timing log");
+    let (sizes, rows) = timing_sizes(&out);
+    assert_eq!(sizes, vec!["48x64".to_string()]);
+    assert!(rows > 0);
+    // A field of another size: the log starts over with it.
+    let spin = harness.get_by_role_and_label(Role::SpinButton, "rows");
+    spin.set_value_accesskit(40.0);
+    harness.step();
+    harness.get_by_label("Regenerate *").click();
+    wait_until(&mut harness, "the 40x64 field", |app| {
+        app.diffusion().state().field_size == Some(GridSize::new(40, 64).unwrap())
+            && app.step_count() == 0
+    });
+    harness.step();
+    harness.get_by_label("Step 100").click();
+    wait_until(&mut harness, "100 steps", |app| app.step_count() == 100);
+    export_and_wait(&mut harness, "Timing log");
+    let (sizes, rows) = timing_sizes(&out);
+    assert_eq!(
+        sizes,
+        vec!["40x64".to_string()],
+        "only the current field's chunks"
+    );
+    assert!(rows > 0);
+}
+
 #[test]
 fn records_a_png_sequence_every_k_steps() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,5 +1,5 @@
 //! A colorbar beside an exported picture: the colour table from the maximum (top) to the
-//! minimum, five ticks, and their values written with the monospace font egui ships (Hack),
+//! minimum, five ticks, and their values (with the layer's unit, such as °C, when it has one) written with the monospace font egui ships (Hack),
 //! rasterised by `ab_glyph`.
 
 use ab_glyph::{point, Font, FontRef, PxScale, ScaleFont};
@@ -77,14 +77,15 @@ fn label_font() -> Result<FontRef<'static>> {
 }
 
 /// Appends a white strip with a vertical colorbar and five labelled ticks to an RGB image of
-/// `width x height`; returns the new pixels and size. Short images are padded below with white
-/// so that the labels fit.
+/// `width x height`; returns the new pixels and size. Each label is followed by `value_unit` when
+/// there is one ("20.5 °C"). Short images are padded below with white so that the labels fit.
 pub fn with_colorbar(
     rgb: &[u8],
     width: usize,
     height: usize,
     colormap: Colormap,
     range: ValueRange,
+    value_unit: Option<&str>,
 ) -> Result<(Vec<u8>, usize, usize)> {
     let font = label_font()?;
     let px = (height as f32 / 40.0).clamp(12.0, 48.0);
@@ -94,7 +95,13 @@ pub fn with_colorbar(
     let bar_width = 4 * unit;
     let tick = 2 * unit;
     let labels: Vec<String> = (0..5)
-        .map(|i| format_value(range.min + (range.max - range.min) * i as f32 / 4.0))
+        .map(|i| {
+            let value = format_value(range.min + (range.max - range.min) * i as f32 / 4.0);
+            match value_unit {
+                Some(unit) => format!("{value} {unit}"),
+                None => value,
+            }
+        })
         .collect();
     let label_width = labels
         .iter()
@@ -138,7 +145,8 @@ pub fn with_colorbar(
 }
 
 /// Appends a white strip below an RGB image of `width x height` with `text` written on its
-/// left (a video's step counter); returns the new pixels and size.
+/// left (a video's step counter), smaller where the picture is too narrow for it; returns the
+/// new pixels and size.
 pub fn with_caption(
     rgb: &[u8],
     width: usize,
@@ -146,7 +154,13 @@ pub fn with_caption(
     text: &str,
 ) -> Result<(Vec<u8>, usize, usize)> {
     let font = label_font()?;
-    let px = (width as f32 / 30.0).clamp(12.0, 40.0);
+    let mut px = (width as f32 / 30.0).clamp(12.0, 40.0);
+    // A long counter on a narrow picture is written smaller so that it is whole.
+    let room = (width as f32 - px).max(1.0);
+    let written = text_width(&font, PxScale::from(px), text);
+    if written > room {
+        px = (px * room / written).max(6.0);
+    }
     let strip = (px * 1.6).ceil() as usize;
     let out_height = height + strip;
     let mut canvas = Canvas {
@@ -176,7 +190,7 @@ mod tests {
             min: -1.0,
             max: 1.0,
         };
-        let (out, w, h) = with_colorbar(&rgb, 40, 30, Colormap::Viridis, range).unwrap();
+        let (out, w, h) = with_colorbar(&rgb, 40, 30, Colormap::Viridis, range, None).unwrap();
         assert!(w > 40);
         assert!(h >= 30);
         assert_eq!(out.len(), w * h * 3);
@@ -188,5 +202,42 @@ mod tests {
             .filter(|&i| out[i] < 128 && out[i] == out[i + 1] && out[i + 1] == out[i + 2])
             .count();
         assert!(inked > 20, "only {inked} dark pixels of label text");
+    }
+
+    /// Dark pixels of the label text in columns `from..` of an image `w` wide.
+    fn inked(out: &[u8], w: usize, h: usize, from: usize) -> usize {
+        (0..h)
+            .flat_map(|y| (from..w).map(move |x| (y * w + x) * 3))
+            .filter(|&i| out[i] < 128 && out[i] == out[i + 1] && out[i + 1] == out[i + 2])
+            .count()
+    }
+
+    #[test]
+    fn a_unit_follows_each_label() {
+        let rgb = vec![7u8; 40 * 30 * 3];
+        let range = ValueRange {
+            min: 20.0,
+            max: 80.0,
+        };
+        let bare = with_colorbar(&rgb, 40, 30, Colormap::Inferno, range, None).unwrap();
+        let (out, w, h) =
+            with_colorbar(&rgb, 40, 30, Colormap::Inferno, range, Some("°C")).unwrap();
+        // "20 °C" is three glyphs wider than "20", and the glyphs of " °C" are drawn: right of
+        // where the bare labels' strip ends there is ink (the degree sign and the C).
+        assert!(w > bare.1 + 10, "{w} against {} without the unit", bare.1);
+        assert_eq!(h, bare.2);
+        let beyond = inked(&out, w, h, bare.1 - 4);
+        assert!(beyond > 20, "only {beyond} dark pixels of the unit");
+    }
+
+    #[test]
+    fn a_long_counter_on_a_narrow_picture_is_written_whole() {
+        let rgb = vec![255u8; 120 * 10 * 3];
+        let text = "t = 4.980 s · step 2150";
+        let (out, w, h) = with_caption(&rgb, 120, 10, text).unwrap();
+        assert_eq!(w, 120);
+        // Ink in the caption, none in its last columns: the text was not cut off at the edge.
+        assert!(inked(&out, w, h, 0) > 20);
+        assert_eq!(inked(&out, w, h, w - 3), 0);
     }
 }

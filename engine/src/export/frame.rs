@@ -1,6 +1,7 @@
 //! Pictures and arrays of the field and its Laplacian at a step, named as `heatlab run` names
 //! them (`field_000100.png`, `laplacian_000100.npy`). The GUI and the CLI both write through
-//! here, so their files look the same, colorbars included.
+//! here, so their files look the same, colorbars included. A PNG of a small field is enlarged
+//! (whole pixels a cell, nearest neighbour) to be readable; its `.npy` holds the cells exactly.
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +9,7 @@ use super::colorbar::with_colorbar;
 use super::{frame_path, write_npy, write_png_rgb};
 use crate::compute::Layer;
 use crate::error::Result;
-use crate::grid::{Grid, RangeMode, ValueRange};
+use crate::grid::{Grid, GridSize, RangeMode, ValueRange};
 use crate::render::{field_to_rgb, Colormap};
 
 /// How a layer is drawn into a PNG.
@@ -20,6 +21,8 @@ pub struct PngStyle {
     pub range: ValueRange,
     /// Whether a colorbar with values is drawn on the right.
     pub colorbar: bool,
+    /// The unit the colorbar's values are in ("°C"), if any.
+    pub unit: Option<&'static str>,
 }
 
 impl PngStyle {
@@ -29,16 +32,57 @@ impl PngStyle {
             colormap,
             range: mode.resolve(grid),
             colorbar,
+            unit: None,
         }
     }
 }
 
-/// Writes `grid` colormapped at full resolution, with a colorbar on the right when asked.
+/// The longer side, in pixels, that a PNG of a small field is enlarged to reach.
+pub const PNG_MIN_SIDE: usize = 512;
+
+/// The most pixels a cell's side becomes in a PNG (a field of a few cells stays small).
+pub const PNG_MAX_CELL_PIXELS: usize = 64;
+
+/// Pixels per cell (a side) of a PNG of a field of `size`: 1 for a field whose longer side
+/// has [`PNG_MIN_SIDE`] cells or more, otherwise the least whole number that makes the longer
+/// side at least that many pixels (at most [`PNG_MAX_CELL_PIXELS`]): a fin of 2x120 cells is
+/// drawn 5 pixels a cell, 600x10, not as a sliver of 120x2.
+pub fn png_pixels_per_cell(size: GridSize) -> usize {
+    let longer = size.rows.max(size.cols).max(1);
+    PNG_MIN_SIDE.div_ceil(longer).clamp(1, PNG_MAX_CELL_PIXELS)
+}
+
+/// Each pixel of an RGB image of `width x height` as a square of `factor x factor` pixels
+/// (nearest neighbour); returns the new pixels and size.
+fn enlarged(rgb: Vec<u8>, width: usize, height: usize, factor: usize) -> (Vec<u8>, usize, usize) {
+    if factor <= 1 {
+        return (rgb, width, height);
+    }
+    let (out_width, out_height) = (width * factor, height * factor);
+    let mut out = Vec::with_capacity(out_width * out_height * 3);
+    for row in rgb.chunks_exact(width * 3) {
+        let start = out.len();
+        for pixel in row.chunks_exact(3) {
+            for _ in 0..factor {
+                out.extend_from_slice(pixel);
+            }
+        }
+        for _ in 1..factor {
+            out.extend_from_within(start..start + out_width * 3);
+        }
+    }
+    (out, out_width, out_height)
+}
+
+/// Writes `grid` colormapped, each cell a square of [`png_pixels_per_cell`] pixels (the cell
+/// itself for any field but a small one), with a colorbar on the right when asked.
 pub fn write_png(path: &Path, grid: &Grid, style: &PngStyle) -> Result<()> {
     let rgb = field_to_rgb(grid, style.colormap, style.range);
-    let (width, height) = (grid.cols(), grid.rows());
+    let factor = png_pixels_per_cell(grid.size());
+    let (rgb, width, height) = enlarged(rgb, grid.cols(), grid.rows(), factor);
     if style.colorbar {
-        let (rgb, width, height) = with_colorbar(&rgb, width, height, style.colormap, style.range)?;
+        let (rgb, width, height) =
+            with_colorbar(&rgb, width, height, style.colormap, style.range, style.unit)?;
         write_png_rgb(path, width, height, &rgb)
     } else {
         write_png_rgb(path, width, height, &rgb)
@@ -78,7 +122,8 @@ pub fn compose_frame(
         let rgb = field_to_rgb(frame.grid, frame.style.colormap, frame.style.range);
         let (width, height) = (frame.grid.cols(), frame.grid.rows());
         pictures.push(if frame.style.colorbar {
-            with_colorbar(&rgb, width, height, frame.style.colormap, frame.style.range)?
+            let style = &frame.style;
+            with_colorbar(&rgb, width, height, style.colormap, style.range, style.unit)?
         } else {
             (rgb, width, height)
         });
@@ -136,4 +181,71 @@ pub fn write_timing_log(
     super::write_timings_csv(&csv, records)?;
     super::write_timings_json(&json, records)?;
     Ok(vec![csv, json])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn size(rows: usize, cols: usize) -> GridSize {
+        GridSize { rows, cols }
+    }
+
+    #[test]
+    fn small_fields_get_whole_pixels_a_cell_up_to_a_readable_size() {
+        assert_eq!(png_pixels_per_cell(size(2, 120)), 5);
+        assert_eq!(png_pixels_per_cell(size(50, 80)), 7);
+        assert_eq!(png_pixels_per_cell(size(512, 40)), 1);
+        assert_eq!(png_pixels_per_cell(size(2000, 2000)), 1);
+        assert_eq!(png_pixels_per_cell(size(300, 2)), 2);
+        // A field of a few cells is capped.
+        assert_eq!(png_pixels_per_cell(size(1, 1)), PNG_MAX_CELL_PIXELS);
+        assert_eq!(png_pixels_per_cell(size(0, 0)), PNG_MAX_CELL_PIXELS);
+    }
+
+    #[test]
+    fn enlarging_repeats_each_pixel_as_a_square() {
+        let rgb: Vec<u8> = (0..2 * 3 * 3).map(|i| i as u8).collect();
+        let (out, w, h) = enlarged(rgb.clone(), 3, 2, 2);
+        assert_eq!((w, h), (6, 4));
+        assert_eq!(out.len(), 6 * 4 * 3);
+        for y in 0..h {
+            for x in 0..w {
+                let from = ((y / 2) * 3 + x / 2) * 3;
+                assert_eq!(
+                    out[(y * w + x) * 3..][..3],
+                    rgb[from..from + 3],
+                    "({x}, {y})"
+                );
+            }
+        }
+        assert_eq!(enlarged(rgb.clone(), 3, 2, 1), (rgb, 3, 2));
+    }
+
+    #[test]
+    fn a_png_of_a_small_field_is_enlarged_and_its_npy_is_exact() {
+        let dir = tempfile::tempdir().unwrap();
+        let grid = Grid::from_fn(size(2, 120), |row, col| (row * 120 + col) as f32);
+        let style = PngStyle::resolved(Colormap::Viridis, RangeMode::MinMax, &grid, false);
+        let layers = [LayerFrame {
+            layer: Layer::Field,
+            grid: &grid,
+            style,
+        }];
+        let files = FrameFiles {
+            png: true,
+            npy: true,
+        };
+        let written = write_frame(dir.path(), 7, &layers, files).unwrap();
+        let image = image::open(&written[0]).unwrap().to_rgb8();
+        assert_eq!(image.dimensions(), (600, 10));
+        let cell = field_to_rgb(&grid, style.colormap, style.range);
+        // Cell (1, 37) fills pixels 185..190 of rows 5..10.
+        let at = (120 + 37) * 3;
+        for (x, y) in [(185, 5), (189, 9), (187, 7)] {
+            assert_eq!(image.get_pixel(x, y).0, cell[at..at + 3], "({x}, {y})");
+        }
+        let npy = super::super::read_npy(&std::fs::read(&written[1]).unwrap()).unwrap();
+        assert_eq!(npy, grid);
+    }
 }

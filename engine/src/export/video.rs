@@ -2,8 +2,9 @@
 //! through `ffmpeg` when it is on `PATH`: raw RGB frames piped to its standard input).
 //!
 //! Frames are the pictures of [`super::frame::compose_frame`] (field, Laplacian or both side by
-//! side, colorbars and a step counter when asked), the same pictures a PNG recording writes.
-//! The video's size is fixed by its first frame; a later frame of another size (a colorbar
+//! side, colorbars and a step counter when asked), the same pictures a PNG recording writes, but
+//! for their size: a field larger than the frame's side is reduced by block means, one smaller
+//! than half of it enlarged to whole pixels a cell within it. The video's size is fixed by its first frame; a later frame of another size (a colorbar
 //! whose labels grew) is padded with white or cropped to it. MP4 sizes are rounded up to even
 //! numbers, as H.264 in 4:2:0 needs.
 //!
@@ -29,6 +30,7 @@ use super::frame::{compose_frame, LayerFrame, PngStyle};
 use crate::compute::preview::{block_mean, reduction_factor};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
+use crate::render::frame_counter;
 
 /// The container and codec of a video, from the file's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -120,7 +122,8 @@ pub struct FrameLook {
     pub layers: VideoLayers,
     /// A colorbar beside each layer.
     pub colorbar: bool,
-    /// "step N" written below.
+    /// "step N" written below (with the simulated time of a heat problem: "t = 12.500 s ·
+    /// step N").
     pub step_counter: bool,
     /// Layers larger than this (in cells, either side) are reduced by block means to fit.
     pub max_side: usize,
@@ -138,20 +141,25 @@ impl FrameLook {
 }
 
 /// The picture of one video frame: `layers` (already styled, at full resolution) reduced to
-/// fit `look.max_side`, side by side, with the step counter when asked.
+/// fit `look.max_side`, or a small field enlarged to whole pixels a cell within it, side by
+/// side, with the counter when asked: the step, and `seconds` simulated when the run is a heat
+/// problem's.
 pub fn video_frame(
     layers: &[LayerFrame<'_>],
     step: u64,
+    seconds: Option<f64>,
     look: &FrameLook,
 ) -> Result<(Vec<u8>, usize, usize)> {
     let reduced: Vec<Grid> = layers
         .iter()
         .map(|frame| {
             let side = look.max_side.max(1);
-            block_mean(
-                frame.grid,
-                reduction_factor(frame.grid.size(), (side, side)),
-            )
+            let size = frame.grid.size();
+            let longer = size.rows.max(size.cols).max(1);
+            match side / longer {
+                0 | 1 => block_mean(frame.grid, reduction_factor(size, (side, side))),
+                factor => enlarged(frame.grid, factor),
+            }
         })
         .collect();
     let styled: Vec<LayerFrame<'_>> = layers
@@ -166,8 +174,18 @@ pub fn video_frame(
             ..*frame
         })
         .collect();
-    let caption = look.step_counter.then(|| format!("step {step}"));
+    let caption = look.step_counter.then(|| frame_counter(step, seconds));
     compose_frame(&styled, caption.as_deref())
+}
+
+/// Each cell of `grid` as a square of `factor x factor` cells (nearest neighbour).
+fn enlarged(grid: &Grid, factor: usize) -> Grid {
+    let size = grid.size();
+    let big = crate::grid::GridSize {
+        rows: size.rows * factor,
+        cols: size.cols * factor,
+    };
+    Grid::from_fn(big, |row, col| grid.get(row / factor, col / factor))
 }
 
 /// The one line said when MP4 cannot be made here.
@@ -526,6 +544,43 @@ mod tests {
         assert_eq!(frames, 5);
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "no temporary file is left");
+    }
+
+    #[test]
+    fn small_fields_are_enlarged_within_the_frame_size_and_large_ones_reduced() {
+        let look = FrameLook {
+            layers: VideoLayers::Field,
+            colorbar: false,
+            step_counter: false,
+            max_side: 512,
+        };
+        let frame = |rows: usize, cols: usize| {
+            let grid = Grid::from_fn(crate::grid::GridSize { rows, cols }, |r, c| {
+                (r * cols + c) as f32
+            });
+            let style = PngStyle {
+                colormap: crate::render::Colormap::Viridis,
+                range: crate::grid::ValueRange {
+                    min: 0.0,
+                    max: (rows * cols) as f32,
+                },
+                colorbar: false,
+                unit: None,
+            };
+            let layers = [LayerFrame {
+                layer: crate::compute::Layer::Field,
+                grid: &grid,
+                style,
+            }];
+            let (rgb, w, h) = video_frame(&layers, 0, None, &look).unwrap();
+            assert_eq!(rgb.len(), w * h * 3);
+            (w, h)
+        };
+        // A fin of 2x120 cells at 4 pixels a cell; a heat sink of 50x80 at 6.
+        assert_eq!(frame(2, 120), (480, 8));
+        assert_eq!(frame(50, 80), (480, 300));
+        assert_eq!(frame(300, 200), (200, 300));
+        assert_eq!(frame(1024, 600), (300, 512));
     }
 
     #[test]

@@ -19,6 +19,34 @@ pub fn format_value(value: f32) -> String {
     }
 }
 
+/// A simulated time for people, in the unit that fits (µs, ms, s, min or h), as the app's
+/// status line writes it: `12.500 s`, `38.25 min`.
+pub fn simulated_time(seconds: f64) -> String {
+    let magnitude = seconds.abs();
+    if magnitude == 0.0 {
+        "0 s".into()
+    } else if magnitude < 1e-3 {
+        format!("{:.3} µs", seconds * 1e6)
+    } else if magnitude < 1.0 {
+        format!("{:.3} ms", seconds * 1e3)
+    } else if magnitude < 600.0 {
+        format!("{seconds:.3} s")
+    } else if magnitude < 7200.0 {
+        format!("{:.2} min", seconds / 60.0)
+    } else {
+        format!("{:.2} h", seconds / 3600.0)
+    }
+}
+
+/// A video frame's counter: the simulated time and the step of a heat problem ("t = 12.500 s
+/// · step 9470"), the step alone of the tutorial's dimensionless plate ("step 9470").
+pub fn frame_counter(step: u64, seconds: Option<f64>) -> String {
+    match seconds {
+        Some(seconds) => format!("t = {} · step {step}", simulated_time(seconds)),
+        None => format!("step {step}"),
+    }
+}
+
 /// A hovered value with enough digits to compare neighbours.
 pub fn readout_value(value: f32) -> String {
     let magnitude = value.abs();
@@ -41,5 +69,22 @@ mod tests {
         assert_eq!(format_value(-0.0123), "-0.0123");
         assert_eq!(format_value(123.4567), "123.5");
         assert_eq!(format_value(2.5e-5), "2.50e-5");
+    }
+
+    #[test]
+    fn frame_counters_carry_a_heat_problems_simulated_time() {
+        assert_eq!(frame_counter(9470, None), "step 9470");
+        assert_eq!(frame_counter(25, Some(12.5)), "t = 12.500 s · step 25");
+        assert_eq!(
+            frame_counter(9470, Some(38.0 * 60.0)),
+            "t = 38.00 min · step 9470"
+        );
+        assert_eq!(
+            frame_counter(1, Some(220.0 * 3600.0)),
+            "t = 220.00 h · step 1"
+        );
+        assert_eq!(frame_counter(0, Some(0.0)), "t = 0 s · step 0");
+        assert_eq!(simulated_time(0.0025), "2.500 ms");
+        assert_eq!(simulated_time(2e-5), "20.000 µs");
     }
 }

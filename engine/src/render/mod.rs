@@ -15,7 +15,7 @@ pub use crate::compute::preview::lut_index;
 pub use crate::compute::Layer;
 pub use crate::grid::{RangeMode, ValueRange};
 pub use colormap::Colormap;
-pub use label::format_value;
+pub use label::{format_value, frame_counter, simulated_time};
 pub use preview::{Preview, PreviewRequest};
 
 use crate::compute::preview::map_through_table;

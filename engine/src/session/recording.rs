@@ -11,6 +11,13 @@ use crate::grid::{Grid, RangeMode, ValueRange};
 use crate::render::Colormap;
 use crate::sim::Simulation;
 
+/// The unit of a heat problem's temperatures, on colorbars.
+pub const FIELD_UNIT: &str = "°C";
+
+/// The unit of a heat problem's Laplacian (`4T − neighbours` of temperatures in °C: a
+/// difference of temperatures), on colorbars.
+pub const LAPLACIAN_UNIT: &str = "K";
+
 /// How a recorded layer's colour range is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RangeRule {
@@ -30,6 +37,8 @@ pub struct LayerColours {
     pub colormap: Colormap,
     /// The values of the first and last colour.
     pub range: RangeRule,
+    /// The unit of the values, written on the colorbar ([`FrameColours::in_units_of`]).
+    pub unit: Option<&'static str>,
 }
 
 impl LayerColours {
@@ -44,6 +53,7 @@ impl LayerColours {
             colormap: self.colormap,
             range,
             colorbar,
+            unit: self.unit,
         }
     }
 }
@@ -65,10 +75,29 @@ impl FrameColours {
             field: LayerColours {
                 colormap: field,
                 range: RangeRule::PerFrame(RangeMode::MinMax),
+                unit: None,
             },
             laplacian: LayerColours {
                 colormap: laplacian,
                 range: RangeRule::PerFrame(RangeMode::LAPLACIAN_DEFAULT),
+                unit: None,
+            },
+        }
+    }
+
+    /// These colours with the units of `simulation`'s values: a heat problem's field is in
+    /// °C and its Laplacian (`4T − neighbours`, a difference of temperatures) in K; the
+    /// tutorial's plate is dimensionless and keeps none.
+    pub fn in_units_of(self, simulation: &Simulation) -> Self {
+        let heat = simulation.problem().is_some();
+        Self {
+            field: LayerColours {
+                unit: heat.then_some(FIELD_UNIT),
+                ..self.field
+            },
+            laplacian: LayerColours {
+                unit: heat.then_some(LAPLACIAN_UNIT),
+                ..self.laplacian
             },
         }
     }
@@ -143,6 +172,7 @@ impl VideoRecorder {
         } else {
             None
         };
+        let colours = colours.in_units_of(simulation);
         let colorbar = self.look.colorbar;
         let [held_field, held_laplacian] = &mut self.held;
         let mut layers = Vec::with_capacity(2);
@@ -160,12 +190,47 @@ impl VideoRecorder {
                 style: colours.laplacian.style(grid, colorbar, held_laplacian),
             });
         }
-        let (rgb, width, height) = video_frame(&layers, step, &self.look)?;
+        let seconds = simulation.simulated_seconds();
+        let (rgb, width, height) = video_frame(&layers, step, seconds, &self.look)?;
         self.writer.add_frame(&rgb, width, height)
     }
 
     /// Finishes the file (renamed into place) and says what it holds.
     pub fn finish(self) -> crate::Result<VideoSummary> {
         self.writer.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compute::{CpuBackend, StepParams};
+    use crate::grid::GridSize;
+    use crate::problem::{material, HeatProblem, PLATE_SPACING};
+
+    #[test]
+    fn a_heat_problems_layers_are_in_its_units_and_the_plates_in_none() {
+        let size = GridSize { rows: 4, cols: 6 };
+        let initial = Grid::from_fn(size, |r, c| 20.0 + (r * 6 + c) as f32);
+        let mut simulation =
+            Simulation::new(Box::new(CpuBackend::new()), initial, StepParams::default()).unwrap();
+        let colours = FrameColours::per_frame(Colormap::Viridis, Colormap::Inferno);
+        let plate = colours.in_units_of(&simulation);
+        assert_eq!((plate.field.unit, plate.laplacian.unit), (None, None));
+        let aluminium = material::find("aluminium").unwrap();
+        let problem = HeatProblem::uniform(size, PLATE_SPACING, aluminium);
+        simulation.set_problem(Some(problem), true).unwrap();
+        let heat = colours.in_units_of(&simulation);
+        assert_eq!(heat.field.unit, Some("°C"));
+        assert_eq!(heat.laplacian.unit, Some("K"));
+        // The style of a frame's layer carries it to the colorbar.
+        let grid = simulation.field().unwrap();
+        assert_eq!(
+            heat.layer_frame(Layer::Field, &grid, true).style.unit,
+            Some("°C")
+        );
+        // Back to the plate: no unit.
+        simulation.set_problem(None, true).unwrap();
+        assert_eq!(colours.in_units_of(&simulation).field.unit, None);
     }
 }

@@ -17,14 +17,17 @@ use heatlab_engine::session::recording::FrameColours;
 use heatlab_engine::session::run::{Chunk, Due, Halt, RunDriver, RunEnd, RunLoop};
 use heatlab_engine::sim::Simulation;
 
-/// Writes the field and Laplacian frames of one step; returns the paths written.
+/// Writes the field and Laplacian frames of one step of `simulation` (whose units the
+/// colorbars carry); returns the paths written.
 pub(super) fn save_frame(
     plan: &RunPlan,
-    step: u64,
+    simulation: &Simulation,
     field: &Grid,
     laplacian: &Grid,
 ) -> heatlab_engine::Result<Vec<PathBuf>> {
-    let colours = FrameColours::per_frame(plan.colormap, plan.laplacian_colormap);
+    let step = simulation.step_count();
+    let colours =
+        FrameColours::per_frame(plan.colormap, plan.laplacian_colormap).in_units_of(simulation);
     let layers = [
         colours.layer_frame(Layer::Field, field, plan.colorbar),
         colours.layer_frame(Layer::Laplacian, laplacian, plan.colorbar),
@@ -64,7 +67,7 @@ impl RunDriver for CliDriver<'_> {
         let field = simulation.field()?;
         if due.frames {
             let laplacian = simulation.laplacian()?;
-            let written = save_frame(self.plan, step, &field, &laplacian)?;
+            let written = save_frame(self.plan, simulation, &field, &laplacian)?;
             self.record.add_files(written);
         }
         if let Some(video) = self.video.as_mut().filter(|_| due.video) {

@@ -173,7 +173,8 @@ pub struct RunArgs {
     /// A colorbar beside each layer of the video.
     #[arg(long)]
     pub video_colorbar: bool,
-    /// "step N" written below each video frame.
+    /// "step N" written below each video frame (a heat problem's with its simulated time:
+    /// "t = 12.500 s · step N").
     #[arg(long)]
     pub video_step_counter: bool,
     /// Check the run against the CPU reference every this many steps (0: never): a background

@@ -1,6 +1,7 @@
 //! Exports from the app, written on the simulation thread through `crate::export`: PNGs of the
 //! field and the Laplacian as shown (full resolution, the view's colormap and the colour range
-//! on screen, optionally with a colorbar), `.npy` arrays and the timing log; and the colours
+//! on screen, optionally with a colorbar), `.npy` arrays and the timing log (of the current
+//! field or problem); and the colours
 //! the app's recordings use ([`colours`]).
 
 use std::path::PathBuf;
@@ -28,6 +29,7 @@ pub fn colours(views: ViewRequests, shown: ShownRanges) -> FrameColours {
     let layer = |view: ViewRequest, range: Option<ValueRange>| LayerColours {
         colormap: view.colormap,
         range: range.map_or(RangeRule::PerFrame(view.range_mode), RangeRule::Fixed),
+        unit: None,
     };
     FrameColours {
         field: layer(views.field, shown.field),
@@ -36,20 +38,27 @@ pub fn colours(views: ViewRequests, shown: ShownRanges) -> FrameColours {
 }
 
 /// Writes `job` for the simulation's current state (at `step`), with the colours the screen
-/// shows, and returns the files written.
+/// shows (and a heat problem's units on the colorbars), and returns the files written. The
+/// timing log holds the simulation's records from `timings_from` on: those of the field or
+/// problem opened last, not of the whole session.
 pub fn write(
     job: &ExportJob,
     sim: &mut Simulation,
     views: ViewRequests,
     shown: ShownRanges,
     step: u64,
+    timings_from: usize,
 ) -> crate::Result<Vec<PathBuf>> {
     export::ensure_writable_dir(&job.dir)?;
     let layers: &[Layer] = match job.kind {
         ExportKind::FieldPng | ExportKind::FieldNpy => &[Layer::Field],
         ExportKind::LaplacianPng | ExportKind::LaplacianNpy => &[Layer::Laplacian],
         ExportKind::Frames => &Layer::ALL,
-        ExportKind::TimingLog => return export::write_timing_log(&job.dir, sim.timings()),
+        ExportKind::TimingLog => {
+            let timings = sim.timings();
+            let current = timings.get(timings_from..).unwrap_or(timings);
+            return export::write_timing_log(&job.dir, current);
+        }
     };
     let npy = matches!(job.kind, ExportKind::FieldNpy | ExportKind::LaplacianNpy);
     let mut grids = Vec::with_capacity(layers.len());
@@ -59,7 +68,7 @@ pub fn write(
             Layer::Laplacian => sim.laplacian()?,
         });
     }
-    let colours = colours(views, shown);
+    let colours = colours(views, shown).in_units_of(sim);
     let frames: Vec<LayerFrame<'_>> = layers
         .iter()
         .zip(&grids)
@@ -72,6 +81,7 @@ pub fn write(
                     colormap: colours.of(layer).colormap,
                     range: ValueRange { min: 0.0, max: 0.0 },
                     colorbar: job.colorbar,
+                    unit: None,
                 },
             },
             false => colours.layer_frame(layer, grid, job.colorbar),

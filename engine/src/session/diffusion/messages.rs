@@ -62,7 +62,8 @@ pub enum ExportKind {
     FieldNpy,
     /// `.npy` of the current Laplacian (float32).
     LaplacianNpy,
-    /// `timings.csv` and `timings.json`, the format of `heatlab run`.
+    /// `timings.csv` and `timings.json`, the format of `heatlab run`: the chunks timed since
+    /// the current field or problem was generated or opened.
     TimingLog,
 }
 

@@ -68,6 +68,9 @@ struct SimThread {
     stats: StatsClock,
     /// Ranges of the last frame, so that exports match what is shown.
     shown: ShownRanges,
+    /// The simulation's first timing record of the current field (the ones before it timed
+    /// fields or problems since replaced): the timing log writes from here.
+    timings_from: usize,
     /// Whether the live agreement check is on.
     agreement_check: bool,
     /// When the last overlapped steps were queued: a frame's host cycle runs from there.
@@ -108,6 +111,7 @@ impl SimThread {
             recording: None,
             stats: StatsClock::default(),
             shown: ShownRanges::default(),
+            timings_from: 0,
             agreement_check: false,
             queued_at: None,
             sampling: Vec::new(),
@@ -342,9 +346,10 @@ impl SimThread {
     }
 
     /// A new field stands in the simulation: the run loop's checks and energy budget start
-    /// from it.
+    /// from it, and so does the timing log.
     pub(super) fn restart_run(&mut self) {
         if let Some(sim) = self.sim.as_mut() {
+            self.timings_from = sim.timings().len();
             if let Err(error) = self.run.restart(sim) {
                 log::warn!("restarting the run's books: {error}");
             }
@@ -415,7 +420,9 @@ impl SimThread {
         let Some(sim) = self.sim.as_mut() else {
             return;
         };
-        if let Err(error) = export::write(&job, sim, self.views, self.shown, step) {
+        if let Err(error) =
+            export::write(&job, sim, self.views, self.shown, step, self.timings_from)
+        {
             self.recording = None;
             self.notice(Level::Error, format!("recording stopped: {error}"));
             self.emit(SimEvent::RecordingStopped);
@@ -455,7 +462,7 @@ impl SimThread {
             return;
         };
         let step = sim.step_count();
-        match export::write(job, sim, self.views, self.shown, step) {
+        match export::write(job, sim, self.views, self.shown, step, self.timings_from) {
             Ok(paths) => self.emit(SimEvent::Exported(paths)),
             Err(error) => {
                 self.notice(Level::Error, format!("export failed: {error}"));
