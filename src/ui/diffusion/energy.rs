@@ -226,22 +226,10 @@ impl EnergyBudget {
     }
 }
 
-/// A duration in simulated seconds for people: µs, ms, s, min or h as it fits.
+/// A duration in simulated seconds for people: µs, ms, s, min or h as it fits (the engine's
+/// one rule, which video frames' counters follow too).
 pub fn seconds_text(seconds: f64) -> String {
-    let magnitude = seconds.abs();
-    if magnitude == 0.0 {
-        "0 s".into()
-    } else if magnitude < 1e-3 {
-        format!("{:.3} µs", seconds * 1e6)
-    } else if magnitude < 1.0 {
-        format!("{:.3} ms", seconds * 1e3)
-    } else if magnitude < 600.0 {
-        format!("{seconds:.3} s")
-    } else if magnitude < 7200.0 {
-        format!("{:.2} min", seconds / 60.0)
-    } else {
-        format!("{:.2} h", seconds / 3600.0)
-    }
+    heatlab_engine::render::label::simulated_time(seconds)
 }
 
 /// The status line's simulated time and time step.
