@@ -125,7 +125,8 @@ impl std::str::FromStr for BackendChoice {
 
 /// A device that holds a field and steps it.
 ///
-/// `upload` replaces the field; `advance` steps it in place (from the caller's view) and returns
+/// `upload` replaces the field (a GPU keeps its buffers when the size is the same, so that
+/// addresses shared with other libraries stay valid); `advance` steps it in place (from the caller's view) and returns
 /// the time the stepping took on the device (GPU events on CUDA, wall time on the CPU).
 pub trait Backend: Send {
     /// CPU or CUDA.

@@ -5,6 +5,7 @@ pub mod agreement;
 pub mod generate;
 mod initial;
 pub mod kinds;
+mod overwrite;
 pub mod paint;
 mod preview;
 pub mod problem;

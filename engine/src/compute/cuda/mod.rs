@@ -6,6 +6,7 @@ mod edit;
 mod field;
 mod frame;
 mod initial;
+mod interop;
 mod kernel;
 mod launch;
 mod materials;
@@ -25,6 +26,7 @@ use display::PreviewBuffers;
 pub use display::StageTiming;
 pub use field::FIELD_SOURCE;
 pub use frame::FRAME_RANGE_SOURCE;
+pub use interop::{DeviceFieldView, ForeignDeviceArray, PointerPlace};
 pub use kernel::{CudaKernel, KernelChoice};
 pub use materials::{MaterialKernel, TileCounts, MATERIALS_SOURCE};
 use per_boundary::{base, BoundaryKernels};
@@ -394,6 +396,11 @@ impl Backend for CudaBackend {
         self.settle()?;
         let size = field.size();
         dims(size)?;
+        if self.buffers.as_ref().is_some_and(|b| b.size == size) {
+            // Into the buffers the field has: their addresses (held by graphs, and by views
+            // other libraries read) stay valid.
+            return self.overwrite_on_device(field);
+        }
         // Release the old field (and the graphs that point into it) first so that its memory
         // counts as free.
         self.graphs.clear();
