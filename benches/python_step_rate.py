@@ -1,10 +1,12 @@
 """`sim.step(n)` from Python beside `heatlab run` on the same GPU, in one call.
 
-For each size, `heatlab run` steps the plate twice (SHORT and LONG steps; each run's wall time
-includes start-up, NVRTC and generation, which the difference cancels), giving its marginal
-steps/s by wall clock, and its own steps/s by GPU events (run.json). The Python module steps
-the same plate SHORT and then LONG steps in one process, timed the same two ways (wall clock
-around `step`, GPU events from `sim.timings`). Ratios are Python over `heatlab run`.
+For each size the Python module steps the plate SHORT steps (the kernel is tuned and the graphs
+captured) and then LONG steps, timed by wall clock around `step` and by GPU events
+(`sim.timings`). `heatlab run` then steps the same plate with the kernel Python chose, once to
+warm the driver's caches, then SHORT and LONG steps, each run one chunk as each `step` call
+is (`--chunk`: one wait for the GPU every quarter of a second); the difference of the two runs' wall times
+cancels start-up, NVRTC and generation, giving its marginal steps/s by wall clock, and run.json
+gives its steps/s by GPU events. Ratios are Python over `heatlab run`.
 
     HEATLAB_BIN=path/to/heatlab python3 benches/python_step_rate.py [SIZE:SHORT:LONG ...]
 """
@@ -19,15 +21,15 @@ import time
 import heatlab
 
 BIN = os.environ.get("HEATLAB_BIN", "target/release/heatlab")
-CASES = sys.argv[1:] or ["2000:100000:600000", "16384:4000:24000"]
+CASES = sys.argv[1:] or ["2000:200000:2000000", "16384:4000:40000"]
 
 
-def cli_wall(size, steps, folder):
+def cli_wall(size, steps, kernel, folder):
     out = os.path.join(folder, f"run-{size}-{steps}")
     began = time.perf_counter()
     subprocess.run(
         [BIN, "run", "--size", f"{size}x{size}", "--steps", str(steps), "--backend", "cuda",
-         "--out", out],
+         "--kernel", kernel, "--chunk", str(steps), "--overwrite", "--out", out],
         check=True, capture_output=True,
     )
     wall = time.perf_counter() - began
@@ -45,9 +47,6 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         for case in CASES:
             size, short, long = (int(part) for part in case.split(":"))
-            cli_short, _ = cli_wall(size, short, folder)
-            cli_long, record = cli_wall(size, long, folder)
-            cli_marginal = (long - short) / (cli_long - cli_short)
             sim = heatlab.Simulation(size, size, backend="cuda")
             began = time.perf_counter()
             sim.step(short)
@@ -57,11 +56,18 @@ def main():
             ended = time.perf_counter()
             py_wall = long / (ended - mid)
             py_device = device_rate(sim.timings[rows_before:])
+            kernel = sim.kernel.removeprefix("cuda-")
+            device = sim.device
+            sim.close()
+            cli_wall(size, short, kernel, folder)
+            cli_short, _ = cli_wall(size, short, kernel, folder)
+            cli_long, record = cli_wall(size, short + long, kernel, folder)
+            cli_marginal = long / (cli_long - cli_short)
             row = {
                 "size": size,
-                "kernel": sim.kernel,
+                "kernel": kernel,
                 "cli_kernel": record["method"],
-                "device": sim.device,
+                "device": device,
                 "cli_marginal_wall_steps_per_s": cli_marginal,
                 "cli_event_steps_per_s": record["steps_per_s"],
                 "python_wall_steps_per_s": py_wall,
@@ -72,7 +78,6 @@ def main():
             }
             results.append(row)
             print(json.dumps(row), flush=True)
-            sim.close()
     code = "import time; t = time.perf_counter(); import heatlab; print(time.perf_counter() - t)"
     imports = [
         float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,

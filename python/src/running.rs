@@ -14,11 +14,7 @@ use heatlab_engine::session::run::{Chunk, Due, FieldChecks, RunDriver, RunEnd, R
 use heatlab_engine::sim::Simulation;
 use heatlab_engine::state::FieldOrigin;
 
-/// Steps per timed chunk: one timing row each, as `heatlab run`'s default.
-pub const CHUNK_STEPS: u64 = 1000;
-
-/// Timing rows a simulation keeps (the oldest go first): a day of stepping in 1000-step
-/// chunks is a few hundred thousand rows.
+/// Timing rows a simulation keeps (the oldest go first).
 const TIMING_ROWS_KEPT: usize = 100_000;
 
 /// A simulation and its run loop.
@@ -106,10 +102,13 @@ impl Running {
                 u64::MAX
             ))
         })?;
+        // One chunk a call: one timing row and one energy window per `step`, its pieces paced
+        // at about a quarter of a second (a chunk of 1000 steps, `heatlab run`'s default,
+        // would wait for the GPU every 1000 steps: 2% of the rate at 2000²).
         let schedule = RunSchedule {
             start_step,
             end_step,
-            chunk: CHUNK_STEPS,
+            chunk: steps.max(1),
             save_every: 0,
             video_every: 0,
             check_every: 0,

@@ -405,8 +405,7 @@ impl PySimulation {
         Ok(energy)
     }
 
-    /// The timing rows of the chunks stepped (one per 1000 steps and per `step` call), as
-    /// dicts: `step_start`, `steps`, `seconds` (GPU events on CUDA), `us_per_step`,
+    /// The timing rows of the `step` calls (one each), as dicts: `step_start`, `steps`, `seconds` (GPU events on CUDA), `us_per_step`,
     /// `steps_per_s`, `effective_gb_s`, `backend`, `method`, `size`.
     #[getter]
     fn timings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
