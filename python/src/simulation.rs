@@ -112,7 +112,8 @@ impl PySimulation {
 
     /// A simulation of a start read from `path`, on `backend`.
     fn from_start(py: Python<'_>, start: Start, backend: &str, kernel: &str) -> PyResult<Self> {
-        let backend = open_backend(backend, kernel)?;
+        // Opening CUDA compiles the kernels (NVRTC): seconds the first time in a process.
+        let backend = py.detach(|| open_backend(backend, kernel))?;
         let params = start.saved_params.unwrap_or_default();
         let origin = start.origin.clone();
         let running = py
@@ -171,7 +172,7 @@ impl PySimulation {
                     .replace("--allow-unstable", "allow_unstable=True"),
             )
         })?;
-        let backend = open_backend(backend, kernel)?;
+        let backend = py.detach(|| open_backend(backend, kernel))?;
         let running = py
             .detach(|| {
                 let (sim, _) = Simulation::generated(backend, &field, params, &|_| {})?;
