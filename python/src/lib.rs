@@ -20,8 +20,9 @@ use heatlab_engine::field::{generate_jagged, JaggedParams, DEFAULT_SEED};
 /// The notebook's jagged field as a new float32 NumPy array of shape (rows, cols): white noise
 /// from `numpy.random.default_rng(seed)`, filtered by `radius ** exponent` in Fourier space,
 /// cut off beyond `cutoff * rows` from the centre and zero below the `percentile`-th
-/// percentile, bit for bit the seed notebook's NumPy recipe. Computed on the CPU (the
-/// reference) with the GIL released.
+/// percentile, bit for bit the seed notebook's NumPy recipe with its FFT in float64 (as NumPy 1
+/// ran it; NumPy 2 transforms float32 noise in float32, one rounding away). Computed on the
+/// CPU (the reference) with the GIL released.
 #[pyfunction]
 #[pyo3(signature = (rows, cols, *, seed = DEFAULT_SEED, exponent = -1.7, cutoff = 0.45, percentile = 70.0))]
 fn generate_field<'py>(
