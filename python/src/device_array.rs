@@ -174,11 +174,11 @@ impl DeviceArray {
     /// Waits until every step heatlab queued has finished (a consumer on any stream then reads
     /// a finished field).
     fn finished(&self) -> PyResult<()> {
-        let mut running = lock(&self.shared)?;
-        match running.sim.backend_mut().cuda_mut() {
-            Some(cuda) => cuda.field_view().map(|_| ()).map_err(to_python),
-            None => Ok(()),
-        }
+        lock(&self.shared)?
+            .cuda()?
+            .field_view()
+            .map(|_| ())
+            .map_err(to_python)
     }
 }
 
@@ -286,13 +286,10 @@ impl DeviceArray {
         let view = self.view;
         let shared = self.shared.clone();
         let grid = py.detach(move || {
-            let mut running = lock(&shared)?;
-            let cuda = running
-                .sim
-                .backend_mut()
-                .cuda_mut()
-                .ok_or_else(|| invalid("the CUDA backend is gone"))?;
-            cuda.download_view(&view).map_err(to_python)
+            lock(&shared)?
+                .cuda()?
+                .download_view(&view)
+                .map_err(to_python)
         })?;
         to_numpy(py, grid)
     }

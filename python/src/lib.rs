@@ -15,7 +15,7 @@ mod values;
 
 use pyo3::prelude::*;
 
-use heatlab_engine::field::{generate_jagged, JaggedParams, DEFAULT_SEED};
+use heatlab_engine::field::{generate_jagged, DEFAULT_SEED};
 
 /// The notebook's jagged field as a new float32 NumPy array of shape (rows, cols): white noise
 /// from `numpy.random.default_rng(seed)`, filtered by `radius ** exponent` in Fourier space,
@@ -34,14 +34,7 @@ fn generate_field<'py>(
     cutoff: f64,
     percentile: f64,
 ) -> PyResult<Bound<'py, numpy::PyArray2<f32>>> {
-    let params = JaggedParams {
-        size: simulation::grid_size(rows, cols)?,
-        seed,
-        exponent,
-        cutoff,
-        percentile,
-    };
-    params.validate().map_err(errors::to_python)?;
+    let params = simulation::jagged_params((rows, cols), seed, exponent, cutoff, percentile)?;
     let field = py
         .detach(|| generate_jagged(&params, &|_| {}))
         .map_err(errors::to_python)?;

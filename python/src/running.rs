@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
+use heatlab_engine::compute::CudaBackend;
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::measure::TimingRecord;
 use heatlab_engine::session::run::RunSchedule;
@@ -72,6 +73,14 @@ impl Running {
             timings: Vec::new(),
             views_shared: false,
         })
+    }
+
+    /// The CUDA backend, for what only it does (views of its buffers).
+    pub fn cuda(&mut self) -> PyResult<&mut CudaBackend> {
+        self.sim
+            .backend_mut()
+            .cuda_mut()
+            .ok_or_else(|| PyRuntimeError::new_err("this simulation does not run on CUDA"))
     }
 
     /// Waits for other libraries' work on shared buffers before heatlab writes them.

@@ -31,11 +31,30 @@ use heatlab_engine::state::{FieldOrigin, SavedState};
 const HOST_FIELD_COPIES: usize = 4;
 
 /// A size from Python's integers, with heatlab's message for a bad one.
-pub fn grid_size(rows: i64, cols: i64) -> PyResult<GridSize> {
+fn grid_size(rows: i64, cols: i64) -> PyResult<GridSize> {
     let side = |value: i64, name: &str| {
         usize::try_from(value).map_err(|_| invalid(format!("{name} must be positive, got {value}")))
     };
     GridSize::new(side(rows, "rows")?, side(cols, "cols")?).map_err(to_python)
+}
+
+/// The jagged field's parameters from Python's arguments, checked.
+pub fn jagged_params(
+    (rows, cols): (i64, i64),
+    seed: u64,
+    exponent: f64,
+    cutoff: f64,
+    percentile: f64,
+) -> PyResult<JaggedParams> {
+    let params = JaggedParams {
+        size: grid_size(rows, cols)?,
+        seed,
+        exponent,
+        cutoff,
+        percentile,
+    };
+    params.validate().map_err(to_python)?;
+    Ok(params)
 }
 
 /// A choice parsed as the command line parses it (its message lists the choices).
@@ -153,14 +172,7 @@ impl PySimulation {
         kernel: &str,
         allow_unstable: bool,
     ) -> PyResult<Self> {
-        let field = JaggedParams {
-            size: grid_size(rows, cols)?,
-            seed,
-            exponent,
-            cutoff,
-            percentile,
-        };
-        field.validate().map_err(to_python)?;
+        let field = jagged_params((rows, cols), seed, exponent, cutoff, percentile)?;
         let params = StepParams {
             coeff,
             boundary: parse::<Boundary>(boundary)?,
@@ -303,12 +315,7 @@ impl PySimulation {
                 let shared = self.shared()?;
                 let view = {
                     let mut running = lock(&shared)?;
-                    let cuda = running
-                        .sim
-                        .backend_mut()
-                        .cuda_mut()
-                        .ok_or_else(|| invalid("the CUDA backend is gone"))?;
-                    let view = cuda.field_view().map_err(to_python)?;
+                    let view = running.cuda()?.field_view().map_err(to_python)?;
                     running.views_shared = true;
                     view
                 };
