@@ -29,6 +29,10 @@ window as its close button does: the settings are saved, the worker threads stop
 exits with status 143 (SIGTERM) or 130 (SIGINT). A second signal stops at once."
 )]
 pub struct GuiArgs {
+    /// A file to open once the first field is ready: a scenario (`.toml`), a saved state, a
+    /// `.npy` array or an image, as dropping it on the window opens it.
+    #[arg(value_name = "FILE", conflicts_with = "gallery")]
+    pub file: Option<PathBuf>,
     /// Open, run the given number of frames, save a screenshot of the window to FILE and exit.
     #[arg(long, value_name = "FILE")]
     pub screenshot: Option<PathBuf>,
@@ -124,6 +128,19 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
             )?;
         }
     }
+    if let Some(path) = &args.file {
+        // A file that is not there is refused now, in one line; what it holds is read (and
+        // any error in it shown) by the app, as for a dropped file.
+        let metadata = std::fs::metadata(path)
+            .map_err(|error| anyhow::anyhow!("cannot open {}: {error}", path.display()))?;
+        if metadata.is_dir() {
+            anyhow::bail!(
+                "cannot open {}: it is a folder; give a scenario (.toml), a saved state, a .npy \
+                 array or an image",
+                path.display()
+            );
+        }
+    }
     if let Some(name) = &args.gallery {
         crate::ui::gallery::GalleryStart::new(Some(name), false).map_err(anyhow::Error::msg)?;
     }
@@ -159,6 +176,7 @@ pub fn run(args: &GuiArgs) -> anyhow::Result<()> {
         overlays: args.overlays,
         gallery: args.gallery.clone(),
         gallery_menu: args.gallery_menu,
+        open: args.file.clone(),
     };
     // WIDTHxHEIGHT parses like ROWSxCOLS: the first number is the width.
     let window = args.window.map(|w| [w.rows as f32, w.cols as f32]);

@@ -51,6 +51,8 @@ pub struct HeatlabApp {
     stop: StopRequest,
     closing: bool,
     gallery: super::gallery::GalleryStart,
+    /// The file given on the command line, until it is opened.
+    start_file: Option<std::path::PathBuf>,
     help: super::help::Help,
 }
 
@@ -116,6 +118,7 @@ impl HeatlabApp {
             stop: options.stop,
             closing: false,
             gallery,
+            start_file: options.open,
             help: super::help::Help::default(),
         };
         app.load_recorded_runs(&cc.egui_ctx, &options.recorded_runs, options.tab.is_none());
@@ -555,6 +558,15 @@ impl eframe::App for HeatlabApp {
         let mut commands = self.shortcuts(&ctx);
         if let Some(entry) = self.gallery.take_when(self.diffusion.is_ready()) {
             self.diffusion.open_gallery(entry);
+        }
+        if self.diffusion.is_ready() {
+            if let Some(path) = self.start_file.take() {
+                self.settings.tab = Tab::Diffusion;
+                if self.screenshot.is_some() {
+                    self.diffusion.play_when_opened();
+                }
+                self.diffusion.open_file(path);
+            }
         }
         self.tabs_ui(ui);
         self.help.ui(&ctx);

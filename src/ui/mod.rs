@@ -59,6 +59,9 @@ pub struct AppOptions {
     pub gallery: Option<String>,
     /// Then show the Gallery menu open over it (screenshots).
     pub gallery_menu: bool,
+    /// Open this file (a scenario, a state, an array or an image) once the first field is
+    /// ready, as a dropped file.
+    pub open: Option<PathBuf>,
 }
 
 /// The window's title and the name under which settings are stored.

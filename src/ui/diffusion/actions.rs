@@ -161,6 +161,16 @@ impl DiffusionPanel {
             }),
         };
         self.notify(Level::Info, what);
+        if self.autoplay {
+            self.autoplay = false;
+            self.apply(DiffusionCommand::Play, settings);
+        }
+    }
+
+    /// Plays once the file being opened is open (`heatlab gui FILE --screenshot`: the shot
+    /// shows the file's run, as it shows the first field's).
+    pub fn play_when_opened(&mut self) {
+        self.autoplay = true;
     }
 
     /// Regenerates at once when a field parameter other than the size changed and the field

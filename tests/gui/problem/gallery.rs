@@ -252,3 +252,39 @@ fn a_thermostat_problem_opens_with_a_probe_on_its_thermostat_cell_that_records_t
         },
     );
 }
+
+/// `heatlab gui FILE.toml`: a scenario file given at the start opens once the first field is
+/// ready, with its title, as a dropped file does; a file that cannot be read leaves a notice.
+#[test]
+fn a_scenario_file_given_at_the_start_opens_when_the_first_field_is_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sink.toml");
+    let source = gallery::find("heat-sink").unwrap();
+    std::fs::write(&path, source.text).unwrap();
+    let options = heatlab::ui::AppOptions {
+        settings: Some(small()),
+        open: Some(path),
+        ..heatlab::ui::AppOptions::default()
+    };
+    let mut harness =
+        super::common::app::build_app_with(Harness::builder(), options, Vec2::new(1400.0, 900.0));
+    wait_for_problem(&mut harness, "heat-sink");
+    let about = harness.state().diffusion().opened_scenario().unwrap();
+    assert_eq!(about.title, "A heat sink under a chip");
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[grid]\nrows = 'many'\n").unwrap();
+    let options = heatlab::ui::AppOptions {
+        settings: Some(small()),
+        open: Some(bad),
+        ..heatlab::ui::AppOptions::default()
+    };
+    let mut harness =
+        super::common::app::build_app_with(Harness::builder(), options, Vec2::new(1400.0, 900.0));
+    wait_until(&mut harness, "the bad file is refused in a notice", |app| {
+        app.notices()
+            .iter()
+            .any(|notice| notice.text.contains("bad.toml"))
+    });
+    assert!(harness.state().diffusion().opened_scenario().is_none());
+}
