@@ -13,6 +13,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("B", "paint heat (again: back to navigating)"),
     ("P", "place, drag or right-click-remove probes"),
     ("L", "draw a line; its profile is plotted live"),
+    (
+        "M",
+        "paint materials (heat problems; again: back to navigating)",
+    ),
     ("Esc", "navigate: drag to pan"),
     ("Ctrl+Z", "undo the last paint stroke"),
     ("Ctrl+Shift+Z or Ctrl+Y", "redo it"),
@@ -25,7 +29,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ),
     (
         "drop a file on the window",
-        "open a saved state, a .npy array or a PNG/JPEG image",
+        "open a saved state, a scenario (.toml), a .npy array or a PNG/JPEG image",
     ),
 ];
 

@@ -220,7 +220,7 @@ impl FilesSection {
                 };
                 let mut dialog = FileDialog::open_file()
                     .initial_path(start_dir(dir))
-                    .title("Open a state or an initial field")
+                    .title("Open a state, a scenario or an initial field")
                     .open_button_text(OPEN_BUTTON.into())
                     .filename_filter(Box::new(keep_typed))
                     .show_rename(false)

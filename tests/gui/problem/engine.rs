@@ -108,6 +108,24 @@ fn kinds_painted_while_running_are_one_undo_step_with_redo() {
     wait_until(&mut harness, "the stroke redone", |app| {
         app.diffusion().paint_tools().history() == (1, 0) && counts(app).get(1) == Some(&painted)
     });
+    // Each way says what it did: undo takes the heat out, redo puts it back.
+    let notices: Vec<String> = harness
+        .state()
+        .notices()
+        .iter()
+        .map(|n| n.text.clone())
+        .collect();
+    assert!(
+        notices
+            .iter()
+            .any(|t| t.starts_with("undone") && t.contains("taken out")),
+        "{notices:?}"
+    );
+    wait_until(&mut harness, "a notice of redo after steps", |app| {
+        app.notices()
+            .iter()
+            .any(|n| n.text.starts_with("redone") && n.text.contains("put back"))
+    });
     apply(&mut harness, &mut settings, DiffusionCommand::Pause);
 }
 

@@ -21,8 +21,12 @@ impl SimThread {
                 sim.paint_to(row, col, brush).map(|dabs| dabs > 0)
             }
             PaintCommand::EndStroke => sim.end_stroke().map(|_| false),
-            PaintCommand::Undo => sim.undo().map(|done| took_back(done, "undone", &mut said)),
-            PaintCommand::Redo => sim.redo().map(|done| took_back(done, "redone", &mut said)),
+            PaintCommand::Undo => sim
+                .undo()
+                .map(|done| took_back(done, Direction::Undo, &mut said)),
+            PaintCommand::Redo => sim
+                .redo()
+                .map(|done| took_back(done, Direction::Redo, &mut said)),
         };
         match result {
             Ok(false) => {}
@@ -94,13 +98,27 @@ impl SimThread {
 
 /// Whether an undo or a redo did anything; when steps had run since the stroke, `said` gets a
 /// notice of what it did (see [`crate::sim::paint::UNDO_AFTER_STEPPING`]).
-fn took_back(done: HistoryStep, what: &str, said: &mut Option<String>) -> bool {
+/// Which way a stroke went through the history.
+#[derive(Debug, Clone, Copy)]
+enum Direction {
+    Undo,
+    Redo,
+}
+
+fn took_back(done: HistoryStep, direction: Direction, said: &mut Option<String>) -> bool {
     if let HistoryStep::AfterSteps(steps) = done {
-        *said = Some(format!(
-            "{what} {steps} steps after the stroke: painted heat is taken out (or put back) \
-             where it was painted and heat that spread meanwhile stays where it went; painted \
-             materials change back at the temperatures their cells have reached"
-        ));
+        *said = Some(match direction {
+            Direction::Undo => format!(
+                "undone {steps} steps after the stroke: the painted heat is taken out where it \
+                 was painted (heat that spread meanwhile stays where it went); painted \
+                 materials change back at the temperatures their cells have reached"
+            ),
+            Direction::Redo => format!(
+                "redone {steps} steps after the undo: the painted heat is put back where it was \
+                 painted (heat that spread meanwhile stays where it went); the painted \
+                 materials return at the temperatures their cells have reached"
+            ),
+        });
     }
     done != HistoryStep::Nothing
 }
