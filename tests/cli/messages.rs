@@ -47,18 +47,9 @@ fn plate(more: &str) -> String {
     format!("[grid]\nrows = 4\ncols = 4\nspacing = 0.01\n[base]\nmaterial = \"copper\"\n{more}")
 }
 
-/// A `.npy` file of `descr` values with `shape` and `data`.
+/// A `.npy` file of `descr` values with `shape` and `data` (C order).
 fn npy(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    bytes.extend_from_slice(data);
-    bytes
+    crate::common::npy_bytes(descr, false, shape, data)
 }
 
 /// A 4x4 PNG of `rgb` everywhere, but its last pixel `last`.

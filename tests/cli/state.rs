@@ -242,19 +242,7 @@ fn bad_state_files_are_refused_with_a_reason() {
 
 /// A `.npy` file in NumPy's own layout.
 fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
-    let mut header = format!(
-        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
-        if fortran { "True" } else { "False" }
-    );
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    bytes.extend_from_slice(data);
-    bytes
+    crate::common::npy_bytes(descr, fortran, shape, data)
 }
 
 #[test]

@@ -199,3 +199,22 @@ impl eframe::Storage for MemoryStorage {
 
     fn flush(&mut self) {}
 }
+
+/// The bytes of a version-1 `.npy` file of `descr` values (`"<f4"`, `"<i8"`, ...) with
+/// `shape` (as NumPy writes it, e.g. `"(2, 3)"`), in Fortran order when `fortran`, and `data`:
+/// hand-made files for the importers' refusals.
+pub fn npy_bytes(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = format!(
+        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+        if fortran { "True" } else { "False" }
+    );
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(data);
+    bytes
+}
