@@ -10,8 +10,9 @@ use pyo3::prelude::*;
 use heatlab_engine::compute::CudaBackend;
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::measure::TimingRecord;
-use heatlab_engine::session::run::RunSchedule;
-use heatlab_engine::session::run::{Chunk, Due, FieldChecks, RunDriver, RunEnd, RunLoop};
+use heatlab_engine::session::run::{
+    Chunk, Due, FieldChecks, Halt, RunDriver, RunEnd, RunLoop, RunSchedule,
+};
 use heatlab_engine::sim::Simulation;
 use heatlab_engine::state::FieldOrigin;
 
@@ -130,19 +131,12 @@ impl Running {
         let interrupt = driver.interrupt.into_inner();
         Ok(match end {
             RunEnd::Completed => StepEnd::Completed,
-            RunEnd::Halted(heatlab_engine::session::run::Halt::Interrupted) => {
-                StepEnd::Interrupted(
-                    interrupt.unwrap_or_else(|| {
-                        pyo3::exceptions::PyKeyboardInterrupt::new_err("stopped")
-                    }),
-                )
-            }
-            RunEnd::Halted(heatlab_engine::session::run::Halt::NonFinite { error, .. }) => {
-                StepEnd::Halted(error)
-            }
-            RunEnd::Halted(heatlab_engine::session::run::Halt::BelowAbsoluteZero(error)) => {
-                StepEnd::Halted(error)
-            }
+            RunEnd::Halted(Halt::Interrupted) => StepEnd::Interrupted(
+                interrupt
+                    .unwrap_or_else(|| pyo3::exceptions::PyKeyboardInterrupt::new_err("stopped")),
+            ),
+            RunEnd::Halted(Halt::NonFinite { error, .. }) => StepEnd::Halted(error),
+            RunEnd::Halted(Halt::BelowAbsoluteZero(error)) => StepEnd::Halted(error),
         })
     }
 }

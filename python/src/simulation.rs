@@ -15,7 +15,8 @@ use crate::errors::{invalid, to_python};
 use crate::running::{lock, Running, SharedRunning, StepEnd};
 use crate::values::to_python_value;
 use heatlab_engine::compute::{
-    create_backend, Backend, BackendChoice, BackendKind, Boundary, KernelChoice, StepParams,
+    create_backend, Backend, BackendChoice, BackendKind, Boundary, KernelChoice, KernelRefusal,
+    StepParams,
 };
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::field::{JaggedParams, DEFAULT_SEED};
@@ -66,19 +67,16 @@ fn parse<T: std::str::FromStr<Err = HeatlabError>>(text: &str) -> PyResult<T> {
 fn open_backend(backend: &str, kernel: &str) -> PyResult<Box<dyn Backend>> {
     let choice: BackendChoice = parse(backend)?;
     let kernel: KernelChoice = parse(kernel)?;
-    let choice =
-        match (choice, kernel) {
-            (_, KernelChoice::Auto) => choice,
-            (_, KernelChoice::User) => return Err(invalid(
+    let choice = kernel
+        .backend_for(choice)
+        .map_err(|refusal| match refusal {
+            KernelRefusal::UserKernel => invalid(
                 "kernel='user': user kernels are compiled and validated in the app's Kernel lab",
+            ),
+            KernelRefusal::GpuKernelOnCpu => invalid(format!(
+                "kernel='{kernel}' is a GPU kernel; it cannot be used with backend='cpu'"
             )),
-            (BackendChoice::Cpu, _) => {
-                return Err(invalid(format!(
-                    "kernel='{kernel}' is a GPU kernel; it cannot be used with backend='cpu'"
-                )))
-            }
-            (BackendChoice::Auto | BackendChoice::Cuda, _) => BackendChoice::Cuda,
-        };
+        })?;
     let (mut backend, _fallback) = create_backend(choice).map_err(to_python)?;
     if let Some(cuda) = backend.cuda_mut() {
         cuda.set_kernel_choice(kernel).map_err(to_python)?;

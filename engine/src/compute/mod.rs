@@ -17,7 +17,7 @@ use std::time::Duration;
 pub use crate::grid::Boundary;
 pub use brush::{BrushEdge, BrushStamp, CellValues, FieldEdit};
 pub use cpu::{CpuBackend, CpuMethod};
-pub use cuda::{CudaBackend, CudaKernel, KernelChoice};
+pub use cuda::{CudaBackend, CudaKernel, KernelChoice, KernelRefusal};
 pub use preview::{Layer, PreviewPixels, PreviewSpec, RangedPreview, ReducedPreview};
 pub use stats::FieldStats;
 

@@ -25,7 +25,9 @@ use super::output::note;
 use driver::{run_to_end, CliDriver};
 use ending::{keep_state, keep_video, settle_agreement};
 use folder::{previous_run_files, remove_previous_run, reuse_refusal};
-use heatlab_engine::compute::{create_backend, Backend, BackendChoice, KernelChoice, StepParams};
+use heatlab_engine::compute::{
+    create_backend, Backend, BackendChoice, KernelChoice, KernelRefusal, StepParams,
+};
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export;
 use heatlab_engine::field::JaggedParams;
@@ -78,18 +80,20 @@ struct RunPlan {
 /// `--kernel`, refused before any work when it cannot step this run.
 fn checked_kernel(args: &RunArgs) -> Result<KernelChoice, HeatlabError> {
     let kernel = args.kernel;
-    if kernel == KernelChoice::Auto {
-        return Ok(kernel);
-    }
-    if kernel == KernelChoice::User {
-        return Err(HeatlabError::InvalidInput(
-            "--kernel user: user kernels are compiled and validated in the app's Kernel lab".into(),
-        ));
-    }
-    if args.backend == BackendChoice::Cpu {
-        return Err(HeatlabError::InvalidInput(format!(
-            "--kernel {kernel} is a GPU kernel; it cannot be used with --backend cpu"
-        )));
+    match kernel.backend_for(args.backend) {
+        Ok(_) if kernel == KernelChoice::Auto => return Ok(kernel),
+        Ok(_) => {}
+        Err(KernelRefusal::UserKernel) => {
+            return Err(HeatlabError::InvalidInput(
+                "--kernel user: user kernels are compiled and validated in the app's Kernel lab"
+                    .into(),
+            ))
+        }
+        Err(KernelRefusal::GpuKernelOnCpu) => {
+            return Err(HeatlabError::InvalidInput(format!(
+                "--kernel {kernel} is a GPU kernel; it cannot be used with --backend cpu"
+            )))
+        }
     }
     // With --initial or --resume the field's size (and a resumed run's boundary) are known only
     // once the file is read; the backend refuses then, before the first step.
@@ -331,10 +335,11 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     // Opening the backend belongs to checking the input: `--backend cuda` without a GPU is
     // refused before anything is written.
     // A fixed kernel needs the GPU: it is not silently replaced by the CPU.
-    let backend_choice = match (plan.backend_choice, plan.kernel) {
-        (BackendChoice::Auto, kernel) if kernel != KernelChoice::Auto => BackendChoice::Cuda,
-        (choice, _) => choice,
-    };
+    // Checked with the arguments (checked_kernel): a refusal cannot come here.
+    let backend_choice = plan
+        .kernel
+        .backend_for(plan.backend_choice)
+        .unwrap_or(plan.backend_choice);
     let (mut backend, fallback) = create_backend(backend_choice).map_err(|error| {
         if backend_choice == plan.backend_choice {
             anyhow::Error::from(error)

@@ -338,6 +338,37 @@ impl std::fmt::Display for KernelChoice {
     }
 }
 
+/// Why a kernel the user named cannot step where they asked, for each front end to word in its
+/// own terms (a flag, a keyword argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelRefusal {
+    /// The Kernel lab's kernel: compiled and validated in the app only.
+    UserKernel,
+    /// A GPU kernel asked for on the CPU backend.
+    GpuKernelOnCpu,
+}
+
+impl KernelChoice {
+    /// The backend a run stepping with this kernel opens, asked for `backend`: a named GPU
+    /// kernel makes `auto` CUDA (it is not silently replaced by the CPU) and refuses the CPU.
+    pub fn backend_for(
+        self,
+        backend: crate::compute::BackendChoice,
+    ) -> Result<crate::compute::BackendChoice, KernelRefusal> {
+        use crate::compute::BackendChoice;
+        match (self, backend) {
+            (Self::User, _) => Err(KernelRefusal::UserKernel),
+            (Self::Auto, choice) => Ok(choice),
+            (Self::Tutorial | Self::Builtin(_), BackendChoice::Cpu) => {
+                Err(KernelRefusal::GpuKernelOnCpu)
+            }
+            (Self::Tutorial | Self::Builtin(_), BackendChoice::Auto | BackendChoice::Cuda) => {
+                Ok(BackendChoice::Cuda)
+            }
+        }
+    }
+}
+
 impl From<KernelChoice> for String {
     fn from(choice: KernelChoice) -> Self {
         choice.to_string()
@@ -363,6 +394,24 @@ impl std::str::FromStr for KernelChoice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_gpu_kernel_opens_cuda_and_refuses_the_cpu() {
+        use crate::compute::BackendChoice::{Auto, Cpu, Cuda};
+        let jacobi = KernelChoice::Builtin(CudaKernel::JacobiRows);
+        for backend in [Auto, Cpu, Cuda] {
+            assert_eq!(KernelChoice::Auto.backend_for(backend), Ok(backend));
+            assert_eq!(
+                KernelChoice::User.backend_for(backend),
+                Err(KernelRefusal::UserKernel)
+            );
+        }
+        for kernel in [jacobi, KernelChoice::Tutorial] {
+            assert_eq!(kernel.backend_for(Auto), Ok(Cuda));
+            assert_eq!(kernel.backend_for(Cuda), Ok(Cuda));
+            assert_eq!(kernel.backend_for(Cpu), Err(KernelRefusal::GpuKernelOnCpu));
+        }
+    }
 
     #[test]
     fn every_choice_parses_from_its_name_and_bad_names_list_them() {

@@ -27,7 +27,7 @@ pub use display::StageTiming;
 pub use field::FIELD_SOURCE;
 pub use frame::FRAME_RANGE_SOURCE;
 pub use interop::{DeviceFieldView, ForeignDeviceArray, PointerPlace};
-pub use kernel::{CudaKernel, KernelChoice};
+pub use kernel::{CudaKernel, KernelChoice, KernelRefusal};
 pub use materials::{MaterialKernel, TileCounts, MATERIALS_SOURCE};
 use per_boundary::{base, BoundaryKernels};
 use stepping::{CachedGraph, Lookahead};
