@@ -24,6 +24,22 @@ pub enum HeatlabError {
     /// CUDA was asked for but cannot be used.
     #[error("CUDA is not available: {0}")]
     CudaUnavailable(CudaUnavailable),
+    /// The multigrid solver did not reach its tolerance within its cycle limit.
+    #[error(
+        "the solver did not converge in {cycles} cycles: the residual reached {residual:.3e} W/m \
+         and the estimated error {estimated_error:.3e} °C of a {span:.3e} °C span; raise \
+         --max-cycles or loosen --tolerance"
+    )]
+    NotConverged {
+        /// Cycles taken.
+        cycles: u32,
+        /// The max residual reached, W/m.
+        residual: f64,
+        /// The estimated error left, °C.
+        estimated_error: f64,
+        /// The temperature span, °C.
+        span: f64,
+    },
     /// A CUDA call failed after the device was set up.
     #[error("CUDA error while {context}: {message}")]
     Cuda {

@@ -24,6 +24,7 @@ pub mod render;
 pub mod scenario;
 pub mod session;
 pub mod sim;
+pub mod solve;
 pub mod state;
 pub mod tutorial;
 pub mod verify;

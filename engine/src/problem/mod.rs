@@ -24,7 +24,7 @@ pub mod material;
 pub mod shape;
 pub mod side;
 pub mod step;
-mod tables;
+pub(crate) mod tables;
 pub mod temperature;
 pub mod thermostat;
 

@@ -200,22 +200,32 @@ pub struct PackedOffsets {
     pub total: usize,
 }
 
-/// `G_ij = 2 k_i k_j / (k_i + k_j)` (W/m/K per metre of depth; 0 when both are 0).
-fn pair_conductances(problem: &HeatProblem) -> Vec<f64> {
+/// The conductance (W/m/K per metre of depth) of the face between a cell of kind `i` and one
+/// of kind `j`, at `[i * n + j]`: `2 k_i k_j / (k_i + k_j)` between free cells (the two half
+/// cells in series; 0 when both are 0); `2 k` of the free one between a free cell and a held
+/// one, whose temperature lies on the face (half a cell from the free centre, as on a fixed
+/// side), so that a held region's boundary is its outline and not its cells' centres.
+pub(crate) fn pair_conductances(problem: &HeatProblem) -> Vec<f64> {
     let k: Vec<f64> = problem
         .kinds
         .iter()
         .map(|c| c.material.conductivity)
+        .collect();
+    let held: Vec<bool> = problem
+        .kinds
+        .iter()
+        .map(|c| c.held_temperature.is_some())
         .collect();
     let n = k.len();
     let mut g = vec![0.0; n * n];
     for i in 0..n {
         for j in 0..n {
             let sum = k[i] + k[j];
-            g[i * n + j] = if sum > 0.0 {
-                2.0 * k[i] * k[j] / sum
-            } else {
-                0.0
+            g[i * n + j] = match (held[i], held[j]) {
+                (false, true) => 2.0 * k[i],
+                (true, false) => 2.0 * k[j],
+                (false, false) | (true, true) if sum > 0.0 => 2.0 * k[i] * k[j] / sum,
+                (false, false) | (true, true) => 0.0,
             };
         }
     }
@@ -224,7 +234,7 @@ fn pair_conductances(problem: &HeatProblem) -> Vec<f64> {
 
 /// The conductance (W/m/K) between an edge cell of each kind and what lies beyond each side,
 /// at `[side * n + i]` ([`side_conductance`]).
-fn side_conductances(problem: &HeatProblem) -> Vec<f64> {
+pub(crate) fn side_conductances(problem: &HeatProblem) -> Vec<f64> {
     let n = problem.kinds.len();
     let dx = problem.spacing;
     let mut g = vec![0.0; 4 * n];
@@ -255,7 +265,7 @@ fn side_conductance(condition: SideCondition, k: f64, dx: f64) -> f64 {
 
 /// The heat flux a side of `condition` gives into the plate, W/m²: a flux side's; none for the
 /// others.
-fn side_heat_in(condition: SideCondition) -> Option<f64> {
+pub(crate) fn side_heat_in(condition: SideCondition) -> Option<f64> {
     match condition {
         SideCondition::Flux { flux } => Some(flux),
         SideCondition::Insulated
@@ -267,7 +277,7 @@ fn side_heat_in(condition: SideCondition) -> Option<f64> {
 
 /// The temperature beyond a side of `condition`, °C: a fixed side's, a convective side's fluid;
 /// 0 for the others (whose side gain is 0).
-fn side_outside(condition: SideCondition) -> f64 {
+pub(crate) fn side_outside(condition: SideCondition) -> f64 {
     match condition {
         SideCondition::Fixed { temperature } => temperature,
         SideCondition::Convective { ambient, .. } => ambient,
@@ -276,7 +286,7 @@ fn side_outside(condition: SideCondition) -> f64 {
 }
 
 /// `C_i = rho c_p dx²` of each kind.
-fn capacities(problem: &HeatProblem) -> Vec<f64> {
+pub(crate) fn capacities(problem: &HeatProblem) -> Vec<f64> {
     let dx = problem.spacing;
     problem
         .kinds
@@ -404,7 +414,7 @@ fn check_time_step(problem: &HeatProblem, dt: f64, capacity: &[f64]) -> Result<(
 }
 
 /// A heater's power per cell, W/m, for a kind with `count` cells.
-fn heater_power(problem: &HeatProblem, kind: usize, count: usize) -> f64 {
+pub(crate) fn heater_power(problem: &HeatProblem, kind: usize, count: usize) -> f64 {
     let cell = &problem.kinds[kind];
     match cell.heater {
         Some(heater) if heater.on && cell.held_temperature.is_none() => match heater.power {
