@@ -26,7 +26,7 @@ pub enum HeatlabError {
     CudaUnavailable(CudaUnavailable),
     /// The multigrid solver did not reach its tolerance within its cycle limit.
     #[error(
-        "the solver did not converge in {cycles} cycles: the residual reached {residual:.3e} W/m \
+        "the solver did not converge in {cycles} iterations: the residual reached {residual:.3e} W/m \
          and the estimated error {estimated_error:.3e} °C of a {span:.3e} °C span; raise \
          --max-cycles or loosen --tolerance"
     )]

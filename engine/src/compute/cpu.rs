@@ -12,6 +12,8 @@ use super::{Backend, BackendKind, Boundary, FieldStats, ProblemUpload, StepParam
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
 use crate::problem::EnergyExchange;
+use crate::solve::cpu::{CpuMultigrid, CpuSolve};
+use crate::solve::{solve_on, ProblemSolver, SolveOptions, SolveReport, SolveRequest};
 
 /// Rows of one parallel work item: enough to amortise scheduling, few enough to balance.
 const ROWS_PER_TASK: usize = 8;
@@ -76,6 +78,8 @@ pub struct CpuBackend {
     method: Option<CpuMethod>,
     /// The heat problem stepped instead of the uniform stencil, if any.
     problem: Option<Box<CpuProblem>>,
+    /// The solver's grids, kept for the solver they were made for.
+    solver_grids: Option<CpuMultigrid>,
 }
 
 impl Default for CpuBackend {
@@ -117,6 +121,7 @@ impl CpuBackend {
             scratch: Vec::new(),
             method: None,
             problem: None,
+            solver_grids: None,
         }
     }
 
@@ -238,6 +243,34 @@ impl Backend for CpuBackend {
 
     fn download(&mut self) -> Result<Grid> {
         self.held().cloned()
+    }
+
+    fn solve_problem(
+        &mut self,
+        solver: &Arc<ProblemSolver>,
+        request: SolveRequest,
+        options: &SolveOptions,
+    ) -> Result<SolveReport> {
+        let field = self.current.as_mut().ok_or(HeatlabError::NoField)?;
+        if field.size().cells() != solver.fine().cells() {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the solver's problem has {} cells but the field has {}",
+                solver.fine().cells(),
+                field.size().cells()
+            )));
+        }
+        let grids = match self.solver_grids.take() {
+            Some(grids) if Arc::ptr_eq(grids.solver(), solver) => grids,
+            Some(_) | None => CpuMultigrid::new(solver.clone()),
+        };
+        let grids = self.solver_grids.insert(grids);
+        install(&self.pool, || {
+            let mut solve = CpuSolve {
+                grids,
+                field: field.as_mut_slice(),
+            };
+            solve_on(&mut solve, solver, request, options)
+        })
     }
 
     fn set_problem(&mut self, problem: Option<ProblemUpload<'_>>) -> Result<()> {

@@ -12,6 +12,7 @@ pub mod preview;
 mod stats;
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::grid::Boundary;
@@ -25,6 +26,7 @@ use crate::error::{CudaUnavailable, HeatlabError, Result};
 use crate::field::JaggedParams;
 use crate::grid::Grid;
 use crate::problem::{CompiledProblem, EnergyExchange, StepTables};
+use crate::solve::{ProblemSolver, SolveOptions, SolveReport, SolveRequest};
 
 /// Largest coefficient for which the explicit scheme does not blow up.
 pub const STABLE_COEFF_LIMIT: f32 = 0.25;
@@ -333,6 +335,24 @@ pub trait Backend: Send {
     fn stored_energy(&mut self) -> Result<f64> {
         Err(HeatlabError::Unsupported(format!(
             "the {} backend holds no heat problem",
+            self.kind()
+        )))
+    }
+
+    /// Solves `solver`'s problem for `request` from the held field (the steady state, or one
+    /// implicit step) and makes the answer the held field; held cells keep their values. The
+    /// backend keeps its grids for the same `solver` (the same `Arc`) between calls. Every
+    /// backend runs [`crate::solve::solve_on`] on its own operations, so they agree bit for
+    /// bit. The default refuses.
+    fn solve_problem(
+        &mut self,
+        solver: &Arc<ProblemSolver>,
+        request: SolveRequest,
+        options: &SolveOptions,
+    ) -> Result<SolveReport> {
+        let _ = (solver, request, options);
+        Err(HeatlabError::Unsupported(format!(
+            "the {} backend has no solver",
             self.kind()
         )))
     }

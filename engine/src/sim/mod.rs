@@ -9,6 +9,7 @@ mod overwrite;
 pub mod paint;
 mod preview;
 pub mod problem;
+pub mod solve;
 pub mod thermostat;
 
 pub use crate::compute::FieldStats;
@@ -76,6 +77,8 @@ pub struct Simulation {
     paint: paint::PaintHistory,
     /// The heat problem stepped instead of the uniform stencil, if any.
     problem: Option<problem::ActiveProblem>,
+    /// What implicit steps took since it was last taken.
+    implicit_work: solve::ImplicitWork,
 }
 
 impl Simulation {
@@ -110,6 +113,7 @@ impl Simulation {
             queued: None,
             paint: paint::PaintHistory::default(),
             problem: None,
+            implicit_work: solve::ImplicitWork::default(),
         }
     }
 
@@ -247,6 +251,9 @@ impl Simulation {
     /// decision reads the field), whatever the device.
     pub fn start_advance(&mut self, steps: u64) -> Result<Option<TimingRecord>> {
         self.settle()?;
+        if let Some(record) = self.advance_implicit(steps)? {
+            return Ok(Some(record));
+        }
         if steps > 0 && self.has_thermostats() {
             return self.advance_with_thermostats(steps).map(Some);
         }

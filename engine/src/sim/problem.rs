@@ -48,17 +48,24 @@ pub struct ActiveProblem {
     /// Each kind's heater as the user last set it (`None`: no heater), which thermostats do
     /// not change: Reset goes back to it.
     pub(super) heaters_as_set: Vec<Option<bool>>,
+    /// Explicit steps, or implicit ones of their own time step.
+    pub(super) stepping: super::solve::Stepping,
+    /// The solver, once one was asked for, while the problem stays.
+    pub(super) solver: Option<super::solve::SolverCache>,
 }
 
 impl ActiveProblem {
     /// Simulated seconds since the initial field.
     pub fn seconds(&self) -> f64 {
-        self.elapsed_seconds + self.steps_at_dt as f64 * self.compiled.tables.dt
+        self.elapsed_seconds + self.steps_at_dt as f64 * self.step_seconds()
     }
 
     /// Before the time step becomes `dt`: the time so far becomes the base the new time
     /// step's steps add to (nothing changes while the time step stays).
     fn fold_time(&mut self, dt: f64) {
+        if matches!(self.stepping, super::solve::Stepping::Implicit { .. }) {
+            return;
+        }
         if dt.to_bits() != self.compiled.tables.dt.to_bits() {
             self.elapsed_seconds = self.seconds();
             self.steps_at_dt = 0;
@@ -186,6 +193,8 @@ impl Simulation {
             booked: EnergyExchange::default(),
             energy_mark: None,
             switches: Vec::new(),
+            stepping: super::solve::Stepping::Explicit,
+            solver: None,
         })
     }
 
@@ -409,7 +418,12 @@ impl Simulation {
     /// backend booked since the last call. `None` without a problem that books energy.
     pub fn energy_balance(&mut self, before: &Grid, after: &Grid) -> Result<Option<EnergyBalance>> {
         self.settle()?;
-        let Some(active) = self.problem.as_mut().filter(|a| a.book_energy) else {
+        // Implicit steps book nothing on the backend: no balance to give.
+        let Some(active) = self
+            .problem
+            .as_mut()
+            .filter(|a| a.book_energy && a.stepping == super::solve::Stepping::Explicit)
+        else {
             return Ok(None);
         };
         let mut exchange = std::mem::take(&mut active.booked);
@@ -438,7 +452,12 @@ impl Simulation {
     /// (painting, undo, a new field), which starts the next balance.
     pub fn energy_since_last_balance(&mut self) -> Result<Option<EnergyBalance>> {
         self.settle()?;
-        if !self.problem.as_ref().is_some_and(|a| a.book_energy) {
+        let explicit = |a: &ActiveProblem| a.stepping == super::solve::Stepping::Explicit;
+        if !self
+            .problem
+            .as_ref()
+            .is_some_and(|a| a.book_energy && explicit(a))
+        {
             return Ok(None);
         }
         let stored = self.backend.stored_energy()?;

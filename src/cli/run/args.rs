@@ -8,6 +8,7 @@ use heatlab_engine::field::DEFAULT_SEED;
 use heatlab_engine::grid::GridSize;
 use heatlab_engine::import::LuminanceRange;
 use heatlab_engine::render::Colormap;
+use heatlab_engine::solve::{ImplicitScheme, DEFAULT_TOLERANCE};
 
 /// Arguments of `heatlab run`.
 #[derive(Debug, Clone, clap::Args)]
@@ -148,6 +149,33 @@ pub struct RunArgs {
     /// run waits for it when it falls behind. The results go into run.json.
     #[arg(long, default_value_t = 0)]
     pub check_every: i64,
+    /// Solve a heat problem's steady state directly (multigrid-preconditioned conjugate
+    /// gradients, on the CPU or the GPU) instead of stepping: the frames and run.json hold the
+    /// steady field and the solver's iterations, residuals and time.
+    #[arg(long, conflicts_with_all = ["steps", "duration", "kernel", "implicit", "save_every", "video", "check_every"])]
+    pub steady: bool,
+    /// Step a heat problem with implicit steps (backward-euler, first order and free of
+    /// oscillation, or crank-nicolson, second order), each solved by the same solver, at
+    /// --dt seconds, far above the explicit limit.
+    #[arg(
+        long,
+        value_name = "SCHEME",
+        num_args = 0..=1,
+        default_missing_value = "backward-euler",
+        conflicts_with_all = ["kernel", "check_every"]
+    )]
+    pub implicit: Option<ImplicitScheme>,
+    /// The implicit step, seconds [default: 100 explicit time steps].
+    #[arg(long, value_name = "SECONDS", requires = "implicit")]
+    pub dt: Option<f64>,
+    /// The solver stops when its estimated error is at most this fraction of the temperature
+    /// span (--steady, --implicit).
+    #[arg(long, value_name = "FRACTION", default_value_t = DEFAULT_TOLERANCE)]
+    pub tolerance: f64,
+    /// The most iterations one solve may take (--steady, --implicit); a solve that has not
+    /// converged by then stops the run with the residual it reached.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub max_iterations: u32,
     /// The GPU kernel that steps (needs CUDA unless auto): auto (the fastest exact one for the
     /// size), tutorial (the notebook's racing kernel, Dirichlet only), shared, jacobi-rows,
     /// jacobi-vec4-rows8/16, temporal-k4/k8-rows16/32/64/128. run.json records it.

@@ -11,6 +11,7 @@ mod ending;
 mod folder;
 mod record;
 mod scenario;
+mod solve;
 mod start;
 mod video;
 
@@ -75,6 +76,8 @@ struct RunPlan {
     out: PathBuf,
     check_every: u64,
     kernel: KernelChoice,
+    /// Marching, the steady state or implicit steps.
+    solve: solve::SolvePlan,
 }
 
 /// `--kernel`, refused before any work when it cannot step this run.
@@ -199,6 +202,7 @@ impl RunPlan {
             out: args.out.clone(),
             check_every: non_negative("--check-every", args.check_every)?,
             kernel: checked_kernel(args)?,
+            solve: solve::SolvePlan::from_args(args)?,
         })
     }
 
@@ -207,6 +211,7 @@ impl RunPlan {
     fn start_at(&mut self, args: &RunArgs, start: &Start) -> Result<(), HeatlabError> {
         self.field.size = start.initial.size();
         self.start_step = start.step;
+        self.solve.check_has_problem(start.problem.is_some())?;
         if let Some(saved) = &start.problem {
             if let Some(option) = plate_option(args) {
                 return Err(HeatlabError::InvalidInput(format!(
@@ -217,10 +222,15 @@ impl RunPlan {
             let problem = &saved.problem;
             let scenario_duration = start.duration.filter(|_| args.steps.is_none());
             if let Some(seconds) = args.duration.or(scenario_duration) {
-                self.steps = scenario::steps_for(problem, seconds)?;
+                self.steps = self.solve.steps_for(problem, seconds)?;
             }
             if let Some(every) = start.output_every.filter(|_| args.save_every == 0) {
-                self.save_every = scenario::steps_for(problem, every)?.max(1);
+                self.save_every = self.solve.steps_for(problem, every)?.max(1);
+            }
+            if let solve::SolvePlan::Steady(_) = self.solve {
+                // One solve, no steps: the frames hold the steady field.
+                self.steps = 0;
+                self.save_every = 0;
             }
         } else if args.duration.is_some() {
             return Err(duration_refusal());
@@ -429,6 +439,13 @@ fn execute(
     if let Some(problem) = &record.problem {
         note(&problem.start_line());
     }
+    if let Some(report) = plan.solve.apply(&mut simulation)? {
+        let solved = solve::SolverRecord::Steady(report);
+        note(&solved.line());
+        if let Some(problem) = record.problem.as_mut() {
+            problem.solver = Some(solved);
+        }
+    }
     let physics = match &record.problem {
         Some(_) => "materials and sides as above".to_string(),
         None => format!("coeff {}, {} boundary", plan.step.coeff, plan.step.boundary),
@@ -453,6 +470,17 @@ fn execute(
     if let Some(problem) = record.problem.as_mut() {
         problem.simulated_seconds = simulation.simulated_seconds().unwrap_or(0.0);
         problem.ledger = run.ledger().clone();
+        if let heatlab_engine::sim::solve::Stepping::Implicit { scheme, dt, .. } =
+            simulation.stepping()
+        {
+            let implicit = solve::SolverRecord::Implicit {
+                scheme,
+                dt,
+                work: simulation.take_implicit_work(),
+            };
+            note(&implicit.line());
+            problem.solver = Some(implicit);
+        }
     }
     let ending = settle_agreement(&mut simulation, record, ending);
     let ending = match video {

@@ -2,7 +2,6 @@
 //! steps its duration needs, and what `run.json` records of it: the problem, its simulated time
 //! and what the run loop booked (the energy balance per chunk and the thermostats' switches).
 
-use heatlab_engine::error::HeatlabError;
 use heatlab_engine::problem::{EnergyExchange, HeatProblem, Side};
 use heatlab_engine::session::run::RunLedger;
 use heatlab_engine::sim::Simulation;
@@ -24,6 +23,9 @@ pub(super) struct ProblemRecord {
     /// depth), the whole run's (`budget`) and the heaters thermostats switched.
     #[serde(flatten)]
     pub(super) ledger: RunLedger,
+    /// The solver's work (`--steady`, `--implicit`), when it ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) solver: Option<super::solve::SolverRecord>,
 }
 
 impl ProblemRecord {
@@ -38,6 +40,7 @@ impl ProblemRecord {
             simulated_seconds: sim.simulated_seconds().unwrap_or(0.0),
             problem,
             ledger: RunLedger::default(),
+            solver: None,
         })
     }
 
@@ -92,9 +95,4 @@ impl ProblemRecord {
         }
         format!("; thermostats switched heaters {count} times (run.json lists them)")
     }
-}
-
-/// The steps a duration of `seconds` takes at `problem`'s time step.
-pub(super) fn steps_for(problem: &HeatProblem, seconds: f64) -> Result<u64, HeatlabError> {
-    problem.tables()?.steps_for(seconds)
 }
