@@ -18,6 +18,7 @@ use heatlab_engine::compute::{Backend, BackendChoice, CpuBackend, CudaBackend, K
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export::atomic::{check_output, remove_live_temp_files};
 use heatlab_engine::export::write_json;
+use heatlab_engine::grid::GridSize;
 
 /// Arguments of `heatlab bench`.
 #[derive(Debug, Clone, clap::Args)]
@@ -52,6 +53,10 @@ pub struct BenchArgs {
     /// `heatlab run --help` lists them), beside the device copy and the tutorial's kernel.
     #[arg(long, value_delimiter = ',')]
     pub kernel: Option<Vec<KernelChoice>>,
+    /// Time the steady state of a heat sink (copper, FR-4 and air) solved directly at each
+    /// of --sizes, beside explicit marching to the same tolerance, on --backend.
+    #[arg(long, conflicts_with_all = ["display", "kernel", "basics"])]
+    pub steady: bool,
     /// Time the GPU basics' maximum ladder at these cube sides instead (e.g. 32,128,256),
     /// beside the notebook's own Python rungs (NumPy, and Numba where it is installed).
     #[arg(long, value_delimiter = ',', value_name = "SIDES")]
@@ -78,6 +83,9 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     };
     if let Some(pixels) = args.display {
         return bench_display_path(args, &config, pixels, use_cuda);
+    }
+    if args.steady {
+        return bench_steady_state(args, &config.sizes, use_cuda);
     }
     let spinner = ProgressBar::new_spinner();
     spinner.enable_steady_tick(std::time::Duration::from_millis(120));
@@ -323,4 +331,47 @@ fn format_field_generation(rows: &[FieldGenerationRow]) -> String {
         }
     }
     out
+}
+
+/// `heatlab bench --steady`: one table row per size.
+fn bench_steady_state(args: &BenchArgs, sizes: &[GridSize], use_cuda: bool) -> anyhow::Result<()> {
+    let choice = if use_cuda {
+        BackendChoice::Cuda
+    } else {
+        BackendChoice::Cpu
+    };
+    let (mut backend, _) = heatlab_engine::compute::create_backend(choice)?;
+    let options = heatlab_engine::solve::SolveOptions {
+        tolerance: 1e-6,
+        ..Default::default()
+    };
+    let sides: Vec<usize> = sizes.iter().map(|size| size.rows.max(size.cols)).collect();
+    let rows =
+        heatlab_engine::bench::steady::bench_steady(backend.as_mut(), &sides, &options, 200)?;
+    let mut table = format!(
+        "steady state of a heat sink (copper, FR-4, air; contrast 1.5e4) to 1e-6 of the span \
+         on {}\n| size | grids | iterations | solve ms | setup ms | explicit step us | \
+         marching steps (lower bound) | speed-up over marching |\n|---|---|---|---|---|---|---|---|\n",
+        backend.device_name()
+    );
+    for row in &rows {
+        table.push_str(&format!(
+            "| {} | {} | {} | {:.2} | {:.1} | {:.2} | {:.3e} | {:.3e} |\n",
+            row.size,
+            row.levels,
+            row.iterations,
+            row.solve_ms,
+            row.setup_ms,
+            row.explicit_step_us,
+            row.marching_steps,
+            row.speedup
+        ));
+    }
+    print(&table)?;
+    if let Some(path) = &args.json {
+        let json = serde_json::to_vec_pretty(&rows)?;
+        heatlab_engine::export::write_atomically(path, |out| out.write_all(&json))?;
+        note(&format!("wrote {}", path.display()));
+    }
+    Ok(())
 }

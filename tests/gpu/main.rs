@@ -10,5 +10,6 @@ mod brush;
 mod display;
 mod field;
 mod materials;
+mod solver;
 mod tiled;
 mod vs_cpu;

@@ -8,6 +8,7 @@ pub mod generation;
 pub mod materials;
 pub mod numpy;
 pub mod regeneration;
+pub mod steady;
 
 pub use generation::{bench_field_generation, FieldGenerationRow, GpuGenerationRow};
 

@@ -10,6 +10,7 @@ mod interop;
 mod kernel;
 mod launch;
 mod materials;
+mod multigrid;
 mod per_boundary;
 mod resident;
 mod stepping;
@@ -164,6 +165,8 @@ pub struct CudaBackend {
     frame: frame::FrameBuffers,
     /// The run's initial field, when kept on the device (`keep_initial`).
     kept_initial: Option<initial::KeptInitial>,
+    /// The solver's grids (`kernels/multigrid.cu`), kept for the solver they were made for.
+    solver_grids: Option<multigrid::DeviceMultigrid>,
 }
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
@@ -229,6 +232,7 @@ impl CudaBackend {
             resident,
             frame: frame::FrameBuffers::default(),
             kept_initial: None,
+            solver_grids: None,
         })
     }
 
@@ -445,6 +449,15 @@ impl Backend for CudaBackend {
 
     fn set_problem(&mut self, problem: Option<ProblemUpload<'_>>) -> Result<()> {
         self.set_problem_on_device(problem)
+    }
+
+    fn solve_problem(
+        &mut self,
+        solver: &std::sync::Arc<crate::solve::ProblemSolver>,
+        request: crate::solve::SolveRequest,
+        options: &crate::solve::SolveOptions,
+    ) -> Result<crate::solve::SolveReport> {
+        self.solve_on_device(solver, request, options)
     }
 
     fn set_problem_tables(&mut self, tables: &crate::problem::StepTables) -> Result<()> {
