@@ -3,6 +3,8 @@
 // compiled without fused multiply-adds, so the two agree bit for bit. One thread per cell
 // unless said otherwise; threads past the grid return.
 
+#define CUDART_INF __longlong_as_double(0x7ff0000000000000LL)
+
 struct Grid {
     int rows;
     int cols;
@@ -203,38 +205,64 @@ extern "C" __global__ void mg_reset_slots(unsigned long long* slots) {
     }
 }
 
+// Folds each thread's four figures over the block (a tree in shared memory), then one atomic
+// per slot and block: atomics on the same four words from every thread would serialise.
 __device__ __forceinline__ void fold_slots(double residual, double change, double lo, double hi,
                                            unsigned long long* slots) {
-    atomicMax(&slots[0], order_key(residual));
-    atomicMax(&slots[1], order_key(change));
-    atomicMin(&slots[2], order_key(lo));
-    atomicMax(&slots[3], order_key(hi));
+    __shared__ unsigned long long keys[4][256];
+    unsigned t = threadIdx.x;
+    keys[0][t] = order_key(residual);
+    keys[1][t] = order_key(change);
+    keys[2][t] = order_key(lo);
+    keys[3][t] = order_key(hi);
+    for (unsigned stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+        __syncthreads();
+        if (t < stride) {
+            keys[0][t] = max(keys[0][t], keys[0][t + stride]);
+            keys[1][t] = max(keys[1][t], keys[1][t + stride]);
+            keys[2][t] = min(keys[2][t], keys[2][t + stride]);
+            keys[3][t] = max(keys[3][t], keys[3][t + stride]);
+        }
+    }
+    if (t == 0) {
+        atomicMax(&slots[0], keys[0][0]);
+        atomicMax(&slots[1], keys[1][0]);
+        atomicMin(&slots[2], keys[2][0]);
+        atomicMax(&slots[3], keys[3][0]);
+    }
 }
 
 // x += alpha p, r -= alpha q on free cells; then the maxima (|r| and |alpha p| of free cells,
-// min and max of x over all).
+// min and max of x over all). Every thread of a block takes part in the fold (blocks of 256).
 extern "C" __global__ void mg_step(long long n, const unsigned char* free_cells, double alpha,
                                    const double* p, const double* q, double* x, double* r,
                                    unsigned long long* slots) {
     long long i = cell_index();
-    if (i >= n) return;
-    double residual = 0.0, change = 0.0;
-    if (free_cells[i] == 1) {
-        x[i] += alpha * p[i];
-        r[i] -= alpha * q[i];
-        residual = fabs(r[i]);
-        change = fabs(alpha * p[i]);
+    double residual = 0.0, change = 0.0, lo = CUDART_INF, hi = -CUDART_INF;
+    if (i < n) {
+        if (free_cells[i] == 1) {
+            x[i] += alpha * p[i];
+            r[i] -= alpha * q[i];
+            residual = fabs(r[i]);
+            change = fabs(alpha * p[i]);
+        }
+        lo = x[i];
+        hi = x[i];
     }
-    fold_slots(residual, change, x[i], x[i], slots);
+    fold_slots(residual, change, lo, hi, slots);
 }
 
 // The maxima of the start: |r| of free cells, min and max of x.
 extern "C" __global__ void mg_norms(long long n, const unsigned char* free_cells, const double* x,
                                     const double* r, unsigned long long* slots) {
     long long i = cell_index();
-    if (i >= n) return;
-    double residual = free_cells[i] == 1 ? fabs(r[i]) : 0.0;
-    fold_slots(residual, 0.0, x[i], x[i], slots);
+    double residual = 0.0, lo = CUDART_INF, hi = -CUDART_INF;
+    if (i < n) {
+        residual = free_cells[i] == 1 ? fabs(r[i]) : 0.0;
+        lo = x[i];
+        hi = x[i];
+    }
+    fold_slots(residual, 0.0, lo, hi, slots);
 }
 
 // p = z + beta p.

@@ -42,6 +42,7 @@ pub fn to_python(error: HeatlabError) -> PyErr {
         | HeatlabError::Cuda { .. }
         | HeatlabError::KernelCompile { .. }
         | HeatlabError::AgreementCheckPanicked
+        | HeatlabError::NotConverged { .. }
         | HeatlabError::Cancelled => PyRuntimeError::new_err(message),
     }
 }

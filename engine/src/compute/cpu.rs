@@ -79,7 +79,7 @@ pub struct CpuBackend {
     /// The heat problem stepped instead of the uniform stencil, if any.
     problem: Option<Box<CpuProblem>>,
     /// The solver's grids, kept for the solver they were made for.
-    solver_grids: Option<CpuMultigrid>,
+    solver_grids: Option<Box<CpuMultigrid>>,
 }
 
 impl Default for CpuBackend {
@@ -261,7 +261,7 @@ impl Backend for CpuBackend {
         }
         let grids = match self.solver_grids.take() {
             Some(grids) if Arc::ptr_eq(grids.solver(), solver) => grids,
-            Some(_) | None => CpuMultigrid::new(solver.clone()),
+            Some(_) | None => Box::new(CpuMultigrid::new(solver.clone())),
         };
         let grids = self.solver_grids.insert(grids);
         install(&self.pool, || {

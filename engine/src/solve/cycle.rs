@@ -26,6 +26,20 @@ use crate::error::{HeatlabError, Result};
 /// The smallest span the tolerance is taken of, °C (a uniform solution has none).
 pub const SPAN_FLOOR: f64 = 1e-3;
 
+/// The smallest span as a fraction of the largest temperature's magnitude: a nearly uniform
+/// field is solved to 1e-3 of this times the tolerance, far below the `f32` rounding (6e-8 of
+/// the magnitude) of the field it is stored in, where `f64` round-off would stall it first.
+pub const MAGNITUDE_FLOOR: f64 = 1e-3;
+
+/// The span the tolerance is taken of: the temperatures' span, at least [`SPAN_FLOOR`] and
+/// [`MAGNITUDE_FLOOR`] of the largest magnitude.
+fn tolerance_span(summary: &CycleSummary) -> f64 {
+    let magnitude = summary.min.abs().max(summary.max.abs());
+    (summary.max - summary.min)
+        .max(SPAN_FLOOR)
+        .max(MAGNITUDE_FLOOR * magnitude)
+}
+
 /// The largest rate the error estimate assumes (an iteration that shrank the change less, or
 /// grew it, is taken to shrink it this much).
 const RATE_CEILING: f64 = 0.95;
@@ -109,7 +123,8 @@ pub struct SolveReport {
     pub change_history: Vec<f64>,
     /// The estimated error left, °C.
     pub estimated_error: f64,
-    /// The temperature span the tolerance is taken of, °C.
+    /// The temperature span the tolerance is taken of, °C (at least [`SPAN_FLOOR`] and
+    /// [`MAGNITUDE_FLOOR`] of the largest temperature's magnitude).
     pub span: f64,
     /// The solve's wall time, s.
     pub seconds: f64,
@@ -133,7 +148,7 @@ pub fn run_cycles(
         residual_history: vec![first.residual],
         change_history: Vec::new(),
         estimated_error: f64::INFINITY,
-        span: (first.max - first.min).max(SPAN_FLOOR),
+        span: tolerance_span(&first),
         seconds: 0.0,
     };
     if first.residual == 0.0 {
@@ -148,7 +163,7 @@ pub fn run_cycles(
     while report.cycles < options.max_cycles {
         ops.apply(sigma)?;
         let pq = ops.dot(Vector::Direction, Vector::Product)?;
-        if !(pq > 0.0) || !rz.is_finite() {
+        if pq.is_nan() || pq <= 0.0 || !rz.is_finite() {
             // No direction left to search (the residual is already zero to rounding).
             report.estimated_error = 0.0;
             break;
@@ -164,7 +179,7 @@ pub fn run_cycles(
                 report.cycles, summary.residual
             )));
         }
-        report.span = (summary.max - summary.min).max(SPAN_FLOOR);
+        report.span = tolerance_span(&summary);
         if let Some(before) = previous_change.filter(|&before| before > 0.0) {
             rates = [rates[1], (summary.change / before).min(RATE_CEILING)];
         }

@@ -116,7 +116,7 @@ impl Default for SolveOptions {
     fn default() -> Self {
         Self {
             tolerance: DEFAULT_TOLERANCE,
-            max_cycles: 100,
+            max_cycles: 200,
             pre_sweeps: 2,
             post_sweeps: 2,
         }

@@ -132,6 +132,64 @@ impl Coefficients {
     }
 }
 
+/// What a cell's faces need: the conductances and the sides' terms.
+struct Faces<'a> {
+    pair: &'a [f64],
+    side_g: &'a [f64],
+    side_flux: &'a [f64],
+    outside: &'a [f64],
+    held_t: &'a [Option<f64>],
+    kinds: usize,
+    wrap: Wrap,
+}
+
+impl Faces<'_> {
+    /// Fills free cell `here`'s east and south conductances and extras in `c`; returns what
+    /// its faces add to `b` (sides and held neighbours).
+    fn assemble(&self, c: &mut Coefficients, map: &[u8], here: usize) -> f64 {
+        let (rows, cols) = (c.rows, c.cols);
+        let (row, col) = (here / cols, here % cols);
+        let n = self.kinds;
+        let i = map[here] as usize;
+        let mut b = 0.0;
+        let neighbours = neighbour_cells(self.wrap, rows, cols, row, col);
+        for (side, neighbour) in Side::ALL.into_iter().zip(neighbours) {
+            let (extra, t) = match neighbour {
+                // A face of a one-cell-wide periodic grid joins the cell to itself.
+                Some(other) if other == here => continue,
+                Some(other) => {
+                    let j = map[other] as usize;
+                    match self.held_t[j] {
+                        Some(t) => (self.pair[i * n + j], t),
+                        None => {
+                            let g = self.pair[i * n + j];
+                            match side {
+                                Side::Right => c.east[here] = g,
+                                Side::Bottom => c.south[here] = g,
+                                Side::Left | Side::Top => {}
+                            }
+                            continue;
+                        }
+                    }
+                }
+                None => {
+                    b += self.side_flux[side.index()];
+                    (
+                        self.side_g[side.index() * n + i],
+                        self.outside[side.index()],
+                    )
+                }
+            };
+            b += extra * t;
+            match side {
+                Side::Left | Side::Right => c.extra_x[here] += extra,
+                Side::Top | Side::Bottom => c.extra_y[here] += extra,
+            }
+        }
+        b
+    }
+}
+
 /// A heat problem's system: its coefficients, the right side and the held temperatures.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConductionSystem {
@@ -185,10 +243,18 @@ impl ConductionSystem {
             periodic_cols: wrap.cols,
             periodic_rows: wrap.rows,
         };
+        let faces = Faces {
+            pair: &pair,
+            side_g: &side_g,
+            side_flux: &side_flux,
+            outside: &outside,
+            held_t: &held_t,
+            kinds: n,
+            wrap,
+        };
         let mut rhs = vec![0.0; cells];
         let mut held = vec![f64::NAN; cells];
         for here in 0..cells {
-            let (row, col) = (here / cols, here % cols);
             let i = map[here] as usize;
             if let Some(t) = held_t[i] {
                 held[here] = t;
@@ -196,42 +262,7 @@ impl ConductionSystem {
             }
             c.free[here] = 1;
             c.capacity[here] = capacity[i];
-            let mut b = power[i];
-            let neighbours = neighbour_cells(wrap, rows, cols, row, col);
-            for (side, neighbour) in Side::ALL.into_iter().zip(neighbours) {
-                let along_rows = matches!(side, Side::Left | Side::Right);
-                let (extra, t) = match neighbour {
-                    // A face of a one-cell-wide periodic grid joins the cell to itself.
-                    Some(other) if other == here => continue,
-                    Some(other) => {
-                        let j = map[other] as usize;
-                        match held_t[j] {
-                            Some(t) => (pair[i * n + j], t),
-                            None => {
-                                let g = pair[i * n + j];
-                                match side {
-                                    Side::Right => c.east[here] = g,
-                                    Side::Bottom => c.south[here] = g,
-                                    Side::Left | Side::Top => {}
-                                }
-                                continue;
-                            }
-                        }
-                    }
-                    None => {
-                        let g = side_g[side.index() * n + i];
-                        b += side_flux[side.index()];
-                        (g, outside[side.index()])
-                    }
-                };
-                b += extra * t;
-                if along_rows {
-                    c.extra_x[here] += extra;
-                } else {
-                    c.extra_y[here] += extra;
-                }
-            }
-            rhs[here] = b;
+            rhs[here] = power[i] + faces.assemble(&mut c, map, here);
         }
         c.sum_diagonal();
         let system = Self {

@@ -64,10 +64,11 @@ fn dense_solve(solver: &ProblemSolver, field: &[f32], request: SolveRequest) -> 
             .max_by(|&p, &q| a[p][k].abs().total_cmp(&a[q][k].abs()))
             .unwrap();
         a.swap(k, pivot);
-        for r in k + 1..n {
-            let f = a[r][k] / a[k][k];
-            for j in k..=n {
-                a[r][j] -= f * a[k][j];
+        let pivot_row = a[k].clone();
+        for row in a.iter_mut().skip(k + 1) {
+            let f = row[k] / pivot_row[k];
+            for (value, &above) in row.iter_mut().zip(&pivot_row).skip(k) {
+                *value -= f * above;
             }
         }
     }

@@ -301,6 +301,7 @@ impl Pair<'_> {
             Operation::SetProblem { .. }
             | Operation::EditMap { .. }
             | Operation::SwitchHeater { .. }
+            | Operation::Solve(_)
             | Operation::ClearProblem => {
                 if let Some(found) = self.apply_problem(operation)? {
                     return Ok(Some(found));
@@ -391,6 +392,7 @@ fn operation_kind(operation: &Operation) -> &'static str {
         Operation::SetProblem { .. } => "set-problem",
         Operation::EditMap { .. } => "edit-map",
         Operation::SwitchHeater { .. } => "switch-heater",
+        Operation::Solve(_) => "solve",
         Operation::ClearProblem => "clear-problem",
     }
 }

@@ -6,8 +6,9 @@ use super::compare::{self, CellDifference, Compared};
 use super::problems::{edit_map, random_problem, switch_heater, tables_of};
 use super::{Operation, Pair, Subject};
 use crate::compute::{Backend, CpuBackend, ProblemUpload};
-use crate::error::Result;
+use crate::error::{HeatlabError, Result};
 use crate::problem::{EnergyExchange, HeatProblem, StepTables};
+use crate::solve::{check_solvable, ProblemSolver, SolveOptions, SolveRequest};
 
 /// The problem both sides hold.
 pub(super) struct HeldProblem {
@@ -70,10 +71,50 @@ impl Pair<'_> {
                     return Ok(None);
                 }
             }
+            Operation::Solve(request) => return self.solve(*request).map(|()| None),
             _ => self.problem = None,
         }
         self.hand_over_problem()?;
         Ok(None)
+    }
+
+    /// Solves the held problem (without its thermostats) on both sides, when the solver takes
+    /// it; a solve that fails must fail alike on both.
+    fn solve(&mut self, request: SolveRequest) -> Result<()> {
+        let Some(held) = self.problem.as_ref() else {
+            return Ok(());
+        };
+        let mut problem = held.problem.clone();
+        problem.thermostats.clear();
+        let solver = ProblemSolver::of(&problem)?;
+        if check_solvable(&problem, &solver, request).is_err() {
+            return Ok(());
+        }
+        let options = SolveOptions::default();
+        let subject = self
+            .subject
+            .backend()
+            .solve_problem(&solver, request, &options);
+        let reference = self.reference.solve_problem(&solver, request, &options);
+        match (subject, reference) {
+            (Ok(subject), Ok(reference))
+                if subject.residual_history == reference.residual_history =>
+            {
+                Ok(())
+            }
+            (Ok(subject), Ok(reference)) => Err(HeatlabError::Internal(format!(
+                "the solve's residuals differ: {:?} against the reference's {:?}",
+                subject.residual_history, reference.residual_history
+            ))),
+            (Err(subject), Err(reference)) if subject.to_string() == reference.to_string() => {
+                Ok(())
+            }
+            (subject, reference) => Err(HeatlabError::Internal(format!(
+                "the solve ended differently: {:?} against the reference's {:?}",
+                subject.map(|r| r.cycles),
+                reference.map(|r| r.cycles)
+            ))),
+        }
     }
 
     /// Changes the held problem with `change` and recomputes its tables.

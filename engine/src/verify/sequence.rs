@@ -19,6 +19,7 @@ use crate::compute::{
 };
 use crate::grid::GridSize;
 use crate::render::{Colormap, Layer, RangeMode, ValueRange};
+use crate::solve::{ImplicitScheme, SolveRequest};
 
 /// Column counts around the edges of the kernels' tiles: 32-wide blocks, 4-wide vectors,
 /// 128-column warp strips with 112 or 120 output columns, 512-column vec4 blocks; and primes.
@@ -157,6 +158,9 @@ pub enum Operation {
         /// The switch's seed.
         seed: u64,
     },
+    /// Solve the held problem (its thermostats left out) on both sides: its steady state or
+    /// one implicit step, the answer becoming the field (see [`crate::solve`]).
+    Solve(SolveRequest),
     /// Back to the uniform stencil.
     ClearProblem,
 }
@@ -225,6 +229,10 @@ impl fmt::Display for Operation {
             }
             Self::EditMap { seed } => write!(f, "edit the material map ({seed})"),
             Self::SwitchHeater { seed } => write!(f, "switch a heater ({seed})"),
+            Self::Solve(SolveRequest::Steady) => f.write_str("solve the steady state"),
+            Self::Solve(SolveRequest::Implicit { scheme, dt }) => {
+                write!(f, "one implicit step ({scheme}) of {dt} s")
+            }
             Self::ClearProblem => f.write_str("back to the uniform problem"),
         }
     }
@@ -499,6 +507,17 @@ impl SequenceGenerator {
             10..=14 if self.problem_held => Operation::EditMap { seed },
             15..=18 if self.problem_held => Operation::SwitchHeater { seed },
             19 if self.problem_held => Operation::ClearProblem,
+            20..=25 if self.problem_held => Operation::Solve(match draw % 3 {
+                0 => SolveRequest::Steady,
+                1 => SolveRequest::Implicit {
+                    scheme: ImplicitScheme::BackwardEuler,
+                    dt: 10f64.powi((seed % 9) as i32 - 6),
+                },
+                _ => SolveRequest::Implicit {
+                    scheme: ImplicitScheme::CrankNicolson,
+                    dt: 10f64.powi((seed % 9) as i32 - 6),
+                },
+            }),
             _ => return None,
         };
         self.problem_held = !matches!(op, Operation::ClearProblem);
@@ -545,6 +564,7 @@ mod tests {
             Operation::SetProblem { .. }
                 | Operation::EditMap { .. }
                 | Operation::SwitchHeater { .. }
+                | Operation::Solve(_)
                 | Operation::ClearProblem
         )
     }
@@ -558,7 +578,9 @@ mod tests {
                 match op {
                     Operation::Upload { .. } => held = false,
                     Operation::SetProblem { .. } => held = true,
-                    Operation::EditMap { .. } | Operation::SwitchHeater { .. } => assert!(held),
+                    Operation::EditMap { .. }
+                    | Operation::SwitchHeater { .. }
+                    | Operation::Solve(_) => assert!(held),
                     Operation::ClearProblem => {
                         assert!(held);
                         held = false;
@@ -570,7 +592,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(kinds.len(), 4, "every heat-problem operation is drawn");
+        assert_eq!(kinds.len(), 5, "every heat-problem operation is drawn");
     }
 
     #[test]

@@ -439,13 +439,7 @@ fn execute(
     if let Some(problem) = &record.problem {
         note(&problem.start_line());
     }
-    if let Some(report) = plan.solve.apply(&mut simulation)? {
-        let solved = solve::SolverRecord::Steady(report);
-        note(&solved.line());
-        if let Some(problem) = record.problem.as_mut() {
-            problem.solver = Some(solved);
-        }
-    }
+    plan.solve.start(&mut simulation, record.problem.as_mut())?;
     let physics = match &record.problem {
         Some(_) => "materials and sides as above".to_string(),
         None => format!("coeff {}, {} boundary", plan.step.coeff, plan.step.boundary),
@@ -470,17 +464,7 @@ fn execute(
     if let Some(problem) = record.problem.as_mut() {
         problem.simulated_seconds = simulation.simulated_seconds().unwrap_or(0.0);
         problem.ledger = run.ledger().clone();
-        if let heatlab_engine::sim::solve::Stepping::Implicit { scheme, dt, .. } =
-            simulation.stepping()
-        {
-            let implicit = solve::SolverRecord::Implicit {
-                scheme,
-                dt,
-                work: simulation.take_implicit_work(),
-            };
-            note(&implicit.line());
-            problem.solver = Some(implicit);
-        }
+        solve::finish(&mut simulation, problem);
     }
     let ending = settle_agreement(&mut simulation, record, ending);
     let ending = match video {

@@ -7,6 +7,8 @@ use heatlab_engine::sim::Simulation;
 use heatlab_engine::solve::{ImplicitScheme, SolveOptions, SolveReport};
 
 use super::args::RunArgs;
+use super::scenario::ProblemRecord;
+use crate::cli::output::note;
 
 /// Implicit steps are this many explicit time steps unless --dt says otherwise.
 pub(super) const DEFAULT_IMPLICIT_MULTIPLE: f64 = 100.0;
@@ -115,11 +117,25 @@ impl SolvePlan {
         }
     }
 
-    /// Sets `simulation` to step as planned; the steady state is solved here (`Some` report).
-    pub(super) fn apply(
+    /// Sets `simulation` to step as planned, solving the steady state here (said on the
+    /// terminal and kept in `record`).
+    pub(super) fn start(
         self,
         simulation: &mut Simulation,
-    ) -> Result<Option<SolveReport>, HeatlabError> {
+        record: Option<&mut ProblemRecord>,
+    ) -> Result<(), HeatlabError> {
+        if let Some(report) = self.apply(simulation)? {
+            let solved = SolverRecord::Steady(report);
+            note(&solved.line());
+            if let Some(record) = record {
+                record.solver = Some(solved);
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets `simulation` to step as planned; the steady state is solved here (`Some` report).
+    fn apply(self, simulation: &mut Simulation) -> Result<Option<SolveReport>, HeatlabError> {
         match self {
             Self::March => Ok(None),
             Self::Steady(options) => simulation.solve_steady(&options).map(Some),
@@ -138,6 +154,19 @@ impl SolvePlan {
                 Ok(None)
             }
         }
+    }
+}
+
+/// Keeps what implicit steps took in `record` (and says it), after the run.
+pub(super) fn finish(simulation: &mut Simulation, record: &mut ProblemRecord) {
+    if let Stepping::Implicit { scheme, dt, .. } = simulation.stepping() {
+        let implicit = SolverRecord::Implicit {
+            scheme,
+            dt,
+            work: simulation.take_implicit_work(),
+        };
+        note(&implicit.line());
+        record.solver = Some(implicit);
     }
 }
 
