@@ -24,7 +24,9 @@ use heatlab_engine::grid::GridSize;
 use heatlab_engine::import::LuminanceRange;
 use heatlab_engine::problem::Side;
 use heatlab_engine::session::start::{open, Expected, Start};
+use heatlab_engine::sim::solve::Stepping;
 use heatlab_engine::sim::Simulation;
+use heatlab_engine::solve::{ImplicitScheme, SolveOptions, DEFAULT_TOLERANCE};
 use heatlab_engine::state::{FieldOrigin, SavedState};
 
 /// Copies of the field a Python simulation may hold on the host at once (initial, current, a
@@ -32,6 +34,15 @@ use heatlab_engine::state::{FieldOrigin, SavedState};
 const HOST_FIELD_COPIES: usize = 4;
 
 /// A size from Python's integers, with heatlab's message for a bad one.
+/// A solve's options from Python's arguments.
+fn solve_options(tolerance: f64, max_iterations: u32) -> SolveOptions {
+    SolveOptions {
+        tolerance,
+        max_cycles: max_iterations,
+        ..SolveOptions::default()
+    }
+}
+
 fn grid_size(rows: i64, cols: i64) -> PyResult<GridSize> {
     let side = |value: i64, name: &str| {
         usize::try_from(value).map_err(|_| invalid(format!("{name} must be positive, got {value}")))
@@ -351,6 +362,70 @@ impl PySimulation {
             running.before_writing().map_err(to_python)?;
             running.sim.reset().map_err(to_python)?;
             running.restart().map_err(to_python)
+        })
+    }
+
+    /// Replaces the temperature by the heat problem's steady state, solved directly
+    /// (multigrid-preconditioned conjugate gradients; the same bits on the CPU and CUDA)
+    /// until the estimated error is at most `tolerance` of the temperature span. The step and
+    /// time stay. Returns `iterations`, `levels`, `residual_history` (W/m, before the first
+    /// iteration and after each), `estimated_error` and `span` (°C) and `seconds`.
+    #[pyo3(signature = (*, tolerance = DEFAULT_TOLERANCE, max_iterations = 200))]
+    fn solve_steady<'py>(
+        &self,
+        py: Python<'py>,
+        tolerance: f64,
+        max_iterations: u32,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let options = solve_options(tolerance, max_iterations);
+        let report = self.detached(py, |running| {
+            running.before_writing().map_err(to_python)?;
+            let report = running.sim.solve_steady(&options).map_err(to_python)?;
+            running.restart().map_err(to_python)?;
+            Ok(report)
+        })?;
+        let dict = PyDict::new(py);
+        dict.set_item("iterations", report.cycles)?;
+        dict.set_item("levels", report.levels)?;
+        dict.set_item("residual_history", report.residual_history)?;
+        dict.set_item("estimated_error", report.estimated_error)?;
+        dict.set_item("span", report.span)?;
+        dict.set_item("seconds", report.seconds)?;
+        Ok(dict)
+    }
+
+    /// Takes implicit steps from now on: `scheme` "backward-euler" (first order, no
+    /// overshoot) or "crank-nicolson" (second order), of `dt` seconds (default: 100 explicit
+    /// steps), each solved to `tolerance`; `scheme=None` goes back to explicit steps.
+    /// `step(n)` then takes `n` implicit steps. Implicit steps book no energy balance.
+    #[pyo3(signature = (scheme = Some("backward-euler"), dt = None, *, tolerance = DEFAULT_TOLERANCE, max_iterations = 200))]
+    fn set_implicit(
+        &self,
+        py: Python<'_>,
+        scheme: Option<&str>,
+        dt: Option<f64>,
+        tolerance: f64,
+        max_iterations: u32,
+    ) -> PyResult<()> {
+        let scheme: Option<ImplicitScheme> = scheme.map(parse).transpose()?;
+        let options = solve_options(tolerance, max_iterations);
+        self.detached(py, |running| {
+            let stepping = match scheme {
+                None => Stepping::Explicit,
+                Some(scheme) => {
+                    let explicit = running
+                        .sim
+                        .compiled_problem()
+                        .map(|compiled| compiled.tables.dt)
+                        .ok_or_else(|| invalid("implicit steps need a heat problem"))?;
+                    Stepping::Implicit {
+                        scheme,
+                        dt: dt.unwrap_or(100.0 * explicit),
+                        options,
+                    }
+                }
+            };
+            running.sim.set_stepping(stepping).map_err(to_python)
         })
     }
 

@@ -297,6 +297,3 @@ pub fn check_solvable(
 fn held_cells(solver: &ProblemSolver) -> usize {
     solver.held.iter().filter(|t| !t.is_nan()).count()
 }
-
-#[cfg(test)]
-mod tests;

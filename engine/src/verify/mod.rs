@@ -504,3 +504,6 @@ fn run_sequence(
     report.steps_run += pair.steps;
     Ok(())
 }
+
+#[cfg(test)]
+mod solve_tests;

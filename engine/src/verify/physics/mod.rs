@@ -10,12 +10,19 @@
 //! - `gaussian`: a hot spot spreading as the analytic Gaussian (order 2);
 //! - `heater`: heaters in an insulated box store power × time (exact);
 //! - `rectangle`: the steady state of a rectangle with one hot side against its Fourier series
-//!   (order 2).
+//!   (order 2);
+//! - `solved-rectangle`: the same solved directly ([`crate::solve`]) to 256 cells (order 2);
+//! - `held-flux`: a flux into a strip whose end is held, solved directly: exact, since a held
+//!   region's temperature lies on its faces;
+//! - `implicit-be`, `implicit-cn`: a decaying mode in implicit steps of 12.5 to 100 explicit
+//!   steps (order 1 and 2 in time).
 //!
-//! Every case steps through [`Backend::set_problem`], so it runs on the CPU and CUDA alike.
+//! Every case steps through [`Backend::set_problem`] or solves through
+//! [`Backend::solve_problem`], so it runs on the CPU and CUDA alike.
 
 pub mod markdown;
 pub mod report;
+mod solved;
 mod steady;
 mod transient;
 
@@ -23,6 +30,9 @@ use std::time::Instant;
 
 use report::worse;
 pub use report::{Bound, CaseReport, Check, Expected, PhysicsReport, Resolution};
+pub use solved::{
+    held_region_under_flux, implicit_backward_euler, implicit_crank_nicolson, solved_rectangle,
+};
 pub use steady::{composite_wall, flux_wall, linear_profile, rectangle};
 pub use transient::{convective_slab, gaussian_spot, insulated_heater};
 
@@ -35,7 +45,7 @@ use crate::problem::{HeatProblem, StepTables, TimeStep};
 pub type Case = fn(&mut dyn Backend) -> Result<CaseReport>;
 
 /// Every case, in the order `heatlab verify --physics` runs them.
-pub const CASES: [Case; 7] = [
+pub const CASES: [Case; 11] = [
     linear_profile,
     flux_wall,
     composite_wall,
@@ -43,6 +53,10 @@ pub const CASES: [Case; 7] = [
     gaussian_spot,
     insulated_heater,
     rectangle,
+    solved_rectangle,
+    held_region_under_flux,
+    implicit_backward_euler,
+    implicit_crank_nicolson,
 ];
 
 /// Runs every case on `backend`.

@@ -1,14 +1,15 @@
-//! The CPU solver against a dense `f64` solve of the same system, the explicit step's own
+//! The CPU solver ([`crate::solve`]) against a dense `f64` solve of the same system on
+//! random problems (here, beside the generator of random problems), the explicit step's own
 //! tables and exact answers.
 
 use std::sync::Arc;
 
-use super::cpu::{neighbour_sum, CpuMultigrid, CpuSolve};
-use super::*;
 use crate::grid::GridSize;
 use crate::problem::material::find;
 use crate::problem::step::step_field;
-use crate::problem::{CellKind, Heater, HeaterPower, SideCondition};
+use crate::problem::{CellKind, HeatProblem, Heater, HeaterPower, SideCondition};
+use crate::solve::cpu::{implicit_rhs, neighbour_sum, CpuMultigrid, CpuSolve};
+use crate::solve::*;
 use crate::verify::problems::random_problem;
 
 /// Solves `(σ C + A) x = rhs` by Gaussian elimination with partial pivoting over the free
@@ -21,7 +22,7 @@ fn dense_solve(solver: &ProblemSolver, field: &[f32], request: SolveRequest) -> 
     let start = grids.values().to_vec();
     let rhs: Vec<f64> = (0..c.cells())
         .map(|i| match c.free[i] {
-            1 => super::cpu::implicit_rhs(
+            1 => implicit_rhs(
                 c,
                 &solver.rhs,
                 &start,
