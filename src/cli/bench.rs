@@ -351,12 +351,12 @@ fn bench_steady_state(args: &BenchArgs, sizes: &[GridSize], use_cuda: bool) -> a
     let mut table = format!(
         "steady state of a heat sink (copper, FR-4, air; contrast 1.5e4) to 1e-6 of the span \
          on {}\n| size | grids | iterations | solve ms | setup ms | explicit step us | \
-         marching steps (lower bound) | speed-up over marching |\n|---|---|---|---|---|---|---|---|\n",
+         marching steps (lower bound) | speed-up over marching | implicit step ms (iterations) |\n|---|---|---|---|---|---|---|---|---|\n",
         backend.device_name()
     );
     for row in &rows {
         table.push_str(&format!(
-            "| {} | {} | {} | {:.2} | {:.1} | {:.2} | {:.3e} | {:.3e} |\n",
+            "| {} | {} | {} | {:.2} | {:.1} | {:.2} | {:.3e} | {:.3e} | {:.2} ({}) |\n",
             row.size,
             row.levels,
             row.iterations,
@@ -364,7 +364,9 @@ fn bench_steady_state(args: &BenchArgs, sizes: &[GridSize], use_cuda: bool) -> a
             row.setup_ms,
             row.explicit_step_us,
             row.marching_steps,
-            row.speedup
+            row.speedup,
+            row.implicit_step_ms,
+            row.implicit_iterations
         ));
     }
     print(&table)?;

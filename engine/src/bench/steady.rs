@@ -14,7 +14,7 @@ use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};
 use crate::problem::material::find;
 use crate::problem::{CellKind, HeatProblem, Heater, HeaterPower, SideCondition, Sides};
-use crate::solve::{ProblemSolver, SolveOptions, SolveRequest};
+use crate::solve::{ImplicitScheme, ProblemSolver, SolveOptions, SolveRequest};
 
 /// A heat sink on `size` cells of 25 µm: copper fins on a copper base in air, a chip heating
 /// in an FR-4 board, convective sides (conductivity contrast 401 / 0.0263 = 1.5e4).
@@ -71,6 +71,11 @@ pub struct SteadyRow {
     pub marching_steps: f64,
     /// Marching's time over the solve's.
     pub speedup: f64,
+    /// One backward-Euler step of 100 explicit steps from the steady start, ms (the
+    /// second; the first builds the coarsest matrix for its `σ`).
+    pub implicit_step_ms: f64,
+    /// Its iterations.
+    pub implicit_iterations: u32,
 }
 
 /// The bench on `backend` for each size, to `options`' tolerance.
@@ -92,6 +97,13 @@ pub fn bench_steady(
         backend.solve_problem(&solver, SolveRequest::Steady, options)?;
         backend.upload(&start)?;
         let report = backend.solve_problem(&solver, SolveRequest::Steady, options)?;
+        let implicit = SolveRequest::Implicit {
+            scheme: ImplicitScheme::BackwardEuler,
+            dt: 100.0 * problem.tables()?.dt,
+        };
+        backend.upload(&start)?;
+        backend.solve_problem(&solver, implicit, options)?;
+        let step = backend.solve_problem(&solver, implicit, options)?;
         let compiled = problem.compile()?;
         backend.upload(&start)?;
         backend.set_problem(Some(ProblemUpload::of(&compiled, false)))?;
@@ -113,6 +125,8 @@ pub fn bench_steady(
             explicit_step_us: step_seconds * 1e6,
             marching_steps,
             speedup: marching_steps * step_seconds / report.seconds,
+            implicit_step_ms: step.seconds * 1e3,
+            implicit_iterations: step.cycles,
         });
     }
     Ok(rows)

@@ -94,6 +94,16 @@ impl SideEditor {
                 if problem.is_none() && pair[0] == Side::Top {
                     ui.weak("(the plate: setting a side makes it an aluminium problem)");
                 }
+                if problem.is_some() && pair[0] == Side::Left {
+                    let solve = ui.button("Solve steady state").on_hover_text(
+                        "Replace the field by this problem's steady state, solved directly \
+                         (multigrid conjugate gradients) instead of marched: what the plate \
+                         settles to after a long time. The step and time stay.",
+                    );
+                    if solve.clicked() {
+                        commands.push(DiffusionCommand::Problem(ProblemCommand::SolveSteady));
+                    }
+                }
             });
         }
     }

@@ -188,6 +188,9 @@ pub enum ProblemCommand {
     SetSide(Side, SideCondition),
     /// The thermostats (replacing those there were).
     SetThermostats(Vec<Thermostat>),
+    /// Replace the field by the problem's steady state, solved directly (see
+    /// [`crate::solve`]); the step and time stay.
+    SolveSteady,
 }
 
 impl ProblemCommand {

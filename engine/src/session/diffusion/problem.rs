@@ -12,6 +12,7 @@ use crate::problem::{material, CellKind, HeatProblem, Shape, PLATE_SPACING};
 use crate::session::notice::Level;
 use crate::session::run::EnergyWindow;
 use crate::sim::Simulation;
+use crate::solve::SolveOptions;
 
 /// The least time between two [`SimEvent::Problem`]s while kinds are painted (each one copies
 /// the map: 4 MB at 2000²); the stroke's end always sends one.
@@ -35,6 +36,7 @@ impl SimThread {
             return;
         };
         let mut throttled = false;
+        let mut solved = None;
         let result = match command {
             ProblemCommand::Set(problem) => sim.set_problem(problem.map(|p| *p), true),
             ProblemCommand::Paint { shape, kind } => {
@@ -51,7 +53,21 @@ impl SimThread {
                 problem.thermostats = thermostats;
                 Ok(())
             }),
+            ProblemCommand::SolveSteady => sim
+                .solve_steady(&SolveOptions::default())
+                .map(|report| solved = Some(report)),
         };
+        if let Some(report) = solved {
+            self.notice(
+                Level::Info,
+                format!(
+                    "steady state solved: {} iterations, {:.1} ms, estimated error {:.1e} °C",
+                    report.cycles,
+                    report.seconds * 1e3,
+                    report.estimated_error
+                ),
+            );
+        }
         match result {
             Ok(()) => {
                 self.schedule.dirty = true;
