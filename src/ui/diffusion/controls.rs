@@ -9,8 +9,12 @@ use heatlab_engine::compute::{
     BackendChoice, BackendKind, Boundary, StepParams, STABLE_COEFF_LIMIT,
 };
 use heatlab_engine::field::JaggedParams;
+use heatlab_engine::problem::HeatProblem;
+use heatlab_engine::session::diffusion::ProblemCommand;
 use heatlab_engine::sim::generate::GenerationPlace;
+use heatlab_engine::sim::solve::Stepping;
 use heatlab_engine::sim::Stability;
+use heatlab_engine::solve::{ImplicitScheme, SolveOptions};
 
 use super::super::folder::FolderField;
 use super::super::notice::{ERROR, WARNING};
@@ -398,7 +402,47 @@ impl Controls<'_> {
             )
             .labelled_by(label.id);
             ui.end_row();
+            if let Some(problem) = self.state.problem.as_deref() {
+                ui.label("time steps");
+                self.stepping_ui(ui, problem);
+                ui.end_row();
+            }
         });
+    }
+
+    /// Explicit steps, or implicit ones of 100 explicit steps (for long physical times).
+    fn stepping_ui(&mut self, ui: &mut egui::Ui, problem: &HeatProblem) {
+        let mut implicit = matches!(self.state.stepping, Stepping::Implicit { .. });
+        let text = match self.state.stepping {
+            Stepping::Explicit => "implicit ×100".to_string(),
+            Stepping::Implicit { dt, .. } => format!("implicit, {dt:.3e} s"),
+        };
+        let hint = "backward-Euler steps of 100 explicit time steps, each solved by multigrid \
+                    conjugate gradients: slower per step, far faster per simulated second; \
+                    for long physical times. Energy is not booked while they run.";
+        if !ui
+            .checkbox(&mut implicit, text)
+            .on_hover_text(hint)
+            .changed()
+        {
+            return;
+        }
+        let stepping = match (implicit, problem.tables()) {
+            (false, _) => Stepping::Explicit,
+            (true, Ok(tables)) => Stepping::Implicit {
+                scheme: ImplicitScheme::BackwardEuler,
+                dt: 100.0 * tables.dt,
+                options: SolveOptions::default(),
+            },
+            (true, Err(error)) => {
+                log::warn!("implicit steps need the explicit step: {error}");
+                return;
+            }
+        };
+        self.commands
+            .push(DiffusionCommand::Problem(ProblemCommand::SetStepping(
+                stepping,
+            )));
     }
 
     fn coefficient_ui(&mut self, ui: &mut egui::Ui) {

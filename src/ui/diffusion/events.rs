@@ -51,6 +51,7 @@ impl DiffusionPanel {
                 self.share_problem();
                 self.place_thermostat_probes();
             }
+            SimEvent::Stepping(stepping) => self.state.stepping = stepping,
             SimEvent::GenerationFailed(message) => {
                 self.state.progress = None;
                 self.state.live_generating = false;

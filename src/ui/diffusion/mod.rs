@@ -102,6 +102,8 @@ pub struct SimState {
     pub problem: Option<std::sync::Arc<heatlab_engine::problem::HeatProblem>>,
     /// The problem's part of the latest frame.
     pub problem_frame: Option<heatlab_engine::session::diffusion::ProblemFrame>,
+    /// How the problem advances, as the simulation thread last reported it.
+    pub stepping: heatlab_engine::sim::solve::Stepping,
 }
 
 /// The diffusion tab.

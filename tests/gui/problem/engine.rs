@@ -1,14 +1,15 @@
 //! The simulation thread's side of the problem tools, driven through the real app: kinds painted
 //! while running are one undo step in the brush's history (undo and redo), a heater switched by
 //! editing its kind or by a thermostat shows in the frames, a side is set, and a thermostat on a
-//! kind without a heater is refused with a notice and the field left as it was.
+//! kind without a heater is refused with a notice and the field left as it was; the steady state
+//! is solved (a notice says how) and implicit steps are switched on and off.
 
 #![expect(
     clippy::unwrap_used,
     reason = "test helpers unwrap like the tests: a failure there is the test's failure"
 )]
 
-use super::common::app::{app_harness, apply, wait_until};
+use super::common::app::{app_harness, apply, has_notice, wait_until};
 
 use eframe::egui::Vec2;
 use egui_kittest::Harness;
@@ -20,6 +21,8 @@ use heatlab_engine::problem::{
     CellKind, Heater, HeaterPower, Shape, Side, SideCondition, Thermostat,
 };
 use heatlab_engine::session::diffusion::ProblemCommand;
+use heatlab_engine::sim::solve::Stepping;
+use heatlab_engine::solve::{ImplicitScheme, SolveOptions};
 
 fn harness() -> (Harness<'static, HeatlabApp>, Settings) {
     let mut settings = Settings::default();
@@ -245,4 +248,60 @@ fn a_thermostat_without_a_heater_is_refused_with_the_field_intact() {
     assert_eq!(state.problem, problem, "the problem as it was");
     assert_eq!(state.stats, before, "the field as it was");
     assert_eq!(state.step, 0);
+}
+
+#[test]
+fn the_steady_state_is_solved_and_implicit_steps_are_taken_on_the_simulation_thread() {
+    let (mut harness, mut settings) = harness();
+    problem_command(
+        &mut harness,
+        &mut settings,
+        ProblemCommand::SetSide(Side::Left, SideCondition::Fixed { temperature: 100.0 }),
+    );
+    problem_command(
+        &mut harness,
+        &mut settings,
+        ProblemCommand::SetSide(Side::Right, SideCondition::Fixed { temperature: 0.0 }),
+    );
+    wait_until(&mut harness, "the problem with fixed sides", |app| {
+        app.diffusion().state().problem.is_some()
+    });
+    problem_command(&mut harness, &mut settings, ProblemCommand::SolveSteady);
+    wait_until(&mut harness, "the steady state's notice", |app| {
+        has_notice(app, "steady state solved")
+    });
+    // Between 100 °C and 0 °C sides, insulated top and bottom: the steady field spans nearly
+    // all of it, linear across.
+    wait_until(&mut harness, "the steady field's statistics", |app| {
+        app.diffusion()
+            .state()
+            .stats
+            .is_some_and(|s| s.max > 95.0 && s.min < 5.0)
+    });
+    let Some(problem) = harness.state().diffusion().state().problem.clone() else {
+        panic!("the problem went missing");
+    };
+    let dt = 100.0 * problem.tables().unwrap().dt;
+    problem_command(
+        &mut harness,
+        &mut settings,
+        ProblemCommand::SetStepping(Stepping::Implicit {
+            scheme: ImplicitScheme::BackwardEuler,
+            dt,
+            options: SolveOptions::default(),
+        }),
+    );
+    apply(&mut harness, &mut settings, DiffusionCommand::Step(3));
+    wait_until(&mut harness, "three implicit steps", |app| {
+        let state = app.diffusion().state();
+        state.step == 3 && matches!(state.stepping, Stepping::Implicit { .. })
+    });
+    problem_command(
+        &mut harness,
+        &mut settings,
+        ProblemCommand::SetStepping(Stepping::Explicit),
+    );
+    wait_until(&mut harness, "explicit steps again", |app| {
+        app.diffusion().state().stepping == Stepping::Explicit
+    });
 }

@@ -191,6 +191,8 @@ pub enum ProblemCommand {
     /// Replace the field by the problem's steady state, solved directly (see
     /// [`crate::solve`]); the step and time stay.
     SolveSteady,
+    /// Explicit steps, or implicit ones of their own time step, from now on.
+    SetStepping(crate::sim::solve::Stepping),
 }
 
 impl ProblemCommand {
@@ -341,6 +343,9 @@ pub enum SimEvent {
     /// The heat problem changed (an edit, an opened file, a new field): the problem as it now
     /// stands, map included, or `None` for the tutorial's uniform plate.
     Problem(Option<Arc<HeatProblem>>),
+    /// How the problem advances now (sent with every [`SimEvent::Problem`]: a new problem
+    /// starts with explicit steps).
+    Stepping(crate::sim::solve::Stepping),
 }
 
 /// One finished agreement check and the totals so far.

@@ -11,6 +11,7 @@ use crate::error::{HeatlabError, Result};
 use crate::problem::{material, CellKind, HeatProblem, Shape, PLATE_SPACING};
 use crate::session::notice::Level;
 use crate::session::run::EnergyWindow;
+use crate::sim::solve::Stepping;
 use crate::sim::Simulation;
 use crate::solve::SolveOptions;
 
@@ -53,6 +54,7 @@ impl SimThread {
                 problem.thermostats = thermostats;
                 Ok(())
             }),
+            ProblemCommand::SetStepping(stepping) => sim.set_stepping(stepping),
             ProblemCommand::SolveSteady => sim
                 .solve_steady(&SolveOptions::default())
                 .map(|report| solved = Some(report)),
@@ -104,7 +106,12 @@ impl SimThread {
             last: Some(Instant::now()),
             unsent: false,
         };
+        let stepping = self
+            .sim
+            .as_ref()
+            .map_or(Stepping::Explicit, Simulation::stepping);
         self.emit(SimEvent::Problem(problem));
+        self.emit(SimEvent::Stepping(stepping));
     }
 
     /// Tells the panel the problem unless it was told less than [`PROBLEM_EVENT_INTERVAL`]
