@@ -397,7 +397,7 @@ impl PySimulation {
     /// Takes implicit steps from now on: `scheme` "backward-euler" (first order, no
     /// overshoot) or "crank-nicolson" (second order), of `dt` seconds (default: 100 explicit
     /// steps), each solved to `tolerance`; `scheme=None` goes back to explicit steps.
-    /// `step(n)` then takes `n` implicit steps. Implicit steps book no energy balance.
+    /// `step(n)` then takes `n` implicit steps, booking their energy as explicit ones do.
     #[pyo3(signature = (scheme = Some("backward-euler"), dt = None, *, tolerance = DEFAULT_TOLERANCE, max_iterations = 200))]
     fn set_implicit(
         &self,

@@ -418,12 +418,7 @@ impl Simulation {
     /// backend booked since the last call. `None` without a problem that books energy.
     pub fn energy_balance(&mut self, before: &Grid, after: &Grid) -> Result<Option<EnergyBalance>> {
         self.settle()?;
-        // Implicit steps book nothing on the backend: no balance to give.
-        let Some(active) = self
-            .problem
-            .as_mut()
-            .filter(|a| a.book_energy && a.stepping == super::solve::Stepping::Explicit)
-        else {
+        let Some(active) = self.problem.as_mut().filter(|a| a.book_energy) else {
             return Ok(None);
         };
         let mut exchange = std::mem::take(&mut active.booked);
@@ -452,12 +447,7 @@ impl Simulation {
     /// (painting, undo, a new field), which starts the next balance.
     pub fn energy_since_last_balance(&mut self) -> Result<Option<EnergyBalance>> {
         self.settle()?;
-        let explicit = |a: &ActiveProblem| a.stepping == super::solve::Stepping::Explicit;
-        if !self
-            .problem
-            .as_ref()
-            .is_some_and(|a| a.book_energy && explicit(a))
-        {
+        if !self.problem.as_ref().is_some_and(|a| a.book_energy) {
             return Ok(None);
         }
         let stored = self.backend.stored_energy()?;

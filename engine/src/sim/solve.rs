@@ -1,6 +1,8 @@
 //! A held problem solved instead of marched: its steady state at once, or implicit steps far
 //! above the explicit limit (see [`crate::solve`]). Implicit steps go through the same
-//! [`Simulation::start_advance`] as explicit ones, so every run loop takes them alike.
+//! [`Simulation::start_advance`] as explicit ones, so every run loop takes them alike; with
+//! energy booking they book what each step's equation says came in
+//! ([`crate::solve::exchange`]), from the fields before and after it (downloaded).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +11,7 @@ use super::problem::ActiveProblem;
 use super::Simulation;
 use crate::error::{HeatlabError, Result};
 use crate::measure::TimingRecord;
+use crate::solve::exchange::implicit_exchange;
 use crate::solve::{
     check_solvable, ImplicitScheme, ProblemSolver, SolveOptions, SolveReport, SolveRequest,
 };
@@ -146,9 +149,28 @@ impl Simulation {
         };
         let request = SolveRequest::Implicit { scheme, dt };
         let solver = self.problem_solver(request)?;
+        let book = self.problem.as_ref().is_some_and(|a| a.book_energy);
+        let mut before = match book {
+            true => Some(self.backend.download()?),
+            false => None,
+        };
         let mut seconds = 0.0;
         for _ in 0..steps {
             let report = self.backend.solve_problem(&solver, request, &options)?;
+            if let Some(start) = before.take() {
+                let after = self.backend.download()?;
+                if let Some(active) = self.problem.as_mut() {
+                    let exchange = implicit_exchange(
+                        &active.problem,
+                        start.as_slice(),
+                        after.as_slice(),
+                        scheme,
+                        dt,
+                    )?;
+                    active.booked.add(&exchange);
+                }
+                before = Some(after);
+            }
             seconds += report.seconds;
             self.implicit_work.steps += 1;
             self.implicit_work.iterations += u64::from(report.cycles);
@@ -157,7 +179,6 @@ impl Simulation {
             self.step += 1;
             self.count_problem_time(1);
         }
-        self.invalidate_energy_mark();
         let from = self.step - steps;
         Ok(Some(self.record(
             from,

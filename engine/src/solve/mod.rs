@@ -17,6 +17,7 @@ pub mod coarsest;
 pub mod components;
 pub mod cpu;
 pub mod cycle;
+pub mod exchange;
 pub mod hierarchy;
 pub mod reduce;
 pub mod system;

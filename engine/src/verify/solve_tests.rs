@@ -360,3 +360,40 @@ fn cycles_stay_nearly_level_as_the_grid_is_refined() {
         "cycles {counts:?}"
     );
 }
+
+#[test]
+fn implicit_steps_book_the_energy_their_equation_moves() {
+    use crate::compute::CpuBackend;
+    use crate::grid::Grid;
+    use crate::sim::solve::Stepping;
+    use crate::sim::Simulation;
+    for scheme in ImplicitScheme::ALL {
+        let problem = heat_sink_like(24, 32);
+        let field = Grid::from_vec(problem.size, vec![20.0; problem.size.cells()]).unwrap();
+        let mut sim =
+            Simulation::new(Box::new(CpuBackend::new()), field, Default::default()).unwrap();
+        let dt = 100.0 * problem.tables().unwrap().dt;
+        sim.set_problem(Some(problem), true).unwrap();
+        sim.set_stepping(Stepping::Implicit {
+            scheme,
+            dt,
+            options: SolveOptions::default(),
+        })
+        .unwrap();
+        assert!(sim.energy_since_last_balance().unwrap().is_none());
+        sim.advance(25).unwrap();
+        let balance = sim.energy_since_last_balance().unwrap().unwrap();
+        let stored = balance.stored_after - balance.stored_before;
+        let heaters = balance.exchange.sources;
+        assert!(heaters > 0.0 && stored > 0.0, "{balance:?}");
+        let closing = stored - balance.exchange.total();
+        // The field is rounded to f32 after every step: at most half a unit in the last
+        // place of each cell's temperature, 2^-25 of the stored energy, per step.
+        let rounding = 25.0 * 2f64.powi(-25) * balance.stored_after.abs();
+        assert!(
+            closing.abs() <= 1e-7 * heaters + rounding,
+            "{scheme}: closing error {closing:e} J/m of {heaters:e} from the heaters \
+             (f32 rounding bound {rounding:e})"
+        );
+    }
+}

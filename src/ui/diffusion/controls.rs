@@ -419,7 +419,7 @@ impl Controls<'_> {
         };
         let hint = "backward-Euler steps of 100 explicit time steps, each solved by multigrid \
                     conjugate gradients: slower per step, far faster per simulated second; \
-                    for long physical times. Energy is not booked while they run.";
+                    for long physical times. The energy budget books what each step's equation moves.";
         if !ui
             .checkbox(&mut implicit, text)
             .on_hover_text(hint)
