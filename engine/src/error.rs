@@ -28,7 +28,7 @@ pub enum HeatlabError {
     #[error(
         "the solver did not converge in {cycles} iterations: the residual reached {residual:.3e} W/m \
          and the estimated error {estimated_error:.3e} °C of a {span:.3e} °C span; raise \
-         --max-cycles or loosen --tolerance"
+         --max-iterations or loosen --tolerance"
     )]
     NotConverged {
         /// Cycles taken.

@@ -369,3 +369,125 @@ fn gallery_problems_are_listed_checked_and_run_by_name() {
         stderr_of(&output)
     );
 }
+
+#[test]
+fn a_steady_state_is_solved_and_implicit_steps_book_their_energy() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = heatlab(
+        dir.path(),
+        &[
+            "run",
+            "--scenario",
+            "heat-sink",
+            "--steady",
+            "--npy",
+            "--backend",
+            "cpu",
+            "--out",
+            "sink",
+        ],
+    );
+    succeeded(&out);
+    assert!(
+        stderr_of(&out).contains("steady state:"),
+        "{}",
+        stderr_of(&out)
+    );
+    let record = read_json(&dir.path().join("sink/run.json"));
+    let steady = &record["problem"]["solver"]["steady"];
+    let iterations = steady["cycles"].as_u64().unwrap();
+    assert!((1..60).contains(&iterations), "{steady}");
+    let residuals = steady["residual_history"].as_array().unwrap();
+    assert_eq!(residuals.len() as u64, iterations + 1);
+    let field = read_npy(&fs::read(dir.path().join("sink/field_000000.npy")).unwrap()).unwrap();
+    // The chip heats the sink well above the 25 °C air, and nothing is below it.
+    let (min, max) = field
+        .as_slice()
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+    assert!(min >= 24.9 && max > 60.0, "{min} {max}");
+
+    let out = heatlab(
+        dir.path(),
+        &[
+            "run",
+            "--scenario",
+            "heat-sink",
+            "--implicit",
+            "crank-nicolson",
+            "--dt",
+            "20",
+            "--duration",
+            "400",
+            "--backend",
+            "cpu",
+            "--out",
+            "long",
+        ],
+    );
+    succeeded(&out);
+    let record = read_json(&dir.path().join("long/run.json"));
+    let implicit = &record["problem"]["solver"]["implicit"];
+    assert_eq!(implicit["work"]["steps"].as_u64(), Some(20), "{implicit}");
+    let window = &record["problem"]["budget"]["window"];
+    let heaters = window["exchange"]["sources"].as_f64().unwrap();
+    let closing = window["closing_error"].as_f64().unwrap();
+    assert!(heaters > 0.0 && closing.abs() < 1e-6 * heaters, "{window}");
+}
+
+#[test]
+fn the_solver_refuses_what_it_cannot_solve() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["run", "--steady", "--size", "64"],
+            "solves a heat problem",
+        ),
+        (
+            &["run", "--scenario", "heat-sink", "--implicit", "--dt", "-1"],
+            "--dt must be positive",
+        ),
+        (
+            &["run", "--scenario", "heater-thermostat", "--steady"],
+            "thermostat",
+        ),
+        (
+            &[
+                "run",
+                "--scenario",
+                "heat-sink",
+                "--steady",
+                "--max-iterations",
+                "2",
+            ],
+            "did not converge",
+        ),
+    ];
+    for (index, (args, expected)) in cases.into_iter().enumerate() {
+        let folder = format!("bad{index}");
+        let mut full = args.to_vec();
+        full.extend(["--backend", "cpu", "--out", folder.as_str()]);
+        let out = heatlab(dir.path(), &full);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr_of(&out));
+        assert!(
+            stderr_of(&out).contains(expected),
+            "{args:?}: {}",
+            stderr_of(&out)
+        );
+        // No frame of a solve that did not finish.
+        let frames = std::fs::read_dir(dir.path().join(&folder))
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("field_"))
+                    .count()
+            })
+            .unwrap_or(0);
+        assert_eq!(frames, 0, "{args:?}");
+    }
+    let out = heatlab(
+        dir.path(),
+        &["run", "--scenario", "heat-sink", "--steady", "--steps", "3"],
+    );
+    assert_eq!(out.status.code(), Some(2), "clap refuses the conflict");
+}

@@ -167,6 +167,11 @@ impl RunPlan {
         if args.duration.is_some() && args.scenario.is_none() && args.resume.is_none() {
             return Err(duration_refusal());
         }
+        let solve = solve::SolvePlan::from_args(args)?;
+        if args.scenario.is_none() && args.resume.is_none() {
+            // A field or an image holds no heat problem; a saved state is checked once read.
+            solve.check_has_problem(false)?;
+        }
         let chunk = non_negative("--chunk", args.chunk)?;
         if chunk == 0 {
             return Err(HeatlabError::InvalidInput(
@@ -202,7 +207,7 @@ impl RunPlan {
             out: args.out.clone(),
             check_every: non_negative("--check-every", args.check_every)?,
             kernel: checked_kernel(args)?,
-            solve: solve::SolvePlan::from_args(args)?,
+            solve,
         })
     }
 
