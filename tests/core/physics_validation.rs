@@ -144,7 +144,7 @@ fn the_command_validates_every_case_and_writes_its_report() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(stdout.contains("7 of 7 cases passed"), "{stdout}");
+    assert!(stdout.contains("11 of 11 cases passed"), "{stdout}");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let cases = report["cases"].as_array().unwrap();
@@ -158,7 +158,11 @@ fn the_command_validates_every_case_and_writes_its_report() {
             "slab",
             "gaussian",
             "heater",
-            "rectangle"
+            "rectangle",
+            "solved-rectangle",
+            "held-flux",
+            "implicit-be",
+            "implicit-cn"
         ]
     );
     for case in cases {
