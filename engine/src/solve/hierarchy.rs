@@ -90,20 +90,7 @@ fn coarsen(fine: &Coefficients, step: Coarsening) -> Coefficients {
     let (fr, fc) = (step.row_factor, step.col_factor);
     let periodic_cols = fine.periodic_cols && cols > 1;
     let periodic_rows = fine.periodic_rows && rows > 1;
-    let cells = rows * cols;
-    let mut coarse = Coefficients {
-        rows,
-        cols,
-        free: vec![0; cells],
-        east: vec![0.0; cells],
-        south: vec![0.0; cells],
-        extra_x: vec![0.0; cells],
-        extra_y: vec![0.0; cells],
-        diagonal: Vec::new(),
-        capacity: vec![0.0; cells],
-        periodic_cols,
-        periodic_rows,
-    };
+    let mut coarse = Coefficients::empty(rows, cols, periodic_rows, periodic_cols);
     let fine_rows = |r: usize| fr * r..(fr * r + fr).min(fine.rows);
     let fine_cols = |c: usize| fc * c..(fc * c + fc).min(fine.cols);
     let parts = (

@@ -55,6 +55,24 @@ pub struct Coefficients {
 }
 
 impl Coefficients {
+    /// A `rows × cols` grid of held cells with no faces (to be filled), wrapping as told.
+    pub fn empty(rows: usize, cols: usize, periodic_rows: bool, periodic_cols: bool) -> Self {
+        let cells = rows * cols;
+        Self {
+            rows,
+            cols,
+            free: vec![0; cells],
+            east: vec![0.0; cells],
+            south: vec![0.0; cells],
+            extra_x: vec![0.0; cells],
+            extra_y: vec![0.0; cells],
+            diagonal: Vec::new(),
+            capacity: vec![0.0; cells],
+            periodic_cols,
+            periodic_rows,
+        }
+    }
+
     /// Cells.
     pub fn cells(&self) -> usize {
         self.rows * self.cols
@@ -230,19 +248,7 @@ impl ConductionSystem {
         };
         let map = &problem.map;
         let cells = rows * cols;
-        let mut c = Coefficients {
-            rows,
-            cols,
-            free: vec![0; cells],
-            east: vec![0.0; cells],
-            south: vec![0.0; cells],
-            extra_x: vec![0.0; cells],
-            extra_y: vec![0.0; cells],
-            diagonal: Vec::new(),
-            capacity: vec![0.0; cells],
-            periodic_cols: wrap.cols,
-            periodic_rows: wrap.rows,
-        };
+        let mut c = Coefficients::empty(rows, cols, wrap.rows, wrap.cols);
         let faces = Faces {
             pair: &pair,
             side_g: &side_g,
