@@ -219,7 +219,12 @@ impl RunRecord {
         if let Some(agreement) = &self.agreement {
             note(&agreement.summary());
         }
-        if let Some(problem) = &self.problem {
+        // A steady solve takes no steps: it has no time or energy to tell of (its own line
+        // said what it did).
+        let steady = |problem: &&ProblemRecord| {
+            matches!(problem.solver, Some(super::solve::SolverRecord::Steady(_)))
+        };
+        if let Some(problem) = self.problem.as_ref().filter(|p| !steady(p)) {
             note(&problem.end_line());
         }
         match ending {
