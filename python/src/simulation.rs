@@ -442,8 +442,9 @@ impl PySimulation {
     /// A heat problem's energy, J per metre of depth: `stored` (now), and `budget`, what
     /// came in and was stored since the first step (or the last change of the field other
     /// than by stepping): `from_step`, `to_step`, `seconds`, `stored_before`,
-    /// `stored_after`, `heaters`, `sides` (by side), `held`, `closing_error` and
-    /// `relative_closing_error`; `None` before a step.
+    /// `stored_after`, `heaters`, `sides` (by side), `held`, `heat_crossed`,
+    /// `round_off_bound`, `closing_error`, `relative_closing_error` and `within_round_off`;
+    /// `None` before a step.
     fn energy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let (stored, budget) = self.with(|running| {
             if running.sim.problem().is_none() {
@@ -481,7 +482,10 @@ impl PySimulation {
         entry.set_item("sides", sides)?;
         entry.set_item("held", window.exchange.held)?;
         entry.set_item("closing_error", window.closing_error)?;
+        entry.set_item("heat_crossed", window.heat_crossed)?;
+        entry.set_item("round_off_bound", window.round_off_bound)?;
         entry.set_item("relative_closing_error", window.relative_closing_error)?;
+        entry.set_item("within_round_off", window.within_round_off)?;
         energy.set_item("budget", entry)?;
         Ok(energy)
     }

@@ -50,6 +50,16 @@ def test_gallery_problem_equals_heatlab_run(heatlab_bin, tmp_path):
     assert budget["to_step"] == steps
     assert budget["heaters"] == pytest.approx(problem["budget"]["window"]["exchange"]["sources"], rel=1e-12)
     assert energy["stored"] == pytest.approx(budget["stored_after"], rel=1e-12)
+    # How the balance closes: the run record's figures (summed over other windows: the steps
+    # here came in two calls), within the float32 bound of the steps.
+    window = problem["budget"]["window"]
+    # (the bound takes each window's largest temperature).
+    assert budget["heat_crossed"] == pytest.approx(window["heat_crossed"], rel=1e-9)
+    for key in ("round_off_bound", "relative_closing_error"):
+        assert budget[key] == pytest.approx(window[key], rel=1e-2), key
+    assert budget["within_round_off"] == window["within_round_off"]
+    assert budget["within_round_off"] and budget["round_off_bound"] > 0
+    assert budget["relative_closing_error"] < 1e-3
 
 
 def test_scenario_file_and_its_time(tmp_path):

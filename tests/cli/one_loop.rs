@@ -65,6 +65,8 @@ fn exchange_bits(balance: &EnergyBalance) -> Vec<u64> {
         balance.stored_after.to_bits(),
         e.sources.to_bits(),
         e.held.to_bits(),
+        balance.heat_crossed.to_bits(),
+        balance.round_off_bound.to_bits(),
     ];
     bits.extend(e.sides.iter().map(|s| s.to_bits()));
     bits
@@ -83,15 +85,18 @@ fn json_balance(value: &serde_json::Value) -> EnergyBalance {
         .iter()
         .map(number)
         .collect();
-    EnergyBalance {
-        stored_before: number(&value["stored_before"]),
-        stored_after: number(&value["stored_after"]),
-        exchange: heatlab_engine::problem::EnergyExchange {
+    let mut balance = EnergyBalance::new(
+        number(&value["stored_before"]),
+        number(&value["stored_after"]),
+        heatlab_engine::problem::EnergyExchange {
             sources: number(&exchange["sources"]),
             sides: [sides[0], sides[1], sides[2], sides[3]],
             held: number(&exchange["held"]),
         },
-    }
+        number(&value["round_off_bound"]),
+    );
+    balance.heat_crossed = number(&value["heat_crossed"]);
+    balance
 }
 
 /// `heatlab run` of `scenario` to `STEPS` in chunks of `CHUNK`: its `run.json` and last field.
@@ -174,6 +179,9 @@ fn the_cli_and_the_app_run_a_scenario_alike() {
         cli_budget["window"]["relative_closing_error"].as_f64(),
         Some(app_budget.window.relative_closing_error)
     );
+    // Within what the float32 field's rounding allows over its steps.
+    assert_eq!(cli_budget["window"]["within_round_off"], true);
+    assert!(app_budget.window.within_round_off);
     assert_eq!(
         problem["simulated_seconds"].as_f64(),
         Some(last.simulated_seconds)

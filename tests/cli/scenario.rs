@@ -156,6 +156,7 @@ fn check_energy_windows(problem: &serde_json::Value) {
         heaters += window["exchange"]["sources"].as_f64().unwrap();
         let error = window["relative_closing_error"].as_f64().unwrap();
         assert!(error < 1e-4, "the balance does not close: {window}");
+        assert_eq!(window["within_round_off"], true, "{window}");
         // The cold block draws heat out, the flux side takes it out.
         assert!(window["exchange"]["held"].as_f64().unwrap() < 0.0);
         assert!(window["exchange"]["sides"][1].as_f64().unwrap() < 0.0);
@@ -433,6 +434,7 @@ fn a_steady_state_is_solved_and_implicit_steps_book_their_energy() {
     let heaters = window["exchange"]["sources"].as_f64().unwrap();
     let closing = window["closing_error"].as_f64().unwrap();
     assert!(heaters > 0.0 && closing.abs() < 1e-6 * heaters, "{window}");
+    assert_eq!(window["within_round_off"], true, "{window}");
 }
 
 #[test]

@@ -228,6 +228,61 @@ pub fn total_of_rows(rows: &[f64]) -> f64 {
     rows.iter().fold(0.0, |total, row| total + row)
 }
 
+/// Units of `f32` round-off of the largest magnitude an explicit step may leave unbooked per
+/// cell (see [`RoundOff`]).
+pub const EXPLICIT_ROUNDING_UNITS: f64 = 2.0;
+
+/// Heat a window's steps may lose or gain to the `f32` field's rounding, accumulated step by
+/// step (the bound itself needs the field's largest magnitude, known at the window's ends).
+///
+/// An explicit step rounds every free cell's new value twice (adding the increment, then the
+/// source), at most `f32::EPSILON` of the largest magnitude `M` together, and rounds inside the
+/// increment, a few units of the faces' flows, which stay below `M` in any field a stable step
+/// makes: [`EXPLICIT_ROUNDING_UNITS`] units per cell and step, so the stored energy moves by at
+/// most `2 * EPSILON * M * C` per step unbooked (`C` the free cells' heat capacity). A stalled
+/// steady state approaches it: increments too small for the field to hold are booked as
+/// flows but never stored. An implicit step of `dt` leaves the error `e` of its solve: the
+/// balance then misses `sum C_i e_i + dt sum G_b e_b` over the faces `G_b` to sides and held
+/// cells, at most `(C + dt G) (tolerance * span + EPSILON * M)`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RoundOff {
+    /// Explicit steps taken.
+    pub explicit_steps: u64,
+    /// The implicit steps' `C + dt G` added up, J/(m K).
+    pub implicit_weight: f64,
+    /// The implicit steps' `(C + dt G) * tolerance * span` added up, J/m.
+    pub implicit_solve_heat: f64,
+}
+
+impl RoundOff {
+    /// Books one implicit step of `dt` seconds on a problem whose free cells hold `capacity`
+    /// (J/(m K)) and whose faces to sides and held cells conduct `outer_conductance` (W/(m K)),
+    /// solved to `error` (°C: the tolerance times the span).
+    pub fn implicit_step(&mut self, capacity: f64, outer_conductance: f64, dt: f64, error: f64) {
+        let weight = capacity + dt * outer_conductance;
+        self.implicit_weight += weight;
+        self.implicit_solve_heat += weight * error;
+    }
+
+    /// The bound, J/m, for free cells of heat capacity `capacity` (J/(m K)) whose values stay
+    /// within `largest_magnitude` (°C).
+    pub fn bound(&self, capacity: f64, largest_magnitude: f64) -> f64 {
+        let per_kelvin =
+            EXPLICIT_ROUNDING_UNITS * self.explicit_steps as f64 * capacity + self.implicit_weight;
+        f64::from(f32::EPSILON) * largest_magnitude * per_kelvin + self.implicit_solve_heat
+    }
+}
+
+/// The heat capacity of the free cells, J/(m K): each kind's [`stored_energy_weights`] times
+/// its cells (`kind_counts`).
+pub fn free_capacity(tables: &StepTables, kind_counts: &[usize]) -> f64 {
+    stored_energy_weights(tables)
+        .iter()
+        .zip(kind_counts)
+        .map(|(&weight, &count)| weight * count as f64)
+        .sum()
+}
+
 /// A window's energy balance.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct EnergyBalance {
@@ -237,31 +292,71 @@ pub struct EnergyBalance {
     pub stored_after: f64,
     /// What came in meanwhile.
     pub exchange: EnergyExchange,
+    /// The heat that crossed the sides, came from heaters or from held cells, in or out, J/m:
+    /// each channel's magnitude, added up window by window (so heat that came in early and
+    /// left later counts both times).
+    #[serde(default)]
+    pub heat_crossed: f64,
+    /// What the `f32` field's rounding may account for over the window's steps, J/m (see
+    /// [`RoundOff`]).
+    #[serde(default)]
+    pub round_off_bound: f64,
 }
 
 impl EnergyBalance {
+    /// The balance of one window: stored energy at both ends, what came in, and the round-off
+    /// bound of its steps.
+    pub fn new(
+        stored_before: f64,
+        stored_after: f64,
+        exchange: EnergyExchange,
+        round_off_bound: f64,
+    ) -> Self {
+        let e = &exchange;
+        let heat_crossed =
+            e.sources.abs() + e.held.abs() + e.sides.iter().map(|s| s.abs()).sum::<f64>();
+        Self {
+            stored_before,
+            stored_after,
+            exchange,
+            heat_crossed,
+            round_off_bound,
+        }
+    }
+
+    /// This window followed by `later` (which starts where this one ends), as one.
+    pub fn then(&self, later: &Self) -> Self {
+        let mut exchange = self.exchange;
+        exchange.add(&later.exchange);
+        Self {
+            stored_before: self.stored_before,
+            stored_after: later.stored_after,
+            exchange,
+            heat_crossed: self.heat_crossed + later.heat_crossed,
+            round_off_bound: self.round_off_bound + later.round_off_bound,
+        }
+    }
+
     /// The change of stored energy less what came in: 0 up to round-off, J/m.
     pub fn closing_error(&self) -> f64 {
         (self.stored_after - self.stored_before) - self.exchange.total()
     }
 
-    /// The closing error against the scale of the balance: the stored energy's change plus
-    /// the magnitudes of everything that came in or went out, plus the round-off the `f32`
-    /// field itself carries (`|stored| * f32::EPSILON`). A closed problem without sources
-    /// (nothing comes in, nothing changes) thus reads its round-off against the stored energy
-    /// (about 1e-7 or less) instead of 1; a balance of nothing at all reads 0.
+    /// The closing error against the heat that crossed plus the `f32` round-off bound: below
+    /// 1 whenever the error is within the bound; about the error's share of the heat that
+    /// crossed when that dominates; for a closed problem (nothing crossed) its share of what
+    /// rounding may lose. 0 for a balance of nothing at all.
     pub fn relative_closing_error(&self) -> f64 {
-        let e = &self.exchange;
-        let flows = (self.stored_after - self.stored_before).abs()
-            + e.sources.abs()
-            + e.held.abs()
-            + e.sides.iter().map(|s| s.abs()).sum::<f64>();
-        let stored = self.stored_before.abs().max(self.stored_after.abs());
-        let scale = flows + stored * f64::from(f32::EPSILON);
+        let scale = self.heat_crossed + self.round_off_bound;
         if scale > 0.0 {
             self.closing_error().abs() / scale
         } else {
             0.0
         }
+    }
+
+    /// Whether the closing error is within the `f32` round-off bound of the window's steps.
+    pub fn within_round_off(&self) -> bool {
+        self.closing_error().abs() <= self.round_off_bound
     }
 }

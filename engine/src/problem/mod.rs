@@ -28,7 +28,7 @@ pub(crate) mod tables;
 pub mod temperature;
 pub mod thermostat;
 
-pub use energy::{EnergyExchange, EnergyLedger};
+pub use energy::{EnergyBalance, EnergyExchange, EnergyLedger, RoundOff};
 pub use material::Material;
 pub use shape::Shape;
 pub use side::{Side, SideCondition, SideKind, Sides};

@@ -13,10 +13,19 @@ use super::Simulation;
 use crate::compute::{FieldEdit, ProblemUpload};
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};
-use crate::problem::energy::{stored_energy, EnergyBalance};
+use crate::problem::energy::{free_capacity, EnergyBalance, RoundOff};
 use crate::problem::{
     row_stability_limits, CellKind, CompiledProblem, EnergyExchange, HeatProblem, StepTables,
 };
+
+/// Where an energy balance starts: the stored energy and the field's largest magnitude.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct EnergyMark {
+    /// J/m.
+    stored: f64,
+    /// °C.
+    largest_magnitude: f64,
+}
 
 /// The problem a simulation steps.
 #[derive(Debug, Clone)]
@@ -42,7 +51,9 @@ pub struct ActiveProblem {
     pub(super) booked: EnergyExchange,
     /// The stored energy at the last balance; `None` once the field or the map changed other
     /// than by stepping (the next balance starts from there).
-    pub(super) energy_mark: Option<f64>,
+    pub(super) energy_mark: Option<EnergyMark>,
+    /// The steps' round-off since the last balance.
+    pub(super) round_off: RoundOff,
     /// Heater switches made by thermostats, not yet taken (see [`Simulation::take_switches`]).
     pub(super) switches: Vec<super::thermostat::HeaterSwitch>,
     /// Each kind's heater as the user last set it (`None`: no heater), which thermostats do
@@ -192,6 +203,7 @@ impl Simulation {
             steps_at_dt: 0,
             booked: EnergyExchange::default(),
             energy_mark: None,
+            round_off: RoundOff::default(),
             switches: Vec::new(),
             stepping: super::solve::Stepping::Explicit,
             solver: None,
@@ -414,36 +426,10 @@ impl Simulation {
         }
     }
 
-    /// The energy balance between `before` and `after` (fields of this problem), with what the
-    /// backend booked since the last call. `None` without a problem that books energy.
-    pub fn energy_balance(&mut self, before: &Grid, after: &Grid) -> Result<Option<EnergyBalance>> {
-        self.settle()?;
-        let Some(active) = self.problem.as_mut().filter(|a| a.book_energy) else {
-            return Ok(None);
-        };
-        let mut exchange = std::mem::take(&mut active.booked);
-        exchange.add(&self.backend.take_energy_exchange()?);
-        let compiled = &active.compiled;
-        Ok(Some(EnergyBalance {
-            stored_before: stored_energy(
-                &compiled.tables,
-                &compiled.map,
-                before.as_slice(),
-                before.cols(),
-            ),
-            stored_after: stored_energy(
-                &compiled.tables,
-                &compiled.map,
-                after.as_slice(),
-                after.cols(),
-            ),
-            exchange,
-        }))
-    }
-
     /// The energy balance since the previous call: the stored energy now (summed where the
-    /// field is, only the total crossing to the host), and what the backend booked meanwhile. `None` without a problem that books
-    /// energy, and on the first call after the field or the map changed other than by stepping
+    /// field is, only the total crossing to the host), what the backend booked meanwhile, and
+    /// the round-off bound of the steps between. `None` without a problem that books energy,
+    /// and on the first call after the field or the map changed other than by stepping
     /// (painting, undo, a new field), which starts the next balance.
     pub fn energy_since_last_balance(&mut self) -> Result<Option<EnergyBalance>> {
         self.settle()?;
@@ -451,20 +437,28 @@ impl Simulation {
             return Ok(None);
         }
         let stored = self.backend.stored_energy()?;
+        let stats = self.backend.statistics()?;
         let taken = self.backend.take_energy_exchange()?;
         let Some(active) = self.problem.as_mut() else {
             return Ok(None);
         };
         let mut exchange = std::mem::take(&mut active.booked);
         exchange.add(&taken);
-        Ok(active
-            .energy_mark
-            .replace(stored)
-            .map(|stored_before| EnergyBalance {
-                stored_before,
-                stored_after: stored,
+        let round_off = std::mem::take(&mut active.round_off);
+        let mark = EnergyMark {
+            stored,
+            largest_magnitude: f64::from(stats.min.abs().max(stats.max.abs())),
+        };
+        let capacity = free_capacity(&active.compiled.tables, &active.kind_counts);
+        Ok(active.energy_mark.replace(mark).map(|before| {
+            let magnitude = before.largest_magnitude.max(mark.largest_magnitude);
+            EnergyBalance::new(
+                before.stored,
+                stored,
                 exchange,
-            }))
+                round_off.bound(capacity, magnitude),
+            )
+        }))
     }
 
     /// The field or the map changed other than by stepping: the next energy balance starts
@@ -472,13 +466,20 @@ impl Simulation {
     pub(super) fn invalidate_energy_mark(&mut self) {
         if let Some(active) = self.problem.as_mut() {
             active.energy_mark = None;
+            active.round_off = RoundOff::default();
         }
     }
 
     /// Adds the simulated time of `steps` steps.
+    /// Adds the simulated time of `steps` steps (and, for explicit ones, their round-off; an
+    /// implicit step books its own, see [`RoundOff::implicit_step`]).
     pub(super) fn count_problem_time(&mut self, steps: u64) {
         if let Some(active) = self.problem.as_mut() {
             active.steps_at_dt += steps;
+            match active.stepping {
+                super::solve::Stepping::Explicit => active.round_off.explicit_steps += steps,
+                super::solve::Stepping::Implicit { .. } => {}
+            }
         }
     }
 

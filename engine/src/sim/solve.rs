@@ -11,6 +11,7 @@ use super::problem::ActiveProblem;
 use super::Simulation;
 use crate::error::{HeatlabError, Result};
 use crate::measure::TimingRecord;
+use crate::problem::energy::free_capacity;
 use crate::solve::exchange::implicit_exchange;
 use crate::solve::{
     check_solvable, ImplicitScheme, ProblemSolver, SolveOptions, SolveReport, SolveRequest,
@@ -160,14 +161,21 @@ impl Simulation {
             if let Some(start) = before.take() {
                 let after = self.backend.download()?;
                 if let Some(active) = self.problem.as_mut() {
-                    let exchange = implicit_exchange(
+                    let booked = implicit_exchange(
                         &active.problem,
                         start.as_slice(),
                         after.as_slice(),
                         scheme,
                         dt,
                     )?;
-                    active.booked.add(&exchange);
+                    active.booked.add(&booked.exchange);
+                    let capacity = free_capacity(&active.compiled.tables, &active.kind_counts);
+                    active.round_off.implicit_step(
+                        capacity,
+                        booked.outer_conductance,
+                        dt,
+                        options.tolerance * report.span,
+                    );
                 }
                 before = Some(after);
             }

@@ -14,6 +14,16 @@ use crate::problem::tables::{
 };
 use crate::problem::{EnergyExchange, HeatProblem, Side};
 
+/// What one implicit step booked.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ImplicitExchange {
+    /// The heat put in, channel by channel, J/m.
+    pub exchange: EnergyExchange,
+    /// The conductance of the free cells' faces to the sides and to held cells, W/(m K): what
+    /// weighs the solve's error in the balance (see [`crate::problem::RoundOff`]).
+    pub outer_conductance: f64,
+}
+
 /// The exchange of one implicit step of `dt` seconds of `problem` from `before` to `after`.
 pub fn implicit_exchange(
     problem: &HeatProblem,
@@ -21,7 +31,7 @@ pub fn implicit_exchange(
     after: &[f32],
     scheme: ImplicitScheme,
     dt: f64,
-) -> Result<EnergyExchange> {
+) -> Result<ImplicitExchange> {
     let (rows, cols) = (problem.size.rows, problem.size.cols);
     if before.len() != problem.size.cells() || after.len() != before.len() {
         return Err(HeatlabError::Internal(
@@ -46,10 +56,11 @@ pub fn implicit_exchange(
         ImplicitScheme::CrankNicolson => 0.5 * (f64::from(before[cell]) + f64::from(after[cell])),
     };
     let map = &problem.map;
-    let per_row: Vec<EnergyExchange> = (0..rows)
+    let per_row: Vec<ImplicitExchange> = (0..rows)
         .into_par_iter()
         .map(|row| {
             let mut row_exchange = EnergyExchange::default();
+            let mut row_conductance = 0.0;
             for col in 0..cols {
                 let here = row * cols + col;
                 let i = map[here] as usize;
@@ -65,6 +76,7 @@ pub fn implicit_exchange(
                             let j = map[other] as usize;
                             if let Some(t_held) = held[j] {
                                 row_exchange.held += pair[i * n + j] * (t_held - t);
+                                row_conductance += pair[i * n + j];
                             }
                         }
                         None => {
@@ -73,21 +85,30 @@ pub fn implicit_exchange(
                             let flux = side_heat_in(condition).map_or(0.0, |q| q * dx);
                             row_exchange.sides[side.index()] +=
                                 g * (side_outside(condition) - t) + flux;
+                            row_conductance += g;
                         }
                     }
                 }
             }
-            row_exchange
+            ImplicitExchange {
+                exchange: row_exchange,
+                outer_conductance: row_conductance,
+            }
         })
         .collect();
     let mut total = EnergyExchange::default();
+    let mut outer_conductance = 0.0;
     for row in &per_row {
-        total.add(row);
+        total.add(&row.exchange);
+        outer_conductance += row.outer_conductance;
     }
     total.sources *= dt;
     total.held *= dt;
     for side in &mut total.sides {
         *side *= dt;
     }
-    Ok(total)
+    Ok(ImplicitExchange {
+        exchange: total,
+        outer_conductance,
+    })
 }

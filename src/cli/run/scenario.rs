@@ -72,17 +72,17 @@ impl ProblemRecord {
         }
         format!(
             "simulated {:.6} s; energy in (J per metre of depth): heaters {:.6e}, sides {:.6e}, \
-             held cells {:.6e}; the balance closes to {:.1e} of its scale (worst of {} \
-             chunks; {:.1e} over the whole run){}",
+             held cells {:.6e}; {} (worst chunk of {}: {:.1e}){}",
             self.simulated_seconds,
             total.sources,
             total.sides.iter().sum::<f64>(),
             total.held,
-            ledger.worst_relative_closing_error(),
+            ledger.budget.map_or_else(
+                || "no energy was booked".to_string(),
+                |b| b.window.closing_summary()
+            ),
             ledger.windows.len(),
-            ledger
-                .budget
-                .map_or(0.0, |b| b.window.relative_closing_error),
+            ledger.worst_relative_closing_error(),
             self.switch_summary()
         )
     }

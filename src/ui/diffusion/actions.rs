@@ -387,6 +387,7 @@ impl DiffusionPanel {
         self.state.non_finite = None;
         self.send(SimCommand::Reset);
         self.timings.clear();
+        self.energy.clear();
         self.paint.restart(None);
     }
 

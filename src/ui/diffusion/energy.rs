@@ -8,9 +8,9 @@ use std::collections::VecDeque;
 use eframe::egui::{self, Color32};
 use egui_plot::{Line, Plot, PlotPoints};
 
-use heatlab_engine::problem::energy::EnergyBalance;
 use heatlab_engine::problem::{EnergyExchange, Side};
 use heatlab_engine::session::diffusion::ProblemFrame;
+use heatlab_engine::session::run::EnergyWindow;
 
 /// One line of the budget's plot.
 struct Series {
@@ -41,14 +41,15 @@ pub struct BudgetPoint {
     pub from_step: u64,
     /// Simulated seconds where it starts.
     pub from_seconds: f64,
-    /// The whole budget so far: the stored energy at its start and now, and what came in.
-    pub balance: EnergyBalance,
+    /// The whole budget so far: the stored energy at its start and now, what came in, and how
+    /// the balance closes.
+    pub window: EnergyWindow,
 }
 
 impl BudgetPoint {
     /// The change of stored energy since the budget started, J/m.
     pub fn stored_change(&self) -> f64 {
-        self.balance.stored_after - self.balance.stored_before
+        self.window.stored_after - self.window.stored_before
     }
 }
 
@@ -87,7 +88,7 @@ impl EnergyBudget {
             seconds: frame.simulated_seconds,
             from_step: budget.from_step,
             from_seconds: budget.from_seconds,
-            balance: budget.window.balance(),
+            window: budget.window,
         });
     }
 
@@ -117,7 +118,7 @@ impl EnergyBudget {
             ui.strong("Energy budget");
             match self.latest() {
                 Some(point) => {
-                    let b = &point.balance;
+                    let b = &point.window;
                     ui.label(format!(
                         "over {}: stored {:+.4e} J/m · sources {:+.4e} · sides {:+.4e} · held \
                          {:+.4e}",
@@ -127,11 +128,12 @@ impl EnergyBudget {
                         b.exchange.sides.iter().sum::<f64>(),
                         b.exchange.held,
                     ));
-                    ui.label(format!(
-                        "closing error {:.3e} J/m ({:.2e} relative)",
-                        b.closing_error(),
-                        b.relative_closing_error()
-                    ));
+                    let summary = b.closing_summary();
+                    if b.within_round_off {
+                        ui.label(summary);
+                    } else {
+                        ui.colored_label(ui.visuals().warn_fg_color, summary);
+                    }
                 }
                 None => {
                     ui.weak("no energy booked yet: the budget starts with the next frames");
@@ -185,7 +187,7 @@ impl EnergyBudget {
                 name: "in through sources".into(),
                 color: Color32::from_rgb(255, 140, 0),
                 look: Look::Plain,
-                value: Box::new(|p| p.balance.exchange.sources),
+                value: Box::new(|p| p.window.exchange.sources),
             },
         ];
         for side in Side::ALL {
@@ -194,23 +196,23 @@ impl EnergyBudget {
                     name: format!("in through the {side} side"),
                     color: super::sides::side_color(side),
                     look: Look::Plain,
-                    value: Box::new(move |p| p.balance.exchange.side(side)),
+                    value: Box::new(move |p| p.window.exchange.side(side)),
                 });
             }
         }
-        if self.points.iter().any(|p| p.balance.exchange.held != 0.0) {
+        if self.points.iter().any(|p| p.window.exchange.held != 0.0) {
             shown.push(Series {
                 name: "in from held cells".into(),
                 color: Color32::from_rgb(200, 80, 200),
                 look: Look::Plain,
-                value: Box::new(|p| p.balance.exchange.held),
+                value: Box::new(|p| p.window.exchange.held),
             });
         }
         shown.push(Series {
             name: "closing error".into(),
             color: Color32::from_rgb(255, 60, 60),
             look: Look::Dashed,
-            value: Box::new(|p| p.balance.closing_error()),
+            value: Box::new(|p| p.window.closing_error),
         });
         shown
     }
@@ -222,7 +224,7 @@ impl EnergyBudget {
     fn side_is_used(&self, side: Side) -> bool {
         self.points
             .iter()
-            .any(|p| EnergyExchange::side(&p.balance.exchange, side) != 0.0)
+            .any(|p| EnergyExchange::side(&p.window.exchange, side) != 0.0)
     }
 }
 
@@ -244,7 +246,8 @@ pub fn simulated_time_text(frame: &ProblemFrame) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use heatlab_engine::session::run::{EnergyBudget as Booked, EnergyWindow};
+    use heatlab_engine::problem::EnergyBalance;
+    use heatlab_engine::session::run::EnergyBudget as Booked;
 
     fn frame(seconds: f64, budget: Option<(u64, f64, EnergyBalance)>) -> ProblemFrame {
         let budget = budget.map(|(from_step, from_seconds, balance)| Booked {
@@ -263,15 +266,12 @@ mod tests {
     }
 
     fn balance(before: f64, after: f64, sources: f64, sides: [f64; 4]) -> EnergyBalance {
-        EnergyBalance {
-            stored_before: before,
-            stored_after: after,
-            exchange: EnergyExchange {
-                sources,
-                sides,
-                held: 0.0,
-            },
-        }
+        let exchange = EnergyExchange {
+            sources,
+            sides,
+            held: 0.0,
+        };
+        EnergyBalance::new(before, after, exchange, 0.0)
     }
 
     #[test]

@@ -246,3 +246,42 @@ fn opening_another_problem_over_a_changed_one_asks_first() {
         app.diffusion().state().problem.as_deref() == Some(&expected)
     });
 }
+
+#[test]
+fn the_energy_budget_reads_the_run_records_closing_and_clears_on_reset() {
+    let mut settings = Settings::default();
+    settings.field.size = GridSize::new(32, 48).unwrap();
+    let mut harness = app_harness(settings.clone(), Vec2::new(1440.0, 900.0));
+    // Two blocks in contact: closed, so only rounding can leave the balance open.
+    open(&mut harness, "two-blocks-contact");
+    apply(&mut harness, &mut settings, DiffusionCommand::Step(400));
+    wait_until(&mut harness, "the budget is booked", |app| {
+        app.diffusion().state().step >= 400
+    });
+    harness.run_steps(3);
+    assert!(
+        has_label(&harness, "the balance closes to"),
+        "the budget's closing sentence is shown"
+    );
+    assert!(has_label(&harness, "within the bound"));
+    assert!(!has_label(&harness, "no energy booked yet"));
+    apply(&mut harness, &mut settings, DiffusionCommand::Reset);
+    wait_until(&mut harness, "the reset arrives", |app| {
+        app.diffusion().state().step == 0
+    });
+    harness.run_steps(3);
+    // The old run's budget is gone with it (the budget's corner waits for the next window).
+    assert!(
+        !has_label(&harness, "the balance closes to"),
+        "Reset clears the budget"
+    );
+    apply(&mut harness, &mut settings, DiffusionCommand::Step(50));
+    wait_until(&mut harness, "a new budget is booked", |app| {
+        app.diffusion().state().step >= 50
+    });
+    harness.run_steps(3);
+    assert!(
+        has_label(&harness, "over steps 0..50"),
+        "the budget starts at the reset"
+    );
+}

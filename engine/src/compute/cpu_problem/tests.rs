@@ -108,11 +108,12 @@ fn held_cells_and_heaters_close_the_energy_balance() {
         after.as_slice()[0] == 90.0 && after.as_slice()[9] == 90.0,
         "held cells moved"
     );
-    let balance = EnergyBalance {
-        stored_before: stored_energy(&tables, &problem.map, field.as_slice(), field.cols()),
-        stored_after: stored_energy(&tables, &problem.map, after.as_slice(), after.cols()),
+    let balance = EnergyBalance::new(
+        stored_energy(&tables, &problem.map, field.as_slice(), field.cols()),
+        stored_energy(&tables, &problem.map, after.as_slice(), after.cols()),
         exchange,
-    };
+        0.0,
+    );
     assert!(exchange.sources > 0.0 && exchange.held > 0.0 && exchange.side(Side::Right) < 0.0);
     let sources = 150.0 * 500.0 * tables.dt;
     assert!((exchange.sources - sources).abs() < 1e-6 * sources); // f32 gains

@@ -28,11 +28,18 @@ pub struct EnergyWindow {
     pub stored_after: f64,
     /// Put in by heaters, through the sides (left, right, top, bottom) and by held cells.
     pub exchange: EnergyExchange,
+    /// The heat that crossed sides, came from heaters or from held cells, in or out.
+    pub heat_crossed: f64,
+    /// What the `f32` field's rounding may account for over the window's steps (see
+    /// [`crate::problem::RoundOff`]).
+    pub round_off_bound: f64,
     /// The change of stored energy less what came in.
     pub closing_error: f64,
-    /// The closing error against the balance's scale (see
+    /// The closing error against the heat that crossed plus the round-off bound (see
     /// [`EnergyBalance::relative_closing_error`]).
     pub relative_closing_error: f64,
+    /// Whether the closing error is within the round-off bound.
+    pub within_round_off: bool,
 }
 
 impl EnergyWindow {
@@ -45,9 +52,33 @@ impl EnergyWindow {
             stored_before: balance.stored_before,
             stored_after: balance.stored_after,
             exchange: balance.exchange,
+            heat_crossed: balance.heat_crossed,
+            round_off_bound: balance.round_off_bound,
             closing_error: balance.closing_error(),
             relative_closing_error: balance.relative_closing_error(),
+            within_round_off: balance.within_round_off(),
         }
+    }
+
+    /// How the balance closes, in words: the closing error, its share of the heat that crossed
+    /// plus the `f32` round-off bound, and whether it is within the bound (what `heatlab run`
+    /// prints at the end and the app shows under its budget).
+    pub fn closing_summary(&self) -> String {
+        format!(
+            "the balance closes to {:.2e} J/m over steps {}..{}, {:.1e} of the heat that \
+             crossed ({:.3e} J/m) and the float32 bound ({:.2e} J/m): {}",
+            self.closing_error,
+            self.from_step,
+            self.to_step,
+            self.relative_closing_error,
+            self.heat_crossed,
+            self.round_off_bound,
+            if self.within_round_off {
+                "within the bound"
+            } else {
+                "beyond the bound"
+            }
+        )
     }
 
     /// The window as a balance.
@@ -56,6 +87,8 @@ impl EnergyWindow {
             stored_before: self.stored_before,
             stored_after: self.stored_after,
             exchange: self.exchange,
+            heat_crossed: self.heat_crossed,
+            round_off_bound: self.round_off_bound,
         }
     }
 }
@@ -113,9 +146,7 @@ impl RunLedger {
         }
         let budget = match self.budget {
             Some(budget) if budget.window.to_step == window.from_step => {
-                let mut balance = budget.window.balance();
-                balance.stored_after = window.stored_after;
-                balance.exchange.add(&window.exchange);
+                let balance = budget.window.balance().then(&window.balance());
                 EnergyBudget {
                     from_step: budget.from_step,
                     from_seconds: budget.from_seconds,

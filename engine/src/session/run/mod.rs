@@ -274,8 +274,9 @@ impl RunLoop {
         Ok(None)
     }
 
-    /// Books the energy since the last window (a heat problem's; none without one, or when the
-    /// field or the map changed meanwhile other than by stepping: the budget starts again).
+    /// Books the energy since the last window (a heat problem's; none without one, none when
+    /// nothing stepped since, or when the field or the map changed meanwhile other than by
+    /// stepping: the budget starts again).
     pub fn book_energy(&mut self, simulation: &mut Simulation) -> Result<Option<EnergyWindow>> {
         if simulation.problem().is_none() {
             return Ok(None);
@@ -287,6 +288,10 @@ impl RunLoop {
             return Ok(None);
         };
         let (to_step, seconds) = self.energy_from;
+        if to_step == from_step {
+            // Nothing stepped (a paused frame, one right after a reset): no window to book.
+            return Ok(None);
+        }
         let window = EnergyWindow::new(from_step, to_step, seconds, &balance);
         self.ledger.book(window, from_seconds);
         Ok(Some(window))

@@ -271,3 +271,101 @@ fn an_edit_starts_the_budget_again() {
     let window = run.book_energy(&mut sim).unwrap().unwrap();
     assert_eq!(run.ledger().budget.unwrap().window, window);
 }
+
+/// A gallery problem on two CPU threads, booking energy.
+fn gallery_sim(name: &str) -> Simulation {
+    let scenario = crate::scenario::gallery::find(name)
+        .unwrap()
+        .scenario()
+        .unwrap();
+    let backend = CpuBackend::with_threads(2).with_method(crate::compute::CpuMethod::Rows);
+    let mut sim = Simulation::new(
+        Box::new(backend),
+        scenario.initial.clone(),
+        StepParams::default(),
+    )
+    .unwrap();
+    sim.set_problem(Some(scenario.problem), true).unwrap();
+    sim
+}
+
+#[test]
+fn every_gallery_balance_closes_within_its_round_off_bound() {
+    for entry in crate::scenario::gallery::GALLERY.iter() {
+        let mut sim = gallery_sim(entry.name);
+        let mut run = started(&mut sim, FieldChecks::EveryAdvance, true);
+        run.run(
+            &mut sim,
+            &schedule(4000, 1000, 0, 0),
+            &mut Recorder::default(),
+        )
+        .unwrap();
+        let ledger = run.ledger();
+        assert_eq!(ledger.windows.len(), 4, "{}", entry.name);
+        for window in &ledger.windows {
+            assert!(window.round_off_bound > 0.0, "{}: {window:?}", entry.name);
+            assert!(window.within_round_off, "{}: {window:?}", entry.name);
+        }
+        let budget = ledger.budget.unwrap().window;
+        assert!(budget.within_round_off, "{}: {budget:?}", entry.name);
+        // Heat that moves only inside (the two blocks, a periodic plate) leaves rounding
+        // alone, a small share of what it may be (the scale of one step read 1.0 here).
+        if budget.heat_crossed == 0.0 {
+            assert!(
+                budget.relative_closing_error < 0.1,
+                "{}: {budget:?}",
+                entry.name
+            );
+        }
+        println!(
+            "{}: closing {:.2e} J/m, crossed {:.2e}, bound {:.2e}, relative {:.2e}",
+            entry.name,
+            budget.closing_error,
+            budget.heat_crossed,
+            budget.round_off_bound,
+            budget.relative_closing_error
+        );
+    }
+}
+
+#[test]
+fn a_stalled_steady_state_stays_within_its_round_off_bound() {
+    // From the solved steady state the explicit steps barely move the f32 field: the flows
+    // booked each step are not all stored, which is what the bound allows for.
+    let mut sim = gallery_sim("heat-sink");
+    sim.solve_steady(&crate::solve::SolveOptions::default())
+        .unwrap();
+    let mut run = started(&mut sim, FieldChecks::EveryAdvance, true);
+    run.run(
+        &mut sim,
+        &schedule(20_000, 5000, 0, 0),
+        &mut Recorder::default(),
+    )
+    .unwrap();
+    let budget = run.ledger().budget.unwrap().window;
+    assert!(budget.heat_crossed > 0.0, "{budget:?}");
+    assert!(budget.within_round_off, "{budget:?}");
+    // The steady state: stored energy hardly changes while heat goes through.
+    let stored_change = (budget.stored_after - budget.stored_before).abs();
+    assert!(stored_change < 1e-3 * budget.heat_crossed, "{budget:?}");
+    assert!(budget.relative_closing_error < 1e-2, "{budget:?}");
+}
+
+#[test]
+fn implicit_steps_close_within_their_solves_bound() {
+    let mut sim = gallery_sim("heat-sink");
+    let dt = 100.0 * sim.compiled_problem().unwrap().tables.dt;
+    sim.set_stepping(crate::sim::solve::Stepping::Implicit {
+        scheme: crate::solve::ImplicitScheme::BackwardEuler,
+        dt,
+        options: crate::solve::SolveOptions::default(),
+    })
+    .unwrap();
+    let mut run = started(&mut sim, FieldChecks::EveryAdvance, true);
+    run.run(&mut sim, &schedule(20, 5, 0, 0), &mut Recorder::default())
+        .unwrap();
+    let budget = run.ledger().budget.unwrap().window;
+    assert!(budget.heat_crossed > 0.0, "{budget:?}");
+    assert!(budget.within_round_off, "{budget:?}");
+    assert!(budget.relative_closing_error < 1e-2, "{budget:?}");
+}

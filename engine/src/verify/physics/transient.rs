@@ -9,8 +9,9 @@ use super::{
     advance, field_of, finish, largest_difference, resolution, size, start, steps_reaching,
 };
 use crate::compute::Backend;
+use crate::compute::FieldStats;
 use crate::error::Result;
-use crate::problem::energy::EnergyBalance;
+use crate::problem::energy::{free_capacity, EnergyBalance, RoundOff};
 use crate::problem::exact::{gaussian_rise, SlabSeries};
 use crate::problem::{CellKind, HeatProblem, Heater, HeaterPower, SideCondition, StepTables};
 
@@ -34,17 +35,44 @@ fn run_for(
     let first = field_of(problem.size, initial)?;
     let tables = start(backend, problem, first, true)?;
     let stored_before = backend.stored_energy()?;
+    let magnitude_before = largest_magnitude(backend.statistics()?);
     backend.take_energy_exchange()?;
     advance(backend, steps)?;
     let exchange = backend.take_energy_exchange()?;
     let stored_after = backend.stored_energy()?;
+    let magnitude = magnitude_before.max(largest_magnitude(backend.statistics()?));
     let field = backend.download()?;
-    let balance = EnergyBalance {
+    let round_off = RoundOff {
+        explicit_steps: steps,
+        ..RoundOff::default()
+    };
+    let capacity = free_capacity(&tables, &problem.kind_counts());
+    let balance = EnergyBalance::new(
         stored_before,
         stored_after,
         exchange,
-    };
+        round_off.bound(capacity, magnitude),
+    );
     Ok((tables, steps, field, balance))
+}
+
+/// The closing error as a share of the `f32` round-off bound of the window's steps.
+fn share_of_bound(balance: &EnergyBalance) -> f64 {
+    balance.closing_error().abs() / balance.round_off_bound
+}
+
+/// The check that every resolution's balance closes within its round-off bound.
+fn bound_check(share: f64) -> Check {
+    Check::at_most(
+        "energy balance closing error / its float32 round-off bound",
+        share,
+        1.0,
+    )
+}
+
+/// The largest magnitude of a field's values, °C.
+fn largest_magnitude(stats: FieldStats) -> f64 {
+    f64::from(stats.min.abs().max(stats.max.abs()))
 }
 
 /// A 20 cm concrete slab at 100 °C cooling for an hour through both faces into air at 20 °C
@@ -61,6 +89,7 @@ pub fn convective_slab(backend: &mut dyn Backend) -> Result<CaseReport> {
     let series = SlabSeries::new(BIOT);
     let mut resolutions = Vec::new();
     let mut closing: f64 = 0.0;
+    let mut against_bound: f64 = 0.0;
     for n in [8, 16, 32, 64] {
         let mut problem = strip(n, 2.0 * HALF, concrete.clone())?;
         let convective = SideCondition::Convective { h, ambient };
@@ -74,6 +103,7 @@ pub fn convective_slab(backend: &mut dyn Backend) -> Result<CaseReport> {
         };
         let error = largest_difference(&field, exact) / (initial - ambient);
         closing = worse(closing, balance.relative_closing_error());
+        against_bound = worse(against_bound, share_of_bound(&balance));
         resolutions.push(resolution(&problem, &tables, n, steps, error));
     }
     finish(backend)?;
@@ -90,6 +120,7 @@ pub fn convective_slab(backend: &mut dyn Backend) -> Result<CaseReport> {
         closing,
         CLOSING,
     ));
+    case.checks.push(bound_check(against_bound));
     Ok(case)
 }
 
@@ -105,6 +136,7 @@ pub fn gaussian_spot(backend: &mut dyn Backend) -> Result<CaseReport> {
     let alpha = aluminium.diffusivity();
     let mut resolutions = Vec::new();
     let mut closing: f64 = 0.0;
+    let mut against_bound: f64 = 0.0;
     for n in [32, 64, 128, 256] {
         let dx = WIDTH / n as f64;
         let mut problem = HeatProblem::uniform(size(n, n)?, dx, aluminium.clone());
@@ -124,6 +156,7 @@ pub fn gaussian_spot(backend: &mut dyn Backend) -> Result<CaseReport> {
             closing,
             balance.closing_error().abs() / (balance.stored_before - plate),
         );
+        against_bound = worse(against_bound, share_of_bound(&balance));
         resolutions.push(resolution(&problem, &tables, n, steps, error));
     }
     finish(backend)?;
@@ -142,6 +175,7 @@ pub fn gaussian_spot(backend: &mut dyn Backend) -> Result<CaseReport> {
         closing,
         5e-5,
     ));
+    case.checks.push(bound_check(against_bound));
     Ok(case)
 }
 
@@ -161,6 +195,7 @@ pub fn insulated_heater(backend: &mut dyn Backend) -> Result<CaseReport> {
     let power = TOTAL + DENSITY * (WIDTH / 8.0) * (WIDTH / 8.0);
     let mut resolutions = Vec::new();
     let mut closing: f64 = 0.0;
+    let mut against_bound: f64 = 0.0;
     for n in [8, 16, 32, 64] {
         let mut problem = HeatProblem::uniform(size(n, n)?, WIDTH / n as f64, aluminium.clone());
         let heater = |name: &str, power| CellKind {
@@ -180,6 +215,7 @@ pub fn insulated_heater(backend: &mut dyn Backend) -> Result<CaseReport> {
         let stored = balance.stored_after - balance.stored_before;
         let error = (stored - supplied).abs() / supplied;
         closing = worse(closing, balance.relative_closing_error());
+        against_bound = worse(against_bound, share_of_bound(&balance));
         resolutions.push(resolution(&problem, &tables, n, steps, error));
     }
     finish(backend)?;
@@ -196,5 +232,6 @@ pub fn insulated_heater(backend: &mut dyn Backend) -> Result<CaseReport> {
         closing,
         CLOSING,
     ));
+    case.checks.push(bound_check(against_bound));
     Ok(case)
 }
