@@ -200,6 +200,35 @@ pub struct Settings {
     /// (when it is generated on the GPU).
     #[serde(default = "live_field_default")]
     pub live_field: bool,
+    /// A heat problem's speed while playing.
+    #[serde(default)]
+    pub speed: ProblemSpeed,
+}
+
+/// A heat problem's speed while playing: as fast as the device goes, or limited to simulated
+/// seconds per wall second.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProblemSpeed {
+    /// Whether the speed is limited.
+    pub limited: bool,
+    /// The limit, simulated seconds per wall second.
+    pub seconds_per_second: f64,
+}
+
+impl Default for ProblemSpeed {
+    fn default() -> Self {
+        Self {
+            limited: false,
+            seconds_per_second: 1.0,
+        }
+    }
+}
+
+impl ProblemSpeed {
+    /// The limit in force, if any.
+    pub fn limit(&self) -> Option<f64> {
+        self.limited.then_some(self.seconds_per_second)
+    }
 }
 
 fn live_field_default() -> bool {
@@ -232,6 +261,7 @@ impl Default for Settings {
             tab: Tab::Diffusion,
             kernel: heatlab_engine::compute::KernelChoice::Auto,
             live_field: true,
+            speed: ProblemSpeed::default(),
         }
     }
 }

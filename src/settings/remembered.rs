@@ -95,6 +95,7 @@ tolerant_settings!(
     tab,
     kernel,
     live_field,
+    speed,
 );
 
 /// Reads the settings' RON text: every setting that reads, defaults for the others, and what

@@ -6,6 +6,7 @@ use crate::common;
 mod gallery;
 mod materials;
 mod overlays;
+mod run_control;
 mod switching;
 
 use common::app::{app_harness, wait_until};

@@ -126,6 +126,11 @@ impl Simulation {
         Ok(())
     }
 
+    /// Seconds per step of the held problem (the implicit steps' own under implicit stepping).
+    pub fn problem_step_seconds(&self) -> Option<f64> {
+        self.problem.as_ref().map(ActiveProblem::step_seconds)
+    }
+
     /// How the held problem advances (explicit without a problem).
     pub fn stepping(&self) -> Stepping {
         self.problem

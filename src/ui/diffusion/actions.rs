@@ -350,6 +350,10 @@ impl DiffusionPanel {
                 self.send(SimCommand::SetStepsPerFrame(steps));
             }
             DiffusionCommand::SetAutoSteps(auto) => self.set_auto_steps(auto, settings),
+            DiffusionCommand::SetSpeed(speed) => {
+                settings.speed = speed;
+                self.send(SimCommand::SetSpeed(speed.limit()));
+            }
             DiffusionCommand::SetViews { field, laplacian } => {
                 (settings.field_view, settings.laplacian_view) = (field, laplacian);
                 self.sent_views = None;

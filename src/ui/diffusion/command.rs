@@ -37,6 +37,8 @@ pub enum DiffusionCommand {
     SetStepsPerFrame(u64),
     /// Choose the steps per frame automatically, or not.
     SetAutoSteps(bool),
+    /// A heat problem's speed while playing.
+    SetSpeed(crate::settings::ProblemSpeed),
     /// The field view's and the Laplacian view's colormaps and ranges.
     SetViews {
         /// The field view's.

@@ -312,6 +312,10 @@ impl Controls<'_> {
                 .size(15.0),
         );
         self.pace_ui(ui);
+        if let Some(frame) = self.state.problem_frame.as_ref() {
+            let (speed, rate) = (self.settings.speed, self.state.simulated_rate);
+            super::run_control::ui(ui, frame, speed, rate, self.commands);
+        }
         if self.state.problem.is_some() {
             ui.weak(
                 "the problem's sides are set above the views; its time step follows from its \

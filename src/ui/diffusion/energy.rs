@@ -258,6 +258,7 @@ mod tests {
         ProblemFrame {
             simulated_seconds: seconds,
             dt: 0.5,
+            duration_seconds: None,
             energy: budget.map(|b| b.window.balance()),
             budget,
             heaters_on: Vec::new(),

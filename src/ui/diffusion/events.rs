@@ -123,6 +123,13 @@ impl DiffusionPanel {
         self.state.field_size = Some(size);
         self.state.problem_frame = frame.problem.take();
         if let Some(problem) = &self.state.problem_frame {
+            match frame.playing {
+                true => self
+                    .simulated_rate
+                    .record(std::time::Instant::now(), problem.simulated_seconds),
+                false => self.simulated_rate.clear(),
+            }
+            self.state.simulated_rate = self.simulated_rate.rate();
             self.energy.record(problem);
             // The thermostats' exact switches between frames first, then the state now.
             for switch in &problem.switches {

@@ -19,6 +19,7 @@ pub mod overlays;
 pub mod probes;
 pub mod problem;
 pub mod profile;
+pub mod run_control;
 pub mod scenario;
 pub mod sides;
 pub mod sources;
@@ -104,6 +105,8 @@ pub struct SimState {
     pub problem_frame: Option<heatlab_engine::session::diffusion::ProblemFrame>,
     /// How the problem advances, as the simulation thread last reported it.
     pub stepping: heatlab_engine::sim::solve::Stepping,
+    /// The simulated seconds per wall second the problem's run reaches, while playing.
+    pub simulated_rate: Option<f64>,
 }
 
 /// The diffusion tab.
@@ -133,6 +136,8 @@ pub struct DiffusionPanel {
     sides: sides::SideEditor,
     /// The problem's energy budget over simulated time.
     energy: energy::EnergyBudget,
+    /// The simulated seconds per wall second the run reaches.
+    simulated_rate: run_control::SimulatedRate,
     /// The scenario the field stands on (its description and exact answer), if any.
     scenario: Option<scenario::OpenedScenario>,
     /// The question before a regeneration replaces a heat problem.
@@ -177,6 +182,7 @@ impl DiffusionPanel {
             sources: sources::SourcesPanel::default(),
             sides: sides::SideEditor::default(),
             energy: energy::EnergyBudget::default(),
+            simulated_rate: run_control::SimulatedRate::default(),
             scenario: None,
             replace: confirm::ReplaceProblem::default(),
         };
@@ -184,6 +190,7 @@ impl DiffusionPanel {
         panel.send(SimCommand::SetParams(settings.step));
         panel.send(SimCommand::SetStepsPerFrame(settings.steps_per_frame));
         panel.send(SimCommand::SetAutoSteps(settings.auto_steps));
+        panel.send(SimCommand::SetSpeed(settings.speed.limit()));
         panel.agreement.set_enabled(settings.agreement_check);
         panel.send(SimCommand::SetAgreementCheck(settings.agreement_check));
         panel.send(SimCommand::SetKernel(settings.kernel));

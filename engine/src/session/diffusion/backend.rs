@@ -116,6 +116,7 @@ impl SimThread {
                 self.restart_run();
                 // The tutorial's plate runs for as long as it is played.
                 self.duration_steps = None;
+                self.duration_seconds = None;
                 self.schedule.end_step = None;
                 self.origin = Some(crate::state::FieldOrigin::Jagged(*params));
                 // A frame of the field replaced must not come after the news of the new one.

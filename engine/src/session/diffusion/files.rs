@@ -185,6 +185,7 @@ impl SimThread {
             }
         }
         self.params = params;
+        self.duration_seconds = duration;
         self.duration_steps = match (duration, self.sim.as_ref()) {
             (Some(seconds), Some(sim)) => sim
                 .compiled_problem()

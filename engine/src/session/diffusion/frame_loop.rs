@@ -52,7 +52,11 @@ impl SimThread {
             return;
         };
         let every = self.recording.as_ref().map(|r| r.every);
+        let step_seconds = self.sim.as_ref().and_then(Simulation::problem_step_seconds);
+        self.schedule
+            .pace(Instant::now(), step_seconds, MAX_STEPS_PER_FRAME);
         let steps = self.schedule.steps_for_frame(step, every);
+        self.schedule.paced_took(steps);
         let record = if overlapped {
             queued
         } else {

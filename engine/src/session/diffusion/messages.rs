@@ -123,6 +123,9 @@ pub enum SimCommand {
     SetStepsPerFrame(u64),
     /// Choose the steps per frame so that stepping takes most of a frame.
     SetAutoSteps(bool),
+    /// A heat problem's speed while playing: simulated seconds per wall second (`None`: as
+    /// fast as the device goes).
+    SetSpeed(Option<f64>),
     /// How the views are rendered.
     SetViews(ViewRequests),
     /// Write a file.
@@ -265,8 +268,11 @@ pub struct Frame {
 pub struct ProblemFrame {
     /// Simulated seconds since the initial field.
     pub simulated_seconds: f64,
-    /// Seconds per step.
+    /// Seconds per step (the implicit steps' own under implicit stepping).
     pub dt: f64,
+    /// The scenario's duration, simulated seconds from the initial field (`None`: it runs for
+    /// as long as it is played).
+    pub duration_seconds: Option<f64>,
     /// The energy balance (J per metre of depth) since the previous frame that carried one,
     /// when booked by the run loop (`session::run`: the stored energy summed where the field
     /// is, one number per row crossing). It is taken on the statistics' clock (every frame

@@ -95,6 +95,8 @@ struct SimThread {
     run: RunLoop,
     /// Steps of the heat problem's duration (a scenario's), from the initial field.
     duration_steps: Option<u64>,
+    /// The same duration in simulated seconds.
+    duration_seconds: Option<f64>,
 }
 
 impl SimThread {
@@ -124,6 +126,7 @@ impl SimThread {
             problem_events: problem::ProblemEvents::default(),
             run: RunLoop::new(FieldChecks::ByDriver, false),
             duration_steps: None,
+            duration_seconds: None,
         }
     }
 
@@ -201,6 +204,7 @@ impl SimThread {
             }
             SimCommand::SetStepsPerFrame(steps) => self.schedule.steps_per_frame = steps.max(1),
             SimCommand::SetAutoSteps(auto) => self.schedule.auto_steps = auto,
+            SimCommand::SetSpeed(speed) => self.schedule.set_speed(speed),
             SimCommand::SetViews(views) => {
                 if views != self.views {
                     self.views = views;

@@ -164,7 +164,8 @@ impl SimThread {
         let compiled = sim.compiled_problem()?;
         Some(ProblemFrame {
             simulated_seconds: sim.simulated_seconds().unwrap_or(0.0),
-            dt: compiled.tables.dt,
+            dt: sim.problem_step_seconds().unwrap_or(compiled.tables.dt),
+            duration_seconds: self.duration_seconds,
             energy: energy.as_ref().map(EnergyWindow::balance),
             budget: energy.and(budget),
             heaters_on: problem

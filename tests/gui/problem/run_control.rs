@@ -1,0 +1,99 @@
+//! A problem's run in physical time: the progress toward the scenario's duration, a speed
+//! limit in simulated seconds per wall second, and the speed reached.
+
+#![expect(
+    clippy::unwrap_used,
+    reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
+)]
+
+use std::time::{Duration, Instant};
+
+use eframe::egui::Vec2;
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+use heatlab::settings::ProblemSpeed;
+use heatlab::ui::diffusion::DiffusionCommand;
+use heatlab::ui::{HeatlabApp, Settings};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::scenario::gallery;
+
+use super::common::app::{app_harness, apply, wait_until};
+
+fn open(harness: &mut Harness<'_, HeatlabApp>, name: &str) {
+    let entry = gallery::find(name).unwrap();
+    harness.state_mut().diffusion_mut().open_gallery(entry);
+    let expected = entry.scenario().unwrap().problem;
+    wait_until(harness, &format!("the {name} problem arrives"), |app| {
+        app.diffusion()
+            .state()
+            .problem
+            .as_deref()
+            .is_some_and(|p| *p == expected)
+            && app.diffusion().state().problem_frame.is_some()
+    });
+}
+
+/// Runs frames for `wall` of wall time.
+fn run_for(harness: &mut Harness<'_, HeatlabApp>, wall: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < wall {
+        harness.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_problem_runs_toward_its_duration_at_the_speed_asked() {
+    let mut settings = Settings::default();
+    settings.field.size = GridSize::new(32, 48).unwrap();
+    let mut harness = app_harness(settings.clone(), Vec2::new(1440.0, 900.0));
+    // The heat sink runs for 30 min of simulated time.
+    open(&mut harness, "heat-sink");
+    harness.run_steps(2);
+    assert!(
+        harness
+            .query_by_label_contains("0 s of 30.00 min simulated (0%)")
+            .is_some(),
+        "the progress toward the duration is shown"
+    );
+    // At a billionth of a simulated second per wall second no step of 2.3 ms is owed.
+    let crawl = ProblemSpeed {
+        limited: true,
+        seconds_per_second: 1e-9,
+    };
+    apply(
+        &mut harness,
+        &mut settings,
+        DiffusionCommand::SetSpeed(crawl),
+    );
+    apply(&mut harness, &mut settings, DiffusionCommand::Play);
+    run_for(&mut harness, Duration::from_millis(600));
+    assert!(harness.state().diffusion().state().playing);
+    assert_eq!(
+        harness.state().diffusion().state().step,
+        0,
+        "the limit holds"
+    );
+    // As fast as it goes: the run moves, and says how fast in simulated time.
+    let free = ProblemSpeed {
+        limited: false,
+        ..crawl
+    };
+    apply(
+        &mut harness,
+        &mut settings,
+        DiffusionCommand::SetSpeed(free),
+    );
+    wait_until(&mut harness, "the run moves", |app| {
+        app.diffusion().state().step > 1000
+    });
+    run_for(&mut harness, Duration::from_millis(600));
+    let rate = harness.state().diffusion().state().simulated_rate.unwrap();
+    assert!(rate > 0.0, "{rate}");
+    assert!(harness.query_by_label_contains("running at").is_some());
+    assert!(harness
+        .query_by_label_contains("of 30.00 min simulated")
+        .is_some());
+    // The speed asked is a setting: it is kept.
+    assert_eq!(settings.speed, free);
+}
