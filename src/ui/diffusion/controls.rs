@@ -317,10 +317,7 @@ impl Controls<'_> {
             super::run_control::ui(ui, frame, speed, rate, self.commands);
         }
         if self.state.problem.is_some() {
-            ui.weak(
-                "the problem's sides are set above the views; its time step follows from its \
-                 materials and cell size",
-            );
+            super::run_control::problem_note(ui);
             return;
         }
         let mut boundary = self.settings.step.boundary;

@@ -109,6 +109,14 @@ pub fn ui(
     });
 }
 
+/// Where a problem's other controls are.
+pub fn problem_note(ui: &mut egui::Ui) {
+    ui.weak(
+        "the problem's sides are set above the views; its time step follows from its materials \
+         and cell size",
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
