@@ -28,6 +28,36 @@ pub enum ExactKind {
     SquareOneHotSide,
 }
 
+/// When an exact answer describes the problem's field.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ExactWindow {
+    /// At every time (a transient answer of the whole, bounded problem).
+    Always,
+    /// Until these simulated seconds: an answer for an unbounded body holds while the far
+    /// side has not felt the change (its far face moves by 1% of the span then).
+    Until(f64),
+    /// From about these simulated seconds on: a steady answer holds once the slowest mode of
+    /// the start has decayed to 1% (ln 100 of its time constant).
+    OnceSteady(f64),
+}
+
+impl ExactWindow {
+    /// Whether the answer holds at `seconds`.
+    pub fn contains(self, seconds: f64) -> bool {
+        match self {
+            Self::Always => true,
+            Self::Until(end) => seconds <= end,
+            Self::OnceSteady(start) => seconds >= start,
+        }
+    }
+}
+
+/// `z` with `erfc(z) = 0.01`: an error-function answer's change reaches 1% at `x = 2 z √(αt)`.
+const ERFC_ONE_PERCENT: f64 = 1.821_386;
+
+/// Time constants a slowest mode takes to decay to 1%: ln 100.
+const TO_ONE_PERCENT: f64 = 4.605_170;
+
 /// The formula of an exact answer and its values.
 #[derive(Debug, Clone)]
 enum Formula {
@@ -71,6 +101,7 @@ enum Formula {
 pub struct ExactAnswer {
     kind: ExactKind,
     formula: Formula,
+    window: ExactWindow,
     size: GridSize,
     spacing: f64,
     span: f64,
@@ -163,7 +194,7 @@ impl ExactAnswer {
     /// The answer of `kind` for `problem` started from `initial`; refused (with the reason)
     /// when the problem is not one it describes.
     pub fn new(kind: ExactKind, problem: &HeatProblem, initial: &Grid) -> Result<Self> {
-        let (formula, span) = match kind {
+        let (formula, span, window) = match kind {
             ExactKind::Layers => layers(problem)?,
             ExactKind::Fin => fin(problem)?,
             ExactKind::BlockCooling => block(problem, initial)?,
@@ -177,6 +208,7 @@ impl ExactAnswer {
         Ok(Self {
             kind,
             formula,
+            window,
             size: problem.size,
             spacing: problem.spacing,
             span,
@@ -186,6 +218,11 @@ impl ExactAnswer {
     /// Which answer it is.
     pub fn kind(&self) -> ExactKind {
         self.kind
+    }
+
+    /// When it describes the field.
+    pub fn window(&self) -> ExactWindow {
+        self.window
     }
 
     /// The grid it is for.
@@ -310,7 +347,10 @@ impl ExactAnswer {
 
 /// Each column's steady temperature in a strip of layers: the heat flux is the same through
 /// every layer, `q = ΔT / R` with `R` the film, the half cells and the whole cells in series.
-fn layers(problem: &HeatProblem) -> Result<(Formula, f64)> {
+/// An answer's formula, its temperature span and when it holds.
+type Built = (Formula, f64, ExactWindow);
+
+fn layers(problem: &HeatProblem) -> Result<Built> {
     let kind = ExactKind::Layers;
     let cols = problem.size.cols;
     let dx = problem.spacing;
@@ -353,10 +393,22 @@ fn layers(problem: &HeatProblem) -> Result<(Formula, f64)> {
             t
         })
         .collect();
-    Ok((Formula::Layers(temperatures), (hot - cold).abs()))
+    // The slowest mode: conduction across the layers (their travel times added), and each
+    // film's lumped time (the strip's heat capacity behind it).
+    let materials = || {
+        problem.map[..cols]
+            .iter()
+            .map(|&k| &problem.kinds[k as usize].material)
+    };
+    let travel: f64 = materials().map(|m| dx / m.diffusivity().sqrt()).sum();
+    let capacity: f64 = materials().map(|m| m.volumetric_heat_capacity() * dx).sum();
+    let film_time = (film_left + film_right) * capacity;
+    let tau = travel * travel / std::f64::consts::PI.powi(2) + film_time;
+    let window = ExactWindow::OnceSteady(TO_ONE_PERCENT * tau);
+    Ok((Formula::Layers(temperatures), (hot - cold).abs(), window))
 }
 
-fn fin(problem: &HeatProblem) -> Result<(Formula, f64)> {
+fn fin(problem: &HeatProblem) -> Result<Built> {
     let kind = ExactKind::Fin;
     let material = one_material(kind, problem)?;
     let base = fixed(problem.sides.left).ok_or_else(|| refuse(kind, "its base (left) is fixed"))?;
@@ -378,17 +430,22 @@ fn fin(problem: &HeatProblem) -> Result<(Formula, f64)> {
             "its tip (right) is insulated or convective to the same air",
         )
     })?;
+    let length = problem.size.cols as f64 * problem.spacing;
     let formula = Formula::Fin {
         base,
         ambient,
         m,
-        length: problem.size.cols as f64 * problem.spacing,
+        length,
         tip,
     };
-    Ok((formula, (base - ambient).abs()))
+    // The slowest mode of a fin from a fixed base: a quarter wave along it, and the faces' loss.
+    let quarter = std::f64::consts::FRAC_PI_2 / length;
+    let tau = 1.0 / (material.diffusivity() * (quarter * quarter + m * m));
+    let window = ExactWindow::OnceSteady(TO_ONE_PERCENT * tau);
+    Ok((formula, (base - ambient).abs(), window))
 }
 
-fn block(problem: &HeatProblem, initial: &Grid) -> Result<(Formula, f64)> {
+fn block(problem: &HeatProblem, initial: &Grid) -> Result<Built> {
     let kind = ExactKind::BlockCooling;
     let material = one_material(kind, problem)?;
     let start = uniform(kind, initial)?;
@@ -408,10 +465,10 @@ fn block(problem: &HeatProblem, initial: &Grid) -> Result<(Formula, f64)> {
         start,
         ambient,
     };
-    Ok((formula, (start - ambient).abs()))
+    Ok((formula, (start - ambient).abs(), ExactWindow::Always))
 }
 
-fn semi_infinite(problem: &HeatProblem, initial: &Grid) -> Result<(Formula, f64)> {
+fn semi_infinite(problem: &HeatProblem, initial: &Grid) -> Result<Built> {
     let kind = ExactKind::SemiInfinite;
     let material = one_material(kind, problem)?;
     let start = uniform(kind, initial)?;
@@ -419,15 +476,21 @@ fn semi_infinite(problem: &HeatProblem, initial: &Grid) -> Result<(Formula, f64)
     if !(strip(problem) && problem.sides.right == SideCondition::Insulated) {
         return Err(refuse(kind, "its other sides are insulated"));
     }
-    let formula = Formula::SemiInfinite {
-        face,
-        start,
-        alpha: material.diffusivity(),
-    };
-    Ok((formula, (face - start).abs()))
+    let alpha = material.diffusivity();
+    let formula = Formula::SemiInfinite { face, start, alpha };
+    let depth = problem.size.cols as f64 * problem.spacing;
+    let window = ExactWindow::Until(unfelt_until(depth, alpha));
+    Ok((formula, (face - start).abs(), window))
 }
 
-fn contact(problem: &HeatProblem, initial: &Grid) -> Result<(Formula, f64)> {
+/// The simulated seconds until a change at one end of a body `depth` deep (m) of diffusivity
+/// `alpha` moves the other end by 1% (the error function's reach).
+fn unfelt_until(depth: f64, alpha: f64) -> f64 {
+    let reach = depth / (2.0 * ERFC_ONE_PERCENT);
+    reach * reach / alpha
+}
+
+fn contact(problem: &HeatProblem, initial: &Grid) -> Result<Built> {
     let kind = ExactKind::Contact;
     let cols = problem.size.cols;
     let row = &problem.map[..cols];
@@ -469,18 +532,30 @@ fn contact(problem: &HeatProblem, initial: &Grid) -> Result<(Formula, f64)> {
         left: (t1, a1),
         right: (t2, a2),
     };
-    Ok((formula, (t1 - t2).abs()))
+    let dx = problem.spacing;
+    let left_until = unfelt_until(interface as f64 * dx, a1);
+    let right_until = unfelt_until((cols - interface) as f64 * dx, a2);
+    let window = ExactWindow::Until(left_until.min(right_until));
+    Ok((formula, (t1 - t2).abs(), window))
 }
 
-fn square(problem: &HeatProblem) -> Result<(Formula, f64)> {
+fn square(problem: &HeatProblem) -> Result<Built> {
     let kind = ExactKind::SquareOneHotSide;
-    one_material(kind, problem)?;
+    let material = one_material(kind, problem)?;
     let sides = &problem.sides;
     let hot = fixed(sides.top).ok_or_else(|| refuse(kind, "its top side is fixed"))?;
     let cold = fixed(sides.left)
         .filter(|&c| fixed(sides.right) == Some(c) && fixed(sides.bottom) == Some(c))
         .ok_or_else(|| refuse(kind, "its other three sides are fixed at one temperature"))?;
-    Ok((Formula::Square { hot, cold }, (hot - cold).abs()))
+    // The slowest mode of a rectangle with fixed sides: half a wave each way.
+    let (width, height) = (
+        problem.size.cols as f64 * problem.spacing,
+        problem.size.rows as f64 * problem.spacing,
+    );
+    let wavenumber2 =
+        std::f64::consts::PI.powi(2) * (1.0 / (width * width) + 1.0 / (height * height));
+    let window = ExactWindow::OnceSteady(TO_ONE_PERCENT / (material.diffusivity() * wavenumber2));
+    Ok((Formula::Square { hot, cold }, (hot - cold).abs(), window))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod confirm;
 pub mod controls;
 pub mod energy;
 mod events;
+pub mod exact_history;
 pub mod files;
 mod hover;
 pub mod kernels;

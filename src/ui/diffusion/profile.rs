@@ -6,6 +6,9 @@ use egui_plot::{Line, LineStyle, Plot, PlotPoints};
 
 use heatlab_engine::grid::GridSize;
 
+use heatlab_engine::scenario::exact::ExactWindow;
+
+use super::exact_history::ExactHistory;
 use super::line_flow::LineFlow;
 
 /// The least height of a plot under the views, in points: the area scrolls rather than
@@ -26,6 +29,8 @@ pub struct ExactLine {
     pub error: Option<f64>,
     /// The simulated seconds it is for.
     pub seconds: f64,
+    /// When the answer holds.
+    pub window: ExactWindow,
 }
 
 /// A segment and the values along it.
@@ -42,6 +47,8 @@ pub struct LineProfile {
     flow: LineFlow,
     /// The exact answer along it, when the problem has one.
     exact: Option<ExactLine>,
+    /// The exact answer's error along it over simulated time.
+    history: ExactHistory,
     /// The field the cells were sampled on (a row-major index means nothing on another).
     size: Option<GridSize>,
 }
@@ -95,6 +102,21 @@ impl LineProfile {
     /// The exact answer along the segment (the panel sets it every frame; `None`: none).
     pub fn set_exact(&mut self, exact: Option<ExactLine>) {
         self.exact = exact.filter(|e| e.values.len() == self.cells.len());
+        match &self.exact {
+            Some(ExactLine {
+                error: Some(error),
+                seconds,
+                window,
+                ..
+            }) => self.history.record(*seconds, *error, *window),
+            Some(_) => {}
+            None => self.history.clear(),
+        }
+    }
+
+    /// The exact answer's error over simulated time.
+    pub fn exact_history(&self) -> &ExactHistory {
+        &self.history
     }
 
     /// The exact answer drawn, if any.
@@ -105,12 +127,17 @@ impl LineProfile {
     /// The exact answer's error for people, if one is drawn.
     pub fn error_text(&self) -> Option<String> {
         let exact = self.exact.as_ref()?;
+        let holds = match exact.window.contains(exact.seconds) {
+            true => String::new(),
+            false => " (outside the time where it holds: the error says nothing here)".into(),
+        };
         Some(match exact.error {
             Some(error) => format!(
-                "exact answer ({}) at {:.4} s: max |T - T_exact| = {:.3}% of the span",
+                "exact answer ({}) at {:.4} s: max |T - T_exact| = {:.3}% of the span{holds}; {}",
                 exact.name,
                 exact.seconds,
-                error * 100.0
+                error * 100.0,
+                ExactHistory::window_text(exact.window)
             ),
             None => format!(
                 "exact answer ({}): not measured along this line",
@@ -165,6 +192,7 @@ impl LineProfile {
     /// number of columns).
     pub fn restart(&mut self, size: Option<GridSize>) {
         self.values = None;
+        self.history.clear();
         self.flow.restart();
         if let (Some(((r0, c0), (r1, c1))), Some(size)) = (self.segment, size) {
             let fits = |r: f32, c: f32| r < size.rows as f32 && c < size.cols as f32;
@@ -185,7 +213,12 @@ impl LineProfile {
         if let Some(text) = self.error_text() {
             ui.label(text);
         }
-        let height = (height - (ui.cursor().top() - top)).max(MIN_PLOT_HEIGHT);
+        let mut height = (height - (ui.cursor().top() - top)).max(MIN_PLOT_HEIGHT);
+        // The error over time below the profile, when an exact answer is measured.
+        let history = self.history.is_plotted();
+        if history {
+            height = (height / 2.0).max(MIN_PLOT_HEIGHT);
+        }
         // No legend over the values: the caption above says which line is which.
         Plot::new("profile_plot")
             .height(height)
@@ -214,6 +247,9 @@ impl LineProfile {
                     );
                 }
             });
+        if history {
+            self.history.ui(ui, height);
+        }
     }
 }
 

@@ -64,12 +64,14 @@ pub fn ui(
 ) {
     if let Some(duration) = frame.duration_seconds.filter(|d| *d > 0.0) {
         let done = frame.simulated_seconds / duration;
-        let text = if done <= 1.0 {
+        // The run stops at the first whole step at or past the duration.
+        let reached = frame.simulated_seconds < duration + frame.dt;
+        let text = if reached {
             format!(
                 "{} of {} simulated ({:.0}%)",
                 seconds_text(frame.simulated_seconds),
                 seconds_text(duration),
-                100.0 * done
+                100.0 * done.min(1.0)
             )
         } else {
             format!(

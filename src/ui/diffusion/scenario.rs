@@ -192,6 +192,7 @@ impl DiffusionPanel {
                     values: exact,
                     error: answer.error_at(cells, values, seconds),
                     seconds,
+                    window: answer.window(),
                 })
             }
             _ => None,

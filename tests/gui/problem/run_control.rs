@@ -97,3 +97,47 @@ fn a_problem_runs_toward_its_duration_at_the_speed_asked() {
     // The speed asked is a setting: it is kept.
     assert_eq!(settings.speed, free);
 }
+
+#[test]
+fn the_exact_answers_error_is_plotted_over_time_with_where_it_holds() {
+    let mut settings = Settings::default();
+    settings.field.size = GridSize::new(32, 48).unwrap();
+    let mut harness = app_harness(settings.clone(), Vec2::new(1440.0, 900.0));
+    // A fire on a thick wall: the erf holds until the far side feels the heat (30 h).
+    open(&mut harness, "semi-infinite");
+    for round in 1..=4u64 {
+        apply(&mut harness, &mut settings, DiffusionCommand::Step(100));
+        wait_until(&mut harness, "the steps are taken", |app| {
+            app.diffusion().state().step >= 100 * round
+        });
+        harness.run_steps(3);
+    }
+    let history = harness
+        .state()
+        .diffusion()
+        .paint_tools()
+        .profile
+        .exact_history();
+    let points: Vec<[f64; 2]> = history.points().copied().collect();
+    assert!(points.len() >= 3, "{points:?}");
+    assert!(
+        points.windows(2).all(|p| p[0][0] < p[1][0]),
+        "in time order"
+    );
+    assert!(
+        points.iter().all(|p| p[1] < 1.0),
+        "within 1% of the span: {points:?}"
+    );
+    assert!(harness
+        .query_by_label_contains("the answer holds until 30.26 h")
+        .is_some());
+    // Past the window the error says so.
+    apply(&mut harness, &mut settings, DiffusionCommand::Step(14_000));
+    wait_until(&mut harness, "the wall is past its window", |app| {
+        app.diffusion().state().step >= 14_400
+    });
+    harness.run_steps(3);
+    assert!(harness
+        .query_by_label_contains("outside the time where it holds")
+        .is_some());
+}

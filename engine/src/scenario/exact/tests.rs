@@ -108,3 +108,48 @@ fn known_values() {
     assert!((exact.temperature(0, 0, 0.0).unwrap() - 99.0).abs() < 1e-9);
     assert!((exact.temperature(0, 49, 0.0).unwrap() - 1.0).abs() < 1e-9);
 }
+
+#[test]
+fn every_gallery_answer_is_compared_where_it_holds() {
+    for entry in GALLERY.iter().filter(|e| e.exact.is_some()) {
+        let scenario = entry.scenario().unwrap();
+        let exact =
+            ExactAnswer::new(entry.exact.unwrap(), &scenario.problem, &scenario.initial).unwrap();
+        let duration = scenario.duration().unwrap();
+        println!(
+            "{}: {:?}, duration {duration} s",
+            entry.name,
+            exact.window()
+        );
+        assert!(
+            exact.window().contains(duration),
+            "{}: the scenario ends at {duration} s, outside {:?}",
+            entry.name,
+            exact.window()
+        );
+    }
+}
+
+#[test]
+fn an_unbounded_answer_stops_holding_once_the_far_side_feels_the_change() {
+    // The semi-infinite solid: within its window the march follows the erf; well past it the
+    // insulated far face has warmed and the answer is off by far more.
+    let entry = crate::scenario::gallery::find("semi-infinite").unwrap();
+    let scenario = entry.scenario().unwrap();
+    let exact =
+        ExactAnswer::new(entry.exact.unwrap(), &scenario.problem, &scenario.initial).unwrap();
+    let ExactWindow::Until(end) = exact.window() else {
+        panic!("{:?}", exact.window());
+    };
+    let mut inside = scenario.clone();
+    inside.file.time.duration = Some(end);
+    let (field, seconds) = run(&inside);
+    let within = exact.error(&field, seconds);
+    let mut past = scenario;
+    past.file.time.duration = Some(6.0 * end);
+    let (field, seconds) = run(&past);
+    let beyond = exact.error(&field, seconds);
+    println!("error at the window's end {within:.2e}, at 6x {beyond:.2e}");
+    assert!(within < TOLERANCE, "{within:.3e}");
+    assert!(beyond > 5.0 * within, "{beyond:.3e} against {within:.3e}");
+}
