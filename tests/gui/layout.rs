@@ -52,3 +52,26 @@ fn every_control_is_reachable_at_1440x900_and_800x600() {
         }
     }
 }
+
+#[test]
+fn a_thin_strip_is_drawn_tall_enough_to_see_its_cells() {
+    let mut settings = Settings::default();
+    settings.field.size = GridSize::new(32, 48).unwrap();
+    let mut harness = app_harness(settings, Vec2::new(1440.0, 900.0));
+    // A fin of 2x120 cells: fitted to its aspect it would be 5 points tall.
+    let entry = gallery::find("fin").unwrap();
+    harness.state_mut().diffusion_mut().open_gallery(entry);
+    wait_until(&mut harness, "the fin arrives", |app| {
+        app.diffusion().opened_scenario().is_some()
+            && app.diffusion().state().field_size == GridSize::new(2, 120).ok()
+    });
+    harness.run_steps(3);
+    for picture in ["field picture", "Laplacian picture"] {
+        let rect = harness.get_by_label(picture).rect();
+        assert!(
+            rect.height() >= heatlab::ui::diffusion::view::MIN_PICTURE_HEIGHT - 0.5,
+            "{picture}: {rect:?}"
+        );
+        assert!(rect.width() > rect.height(), "{picture}: {rect:?}");
+    }
+}

@@ -353,6 +353,16 @@ pub fn picture_ui(
             let (rect, response) = ui.allocate_exact_size(size, Sense::click_and_drag());
             let response = response.on_hover_cursor(egui::CursorIcon::Crosshair);
             paint_picture(ui, rect, state, viewport, overlays);
+            let stretched = stretch(size, cols as f32 / rows as f32);
+            if stretched > 1.5 {
+                ui.painter_at(rect).text(
+                    rect.right_bottom() + Vec2::new(-4.0, -2.0),
+                    egui::Align2::RIGHT_BOTTOM,
+                    format!("cells drawn {stretched:.0}× taller than wide"),
+                    egui::FontId::proportional(11.0),
+                    Color32::from_gray(230),
+                );
+            }
             zoom_and_pan(ui, &response, rect, viewport, primary_pans);
             hovered = hovered_cell(&response, rect, viewport, rows, cols);
             // The picture is the widget; its name lets screen readers and tests find it.
@@ -370,19 +380,30 @@ pub fn picture_ui(
     }
 }
 
+/// The least height a picture is drawn at, in points, when the space allows: a thin strip
+/// (a fin of 2 x 120 cells) is drawn taller than its cells rather than as a sliver.
+pub const MIN_PICTURE_HEIGHT: f32 = 96.0;
+
 /// The largest size of `aspect` (columns per row) that fits `ui`'s available space beside a
-/// colorbar `colorbar_width` wide.
+/// colorbar `colorbar_width` wide, at least [`MIN_PICTURE_HEIGHT`] tall where it fits.
 fn fitted_picture_size(ui: &egui::Ui, aspect: f32, colorbar_width: f32) -> Vec2 {
     let available = ui.available_size();
     // The colorbar follows one item spacing to the right: together they fit the column, which
     // would otherwise widen the panel past the window (and cut the readout under it).
     let max_w = (available.x - colorbar_width - ui.spacing().item_spacing.x).max(32.0);
     let max_h = available.y.max(32.0);
-    if max_w / aspect <= max_h {
+    let fitted = if max_w / aspect <= max_h {
         Vec2::new(max_w, max_w / aspect)
     } else {
         Vec2::new(max_h * aspect, max_h)
-    }
+    };
+    Vec2::new(fitted.x, fitted.y.max(MIN_PICTURE_HEIGHT.min(max_h)))
+}
+
+/// How many times taller than wide a picture of `size` draws the cells of a field of
+/// `aspect` (columns per row): 1 unless it is a stretched strip.
+fn stretch(size: Vec2, aspect: f32) -> f32 {
+    size.y / (size.x / aspect)
 }
 
 /// Paints the field's texture (or a waiting message) into `rect`, and the overlays over it.
@@ -521,8 +542,10 @@ fn colorbar_ui(
         egui::StrokeKind::Outside,
     );
     if let Some(range) = range {
-        for i in 0..5 {
-            let fraction = i as f32 / 4.0;
+        // As many labels as fit a line apart (the two ends at least).
+        let labels = ((bar.height() / 15.0) as usize + 1).clamp(2, 5);
+        for i in 0..labels {
+            let fraction = i as f32 / (labels - 1) as f32;
             let y = bar.bottom() - bar.height() * fraction;
             let value = range.min + (range.max - range.min) * fraction;
             painter.line_segment(
