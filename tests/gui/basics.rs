@@ -149,6 +149,9 @@ fn an_unguarded_launch_is_caught_and_explained() {
     assert_eq!(run.tally.writes_past_end, 24);
     harness.get_by_label_contains("writes landed past the end");
     harness.get_by_label_contains("launches so far");
+    // The history's row says those threads wrote, not that they idled.
+    harness.get_by_label("24, writing");
+    assert!(harness.query_by_label("24, idle").is_none());
 }
 
 #[test]

@@ -202,7 +202,13 @@ pub(super) fn geometry_history_ui(ui: &mut egui::Ui, history: &[GeometryOutcome]
         .striped(true)
         .show(ui, |ui| {
             for heading in [
-                "array", "block", "grid", "guard", "idle", "past end", "kernel",
+                "array",
+                "block",
+                "grid",
+                "guard",
+                "threads past end",
+                "writes past end",
+                "kernel",
             ] {
                 ui.strong(heading);
             }
@@ -216,7 +222,12 @@ pub(super) fn geometry_history_ui(ui: &mut egui::Ui, history: &[GeometryOutcome]
                 ui.label(format!("{} x {}", options.block[0], options.block[1]));
                 ui.label(format!("{} x {}", options.grid[0], options.grid[1]));
                 ui.label(if options.guarded { "yes" } else { "no" });
-                ui.label(run.idle_threads.to_string());
+                // Behind a guard they idle; without one they write past the array.
+                ui.label(match (run.idle_threads, options.guarded) {
+                    (0, _) => "0".to_string(),
+                    (n, true) => format!("{n}, idle"),
+                    (n, false) => format!("{n}, writing"),
+                });
                 ui.label(run.tally.writes_past_end.to_string());
                 time_cell(ui, run.kernel.as_ref().map(|k| &k.per_launch));
                 ui.end_row();
