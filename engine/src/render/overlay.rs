@@ -73,14 +73,28 @@ pub fn compute(preview: &Preview, field: GridSize, request: &OverlayRequest<'_>)
     }
 }
 
+/// Values on screen that differ by at most this share of their magnitude (about 100 units of
+/// `f32` round-off) are one temperature: no isotherm or arrow would show anything but
+/// rounding.
+pub const UNIFORM_SHARE: f32 = 1e-5;
+
+/// Whether the values from `lo` to `hi` are one value up to rounding (see [`UNIFORM_SHARE`]).
+pub fn is_uniform(lo: f32, hi: f32) -> bool {
+    hi - lo <= UNIFORM_SHARE * lo.abs().max(hi.abs()).max(1.0)
+}
+
 fn compute_here(preview: &Preview, field: GridSize, request: &OverlayRequest<'_>) -> Overlay {
     let values = &preview.values;
     let stride = request.window.stride(MAX_TRACED_SIDE);
+    let range = contour::window_range(values, &request.window, stride);
+    // A uniform block (20.000 °C everywhere) has no isotherms or heat flow to draw.
+    if range.is_none_or(|(lo, hi)| is_uniform(lo, hi)) {
+        return Overlay::default();
+    }
     let levels = match (&request.levels, request.isotherms) {
         (_, false) => Vec::new(),
         (Some(typed), true) => typed.clone(),
-        (None, true) => contour::window_range(values, &request.window, stride)
-            .map_or_else(Vec::new, |(lo, hi)| nice_levels(lo, hi, AUTO_LEVELS)),
+        (None, true) => range.map_or_else(Vec::new, |(lo, hi)| nice_levels(lo, hi, AUTO_LEVELS)),
     };
     let window = &request.window;
     let segments = contour::isotherms(values, preview.factor, field, window, &levels, stride);
@@ -101,5 +115,46 @@ fn compute_here(preview: &Preview, field: GridSize, request: &OverlayRequest<'_>
         segments,
         levels,
         arrows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::Grid;
+
+    fn preview(value: impl Fn(usize, usize) -> f32) -> Preview {
+        let values = Grid::from_fn(GridSize::new(16, 16).unwrap(), value);
+        Preview {
+            factor: 1,
+            rgba: vec![0; 16 * 16 * 4],
+            range: crate::grid::ValueRange { min: 0.0, max: 1.0 },
+            values,
+        }
+    }
+
+    #[test]
+    fn a_uniform_block_draws_no_isotherms_or_arrows() {
+        let conductivity = Conductivity::uniform(1.0);
+        let request = |values: &Grid| OverlayRequest {
+            window: Window::all(values),
+            levels: None,
+            isotherms: true,
+            arrow_step: Some(4),
+            conductivity: &conductivity,
+            spacing: 1e-3,
+        };
+        // 20 °C with rounding noise: nothing.
+        let flat = preview(|r, c| if (r + c) % 3 == 0 { 20.0 } else { 20.000_002 });
+        let size = flat.values.size();
+        assert_eq!(
+            compute(&flat, size, &request(&flat.values)),
+            Overlay::default()
+        );
+        // A real gradient of a tenth of a kelvin: isotherms and arrows.
+        let ramp = preview(|_, c| 20.0 + 0.01 * c as f32);
+        let overlay = compute(&ramp, size, &request(&ramp.values));
+        assert!(!overlay.levels.is_empty() && !overlay.segments.is_empty());
+        assert_eq!(overlay.arrows.len(), 16);
     }
 }
