@@ -358,7 +358,7 @@ pub fn picture_ui(
                 ui.painter_at(rect).text(
                     rect.right_bottom() + Vec2::new(-4.0, -2.0),
                     egui::Align2::RIGHT_BOTTOM,
-                    format!("cells drawn {stretched:.0}× taller than wide"),
+                    format!("cells ×{stretched:.0} tall"),
                     egui::FontId::proportional(11.0),
                     Color32::from_gray(230),
                 );
