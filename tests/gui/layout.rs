@@ -74,4 +74,10 @@ fn a_thin_strip_is_drawn_tall_enough_to_see_its_cells() {
         );
         assert!(rect.width() > rect.height(), "{picture}: {rect:?}");
     }
+    // Its line profile is plotted against millimetres (cells of 1 mm), not cells.
+    let profile = &harness.state().diffusion().paint_tools().profile;
+    assert_eq!(
+        profile.distance_axis(),
+        (1.0, "distance along the line (mm)")
+    );
 }

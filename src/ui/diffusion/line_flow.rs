@@ -85,6 +85,11 @@ impl LineFlow {
         self.problem = problem;
     }
 
+    /// A cell's side in metres, with a heat problem.
+    pub fn spacing(&self) -> Option<f64> {
+        self.problem.as_ref().map(|p| p.spacing)
+    }
+
     /// Takes the problem away (the line is cleared; the problem stays for the next).
     pub fn take_problem(&mut self) -> Option<Arc<HeatProblem>> {
         self.problem.take()

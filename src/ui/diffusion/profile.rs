@@ -146,6 +146,15 @@ impl LineProfile {
         })
     }
 
+    /// The plot's distance per cell and its axis label: mm on a heat problem, cells on the
+    /// tutorial's plate.
+    pub fn distance_axis(&self) -> (f64, &'static str) {
+        match self.flow.spacing() {
+            Some(spacing) => (1e3 * spacing, "distance along the line (mm)"),
+            None => (1.0, "distance along the line (cells)"),
+        }
+    }
+
     /// Removes the segment.
     pub fn clear(&mut self) {
         let problem = self.flow.take_problem();
@@ -219,18 +228,19 @@ impl LineProfile {
         if history {
             height = (height / 2.0).max(MIN_PLOT_HEIGHT);
         }
+        let (per_cell, axis) = self.distance_axis();
         // No legend over the values: the caption above says which line is which.
         Plot::new("profile_plot")
             .height(height)
             .y_axis_min_width(44.0)
-            .x_axis_label("distance along the line (cells)")
+            .x_axis_label(axis)
             .show(ui, |plot| {
                 if let Some((step, values)) = self.values() {
                     let points: Vec<[f64; 2]> = self
                         .distances
                         .iter()
                         .zip(values)
-                        .map(|(&d, &v)| [d, f64::from(v)])
+                        .map(|(&d, &v)| [per_cell * d, f64::from(v)])
                         .collect();
                     plot.line(Line::new(format!("step {step}"), PlotPoints::from(points)));
                 }
@@ -239,7 +249,7 @@ impl LineProfile {
                         .distances
                         .iter()
                         .zip(&exact.values)
-                        .filter_map(|(&d, v)| v.map(|v| [d, v]))
+                        .filter_map(|(&d, v)| v.map(|v| [per_cell * d, v]))
                         .collect();
                     plot.line(
                         Line::new("exact", PlotPoints::from(points))
