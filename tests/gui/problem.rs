@@ -20,6 +20,34 @@ use heatlab_engine::grid::GridSize;
 use heatlab_engine::problem::{CellKind, Shape};
 use heatlab_engine::session::diffusion::ProblemCommand;
 
+/// Waits until the problem of the gallery entry `name` is the one stepped, with its scenario
+/// open and a frame of it shown.
+fn wait_for_gallery_problem(
+    harness: &mut egui_kittest::Harness<'_, heatlab::ui::HeatlabApp>,
+    name: &str,
+) {
+    let expected = heatlab_engine::scenario::gallery::find(name)
+        .and_then(|entry| entry.scenario().ok())
+        .map(|scenario| scenario.problem);
+    assert!(expected.is_some(), "{name} is a gallery problem");
+    wait_until(harness, &format!("the {name} problem arrives"), |app| {
+        app.diffusion().state().problem.as_deref() == expected.as_ref()
+            && app.diffusion().opened_scenario().is_some()
+            && app.diffusion().state().problem_frame.is_some()
+    });
+}
+
+/// Opens the gallery entry `name` as its menu item does and waits for it.
+fn open_gallery_problem(
+    harness: &mut egui_kittest::Harness<'_, heatlab::ui::HeatlabApp>,
+    name: &str,
+) {
+    if let Some(entry) = heatlab_engine::scenario::gallery::find(name) {
+        harness.state_mut().diffusion_mut().open_gallery(entry);
+    }
+    wait_for_gallery_problem(harness, name);
+}
+
 /// The tutorial's plate has no problem; painting a material on it starts one whose map holds
 /// the painted cells, and the panel hears of it.
 #[test]

@@ -16,24 +16,12 @@ use heatlab_engine::grid::GridSize;
 use heatlab_engine::scenario::gallery;
 
 use super::common::app::{app_harness, apply, wait_until};
+use super::wait_for_gallery_problem;
 
 fn small() -> Settings {
     let mut settings = Settings::default();
     settings.field.size = GridSize::new(32, 48).unwrap();
     settings
-}
-
-/// Waits until the problem of the gallery entry `name` is the one stepped.
-fn wait_for_problem(harness: &mut Harness<'_, HeatlabApp>, name: &str) {
-    let expected = gallery::find(name).unwrap().scenario().unwrap().problem;
-    wait_until(harness, &format!("the {name} problem arrives"), |app| {
-        app.diffusion()
-            .state()
-            .problem
-            .as_deref()
-            .is_some_and(|p| *p == expected)
-            && app.diffusion().opened_scenario().is_some()
-    });
 }
 
 #[test]
@@ -66,7 +54,7 @@ fn linear_profile_opens_with_its_description(harness: &mut Harness<'_, HeatlabAp
     harness
         .get_by_label("Linear profile between two plates  (exact answer)")
         .click();
-    wait_for_problem(harness, "linear-profile");
+    wait_for_gallery_problem(harness, "linear-profile");
     let about = harness
         .state()
         .diffusion()
@@ -165,7 +153,7 @@ fn a_scenario_file_opens_saves_and_opens_again_and_a_state_keeps_it() {
     let file = dir.path().join("my fin.toml");
     std::fs::write(&file, fin.text).unwrap();
     apply(&mut harness, &mut settings, DiffusionCommand::Open(file));
-    wait_for_problem(&mut harness, "fin");
+    wait_for_gallery_problem(&mut harness, "fin");
     assert_eq!(
         harness.state().diffusion().state().field_size,
         Some(GridSize::new(2, 120).unwrap())
@@ -183,7 +171,7 @@ fn a_scenario_file_opens_saves_and_opens_again_and_a_state_keeps_it() {
     // A gallery problem, stepped and saved as a state.
     let entry = gallery::find("square-one-hot-side").unwrap();
     harness.state_mut().diffusion_mut().open_gallery(entry);
-    wait_for_problem(&mut harness, "square-one-hot-side");
+    wait_for_gallery_problem(&mut harness, "square-one-hot-side");
     apply(&mut harness, &mut settings, DiffusionCommand::Step(300));
     wait_until(&mut harness, "300 steps", |app| {
         app.diffusion().state().step == 300
@@ -197,10 +185,10 @@ fn a_scenario_file_opens_saves_and_opens_again_and_a_state_keeps_it() {
     wait_until(&mut harness, "the state is saved", |_| state.exists());
     // The saved scenario opens as the fin again.
     apply(&mut harness, &mut settings, DiffusionCommand::Open(saved));
-    wait_for_problem(&mut harness, "fin");
+    wait_for_gallery_problem(&mut harness, "fin");
     // The state resumes with its problem, its simulated time and its exact answer.
     apply(&mut harness, &mut settings, DiffusionCommand::Open(state));
-    wait_for_problem(&mut harness, "square-one-hot-side");
+    wait_for_gallery_problem(&mut harness, "square-one-hot-side");
     wait_until(
         &mut harness,
         "the state stands at step 300 with its answer",
@@ -226,7 +214,7 @@ fn a_thermostat_problem_opens_with_a_probe_on_its_thermostat_cell_that_records_t
     let mut harness = app_harness(small(), Vec2::new(1400.0, 900.0));
     let entry = gallery::find("heater-thermostat").unwrap();
     harness.state_mut().diffusion_mut().open_gallery(entry);
-    wait_for_problem(&mut harness, "heater-thermostat");
+    wait_for_gallery_problem(&mut harness, "heater-thermostat");
     let thermostat = entry.scenario().unwrap().problem.thermostats[0].clone();
     wait_until(&mut harness, "a probe is placed", |app| {
         !app.diffusion().paint_tools().probes.is_empty()
@@ -268,7 +256,7 @@ fn a_scenario_file_given_at_the_start_opens_when_the_first_field_is_ready() {
     };
     let mut harness =
         super::common::app::build_app_with(Harness::builder(), options, Vec2::new(1400.0, 900.0));
-    wait_for_problem(&mut harness, "heat-sink");
+    wait_for_gallery_problem(&mut harness, "heat-sink");
     let about = harness.state().diffusion().opened_scenario().unwrap();
     assert_eq!(about.title, "A heat sink under a chip");
 

@@ -1,11 +1,6 @@
 //! A problem's run in physical time: the progress toward the scenario's duration, a speed
 //! limit in simulated seconds per wall second, and the speed reached.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
-)]
-
 use std::time::{Duration, Instant};
 
 use eframe::egui::Vec2;
@@ -15,23 +10,9 @@ use heatlab::settings::ProblemSpeed;
 use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::{HeatlabApp, Settings};
 use heatlab_engine::grid::GridSize;
-use heatlab_engine::scenario::gallery;
 
 use super::common::app::{app_harness, apply, wait_until};
-
-fn open(harness: &mut Harness<'_, HeatlabApp>, name: &str) {
-    let entry = gallery::find(name).unwrap();
-    harness.state_mut().diffusion_mut().open_gallery(entry);
-    let expected = entry.scenario().unwrap().problem;
-    wait_until(harness, &format!("the {name} problem arrives"), |app| {
-        app.diffusion()
-            .state()
-            .problem
-            .as_deref()
-            .is_some_and(|p| *p == expected)
-            && app.diffusion().state().problem_frame.is_some()
-    });
-}
+use super::open_gallery_problem;
 
 /// Runs frames for `wall` of wall time.
 fn run_for(harness: &mut Harness<'_, HeatlabApp>, wall: Duration) {
@@ -48,7 +29,7 @@ fn a_problem_runs_toward_its_duration_at_the_speed_asked() {
     settings.field.size = GridSize::new(32, 48).unwrap();
     let mut harness = app_harness(settings.clone(), Vec2::new(1440.0, 900.0));
     // The heat sink runs for 30 min of simulated time.
-    open(&mut harness, "heat-sink");
+    open_gallery_problem(&mut harness, "heat-sink");
     harness.run_steps(2);
     assert!(
         harness
@@ -104,7 +85,7 @@ fn the_exact_answers_error_is_plotted_over_time_with_where_it_holds() {
     settings.field.size = GridSize::new(32, 48).unwrap();
     let mut harness = app_harness(settings.clone(), Vec2::new(1440.0, 900.0));
     // A fire on a thick wall: the erf holds until the far side feels the heat (30 h).
-    open(&mut harness, "semi-infinite");
+    open_gallery_problem(&mut harness, "semi-infinite");
     for round in 1..=4u64 {
         apply(&mut harness, &mut settings, DiffusionCommand::Step(100));
         wait_until(&mut harness, "the steps are taken", |app| {

@@ -1,11 +1,6 @@
 //! Switching problems: a problem opened from the gallery starts its tools afresh. The probes,
 //! the line and the notice of probes that stopped belong to the problem they were placed on.
 
-#![expect(
-    clippy::unwrap_used,
-    reason = "test helpers; clippy's allow-*-in-tests covers #[test] functions only"
-)]
-
 use eframe::egui::Vec2;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -15,22 +10,8 @@ use heatlab_engine::grid::GridSize;
 use heatlab_engine::scenario::gallery;
 
 use super::common::app::{app_harness, apply, has_notice, wait_until};
+use super::open_gallery_problem;
 use crate::common::software_renderer::{self, SoftwareRenderer};
-
-/// Opens the gallery entry `name` and waits until its problem is the one stepped.
-fn open(harness: &mut Harness<'_, HeatlabApp>, name: &str) {
-    let entry = gallery::find(name).unwrap();
-    harness.state_mut().diffusion_mut().open_gallery(entry);
-    let expected = entry.scenario().unwrap().problem;
-    wait_until(harness, &format!("the {name} problem arrives"), |app| {
-        app.diffusion()
-            .state()
-            .problem
-            .as_deref()
-            .is_some_and(|p| *p == expected)
-            && app.diffusion().opened_scenario().is_some()
-    });
-}
 
 #[test]
 fn opening_another_problem_drops_the_old_line_probes_and_their_notice() {
@@ -38,7 +19,7 @@ fn opening_another_problem_drops_the_old_line_probes_and_their_notice() {
     settings.field.size = GridSize::new(32, 48).unwrap();
     let mut harness = app_harness(settings.clone(), Vec2::new(1440.0, 900.0));
     // A fin (2x120): its exact answer's line along the fin, and a probe near its tip.
-    open(&mut harness, "fin");
+    open_gallery_problem(&mut harness, "fin");
     let tools = harness.state_mut().diffusion_mut().paint_tools_mut();
     assert!(
         tools.profile.is_set(),
@@ -57,7 +38,7 @@ fn opening_another_problem_drops_the_old_line_probes_and_their_notice() {
         "probes stopped: cell 260 lies outside the 2x120 field",
     );
     // A heat sink (50x80, no exact answer): none of the fin's tools are left.
-    open(&mut harness, "heat-sink");
+    open_gallery_problem(&mut harness, "heat-sink");
     apply(&mut harness, &mut settings, DiffusionCommand::Step(20));
     wait_until(&mut harness, "20 steps of the heat sink", |app| {
         app.diffusion().state().step >= 20
@@ -74,7 +55,7 @@ fn opening_another_problem_drops_the_old_line_probes_and_their_notice() {
     assert!(!has_notice(app, "probes stopped"), "{:?}", app.notices());
     assert!(has_notice(app, "belonged to the previous problem"));
     // And back to the fin: its own line again, not the heat sink's (it had none).
-    open(&mut harness, "fin");
+    open_gallery_problem(&mut harness, "fin");
     harness.run_steps(3);
     let profile = &harness.state().diffusion().paint_tools().profile;
     assert_eq!(profile.cells().len(), 120, "{:?}", profile.segment());
@@ -104,7 +85,7 @@ fn regenerate_over_a_problem_asks_first_and_keeping_it_changes_nothing() {
         Vec2::new(1440.0, 900.0),
     );
     wait_until(&mut harness, "the field is shown", HeatlabApp::is_ready);
-    open(&mut harness, "fin");
+    open_gallery_problem(&mut harness, "fin");
     let fin = harness.state().diffusion().state().problem.clone().unwrap();
     // Regenerate, as a person clicks it under the folded plate: a question, and nothing
     // generated meanwhile.
@@ -178,7 +159,7 @@ fn a_problem_shows_its_own_sides_and_folds_the_plates_controls() {
     }
     assert!(harness.query_by_label("seed").is_some());
     // The fin: none of the plate's model, its convective sides in the status line.
-    open(&mut harness, "fin");
+    open_gallery_problem(&mut harness, "fin");
     harness.run_steps(3);
     for text in [
         "coeff 0.25",
@@ -211,8 +192,8 @@ fn opening_another_problem_over_a_changed_one_asks_first() {
     settings.field.size = GridSize::new(32, 48).unwrap();
     let mut harness = app_harness(settings.clone(), Vec2::new(1440.0, 900.0));
     // Gallery problems as they were opened: switching asks nothing.
-    open(&mut harness, "fin");
-    open(&mut harness, "heat-sink");
+    open_gallery_problem(&mut harness, "fin");
+    open_gallery_problem(&mut harness, "heat-sink");
     assert!(!harness.state().diffusion().is_asking_to_replace());
     // The heat sink with its left side changed in the app: opening the fin asks.
     let side = SideCondition::Fixed { temperature: 50.0 };
@@ -253,7 +234,7 @@ fn the_energy_budget_reads_the_run_records_closing_and_clears_on_reset() {
     settings.field.size = GridSize::new(32, 48).unwrap();
     let mut harness = app_harness(settings.clone(), Vec2::new(1440.0, 900.0));
     // Two blocks in contact: closed, so only rounding can leave the balance open.
-    open(&mut harness, "two-blocks-contact");
+    open_gallery_problem(&mut harness, "two-blocks-contact");
     apply(&mut harness, &mut settings, DiffusionCommand::Step(400));
     wait_until(&mut harness, "the budget is booked", |app| {
         app.diffusion().state().step >= 400
