@@ -20,6 +20,9 @@ use super::{DiffusionCommand, DiffusionPanel, ExportKind};
 /// `paint.rs` words it); such a notice belongs to the field it was about.
 pub(super) const PROBES_STOPPED: &str = "probes stopped:";
 
+/// How the notice of a generated field starts: it belongs to that field.
+pub(super) const FIELD_GENERATED: &str = "generated the ";
+
 impl DiffusionPanel {
     /// Opens a saved state or an initial field (`.npy`, PNG, JPEG), as dropping it on the
     /// window does; the simulation thread reads it and a notice says how it went. Over a heat
@@ -104,8 +107,10 @@ impl DiffusionPanel {
     }
 
     pub(super) fn opened(&mut self, opened: sim::Opened, settings: &mut Settings) {
-        // The tools start afresh on the new field: nothing sampled on the old one survives.
+        // The tools start afresh on the new field: nothing sampled on the old one survives,
+        // and the news of how the old field was generated goes with it.
         self.notices.remove_starting_with(PROBES_STOPPED);
+        self.notices.remove_starting_with(FIELD_GENERATED);
         self.paint.restart(Some(opened.size));
         let scenario_notice = self.scenario_opened(&opened);
         self.scale_steps_per_frame(opened.size, settings);

@@ -211,7 +211,8 @@ impl DiffusionPanel {
             self.notify(
                 Level::Info,
                 format!(
-                    "generated the {size} field on the {} in {}",
+                    "{}{size} field on the {} in {}",
+                    super::actions::FIELD_GENERATED,
                     generation.place,
                     generation_time(generation.wall)
                 ),

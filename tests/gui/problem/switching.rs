@@ -54,6 +54,12 @@ fn opening_another_problem_drops_the_old_line_probes_and_their_notice() {
     assert!(!tools.profile.is_set(), "{:?}", tools.profile.segment());
     assert!(!has_notice(app, "probes stopped"), "{:?}", app.notices());
     assert!(has_notice(app, "belonged to the previous problem"));
+    // The plate's field is gone, and the news of how it was generated with it.
+    assert!(
+        !has_notice(app, "generated the 32x48 field"),
+        "{:?}",
+        app.notices()
+    );
     // And back to the fin: its own line again, not the heat sink's (it had none).
     open_gallery_problem(&mut harness, "fin");
     harness.run_steps(3);
