@@ -74,6 +74,19 @@ fn a_thin_strip_is_drawn_tall_enough_to_see_its_cells() {
         );
         assert!(rect.width() > rect.height(), "{picture}: {rect:?}");
     }
+    // No probe yet: no empty probe plot beside the profile, a hint instead.
+    assert!(harness.query_by_label("probe values over steps").is_none());
+    assert!(harness
+        .query_by_label_contains("no probe: click a cell with the Probe tool")
+        .is_some());
+    harness
+        .state_mut()
+        .diffusion_mut()
+        .paint_tools_mut()
+        .probes
+        .add(1, 60);
+    harness.run_steps(3);
+    assert!(harness.query_by_label("probe values over steps").is_some());
     // Its line profile is plotted against millimetres (cells of 1 mm), not cells.
     let profile = &harness.state().diffusion().paint_tools().profile;
     assert_eq!(

@@ -343,10 +343,18 @@ impl PaintTools {
                 self.profile.clear();
             }
         });
+        if self.probes.is_empty() {
+            ui.weak("no probe: click a cell with the Probe tool (P) to follow it over time");
+        }
         let height = (ui.available_height() - 20.0).max(super::profile::MIN_PLOT_HEIGHT);
-        ui.columns(2, |columns| {
-            columns[0].label(self.probes.caption());
-            self.probes.plot_ui(&mut columns[0], height);
+        // Without probes a line's profile takes the whole width (an empty plot would not).
+        let profile_only = self.probes.is_empty() && self.profile.is_set();
+        ui.columns(if profile_only { 1 } else { 2 }, |columns| {
+            if !profile_only {
+                columns[0].label(self.probes.caption());
+                self.probes.plot_ui(&mut columns[0], height);
+            }
+            let profile = &mut columns[columns.len() - 1];
             let caption = match self.profile.segment() {
                 Some(((r0, c0), (r1, c1))) => {
                     let mut caption =
@@ -358,8 +366,8 @@ impl PaintTools {
                 }
                 None => "line profile: draw a line with the Line tool (L)".to_string(),
             };
-            columns[1].label(caption);
-            self.profile.plot_ui(&mut columns[1], height);
+            profile.label(caption);
+            self.profile.plot_ui(profile, height);
         });
         export
     }
