@@ -168,6 +168,8 @@ fn a_scenario_file_opens_saves_and_opens_again_and_a_state_keeps_it() {
     wait_until(&mut harness, "the scenario is saved", |_| saved.exists());
     let text = std::fs::read_to_string(&saved).unwrap();
     assert!(text.contains("title = \"A fin\""), "{text}");
+    // With its duration: opened again, it still pauses at 300 s.
+    assert!(text.contains("duration = 300"), "{text}");
     // A gallery problem, stepped and saved as a state.
     let entry = gallery::find("square-one-hot-side").unwrap();
     harness.state_mut().diffusion_mut().open_gallery(entry);

@@ -94,7 +94,7 @@ impl SimThread {
             description: &description,
             problem,
             initial,
-            duration: None,
+            duration: self.duration_seconds,
         };
         match save(path, scenario) {
             Ok(saved) => {
