@@ -7,14 +7,14 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
 };
 
-use super::{driver_error, CudaBackend, CudaDevice};
+use super::{driver_error, CudaDevice};
 use crate::error::{HeatlabError, Result};
 use crate::solve::coarsest::{dense_matrix, SINGULAR_PIVOT};
 use crate::solve::hierarchy::CORRECTION_WEIGHT;
 use crate::solve::reduce::BLOCK;
 use crate::solve::{
-    solve_on, Coefficients, CycleSummary, ImplicitScheme, MultigridOps, ProblemSolver,
-    SolveOptions, SolveReport, SolveRequest, SolverGrids, Vector,
+    Coefficients, CycleSummary, ImplicitScheme, MultigridOps, ProblemSolver, SolveRequest,
+    SolverGrids, Vector,
 };
 
 /// The solver kernels' source.
@@ -590,34 +590,4 @@ impl SolverGrids for CudaSolve<'_> {
     }
 }
 
-impl CudaBackend {
-    /// [`crate::compute::Backend::solve_problem`] on the device.
-    pub(super) fn solve_on_device(
-        &mut self,
-        solver: &Arc<ProblemSolver>,
-        request: SolveRequest,
-        options: &SolveOptions,
-    ) -> Result<SolveReport> {
-        self.settle()?;
-        self.lookahead = None;
-        self.last_params = None;
-        let grids = match self.solver_grids.take() {
-            Some(grids) if Arc::ptr_eq(&grids.solver, solver) => grids,
-            Some(_) | None => DeviceMultigrid::new(&self.device, solver.clone())?,
-        };
-        let grids = self.solver_grids.insert(grids);
-        let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;
-        if buffers.size.cells() != solver.fine().cells() {
-            return Err(HeatlabError::InvalidInput(format!(
-                "the solver's problem has {} cells but the field has {}",
-                solver.fine().cells(),
-                buffers.size.cells()
-            )));
-        }
-        let mut solve = CudaSolve {
-            grids,
-            field: &mut buffers.current,
-        };
-        solve_on(&mut solve, solver, request, options)
-    }
-}
+mod entry;
