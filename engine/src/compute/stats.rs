@@ -23,6 +23,11 @@ impl FieldStats {
         Self::of_values(field.as_slice())
     }
 
+    /// The largest magnitude of a value, in the values' unit (°C for a heat problem).
+    pub fn largest_magnitude(&self) -> f64 {
+        f64::from(self.min.abs().max(self.max.abs()))
+    }
+
     /// Statistics of `values`.
     pub fn of_values(values: &[f32]) -> Self {
         let (total, min, max) = values

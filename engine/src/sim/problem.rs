@@ -447,7 +447,7 @@ impl Simulation {
         let round_off = std::mem::take(&mut active.round_off);
         let mark = EnergyMark {
             stored,
-            largest_magnitude: f64::from(stats.min.abs().max(stats.max.abs())),
+            largest_magnitude: stats.largest_magnitude(),
         };
         let capacity = free_capacity(&active.compiled.tables, &active.kind_counts);
         Ok(active.energy_mark.replace(mark).map(|before| {

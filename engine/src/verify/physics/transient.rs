@@ -9,7 +9,6 @@ use super::{
     advance, field_of, finish, largest_difference, resolution, size, start, steps_reaching,
 };
 use crate::compute::Backend;
-use crate::compute::FieldStats;
 use crate::error::Result;
 use crate::problem::energy::{free_capacity, EnergyBalance, RoundOff};
 use crate::problem::exact::{gaussian_rise, SlabSeries};
@@ -35,12 +34,12 @@ fn run_for(
     let first = field_of(problem.size, initial)?;
     let tables = start(backend, problem, first, true)?;
     let stored_before = backend.stored_energy()?;
-    let magnitude_before = largest_magnitude(backend.statistics()?);
+    let magnitude_before = backend.statistics()?.largest_magnitude();
     backend.take_energy_exchange()?;
     advance(backend, steps)?;
     let exchange = backend.take_energy_exchange()?;
     let stored_after = backend.stored_energy()?;
-    let magnitude = magnitude_before.max(largest_magnitude(backend.statistics()?));
+    let magnitude = magnitude_before.max(backend.statistics()?.largest_magnitude());
     let field = backend.download()?;
     let round_off = RoundOff {
         explicit_steps: steps,
@@ -68,11 +67,6 @@ fn bound_check(share: f64) -> Check {
         share,
         1.0,
     )
-}
-
-/// The largest magnitude of a field's values, °C.
-fn largest_magnitude(stats: FieldStats) -> f64 {
-    f64::from(stats.min.abs().max(stats.max.abs()))
 }
 
 /// A 20 cm concrete slab at 100 °C cooling for an hour through both faces into air at 20 °C
