@@ -8,6 +8,7 @@ mod materials;
 mod overlays;
 mod run_control;
 mod switching;
+mod undo;
 
 use common::app::{app_harness, wait_until};
 

@@ -11,6 +11,7 @@ mod preview;
 pub mod problem;
 pub mod solve;
 pub mod thermostat;
+pub mod undoable;
 
 pub use crate::compute::FieldStats;
 use std::time::Duration;

@@ -127,9 +127,24 @@ impl Simulation {
     /// Steps a heat problem from now on (`None`: back to the uniform stencil of the step
     /// parameters). With `book_energy` the backend also books the energy that enters each step
     /// (see [`Simulation::energy_balance`]). The field is kept; held cells are set to their
-    /// temperatures (an edit the live check repeats). Strokes of kinds stay in the undo
-    /// history only while the map and its kinds stay.
+    /// temperatures (an edit the live check repeats). Strokes of kinds and changes of the
+    /// problem's settings leave the undo history unless the problem is the one stepped now.
     pub fn set_problem(&mut self, problem: Option<HeatProblem>, book_energy: bool) -> Result<()> {
+        let same = self.problem() == problem.as_ref();
+        self.install_problem(problem, book_energy)?;
+        if !same {
+            self.paint.forget_problem_entries();
+        }
+        Ok(())
+    }
+
+    /// [`Simulation::set_problem`] for an edit of the problem stepped now (a setting changed or
+    /// put back): its strokes of kinds stay in the undo history while the map and its kinds do.
+    pub(super) fn install_problem(
+        &mut self,
+        problem: Option<HeatProblem>,
+        book_energy: bool,
+    ) -> Result<()> {
         self.settle()?;
         let old = self.problem.take();
         let elapsed_seconds = old.as_ref().map_or(0.0, ActiveProblem::seconds);
@@ -151,7 +166,7 @@ impl Simulation {
             _ => false,
         };
         if !same_cells {
-            self.paint.forget_kind_strokes();
+            self.paint.forget_problem_entries();
         }
         self.backend.set_problem(
             active

@@ -12,6 +12,7 @@ use heatlab_engine::compute::BrushEdge;
 use heatlab_engine::grid::GridSize;
 use heatlab_engine::render::label::readout_value;
 use heatlab_engine::sim::paint::Brush;
+use heatlab_engine::sim::undoable::ProbePlace;
 
 mod pointer;
 
@@ -159,6 +160,11 @@ pub struct PaintTools {
     brush_hover: Option<(usize, Pos2)>,
     outgoing: Vec<SimCommand>,
     sent_sampling: Option<Vec<u32>>,
+    /// The probes as the simulation last knew them (`None`: to be told again).
+    sent_probes: Option<Vec<ProbePlace>>,
+    /// Whether the user placed, moved or removed a probe since they were last sent (then undo
+    /// can take the change back).
+    probes_edited: bool,
     /// Messages for the notice area.
     messages: Vec<String>,
 }
@@ -250,7 +256,8 @@ impl PaintTools {
         if ui
             .add_enabled(undo > 0, egui::Button::new("Undo").small())
             .on_hover_text(format!(
-                "take back the latest stroke (Ctrl+Z); {undo} kept. {}",
+                "take back the latest change (Ctrl+Z): a stroke of heat or of materials, a side, a \
+                 heater, a thermostat or the probes; {undo} kept. {}",
                 heatlab_engine::sim::paint::UNDO_AFTER_STEPPING
             ))
             .clicked()
@@ -260,7 +267,7 @@ impl PaintTools {
         if ui
             .add_enabled(redo > 0, egui::Button::new("Redo").small())
             .on_hover_text(format!(
-                "paint the undone stroke again (Ctrl+Shift+Z); {redo} kept"
+                "make the undone change again (Ctrl+Shift+Z); {redo} kept"
             ))
             .clicked()
         {
@@ -329,10 +336,12 @@ impl PaintTools {
             }
             if let Some(i) = remove {
                 self.probes.remove(i);
+                self.probes_edited = true;
             }
             if !self.probes.is_empty() {
                 if ui.button("Clear probes").clicked() {
                     self.probes.clear();
+                    self.probes_edited = true;
                 }
                 export = ui
                     .button("Export probes CSV")
@@ -395,10 +404,20 @@ impl PaintTools {
         );
     }
 
-    /// Forgets the series (reset or a new field of `size`).
+    /// Forgets the series (reset or a new field of `size`); the simulation is told the probes
+    /// again.
     pub fn restart(&mut self, size: Option<GridSize>) {
         self.probes.restart(size);
         self.profile.restart(size);
+        self.sent_probes = None;
+    }
+
+    /// Undo or redo moved the probes: they stand where the simulation says.
+    pub fn probes_placed(&mut self, places: &[ProbePlace]) {
+        self.probes.place(places);
+        self.held_probe = None;
+        self.sent_probes = Some(places.to_vec());
+        self.probes_edited = false;
     }
 
     /// The commands for the simulation thread: paint commands, and the sampled cells when they
@@ -411,6 +430,14 @@ impl PaintTools {
                 .into_iter()
                 .map(SimCommand::Problem),
         );
+        let places = self.probes.places();
+        if self.held_probe.is_none() && self.sent_probes.as_ref() != Some(&places) {
+            self.sent_probes = Some(places.clone());
+            commands.push(SimCommand::SetProbes {
+                probes: places,
+                undoable: std::mem::take(&mut self.probes_edited),
+            });
+        }
         if let Some(size) = size {
             let mut cells = self.probes.cells(size);
             cells.extend_from_slice(self.profile.cells());

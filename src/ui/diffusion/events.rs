@@ -89,6 +89,7 @@ impl DiffusionPanel {
             }
             SimEvent::Agreement(report) => self.agreement.record(report),
             SimEvent::PaintHistory(undo, redo) => self.paint.set_history(undo, redo),
+            SimEvent::Probes(places) => self.paint.probes_placed(&places),
             SimEvent::Opened(opened) => self.opened(opened, settings),
             SimEvent::StateSaved(path, step) => self.notify(
                 Level::Info,

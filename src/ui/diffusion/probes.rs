@@ -9,6 +9,7 @@ use egui_plot::{Line, Plot, PlotPoints};
 
 use heatlab_engine::export::ProbeSeries;
 use heatlab_engine::grid::GridSize;
+use heatlab_engine::sim::undoable::ProbePlace;
 
 /// Probes at most.
 pub const MAX_PROBES: usize = 8;
@@ -118,6 +119,42 @@ impl Probes {
                 probe.series.clear();
             }
         }
+    }
+
+    /// Where the probes are, for the simulation's undo history.
+    pub fn places(&self) -> Vec<ProbePlace> {
+        self.probes
+            .iter()
+            .map(|p| ProbePlace {
+                number: p.number as u8,
+                row: p.row,
+                col: p.col,
+            })
+            .collect()
+    }
+
+    /// Puts the probes where `places` says (undo or redo moved them): a probe still at its
+    /// cell keeps its series.
+    pub fn place(&mut self, places: &[ProbePlace]) {
+        let mut old = std::mem::take(&mut self.probes);
+        self.probes = places
+            .iter()
+            .map(|place| {
+                let number = usize::from(place.number);
+                match old
+                    .iter()
+                    .position(|p| (p.number, p.row, p.col) == (number, place.row, place.col))
+                {
+                    Some(i) => old.swap_remove(i),
+                    None => Probe {
+                        number,
+                        row: place.row,
+                        col: place.col,
+                        series: VecDeque::new(),
+                    },
+                }
+            })
+            .collect();
     }
 
     /// Row-major indices of the probes' cells.

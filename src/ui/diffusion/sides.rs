@@ -212,7 +212,7 @@ fn pair_command(problem: &HeatProblem, side: Side, condition: SideCondition) -> 
         SideCondition::Insulated
     };
     changed.sides.set(side.opposite(), opposite);
-    DiffusionCommand::Problem(ProblemCommand::Set(Some(Box::new(changed))))
+    DiffusionCommand::Problem(ProblemCommand::SetSides(changed.sides))
 }
 
 /// Draws each side's condition along the edges of a picture: a coloured line and a label.
@@ -266,21 +266,23 @@ mod tests {
         let aluminium = material::find("aluminium").unwrap();
         let mut problem = HeatProblem::uniform(GridSize::new(4, 4).unwrap(), 1e-3, aluminium);
         problem.sides.right = SideCondition::Fixed { temperature: 50.0 };
-        let DiffusionCommand::Problem(ProblemCommand::Set(Some(periodic))) =
+        let DiffusionCommand::Problem(ProblemCommand::SetSides(periodic)) =
             pair_command(&problem, Side::Left, SideCondition::Periodic)
         else {
-            panic!("a periodic side sends the whole problem");
+            panic!("a periodic side sends the four sides");
         };
-        assert_eq!(periodic.sides.left, SideCondition::Periodic);
-        assert_eq!(periodic.sides.right, SideCondition::Periodic);
+        assert_eq!(periodic.left, SideCondition::Periodic);
+        assert_eq!(periodic.right, SideCondition::Periodic);
         assert!(periodic.check().is_ok());
-        let DiffusionCommand::Problem(ProblemCommand::Set(Some(back))) =
-            pair_command(&periodic, Side::Right, SideCondition::Flux { flux: 5.0 })
+        let mut problem = problem.clone();
+        problem.sides = periodic;
+        let DiffusionCommand::Problem(ProblemCommand::SetSides(back)) =
+            pair_command(&problem, Side::Right, SideCondition::Flux { flux: 5.0 })
         else {
-            panic!("leaving periodic sends the whole problem");
+            panic!("leaving periodic sends the four sides");
         };
-        assert_eq!(back.sides.right, SideCondition::Flux { flux: 5.0 });
-        assert_eq!(back.sides.left, SideCondition::Insulated);
+        assert_eq!(back.right, SideCondition::Flux { flux: 5.0 });
+        assert_eq!(back.left, SideCondition::Insulated);
         assert!(back.check().is_ok());
     }
 }

@@ -24,14 +24,14 @@ use heatlab_engine::session::diffusion::ProblemCommand;
 use heatlab_engine::sim::solve::Stepping;
 use heatlab_engine::solve::{ImplicitScheme, SolveOptions};
 
-fn harness() -> (Harness<'static, HeatlabApp>, Settings) {
+pub(super) fn harness() -> (Harness<'static, HeatlabApp>, Settings) {
     let mut settings = Settings::default();
     settings.field.size = GridSize::new(32, 48).unwrap();
     let harness = app_harness(settings.clone(), Vec2::new(1280.0, 800.0));
     (harness, settings)
 }
 
-fn problem_command(
+pub(super) fn problem_command(
     harness: &mut Harness<'static, HeatlabApp>,
     settings: &mut Settings,
     command: ProblemCommand,
@@ -49,7 +49,7 @@ fn counts(app: &HeatlabApp) -> Vec<usize> {
         .unwrap_or_default()
 }
 
-fn heater_kind(on: bool) -> CellKind {
+pub(super) fn heater_kind(on: bool) -> CellKind {
     CellKind {
         name: "element".into(),
         heater: Some(Heater {
@@ -60,7 +60,7 @@ fn heater_kind(on: bool) -> CellKind {
     }
 }
 
-const RECT: Shape = Shape::Rectangle {
+pub(super) const RECT: Shape = Shape::Rectangle {
     from: (4.0, 4.0),
     to: (8.0, 10.0),
 };

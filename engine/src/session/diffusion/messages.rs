@@ -138,6 +138,14 @@ pub enum SimCommand {
     Paint(PaintCommand),
     /// Cells whose values every frame carries (probes, then a line profile).
     SetSampling(Vec<u32>),
+    /// The probes placed on the field (their cells are sampled through
+    /// [`SimCommand::SetSampling`]); with `undoable`, undo can take the change back.
+    SetProbes {
+        /// Every probe, in the order placed.
+        probes: Vec<crate::sim::undoable::ProbePlace>,
+        /// Whether the user placed, moved or removed them (not the app for them).
+        undoable: bool,
+    },
     /// Save the whole state to this file.
     SaveState(PathBuf),
     /// Open a saved state, or an initial field (`.npy`, PNG or JPEG, an image's luminance
@@ -189,6 +197,8 @@ pub enum ProblemCommand {
     },
     /// One side's condition.
     SetSide(Side, SideCondition),
+    /// The four sides' conditions (a periodic pair changes two at once).
+    SetSides(crate::problem::Sides),
     /// The thermostats (replacing those there were).
     SetThermostats(Vec<Thermostat>),
     /// Replace the field by the problem's steady state, solved directly (see
@@ -338,8 +348,10 @@ pub enum SimEvent {
     RecordingStopped,
     /// The agreement check finished a window.
     Agreement(AgreementReport),
-    /// Strokes that undo and redo can take back or repeat now.
+    /// Strokes and changes that undo and redo can take back or repeat now.
     PaintHistory(usize, usize),
+    /// Undo or redo moved the probes: where they are now.
+    Probes(Vec<crate::sim::undoable::ProbePlace>),
     /// The state was saved to this file, at this step.
     StateSaved(PathBuf, u64),
     /// A saved state or an initial field was opened and the simulation stands on it.

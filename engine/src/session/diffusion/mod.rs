@@ -231,6 +231,7 @@ impl SimThread {
             }
             SimCommand::Paint(paint) => self.paint(paint),
             SimCommand::SetSampling(cells) => self.set_sampling(cells),
+            SimCommand::SetProbes { probes, undoable } => self.place_probes(probes, undoable),
         }
     }
 

@@ -7,6 +7,7 @@ use super::messages::{FramePart, PaintCommand, Samples, SimEvent};
 use super::SimThread;
 use crate::session::notice::Level;
 use crate::sim::paint::HistoryStep;
+use crate::sim::undoable::ProbePlace;
 
 impl SimThread {
     /// Applies a paint command. The next frame is drawn even while paused, with fresh
@@ -16,6 +17,7 @@ impl SimThread {
             return;
         };
         let mut said = None;
+        let probes_before = sim.probes().to_vec();
         let result = match command {
             PaintCommand::StrokeTo { row, col, brush } => {
                 sim.paint_to(row, col, brush).map(|dabs| dabs > 0)
@@ -33,10 +35,17 @@ impl SimThread {
             Ok(true) => {
                 self.schedule.dirty = true;
                 self.stats.reset();
-                if matches!(command, PaintCommand::Undo | PaintCommand::Redo)
-                    && self.sim.as_ref().is_some_and(|sim| sim.problem().is_some())
-                {
+                let history = matches!(command, PaintCommand::Undo | PaintCommand::Redo);
+                if history && self.sim.as_ref().is_some_and(|sim| sim.problem().is_some()) {
                     self.emit_problem();
+                }
+                if let Some(probes) = self
+                    .sim
+                    .as_ref()
+                    .map(|sim| sim.probes().to_vec())
+                    .filter(|probes| *probes != probes_before)
+                {
+                    self.emit(SimEvent::Probes(probes));
                 }
             }
             Err(error) => {
@@ -61,6 +70,22 @@ impl SimThread {
         if self.paint_counts != counts {
             self.paint_counts = counts;
             self.emit(SimEvent::PaintHistory(counts.0, counts.1));
+        }
+    }
+
+    /// Places the probes (see [`crate::sim::Simulation::place_probes`]); a refused placement
+    /// says why and the panel is told where the probes stand.
+    pub(super) fn place_probes(&mut self, probes: Vec<ProbePlace>, undoable: bool) {
+        let Some(sim) = self.sim.as_mut() else {
+            return;
+        };
+        if let Err(error) = sim.place_probes(probes, undoable) {
+            let placed = sim.probes().to_vec();
+            self.notice(
+                Level::Warning,
+                format!("the probes were not moved: {error}"),
+            );
+            self.emit(SimEvent::Probes(placed));
         }
     }
 
@@ -96,8 +121,6 @@ impl SimThread {
     }
 }
 
-/// Whether an undo or a redo did anything; when steps had run since the stroke, `said` gets a
-/// notice of what it did (see [`crate::sim::paint::UNDO_AFTER_STEPPING`]).
 /// Which way a stroke went through the history.
 #[derive(Debug, Clone, Copy)]
 enum Direction {
@@ -105,20 +128,33 @@ enum Direction {
     Redo,
 }
 
+/// Whether an undo or a redo did anything; when steps had run since the stroke, or a setting
+/// changed back, `said` gets a notice of what it did (see
+/// [`crate::sim::paint::UNDO_AFTER_STEPPING`]).
 fn took_back(done: HistoryStep, direction: Direction, said: &mut Option<String>) -> bool {
-    if let HistoryStep::AfterSteps(steps) = done {
-        *said = Some(match direction {
-            Direction::Undo => format!(
-                "undone {steps} steps after the stroke: the painted heat is taken out where it \
-                 was painted (heat that spread meanwhile stays where it went); painted \
-                 materials change back at the temperatures their cells have reached"
-            ),
-            Direction::Redo => format!(
-                "redone {steps} steps after the undo: the painted heat is put back where it was \
-                 painted (heat that spread meanwhile stays where it went); the painted \
-                 materials return at the temperatures their cells have reached"
-            ),
-        });
+    match done {
+        HistoryStep::Nothing => return false,
+        HistoryStep::Exact => {}
+        HistoryStep::AfterSteps(steps) => {
+            *said = Some(match direction {
+                Direction::Undo => format!(
+                    "undone {steps} steps after the stroke: the painted heat is taken out where \
+                     it was painted (heat that spread meanwhile stays where it went); painted \
+                     materials change back at the temperatures their cells have reached"
+                ),
+                Direction::Redo => format!(
+                    "redone {steps} steps after the undo: the painted heat is put back where it \
+                     was painted (heat that spread meanwhile stays where it went); the painted \
+                     materials return at the temperatures their cells have reached"
+                ),
+            });
+        }
+        HistoryStep::Setting(change) => {
+            *said = Some(match direction {
+                Direction::Undo => format!("undone: {change}"),
+                Direction::Redo => format!("redone: {change}"),
+            });
+        }
     }
-    done != HistoryStep::Nothing
+    true
 }

@@ -45,15 +45,18 @@ impl SimThread {
                 paint(sim, &shape, kind)
             }
             ProblemCommand::EndStroke => sim.end_kind_stroke().map(|_| ()),
-            ProblemCommand::EditKind { index, kind } => edit_kind(sim, index, kind),
-            ProblemCommand::SetSide(side, condition) => edit(sim, |problem| {
-                problem.sides.set(side, condition);
-                Ok(())
-            }),
-            ProblemCommand::SetThermostats(thermostats) => edit(sim, |problem| {
-                problem.thermostats = thermostats;
-                Ok(())
-            }),
+            ProblemCommand::EditKind { index, kind } => {
+                on_a_problem(sim).and_then(|()| sim.set_kind(index, kind))
+            }
+            ProblemCommand::SetSide(side, condition) => {
+                on_a_problem(sim).and_then(|()| sim.set_side(side, condition))
+            }
+            ProblemCommand::SetSides(sides) => {
+                on_a_problem(sim).and_then(|()| sim.set_sides(sides))
+            }
+            ProblemCommand::SetThermostats(thermostats) => {
+                on_a_problem(sim).and_then(|()| sim.set_thermostats(thermostats))
+            }
             ProblemCommand::SetStepping(stepping) => sim.set_stepping(stepping),
             ProblemCommand::SolveSteady => sim
                 .solve_steady(&SolveOptions::default())
@@ -178,34 +181,21 @@ impl SimThread {
     }
 }
 
-/// Paints `shape` with `kind`; on the tutorial's plate, first makes the plate a problem of
-/// [`ProblemCommand::PLATE_MATERIAL`].
-fn paint(sim: &mut Simulation, shape: &Shape, kind: CellKind) -> Result<()> {
+/// Makes the tutorial's plate a problem of [`ProblemCommand::PLATE_MATERIAL`] when no problem
+/// is stepped: the first edit starts one.
+fn on_a_problem(sim: &mut Simulation) -> Result<()> {
     if sim.problem().is_none() {
         let plate = plate_problem(sim)?;
         sim.set_problem(Some(plate), true)?;
     }
-    sim.paint_kind(shape, kind).map(|_| ())
+    Ok(())
 }
 
-/// Replaces kind `index`: only the tables' sources when only its heater changed (switched or
-/// of another power), otherwise the whole problem.
-fn edit_kind(sim: &mut Simulation, index: u8, kind: CellKind) -> Result<()> {
-    let mut kinds = sim.problem().map(|p| p.kinds.clone()).unwrap_or_default();
-    let slot = kinds
-        .get_mut(usize::from(index))
-        .ok_or_else(|| HeatlabError::InvalidInput(format!("there is no kind {index} to change")))?;
-    let heater_only = slot.name == kind.name
-        && slot.material == kind.material
-        && slot.held_temperature == kind.held_temperature;
-    *slot = kind;
-    if heater_only {
-        return sim.set_heaters(kinds);
-    }
-    edit(sim, |problem| {
-        problem.kinds = kinds;
-        Ok(())
-    })
+/// Paints `shape` with `kind`; on the tutorial's plate, first makes the plate a problem of
+/// [`ProblemCommand::PLATE_MATERIAL`].
+fn paint(sim: &mut Simulation, shape: &Shape, kind: CellKind) -> Result<()> {
+    on_a_problem(sim)?;
+    sim.paint_kind(shape, kind).map(|_| ())
 }
 
 /// The tutorial's plate as a problem of [`ProblemCommand::PLATE_MATERIAL`].
@@ -221,16 +211,4 @@ fn plate_problem(sim: &Simulation) -> Result<HeatProblem> {
         PLATE_SPACING,
         plate,
     ))
-}
-
-/// Applies `change` to a copy of the simulation's problem (or of the tutorial's plate as a
-/// problem of [`ProblemCommand::PLATE_MATERIAL`]), checks it and steps it from now on.
-fn edit(sim: &mut Simulation, change: impl FnOnce(&mut HeatProblem) -> Result<()>) -> Result<()> {
-    let mut problem = match sim.problem() {
-        Some(problem) => problem.clone(),
-        None => plate_problem(sim)?,
-    };
-    change(&mut problem)?;
-    problem.check()?;
-    sim.set_problem(Some(problem), true)
 }

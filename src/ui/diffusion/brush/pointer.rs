@@ -109,15 +109,18 @@ impl PaintTools {
             }
             if response.drag_stopped() {
                 self.held_probe = None;
+                self.probes_edited = true;
             }
             return;
         }
         if response.secondary_clicked() {
             if let Some(index) = self.probe_at(cells, pos) {
                 self.probes.remove(index);
+                self.probes_edited = true;
             }
         } else if response.clicked() && self.probe_at(cells, pos).is_none() {
             let (row, col) = cells.nearest_cell(pos);
+            self.probes_edited = true;
             if self.probes.add(row, col).is_none() {
                 self.messages.push(format!(
                     "{MAX_PROBES} probes are placed already: right-click one to remove it"
