@@ -203,6 +203,35 @@ pub struct Settings {
     /// A heat problem's speed while playing.
     #[serde(default)]
     pub speed: ProblemSpeed,
+    /// Whether a heat problem's run stops at its steady state, and under which |dT/dt|.
+    #[serde(default)]
+    pub steady_stop: SteadyStop,
+}
+
+/// Stopping a heat problem's run at its steady state: once the largest |dT/dt| over the field
+/// falls under a tolerance.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SteadyStop {
+    /// Whether the run stops there.
+    pub on: bool,
+    /// The tolerance, K/s.
+    pub tolerance: f64,
+}
+
+impl Default for SteadyStop {
+    fn default() -> Self {
+        Self {
+            on: false,
+            tolerance: 1e-3,
+        }
+    }
+}
+
+impl SteadyStop {
+    /// The tolerance in force, if the stop is on.
+    pub fn tolerance(&self) -> Option<f64> {
+        self.on.then_some(self.tolerance)
+    }
 }
 
 /// A heat problem's speed while playing: as fast as the device goes, or limited to simulated
@@ -262,6 +291,7 @@ impl Default for Settings {
             kernel: heatlab_engine::compute::KernelChoice::Auto,
             live_field: true,
             speed: ProblemSpeed::default(),
+            steady_stop: SteadyStop::default(),
         }
     }
 }

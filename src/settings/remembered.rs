@@ -96,6 +96,7 @@ tolerant_settings!(
     kernel,
     live_field,
     speed,
+    steady_stop,
 );
 
 /// Reads the settings' RON text: every setting that reads, defaults for the others, and what

@@ -1,7 +1,8 @@
 //! The pointer on the app's field picture, as a hand moves it: presses, drags and clicks at
-//! screen positions, and where a cell's centre is on the picture.
+//! screen positions, and where a cell's centre is on the picture; and typing into a field.
 
-use eframe::egui::{Event, Modifiers, PointerButton, Pos2, Rect};
+use eframe::egui::accesskit::Role;
+use eframe::egui::{Event, Key, Modifiers, PointerButton, Pos2, Rect};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::ui::HeatlabApp;
@@ -53,4 +54,25 @@ pub fn click_at(harness: &mut Harness<'_, HeatlabApp>, pos: Pos2, which: Pointer
     press(harness, pos, which, true);
     press(harness, pos, which, false);
     harness.step();
+}
+
+/// Types `text` into the text field labelled `label` as a hand would: click it, select what
+/// it holds, type, press Enter.
+pub fn type_into(harness: &mut Harness<'_, HeatlabApp>, label: &str, text: &str) {
+    harness
+        .get_by_role_and_label(Role::TextInput, label)
+        .scroll_to_me();
+    harness.run_steps(2);
+    harness
+        .get_by_role_and_label(Role::TextInput, label)
+        .click();
+    harness.run_steps(2);
+    harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
+    harness.run_steps(1);
+    harness
+        .get_by_role_and_label(Role::TextInput, label)
+        .type_text(text);
+    harness.run_steps(1);
+    harness.key_press(Key::Enter);
+    harness.run_steps(2);
 }

@@ -38,6 +38,47 @@ pub fn simulated_time(seconds: f64) -> String {
     }
 }
 
+/// A simulated time as people type it (and as [`simulated_time`] writes it): a number and a
+/// unit, `30 min`, `2 h`, `1.5e3 s`, `250 ms`, `3 d`; a bare number is seconds. Only a
+/// positive, finite time is accepted; the error says what was wrong.
+pub fn parse_simulated_time(text: &str) -> crate::Result<f64> {
+    let text = text.trim();
+    // The unit is the trailing letters ("1.5e3 s": the exponent's e belongs to the number).
+    let number_end = text.trim_end_matches(|c: char| c.is_alphabetic()).len();
+    let (number, unit) = match text[..number_end].trim() {
+        // No number before the letters: "inf", "NaN" or a unit alone.
+        "" if text.parse::<f64>().is_ok() => (text, ""),
+        number => (number, text[number_end..].trim()),
+    };
+    let scale = match unit {
+        "" | "s" | "sec" | "second" | "seconds" => 1.0,
+        "µs" | "us" => 1e-6,
+        "ms" => 1e-3,
+        "min" | "minute" | "minutes" => 60.0,
+        "h" | "hr" | "hour" | "hours" => 3600.0,
+        "d" | "day" | "days" => 86400.0,
+        other => {
+            return Err(crate::HeatlabError::InvalidInput(format!(
+                "unknown unit \"{other}\": use µs, ms, s, min, h or d"
+            )))
+        }
+    };
+    let value: f64 = number.parse().map_err(|_| {
+        crate::HeatlabError::InvalidInput(if number.is_empty() {
+            "type a time, such as 30 min or 2 h".to_string()
+        } else {
+            format!("\"{number}\" is not a number")
+        })
+    })?;
+    let seconds = value * scale;
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err(crate::HeatlabError::InvalidInput(format!(
+            "a time must be positive, got {text}"
+        )));
+    }
+    Ok(seconds)
+}
+
 /// A video frame's counter: the simulated time and the step of a heat problem ("t = 12.500 s
 /// · step 9470"), the step alone of the tutorial's dimensionless plate ("step 9470").
 pub fn frame_counter(step: u64, seconds: Option<f64>) -> String {
@@ -86,5 +127,32 @@ mod tests {
         assert_eq!(frame_counter(0, Some(0.0)), "t = 0 s · step 0");
         assert_eq!(simulated_time(0.0025), "2.500 ms");
         assert_eq!(simulated_time(2e-5), "20.000 µs");
+    }
+
+    #[test]
+    fn typed_times_read_in_their_units_and_bad_ones_say_why() {
+        assert_eq!(parse_simulated_time("30 min").unwrap(), 1800.0);
+        assert_eq!(parse_simulated_time(" 2h ").unwrap(), 7200.0);
+        assert_eq!(parse_simulated_time("90").unwrap(), 90.0);
+        assert_eq!(parse_simulated_time("250 ms").unwrap(), 0.25);
+        assert_eq!(parse_simulated_time("1.5e3 s").unwrap(), 1500.0);
+        assert_eq!(parse_simulated_time("3 d").unwrap(), 259_200.0);
+        for seconds in [0.000_25, 0.25, 12.5, 1800.0, 86_400.0] {
+            let written = simulated_time(seconds);
+            let read = parse_simulated_time(&written).unwrap();
+            assert!((read - seconds).abs() <= 1e-3 * seconds, "{written}");
+        }
+        let said = |text: &str| parse_simulated_time(text).unwrap_err().to_string();
+        assert!(said("10 weeks").contains("unknown unit \"weeks\""));
+        assert!(
+            said("ten min").contains("\"ten\" is not a number"),
+            "{}",
+            said("ten min")
+        );
+        assert!(said("").contains("type a time"));
+        assert!(said("-5 s").contains("must be positive"));
+        assert!(said("0").contains("must be positive"));
+        assert!(said("inf").contains("must be positive"));
+        assert!(said("min").contains("type a time"));
     }
 }

@@ -10,6 +10,7 @@ pub mod paint;
 mod preview;
 pub mod problem;
 pub mod solve;
+pub mod steady;
 pub mod thermostat;
 pub mod undoable;
 

@@ -359,6 +359,11 @@ impl DiffusionPanel {
                 settings.speed = speed;
                 self.send(SimCommand::SetSpeed(speed.limit()));
             }
+            DiffusionCommand::SetSteadyStop(stop) => {
+                settings.steady_stop = stop;
+                self.send(SimCommand::SetSteadyStop(stop.tolerance()));
+            }
+            DiffusionCommand::SetDuration(seconds) => self.send(SimCommand::SetDuration(seconds)),
             DiffusionCommand::SetViews { field, laplacian } => {
                 (settings.field_view, settings.laplacian_view) = (field, laplacian);
                 self.sent_views = None;

@@ -39,6 +39,10 @@ pub enum DiffusionCommand {
     SetAutoSteps(bool),
     /// A heat problem's speed while playing.
     SetSpeed(crate::settings::ProblemSpeed),
+    /// Stop a heat problem's run at its steady state, or not.
+    SetSteadyStop(crate::settings::SteadyStop),
+    /// The heat problem's duration in simulated seconds (`None`: no end).
+    SetDuration(Option<f64>),
     /// The field view's and the Laplacian view's colormaps and ranges.
     SetViews {
         /// The field view's.

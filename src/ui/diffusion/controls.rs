@@ -76,6 +76,8 @@ pub struct Controls<'a> {
     pub commands: &'a mut Vec<DiffusionCommand>,
     /// The tools on the pictures (the Problem section chooses the Material tool's kind).
     pub tools: &'a mut super::brush::PaintTools,
+    /// The run's duration as typed.
+    pub run_control: &'a mut super::run_control::RunControl,
 }
 
 impl Controls<'_> {
@@ -313,8 +315,9 @@ impl Controls<'_> {
         );
         self.pace_ui(ui);
         if let Some(frame) = self.state.problem_frame.as_ref() {
-            let (speed, rate) = (self.settings.speed, self.state.simulated_rate);
-            super::run_control::ui(ui, frame, speed, rate, self.commands);
+            let rate = self.state.simulated_rate;
+            self.run_control
+                .ui(ui, frame, self.settings, rate, self.commands);
         }
         if self.state.problem.is_some() {
             super::run_control::problem_note(ui);

@@ -259,6 +259,8 @@ mod tests {
             simulated_seconds: seconds,
             dt: 0.5,
             duration_seconds: None,
+            change_rate: None,
+            steady_tolerance: None,
             energy: budget.map(|b| b.window.balance()),
             budget,
             heaters_on: Vec::new(),

@@ -139,6 +139,8 @@ pub struct DiffusionPanel {
     energy: energy::EnergyBudget,
     /// The simulated seconds per wall second the run reaches.
     simulated_rate: run_control::SimulatedRate,
+    /// The run's duration as typed.
+    run_control: run_control::RunControl,
     /// The scenario the field stands on (its description and exact answer), if any.
     scenario: Option<scenario::OpenedScenario>,
     /// The question before a regeneration replaces a heat problem.
@@ -184,6 +186,7 @@ impl DiffusionPanel {
             sides: sides::SideEditor::default(),
             energy: energy::EnergyBudget::default(),
             simulated_rate: run_control::SimulatedRate::default(),
+            run_control: run_control::RunControl::default(),
             scenario: None,
             replace: confirm::ReplaceProblem::default(),
         };
@@ -192,6 +195,7 @@ impl DiffusionPanel {
         panel.send(SimCommand::SetStepsPerFrame(settings.steps_per_frame));
         panel.send(SimCommand::SetAutoSteps(settings.auto_steps));
         panel.send(SimCommand::SetSpeed(settings.speed.limit()));
+        panel.send(SimCommand::SetSteadyStop(settings.steady_stop.tolerance()));
         panel.agreement.set_enabled(settings.agreement_check);
         panel.send(SimCommand::SetAgreementCheck(settings.agreement_check));
         panel.send(SimCommand::SetKernel(settings.kernel));
@@ -370,6 +374,7 @@ impl DiffusionPanel {
             seconds_per_step: self.timings.latest_step_timing().map(|(us, _)| us * 1e-6),
             commands,
             tools: &mut self.paint,
+            run_control: &mut self.run_control,
         }
         .ui(ui);
         ui.separator();

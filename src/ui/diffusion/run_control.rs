@@ -1,5 +1,6 @@
-//! A heat problem's run in physical time: how far it is toward the scenario's duration, the
-//! simulated seconds per wall second it reaches, and the speed it may be limited to.
+//! A heat problem's run in physical time: its duration (typed, or the scenario's) and how far
+//! it is toward it, the stop at the steady state, the simulated seconds per wall second it
+//! reaches, and the speed it may be limited to.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -8,15 +9,21 @@ use eframe::egui;
 
 use heatlab_engine::session::diffusion::ProblemFrame;
 
+use heatlab_engine::render::label::parse_simulated_time;
+
+use super::super::notice::ERROR;
 use super::command::DiffusionCommand;
 use super::energy::seconds_text;
-use crate::settings::ProblemSpeed;
+use crate::settings::{ProblemSpeed, Settings, SteadyStop};
 
 /// The wall time the reached speed is measured over.
 const RATE_WINDOW: Duration = Duration::from_secs(2);
 
 /// The slowest and fastest speed a user can ask for, simulated seconds per wall second.
 const SPEED_RANGE: std::ops::RangeInclusive<f64> = 1e-9..=1e12;
+
+/// The tolerances of the steady stop a user can ask for, K/s.
+const TOLERANCE_RANGE: std::ops::RangeInclusive<f64> = 1e-12..=1e6;
 
 /// The simulated seconds per wall second a run reaches, from the frames' simulated times.
 #[derive(Debug, Clone, Default)]
@@ -54,35 +61,162 @@ impl SimulatedRate {
     }
 }
 
-/// The progress toward the scenario's duration and the speed row, for a problem's frame.
-pub fn ui(
+/// The run's controls that keep what is typed between frames: the duration as text.
+#[derive(Debug, Clone, Default)]
+pub struct RunControl {
+    /// The duration as typed.
+    duration_text: String,
+    /// The duration the text was last filled from (`None`: not yet).
+    shown_duration: Option<Option<f64>>,
+    /// Why the typed duration was refused (the duration in force stays).
+    duration_error: Option<String>,
+    /// Whether the duration's field had the keyboard at the last frame (its text is then the
+    /// user's, not refilled).
+    editing: bool,
+}
+
+impl RunControl {
+    /// The duration, the progress toward it, the steady stop and the speed, for a problem's
+    /// frame.
+    pub fn ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        frame: &ProblemFrame,
+        settings: &Settings,
+        reached: Option<f64>,
+        commands: &mut Vec<DiffusionCommand>,
+    ) {
+        self.duration_ui(ui, frame, commands);
+        progress_ui(ui, frame);
+        steady_ui(ui, frame, settings.steady_stop, commands);
+        speed_ui(ui, settings.speed, reached, commands);
+    }
+
+    /// "run for [30.00 min]": applied when the field is left (Enter or a click elsewhere) and
+    /// the text reads as a time; empty: no end.
+    fn duration_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        frame: &ProblemFrame,
+        commands: &mut Vec<DiffusionCommand>,
+    ) {
+        if !self.editing && self.shown_duration != Some(frame.duration_seconds) {
+            self.duration_text = frame.duration_seconds.map(seconds_text).unwrap_or_default();
+            self.shown_duration = Some(frame.duration_seconds);
+            self.duration_error = None;
+        }
+        ui.horizontal(|ui| {
+            let label = ui.label("run for");
+            let response = ui
+                .add(
+                    egui::TextEdit::singleline(&mut self.duration_text)
+                        .desired_width(90.0)
+                        .hint_text("no end"),
+                )
+                .on_hover_text(
+                    "simulated time from the initial field at which Play pauses (once: Play \
+                     again goes on), such as 30 min, 2 h or 90 s; empty: no end",
+                )
+                .labelled_by(label.id);
+            self.editing = response.has_focus();
+            if response.lost_focus() {
+                self.commit_duration(frame.duration_seconds, commands);
+            }
+        });
+        if let Some(error) = &self.duration_error {
+            ui.colored_label(ERROR, format!("duration not changed: {error}"));
+        }
+    }
+
+    /// Applies the typed duration when it reads, or says why not.
+    fn commit_duration(&mut self, current: Option<f64>, commands: &mut Vec<DiffusionCommand>) {
+        let typed = self.duration_text.trim();
+        let asked = if typed.is_empty() {
+            Ok(None)
+        } else {
+            parse_simulated_time(typed).map(Some)
+        };
+        match asked {
+            Ok(seconds) => {
+                self.duration_error = None;
+                if seconds != current {
+                    commands.push(DiffusionCommand::SetDuration(seconds));
+                }
+                // Written back as the app writes times once the run reports it.
+                self.shown_duration = None;
+            }
+            Err(error) => self.duration_error = Some(error.to_string()),
+        }
+    }
+}
+
+/// The bar toward the duration.
+fn progress_ui(ui: &mut egui::Ui, frame: &ProblemFrame) {
+    let Some(duration) = frame.duration_seconds.filter(|d| *d > 0.0) else {
+        return;
+    };
+    let done = frame.simulated_seconds / duration;
+    // The run stops at the first whole step at or past the duration.
+    let reached = frame.simulated_seconds < duration + frame.dt;
+    let text = if reached {
+        format!(
+            "{} of {} simulated ({:.0}%)",
+            seconds_text(frame.simulated_seconds),
+            seconds_text(duration),
+            100.0 * done.min(1.0)
+        )
+    } else {
+        format!(
+            "{} simulated, past the duration of {} (Play goes on)",
+            seconds_text(frame.simulated_seconds),
+            seconds_text(duration)
+        )
+    };
+    ui.add(egui::ProgressBar::new(done.min(1.0) as f32).text(text))
+        .on_hover_text("Play pauses at the duration once; Play again goes on");
+}
+
+/// "stop at the steady state: |dT/dt| under [1e-3] K/s", and the rate now.
+fn steady_ui(
     ui: &mut egui::Ui,
     frame: &ProblemFrame,
+    stop: SteadyStop,
+    commands: &mut Vec<DiffusionCommand>,
+) {
+    let mut asked = stop;
+    let drag_speed = 0.01 * stop.tolerance;
+    ui.horizontal_wrapped(|ui| {
+        ui.checkbox(&mut asked.on, "stop at the steady state: |dT/dt| under")
+            .on_hover_text(
+                "pause once the largest change of temperature over the field, per simulated \
+                 second, falls under the tolerance (measured a few times a second between two \
+                 copies of the field)",
+            );
+        ui.add_enabled(
+            asked.on,
+            egui::DragValue::new(&mut asked.tolerance)
+                .range(TOLERANCE_RANGE)
+                .speed(drag_speed)
+                .custom_formatter(|value, _| format!("{value:.1e}"))
+                .suffix(" K/s"),
+        );
+    });
+    if let Some(rate) = frame.change_rate.filter(|_| stop.on) {
+        let text = format!("largest |dT/dt| now: {rate:.2e} K/s");
+        ui.weak(text);
+    }
+    if asked != stop {
+        commands.push(DiffusionCommand::SetSteadyStop(asked));
+    }
+}
+
+/// The speed limit and the speed reached.
+fn speed_ui(
+    ui: &mut egui::Ui,
     speed: ProblemSpeed,
     reached: Option<f64>,
     commands: &mut Vec<DiffusionCommand>,
 ) {
-    if let Some(duration) = frame.duration_seconds.filter(|d| *d > 0.0) {
-        let done = frame.simulated_seconds / duration;
-        // The run stops at the first whole step at or past the duration.
-        let reached = frame.simulated_seconds < duration + frame.dt;
-        let text = if reached {
-            format!(
-                "{} of {} simulated ({:.0}%)",
-                seconds_text(frame.simulated_seconds),
-                seconds_text(duration),
-                100.0 * done.min(1.0)
-            )
-        } else {
-            format!(
-                "{} simulated, past the scenario's {} (Play goes on)",
-                seconds_text(frame.simulated_seconds),
-                seconds_text(duration)
-            )
-        };
-        ui.add(egui::ProgressBar::new(done.min(1.0) as f32).text(text))
-            .on_hover_text("Play pauses at the scenario's duration once; Play again goes on");
-    }
     ui.horizontal_wrapped(|ui| {
         let mut asked = speed;
         ui.label("speed");

@@ -2,7 +2,7 @@
 //! above the views and the simulated time in the status line, driven as a person would.
 
 use eframe::egui::accesskit::Role;
-use eframe::egui::{Key, Modifiers, Vec2};
+use eframe::egui::Vec2;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use heatlab::ui::diffusion::DiffusionCommand;
@@ -14,6 +14,7 @@ use heatlab_engine::problem::{
 use heatlab_engine::session::diffusion::ProblemCommand;
 
 use super::common::app::{app_harness, has_notice, wait_until};
+use super::common::pointer::type_into;
 
 /// The heater these tests paint: 50 W/m of copper.
 fn heater(copper: Material) -> CellKind {
@@ -61,27 +62,6 @@ fn problem_of(app: &HeatlabApp) -> Option<std::sync::Arc<heatlab_engine::problem
 
 fn heater_of(app: &HeatlabApp) -> Option<Heater> {
     problem_of(app).and_then(|p| p.kinds.get(1).and_then(|k| k.heater))
-}
-
-/// Types `text` into the text field labelled `label` as a hand would: click it, select what
-/// it holds, type, press Enter.
-fn type_into(harness: &mut Harness<'_, HeatlabApp>, label: &str, text: &str) {
-    harness
-        .get_by_role_and_label(Role::TextInput, label)
-        .scroll_to_me();
-    harness.run_steps(2);
-    harness
-        .get_by_role_and_label(Role::TextInput, label)
-        .click();
-    harness.run_steps(2);
-    harness.key_press_modifiers(Modifiers::COMMAND, Key::A);
-    harness.run_steps(1);
-    harness
-        .get_by_role_and_label(Role::TextInput, label)
-        .type_text(text);
-    harness.run_steps(1);
-    harness.key_press(Key::Enter);
-    harness.run_steps(2);
 }
 
 fn click(harness: &mut Harness<'_, HeatlabApp>, role: Role, label: &str) {

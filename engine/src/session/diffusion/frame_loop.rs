@@ -153,7 +153,9 @@ impl SimThread {
         let samples = self.sample(split);
         let problem = self.problem_frame(stats_due, split);
         // A frame that could not be drawn stops stepping: no next steps then.
-        if let Some((steps, record, host)) = queue_next.filter(|_| drawn.is_ok()) {
+        // Nor when the frame stopped playing (the steady state reached).
+        let still_playing = self.schedule.playing;
+        if let Some((steps, record, host)) = queue_next.filter(|_| drawn.is_ok() && still_playing) {
             // The GPU is done with this frame: give it the next frame's steps before colouring.
             if let (Some(record), Some(host)) = (record.as_ref(), host) {
                 self.adjust_overlapped_steps(record, host);

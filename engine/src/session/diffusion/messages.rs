@@ -126,6 +126,12 @@ pub enum SimCommand {
     /// A heat problem's speed while playing: simulated seconds per wall second (`None`: as
     /// fast as the device goes).
     SetSpeed(Option<f64>),
+    /// Stop playing a heat problem once its largest |dT/dt| falls under this many K/s (`None`:
+    /// never): see [`crate::sim::steady`].
+    SetSteadyStop(Option<f64>),
+    /// The heat problem's duration, simulated seconds from the initial field (`None`: it runs
+    /// until paused). Playing stops there once.
+    SetDuration(Option<f64>),
     /// How the views are rendered.
     SetViews(ViewRequests),
     /// Write a file.
@@ -283,6 +289,11 @@ pub struct ProblemFrame {
     /// The scenario's duration, simulated seconds from the initial field (`None`: it runs for
     /// as long as it is played).
     pub duration_seconds: Option<f64>,
+    /// The largest |dT/dt| over the field, K/s, while the steady stop watches (see
+    /// [`crate::sim::steady`]).
+    pub change_rate: Option<f64>,
+    /// The steady stop's tolerance, K/s, while it watches.
+    pub steady_tolerance: Option<f64>,
     /// The energy balance (J per metre of depth) since the previous frame that carried one,
     /// when booked by the run loop (`session::run`: the stored energy summed where the field
     /// is, one number per row crossing). It is taken on the statistics' clock (every frame

@@ -97,6 +97,8 @@ struct SimThread {
     duration_steps: Option<u64>,
     /// The same duration in simulated seconds.
     duration_seconds: Option<f64>,
+    /// The stop at the steady state, when asked for.
+    steady: Option<crate::sim::steady::SteadyWatch>,
 }
 
 impl SimThread {
@@ -127,6 +129,7 @@ impl SimThread {
             run: RunLoop::new(FieldChecks::ByDriver, false),
             duration_steps: None,
             duration_seconds: None,
+            steady: None,
         }
     }
 
@@ -205,6 +208,8 @@ impl SimThread {
             SimCommand::SetStepsPerFrame(steps) => self.schedule.steps_per_frame = steps.max(1),
             SimCommand::SetAutoSteps(auto) => self.schedule.auto_steps = auto,
             SimCommand::SetSpeed(speed) => self.schedule.set_speed(speed),
+            SimCommand::SetSteadyStop(tolerance) => self.set_steady_stop(tolerance),
+            SimCommand::SetDuration(seconds) => self.set_duration(seconds),
             SimCommand::SetViews(views) => {
                 if views != self.views {
                     self.views = views;
@@ -372,8 +377,8 @@ impl SimThread {
         self.notice(
             Level::Info,
             format!(
-                "paused at the end of the scenario's duration: {seconds:.6} s simulated, step \
-                 {step} (Play goes on past it)"
+                "paused at the end of the duration: {seconds:.6} s simulated, step {step} (Play \
+                 goes on past it)"
             ),
         );
     }

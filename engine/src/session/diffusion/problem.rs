@@ -12,6 +12,7 @@ use crate::problem::{material, CellKind, HeatProblem, Shape, PLATE_SPACING};
 use crate::session::notice::Level;
 use crate::session::run::EnergyWindow;
 use crate::sim::solve::Stepping;
+use crate::sim::steady::{SteadyLook, SteadyWatch};
 use crate::sim::Simulation;
 use crate::solve::SolveOptions;
 
@@ -161,14 +162,20 @@ impl SimThread {
         } else {
             None
         };
+        let steady_at = match self.steady.as_mut() {
+            Some(watch) if balance_due => look_for_steady(sim, watch, split),
+            _ => None,
+        };
         let switches = self.run.take_switches(sim);
         let budget = self.run.ledger().budget;
         let problem = sim.problem()?;
         let compiled = sim.compiled_problem()?;
-        Some(ProblemFrame {
+        let frame = ProblemFrame {
             simulated_seconds: sim.simulated_seconds().unwrap_or(0.0),
             dt: sim.problem_step_seconds().unwrap_or(compiled.tables.dt),
             duration_seconds: self.duration_seconds,
+            change_rate: self.steady.as_ref().and_then(SteadyWatch::rate),
+            steady_tolerance: self.steady.as_ref().map(SteadyWatch::tolerance),
             energy: energy.as_ref().map(EnergyWindow::balance),
             budget: energy.and(budget),
             heaters_on: problem
@@ -177,7 +184,95 @@ impl SimThread {
                 .map(|k| k.heater.is_some_and(|h| h.on))
                 .collect(),
             switches,
-        })
+        };
+        if let Some(rate) = steady_at.filter(|_| self.schedule.playing) {
+            self.steady_reached(&frame, rate);
+        }
+        Some(frame)
+    }
+
+    /// Playing stops at the steady state (once: Play goes on past it).
+    fn steady_reached(&mut self, frame: &ProblemFrame, rate: f64) {
+        self.schedule.stop();
+        self.emit(SimEvent::Stopped);
+        let tolerance = frame.steady_tolerance.unwrap_or(0.0);
+        self.notice(
+            Level::Info,
+            format!(
+                "paused at the steady state: the largest |dT/dt| is {rate:.2e} K/s, under \
+                 {tolerance:.2e} K/s, at {} simulated (Play goes on)",
+                crate::render::label::simulated_time(frame.simulated_seconds)
+            ),
+        );
+    }
+
+    /// Stops playing once the largest |dT/dt| falls under `tolerance` K/s (`None`: never).
+    pub(super) fn set_steady_stop(&mut self, tolerance: Option<f64>) {
+        let same = self.steady.as_ref().map(SteadyWatch::tolerance) == tolerance;
+        if !same {
+            self.steady = tolerance
+                .filter(|t| t.is_finite() && *t > 0.0)
+                .map(SteadyWatch::new);
+            self.schedule.dirty = true;
+        }
+    }
+
+    /// Sets the problem's duration: playing stops once at the first whole step at or past it
+    /// (`None`: no end). A duration already passed sets no stop until Reset.
+    pub(super) fn set_duration(&mut self, seconds: Option<f64>) {
+        let seconds = seconds.filter(|s| s.is_finite() && *s > 0.0);
+        let Some(sim) = self.sim.as_ref() else {
+            return;
+        };
+        let steps = match (seconds, sim.compiled_problem()) {
+            (Some(seconds), Some(compiled)) => match compiled.tables.steps_for(seconds) {
+                Ok(steps) => Some(steps),
+                Err(error) => {
+                    self.notice(Level::Error, format!("the duration was not set: {error}"));
+                    return;
+                }
+            },
+            _ => None,
+        };
+        let now = sim.simulated_seconds().unwrap_or(0.0);
+        let dt = sim.problem_step_seconds().unwrap_or(0.0);
+        let step = sim.step_count();
+        self.duration_seconds = seconds;
+        self.duration_steps = steps;
+        self.schedule.end_step = match seconds {
+            Some(seconds) if seconds > now && dt > 0.0 => {
+                Some(step.saturating_add(((seconds - now) / dt).ceil() as u64))
+            }
+            _ => None,
+        };
+        self.schedule.dirty = true;
+    }
+}
+
+/// Looks at the field for the steady stop when simulated time passed since its last look (its
+/// time counted as statistics). Returns the rate when it fell under the tolerance.
+fn look_for_steady(
+    sim: &mut Simulation,
+    watch: &mut SteadyWatch,
+    split: &mut Vec<(FramePart, Duration)>,
+) -> Option<f64> {
+    let seconds = sim.simulated_seconds()?;
+    if !watch.wants(seconds) {
+        return None;
+    }
+    let started = Instant::now();
+    let field = match sim.field() {
+        Ok(field) => field,
+        Err(error) => {
+            log::warn!("no look for the steady state this frame: {error}");
+            return None;
+        }
+    };
+    let look = watch.look(seconds, field);
+    split.push((FramePart::Statistics, started.elapsed()));
+    match look {
+        SteadyLook::Steady(rate) => Some(rate),
+        SteadyLook::NoRate | SteadyLook::Changing(_) => None,
     }
 }
 
