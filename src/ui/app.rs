@@ -418,9 +418,16 @@ impl HeatlabApp {
                 for tab in Tab::ALL {
                     ui.selectable_value(&mut self.settings.tab, tab, tab.to_string());
                 }
-                if let Some(entry) = super::gallery::menu_ui(ui, self.gallery.menu_open()) {
+                if let Some(choice) = super::gallery::menu_ui(ui, self.gallery.menu_open()) {
                     self.settings.tab = Tab::Diffusion;
-                    self.diffusion.open_gallery(entry);
+                    match choice {
+                        super::gallery::GalleryChoice::Entry(entry) => {
+                            self.diffusion.open_gallery(entry);
+                        }
+                        super::gallery::GalleryChoice::NewProblem => {
+                            self.diffusion.show_new_problem();
+                        }
+                    }
                 }
                 ui.separator();
                 self.help.menu_ui(ui);

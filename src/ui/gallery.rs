@@ -6,12 +6,33 @@ use eframe::egui;
 
 use heatlab_engine::scenario::gallery::{of_topic, GalleryEntry, Topic};
 
-/// The menu button and, while open, the list (opened from here when `open`); returns the
-/// problem chosen this frame.
-pub fn menu_ui(ui: &mut egui::Ui, open: bool) -> Option<&'static GalleryEntry> {
+/// What the menu's person chose.
+#[derive(Debug, Clone, Copy)]
+pub enum GalleryChoice {
+    /// A shipped problem.
+    Entry(&'static GalleryEntry),
+    /// "New problem…": the window that builds one.
+    NewProblem,
+}
+
+/// The menu button and, while open, the list (opened from here when `open`); returns what was
+/// chosen this frame.
+pub fn menu_ui(ui: &mut egui::Ui, open: bool) -> Option<GalleryChoice> {
     let mut chosen = None;
     let menu = ui.menu_button("Gallery", |ui| {
         ui.set_min_width(340.0);
+        if ui
+            .button("New problem…")
+            .on_hover_text(
+                "build your own: a grid of cells, a material (or your own), a starting \
+                 temperature, a title",
+            )
+            .clicked()
+        {
+            chosen = Some(GalleryChoice::NewProblem);
+            ui.close();
+        }
+        ui.separator();
         for (i, topic) in Topic::ALL.into_iter().enumerate() {
             if i > 0 {
                 ui.separator();
@@ -24,7 +45,7 @@ pub fn menu_ui(ui: &mut egui::Ui, open: bool) -> Option<&'static GalleryEntry> {
                 }
                 let button = ui.button(label).on_hover_text(entry.description());
                 if button.clicked() {
-                    chosen = Some(entry);
+                    chosen = Some(GalleryChoice::Entry(entry));
                     ui.close();
                 }
             }

@@ -62,6 +62,20 @@ pub fn type_into(harness: &mut Harness<'_, HeatlabApp>, label: &str, text: &str)
     harness
         .get_by_role_and_label(Role::TextInput, label)
         .scroll_to_me();
+    // A scroll animates over a few frames: wait until the field stands still.
+    let mut last = None;
+    for _ in 0..60 {
+        harness.run_steps(1);
+        let rect = harness.get_by_role_and_label(Role::TextInput, label).rect();
+        if last == Some(rect) {
+            break;
+        }
+        last = Some(rect);
+    }
+    // Over the field first: a tooltip left by the widget hovered before would take the press.
+    harness
+        .get_by_role_and_label(Role::TextInput, label)
+        .hover();
     harness.run_steps(2);
     harness
         .get_by_role_and_label(Role::TextInput, label)

@@ -5,6 +5,7 @@
 use crate::common;
 mod gallery;
 mod materials;
+mod new_problem;
 mod overlays;
 mod run_control;
 mod switching;

@@ -27,6 +27,7 @@ pub mod file;
 pub mod gallery;
 mod initial;
 mod map;
+pub mod new;
 pub mod save;
 pub mod thermostat;
 

@@ -24,6 +24,8 @@ pub enum Replacement {
     Gallery(&'static GalleryEntry),
     /// A file (a scenario, a state or an initial field).
     File(PathBuf),
+    /// A problem made in the "New problem" window.
+    NewProblem(Box<heatlab_engine::scenario::Scenario>),
 }
 
 impl Replacement {
@@ -33,6 +35,9 @@ impl Replacement {
             Self::Plate(params) => format!("Regenerate makes a new {} jagged plate", params.size),
             Self::Gallery(entry) => format!("Opening \"{}\" starts that problem", entry.title()),
             Self::File(path) => format!("Opening {} starts what it holds", path.display()),
+            Self::NewProblem(scenario) => {
+                format!("Creating \"{}\" starts a new problem", scenario.title())
+            }
         }
     }
 
@@ -41,6 +46,7 @@ impl Replacement {
         match self {
             Self::Plate(_) => "Replace the problem",
             Self::Gallery(_) | Self::File(_) => "Open it anyway",
+            Self::NewProblem(_) => "Create it anyway",
         }
     }
 }
@@ -173,6 +179,9 @@ impl DiffusionPanel {
             }
             Answer::Replace(Replacement::Gallery(entry)) => self.open_gallery_now(entry),
             Answer::Replace(Replacement::File(path)) => self.open_file_now(path),
+            Answer::Replace(Replacement::NewProblem(scenario)) => {
+                self.open_scenario_now(*scenario);
+            }
             Answer::Keep => self.notify(Level::Info, "kept the heat problem: nothing was replaced"),
         }
     }

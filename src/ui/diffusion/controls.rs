@@ -314,13 +314,10 @@ impl Controls<'_> {
                 .size(15.0),
         );
         self.pace_ui(ui);
-        if let Some(frame) = self.state.problem_frame.as_ref() {
-            let rate = self.state.simulated_rate;
+        if self.state.problem.is_some() {
+            let (frame, rate) = (self.state.problem_frame.as_ref(), self.state.simulated_rate);
             self.run_control
                 .ui(ui, frame, self.settings, rate, self.commands);
-        }
-        if self.state.problem.is_some() {
-            super::run_control::problem_note(ui);
             return;
         }
         let mut boundary = self.settings.step.boundary;

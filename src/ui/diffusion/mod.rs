@@ -16,6 +16,7 @@ pub mod files;
 mod hover;
 pub mod kernels;
 pub mod line_flow;
+pub mod new_problem;
 pub mod overlays;
 pub mod probes;
 pub mod problem;
@@ -141,6 +142,8 @@ pub struct DiffusionPanel {
     simulated_rate: run_control::SimulatedRate,
     /// The run's duration as typed.
     run_control: run_control::RunControl,
+    /// The "New problem" window.
+    new_problem: new_problem::NewProblemForm,
     /// The scenario the field stands on (its description and exact answer), if any.
     scenario: Option<scenario::OpenedScenario>,
     /// The question before a regeneration replaces a heat problem.
@@ -187,6 +190,7 @@ impl DiffusionPanel {
             energy: energy::EnergyBudget::default(),
             simulated_rate: run_control::SimulatedRate::default(),
             run_control: run_control::RunControl::default(),
+            new_problem: new_problem::NewProblemForm::default(),
             scenario: None,
             replace: confirm::ReplaceProblem::default(),
         };
@@ -441,6 +445,9 @@ impl DiffusionPanel {
             settings.export_dir = dir;
         }
         commands.extend(self.files.dialog_ui(ui.ctx()));
+        if let Some(scenario) = self.new_problem.ui(ui.ctx()) {
+            self.open_new_problem(scenario);
+        }
         if let Some(answer) = self.replace.ui(ui.ctx()) {
             self.replace_answered(answer, settings);
         }

@@ -76,20 +76,26 @@ pub struct RunControl {
 }
 
 impl RunControl {
-    /// The duration, the progress toward it, the steady stop and the speed, for a problem's
-    /// frame.
+    /// The duration, the progress toward it, the steady stop and the speed, once a frame of
+    /// the problem came; and where the problem's other controls are.
     pub fn ui(
         &mut self,
         ui: &mut egui::Ui,
-        frame: &ProblemFrame,
+        frame: Option<&ProblemFrame>,
         settings: &Settings,
         reached: Option<f64>,
         commands: &mut Vec<DiffusionCommand>,
     ) {
-        self.duration_ui(ui, frame, commands);
-        progress_ui(ui, frame);
-        steady_ui(ui, frame, settings.steady_stop, commands);
-        speed_ui(ui, settings.speed, reached, commands);
+        if let Some(frame) = frame {
+            self.duration_ui(ui, frame, commands);
+            progress_ui(ui, frame);
+            steady_ui(ui, frame, settings.steady_stop, commands);
+            speed_ui(ui, settings.speed, reached, commands);
+        }
+        ui.weak(
+            "the problem's sides are set above the views; its time step follows from its \
+             materials and cell size",
+        );
     }
 
     /// "run for [30.00 min]": applied when the field is left (Enter or a click elsewhere) and
@@ -243,14 +249,6 @@ fn speed_ui(
                 .on_hover_text("simulated time per wall second over the last two seconds");
         }
     });
-}
-
-/// Where a problem's other controls are.
-pub fn problem_note(ui: &mut egui::Ui) {
-    ui.weak(
-        "the problem's sides are set above the views; its time step follows from its materials \
-         and cell size",
-    );
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use crate::ui::notice::Level;
 use heatlab_engine::problem::HeatProblem;
 use heatlab_engine::scenario::exact::ExactAnswer;
 use heatlab_engine::scenario::gallery::{self, GalleryEntry};
+use heatlab_engine::scenario::Scenario;
 use heatlab_engine::session::diffusion::{Opened, SimCommand};
 use heatlab_engine::state::FieldOrigin;
 
@@ -108,19 +109,38 @@ impl DiffusionPanel {
     /// Opens a gallery problem without asking.
     pub(super) fn open_gallery_now(&mut self, entry: &'static GalleryEntry) {
         match entry.scenario() {
-            Ok(scenario) => {
-                // The probes and the line belong to the problem on screen, not to this one.
-                self.clear_plots(
-                    "cleared the probes and the line: they belonged to the previous problem",
-                );
-                self.opening_done();
-                let opening = format!("opening \"{}\"…", entry.title());
-                self.notify(Level::Info, opening.clone());
-                self.files.opening = Some(opening);
-                self.send(SimCommand::OpenScenario(Box::new(scenario)));
-            }
+            Ok(scenario) => self.open_scenario_now(scenario),
             Err(error) => self.notify(Level::Error, error.to_string()),
         }
+    }
+
+    /// Opens a problem made in the "New problem" window. Over a heat problem built or changed
+    /// in the app, asks first.
+    pub fn open_new_problem(&mut self, scenario: Scenario) {
+        if let Some(problem) = self.edited_problem() {
+            self.replace.ask(
+                super::confirm::Replacement::NewProblem(Box::new(scenario)),
+                problem,
+            );
+            return;
+        }
+        self.open_scenario_now(scenario);
+    }
+
+    /// Starts over from `scenario` (its initial field and problem) without asking.
+    pub(super) fn open_scenario_now(&mut self, scenario: Scenario) {
+        // The probes and the line belong to the problem on screen, not to this one.
+        self.clear_plots("cleared the probes and the line: they belonged to the previous problem");
+        self.opening_done();
+        let opening = format!("opening \"{}\"…", scenario.title());
+        self.notify(Level::Info, opening.clone());
+        self.files.opening = Some(opening);
+        self.send(SimCommand::OpenScenario(Box::new(scenario)));
+    }
+
+    /// Shows the "New problem" window.
+    pub fn show_new_problem(&mut self) {
+        self.new_problem.open = true;
     }
 
     /// The scenario the field stands on, if any.
