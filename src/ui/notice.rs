@@ -93,8 +93,8 @@ impl Notices {
                         }
                         let color = level_color(notice.level, ui);
                         let text = RichText::new(&notice.text).color(color);
-                        ui.add(egui::Label::new(text).truncate())
-                            .on_hover_text(&notice.text);
+                        // A cut label shows its whole text on hover by itself (once).
+                        ui.add(egui::Label::new(text).truncate());
                     });
                 });
             }

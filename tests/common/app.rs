@@ -32,7 +32,17 @@ pub fn build_app_with(
 /// The app in a `size` window with `settings`, not remembered and not playing, once its first
 /// field is generated and shown.
 pub fn app_harness(settings: Settings, size: Vec2) -> Harness<'static, HeatlabApp> {
-    let mut harness = build_app(
+    app_harness_with(Harness::builder(), settings, size)
+}
+
+/// [`app_harness`] from `builder` (frames of another length, for a double-click).
+pub fn app_harness_with(
+    builder: HarnessBuilder<HeatlabApp>,
+    settings: Settings,
+    size: Vec2,
+) -> Harness<'static, HeatlabApp> {
+    let mut harness = build_app_with(
+        builder,
         AppOptions {
             settings: Some(settings),
             persist: false,

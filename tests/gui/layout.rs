@@ -1,17 +1,19 @@
 //! Small windows: with a heat problem open (its sides, its line and its energy budget on
 //! screen), every control of the diffusion tab is on screen or scrolled to as a person would,
-//! at the default 1440x900 window and at 800x600.
+//! at the default 1440x900 window, at 1280x720 and at 800x600; the splitter above the plots
+//! gives them the height the person drags it to, and back to the layout's on a double-click.
 
-use eframe::egui::{Pos2, Rect, Vec2};
+use eframe::egui::{PointerButton, Pos2, Rect, Vec2};
 use egui_kittest::kittest::Queryable;
 use heatlab::ui::Settings;
 use heatlab_engine::grid::GridSize;
 use heatlab_engine::scenario::gallery;
 
-use super::common::app::{app_harness, wait_until};
+use super::common::app::{app_harness, app_harness_with, wait_until};
+use super::common::pointer::{click_at, drag};
 
 /// Controls of the views, the sides, the tool row and the plots' area, by their labels.
-const CONTROLS: [&str; 12] = [
+const CONTROLS: [&str; 15] = [
     "right side",
     "bottom side",
     "Laplacian picture",
@@ -24,11 +26,18 @@ const CONTROLS: [&str; 12] = [
     "Clear line",
     "plots",
     "Tutorial plate",
+    "run for",
+    "plots splitter",
+    "Export",
 ];
 
 #[test]
-fn every_control_is_reachable_at_1440x900_and_800x600() {
-    for size in [Vec2::new(1440.0, 900.0), Vec2::new(800.0, 600.0)] {
+fn every_control_is_reachable_at_1440x900_1280x720_and_800x600() {
+    for size in [
+        Vec2::new(1440.0, 900.0),
+        Vec2::new(1280.0, 720.0),
+        Vec2::new(800.0, 600.0),
+    ] {
         let mut settings = Settings::default();
         settings.field.size = GridSize::new(32, 48).unwrap();
         let mut harness = app_harness(settings, size);
@@ -92,5 +101,62 @@ fn a_thin_strip_is_drawn_tall_enough_to_see_its_cells() {
     assert_eq!(
         profile.distance_axis(),
         (1.0, "distance along the line (mm)")
+    );
+}
+
+#[test]
+fn the_splitter_gives_the_plots_the_height_dragged_to_and_back() {
+    let mut settings = Settings::default();
+    settings.field.size = GridSize::new(32, 48).unwrap();
+    // Frames of 1/60 s, so that two clicks a frame apart are a double-click.
+    let builder = egui_kittest::Harness::builder().with_step_dt(1.0 / 60.0);
+    let mut harness = app_harness_with(builder, settings, Vec2::new(1280.0, 720.0));
+    let entry = gallery::find("heat-sink").unwrap();
+    harness.state_mut().diffusion_mut().open_gallery(entry);
+    wait_until(&mut harness, "the heat sink", |app| {
+        app.diffusion().opened_scenario().is_some()
+    });
+    harness.run_steps(3);
+    let edge = |harness: &egui_kittest::Harness<'_, heatlab::ui::HeatlabApp>| {
+        harness.get_by_label("plots splitter").rect().center()
+    };
+    let automatic = edge(&harness);
+    let picture = harness.get_by_label("field picture").rect();
+    // Up by 150 points: the plots grow, the views give way.
+    let to = Pos2::new(automatic.x, automatic.y - 150.0);
+    drag(&mut harness, automatic, to, PointerButton::Primary);
+    harness.run_steps(3);
+    let dragged = edge(&harness);
+    assert!(
+        (dragged.y - to.y).abs() < 8.0,
+        "the edge follows the drag: {automatic:?} -> {dragged:?}"
+    );
+    let smaller = harness.get_by_label("field picture").rect();
+    assert!(
+        smaller.height() < picture.height(),
+        "{picture:?} -> {smaller:?}"
+    );
+    // Down past the bottom: the plots keep their least height.
+    drag(
+        &mut harness,
+        dragged,
+        Pos2::new(dragged.x, 719.0),
+        PointerButton::Primary,
+    );
+    harness.run_steps(3);
+    assert!(
+        edge(&harness).y <= 720.0 - 90.0 + 1.0,
+        "{:?}",
+        edge(&harness)
+    );
+    // A double-click gives the height back to the layout.
+    let at = edge(&harness);
+    click_at(&mut harness, at, PointerButton::Primary);
+    click_at(&mut harness, at, PointerButton::Primary);
+    harness.run_steps(3);
+    assert!(
+        (edge(&harness).y - automatic.y).abs() < 1.0,
+        "{:?} back to {automatic:?}",
+        edge(&harness)
     );
 }

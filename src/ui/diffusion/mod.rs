@@ -25,6 +25,7 @@ pub mod run_control;
 pub mod scenario;
 pub mod sides;
 pub mod sources;
+pub mod splitter;
 pub mod timings;
 pub mod timings_panel;
 pub mod view;
@@ -144,6 +145,8 @@ pub struct DiffusionPanel {
     run_control: run_control::RunControl,
     /// The "New problem" window.
     new_problem: new_problem::NewProblemForm,
+    /// The height the person gave the plots under the views.
+    splitter: splitter::PlotsSplitter,
     /// The scenario the field stands on (its description and exact answer), if any.
     scenario: Option<scenario::OpenedScenario>,
     /// The question before a regeneration replaces a heat problem.
@@ -191,6 +194,7 @@ impl DiffusionPanel {
             simulated_rate: run_control::SimulatedRate::default(),
             run_control: run_control::RunControl::default(),
             new_problem: new_problem::NewProblemForm::default(),
+            splitter: splitter::PlotsSplitter::default(),
             scenario: None,
             replace: confirm::ReplaceProblem::default(),
         };
@@ -475,12 +479,14 @@ impl DiffusionPanel {
         self.paint.probes.set_thermostat_traces(traces);
         let energy = self.state.problem.is_some() && self.energy.latest().is_some();
         let probe_plots = timings_panel::probe_plots_wanted(&self.paint);
-        let timings_height = if settings.show_plots || energy || probe_plots {
+        let automatic = if settings.show_plots || energy || probe_plots {
             plots_height(available.y, views_height, self.state.problem.is_some())
         } else {
             90.0
         };
-        egui::Panel::bottom("timings")
+        let range = 90.0..=(available.y - 150.0).max(90.0);
+        let timings_height = self.splitter.height(automatic, range.clone());
+        let plots = egui::Panel::bottom("timings")
             .exact_size(timings_height)
             .show(ui, |ui| {
                 if energy {
@@ -512,8 +518,10 @@ impl DiffusionPanel {
                         )
                     })
                     .inner
-            })
-            .inner
+            });
+        self.splitter
+            .ui(ui, plots.response.rect, timings_height, range);
+        plots.inner
     }
 
     /// Sends the paint tools' commands to the simulation and shows the tools' messages.

@@ -3,7 +3,7 @@
 //! A new figure goes into [`header_ui`]; a new plot is a [`TimingPlot`] variant.
 
 use eframe::egui::{self, RichText};
-use egui_plot::{Legend, Line, Plot, PlotPoints};
+use egui_plot::{Line, Plot, PlotPoints};
 
 use heatlab_engine::measure::format_seconds;
 use heatlab_engine::sim::FieldStats;
@@ -28,6 +28,10 @@ pub enum TimingPlot {
     Agreement,
 }
 
+/// The colours of the max and min lines, as their caption names them.
+const MAX_COLOR: egui::Color32 = egui::Color32::from_rgb(230, 90, 80);
+const MIN_COLOR: egui::Color32 = egui::Color32::from_rgb(80, 150, 240);
+
 impl TimingPlot {
     /// Every plot, in the order they are laid out.
     pub const ALL: [Self; 5] = [
@@ -44,7 +48,7 @@ impl TimingPlot {
             Self::Speed => "µs per step over time (s)",
             Self::Split => "per-frame split (ms) over time (s)",
             Self::Heat => "total heat over steps",
-            Self::MinMax => "min and max over steps",
+            Self::MinMax => "max (red) and min (blue) over steps",
             Self::Agreement => "max |difference| from the CPU over steps",
         }
     }
@@ -199,8 +203,10 @@ fn plot_ui(ui: &mut egui::Ui, timings: &Timings, plot: TimingPlot, height: f32) 
         .height(height)
         .y_axis_min_width(44.0);
     match plot {
+        // No legends over the lines: each caption above names what its plot shows (and the
+        // min and max plot's colours).
         TimingPlot::Speed => {
-            frame.legend(Legend::default()).show(ui, |plot| {
+            frame.show(ui, |plot| {
                 let points = over_time(timings, |s| s.us_per_step);
                 plot.line(Line::new("µs/step", PlotPoints::from(points)));
             });
@@ -227,18 +233,18 @@ fn plot_ui(ui: &mut egui::Ui, timings: &Timings, plot: TimingPlot, height: f32) 
             });
         }
         TimingPlot::Heat => {
-            frame.legend(Legend::default()).show(ui, |plot| {
+            frame.show(ui, |plot| {
                 let points = over_steps(timings, |s| s.total);
                 plot.line(Line::new("total heat", PlotPoints::from(points)));
             });
         }
         TimingPlot::Agreement => {}
         TimingPlot::MinMax => {
-            frame.legend(Legend::default()).show(ui, |plot| {
+            frame.show(ui, |plot| {
                 let max = over_steps(timings, |s| f64::from(s.max));
                 let min = over_steps(timings, |s| f64::from(s.min));
-                plot.line(Line::new("max", PlotPoints::from(max)));
-                plot.line(Line::new("min", PlotPoints::from(min)));
+                plot.line(Line::new("max", PlotPoints::from(max)).color(MAX_COLOR));
+                plot.line(Line::new("min", PlotPoints::from(min)).color(MIN_COLOR));
             });
         }
     }

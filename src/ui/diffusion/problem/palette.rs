@@ -54,19 +54,24 @@ fn describe(kind: &CellKind) -> String {
     text
 }
 
-/// One chip: a swatch and the name, selectable. Returns whether it was clicked. (Two widgets
-/// side by side, not a nested row: a row inside a wrapping one cannot wrap and would widen the
-/// panel.)
+/// One chip: a swatch and the name in one selectable button (so that a wrapping row never
+/// puts the swatch at the end of one line and its name on the next). Returns whether it was
+/// clicked.
 fn chip(ui: &mut egui::Ui, kind: &CellKind, colour: Rgb, selected: bool) -> bool {
-    let (rect, _) = ui.allocate_exact_size(Vec2::splat(11.0), Sense::hover());
-    ui.painter().rect_filled(rect, 2.0, colour32(colour));
     let mut name = RichText::new(&kind.name);
     if kind.heater.is_some() || kind.held_temperature.is_some() {
         name = name.italics();
     }
-    ui.selectable_label(selected, name)
-        .on_hover_text(describe(kind))
-        .clicked()
+    let swatch = egui::IdSalt::new("swatch");
+    let chip = egui::Button::selectable(
+        selected,
+        (egui::Atom::custom(swatch, Vec2::splat(11.0)), name),
+    )
+    .atom_ui(ui);
+    if let Some(rect) = chip.rect(swatch) {
+        ui.painter().rect_filled(rect, 2.0, colour32(colour));
+    }
+    chip.response.on_hover_text(describe(kind)).clicked()
 }
 
 /// The palette; `selected` is the kind chosen. Returns whether one was clicked.
