@@ -5,6 +5,7 @@
 
 use eframe::egui::{PointerButton, Pos2, Rect, Vec2};
 use egui_kittest::kittest::Queryable;
+use heatlab::ui::diffusion::DiffusionCommand;
 use heatlab::ui::Settings;
 use heatlab_engine::grid::GridSize;
 use heatlab_engine::scenario::gallery;
@@ -84,7 +85,7 @@ fn a_thin_strip_is_drawn_tall_enough_to_see_its_cells() {
         assert!(rect.width() > rect.height(), "{picture}: {rect:?}");
     }
     // No probe yet: no empty probe plot beside the profile, a hint instead.
-    assert!(harness.query_by_label("probe values over steps").is_none());
+    assert!(harness.query_by_label("probe values over time").is_none());
     assert!(harness
         .query_by_label_contains("no probe: click a cell with the Probe tool")
         .is_some());
@@ -95,7 +96,35 @@ fn a_thin_strip_is_drawn_tall_enough_to_see_its_cells() {
         .probes
         .add(1, 60);
     harness.run_steps(3);
-    assert!(harness.query_by_label("probe values over steps").is_some());
+    assert!(harness.query_by_label("probe values over time").is_some());
+    // The probe is plotted (and exported) against simulated time, not steps.
+    harness
+        .state_mut()
+        .diffusion_mut()
+        .apply(DiffusionCommand::Step(40), &mut Settings::default());
+    wait_until(&mut harness, "the probe sampled after steps", |app| {
+        let tools = app.diffusion().paint_tools();
+        tools.probes.all()[0]
+            .latest()
+            .is_some_and(|(step, _)| step >= 40)
+    });
+    let tools = harness.state().diffusion().paint_tools();
+    assert_eq!(tools.clock.axis_label(), "simulated time (s)");
+    let series = tools.probes.export_series(&tools.clock);
+    let dt = harness
+        .state()
+        .diffusion()
+        .state()
+        .problem_frame
+        .as_ref()
+        .unwrap()
+        .dt;
+    let (step, _) = *series[0].points.last().unwrap();
+    let seconds = *series[0].seconds.as_ref().unwrap().last().unwrap();
+    assert!(
+        (seconds - step as f64 * dt).abs() <= 1e-9 * seconds,
+        "{seconds} s at step {step}"
+    );
     // Its line profile is plotted against millimetres (cells of 1 mm), not cells.
     let profile = &harness.state().diffusion().paint_tools().profile;
     assert_eq!(

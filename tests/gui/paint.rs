@@ -278,7 +278,7 @@ fn place_three_probes(harness: &mut Harness<'static, HeatlabApp>, rect: Rect) {
     reason = "a test helper: its failure is the test's failure"
 )]
 fn probes_sample_their_cells_from_the_start(harness: &mut Harness<'static, HeatlabApp>) {
-    harness.get_by_label("probe values over steps");
+    harness.get_by_label("probe values over time");
     wait_until(harness, "each probe has a sample", |app| {
         probes(app).iter().all(|p| p.latest().is_some())
     });

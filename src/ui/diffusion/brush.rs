@@ -147,6 +147,8 @@ pub struct PaintTools {
     pub probes: Probes,
     /// The line profile.
     pub profile: LineProfile,
+    /// The simulated time of the steps the plots are kept by.
+    pub clock: super::step_clock::StepClock,
     /// The Material tool: the kind and shape it paints, and the material outlines.
     pub materials: super::problem::MaterialTools,
     /// Strokes undo and redo can take back or repeat, as the simulation last said.
@@ -345,7 +347,10 @@ impl PaintTools {
                 }
                 export = ui
                     .button("Export probes CSV")
-                    .on_hover_text("probe,row,col,step,value: one row per sample")
+                    .on_hover_text(
+                        "probe,row,col,step,value (with time_s, the simulated time, for a heat \
+                         problem): one row per sample",
+                    )
                     .clicked();
             }
             if self.profile.is_set() && ui.button("Clear line").clicked() {
@@ -361,7 +366,7 @@ impl PaintTools {
         ui.columns(if profile_only { 1 } else { 2 }, |columns| {
             if !profile_only {
                 columns[0].label(self.probes.caption());
-                self.probes.plot_ui(&mut columns[0], height);
+                self.probes.plot_ui(&mut columns[0], height, &self.clock);
             }
             let profile = &mut columns[columns.len() - 1];
             let caption = match self.profile.segment() {
@@ -376,7 +381,7 @@ impl PaintTools {
                 None => "line profile: draw a line with the Line tool (L)".to_string(),
             };
             profile.label(caption);
-            self.profile.plot_ui(profile, height);
+            self.profile.plot_ui(profile, height, &self.clock);
         });
         export
     }
@@ -385,12 +390,19 @@ impl PaintTools {
     pub fn export_csv(&self, dir: &Path, step: u64) -> heatlab_engine::Result<std::path::PathBuf> {
         heatlab_engine::export::ensure_writable_dir(dir)?;
         let path = dir.join(format!("probes_step{step:06}.csv"));
-        heatlab_engine::export::write_probe_csv(&path, &self.probes.export_series())?;
+        heatlab_engine::export::write_probe_csv(&path, &self.probes.export_series(&self.clock))?;
         Ok(path)
     }
 
-    /// Takes a frame's samples.
-    pub fn record(&mut self, step: u64, size: GridSize, samples: Option<&Samples>) {
+    /// Takes a frame's samples, and its simulated time (`None` on the tutorial's plate).
+    pub fn record(
+        &mut self,
+        step: u64,
+        seconds: Option<f64>,
+        size: GridSize,
+        samples: Option<&Samples>,
+    ) {
+        self.clock.record(step, seconds);
         let Some(samples) = samples else {
             return;
         };

@@ -143,7 +143,13 @@ impl DiffusionPanel {
             settings.steps_per_frame = frame.steps_per_frame;
         }
         self.timings.record(&frame, upload);
-        self.paint.record(frame.step, size, frame.samples.as_ref());
+        let seconds = self
+            .state
+            .problem_frame
+            .as_ref()
+            .map(|p| p.simulated_seconds);
+        self.paint
+            .record(frame.step, seconds, size, frame.samples.as_ref());
         self.state.frames_shown += 1;
         // The simulation thread colours into the replaced pictures again and frees the rest on
         // its own thread (a megabyte per picture freed here cost it page faults every frame).

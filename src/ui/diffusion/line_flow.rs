@@ -7,6 +7,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use super::step_clock::StepClock;
 use eframe::egui;
 use egui_plot::{Line, Plot, PlotPoints};
 
@@ -153,8 +154,9 @@ impl LineFlow {
         self.series.back().copied()
     }
 
-    /// The flow's readout and plot over the steps at the top of the line plot's `height`.
-    pub fn ui(&self, ui: &mut egui::Ui, height: f32) {
+    /// The flow's readout and plot over the steps (over simulated time with a heat problem) at
+    /// the top of the line plot's `height`.
+    pub fn ui(&self, ui: &mut egui::Ui, height: f32, clock: &StepClock) {
         let unit = if self.problem.is_some() {
             "W/m"
         } else {
@@ -172,10 +174,10 @@ impl LineFlow {
         Plot::new("line_flow_plot")
             .height(plot_height)
             .y_axis_min_width(44.0)
-            .x_axis_label("step")
+            .x_axis_label(clock.axis_label())
             .show(ui, |plot| {
                 let points: Vec<[f64; 2]> =
-                    self.series.iter().map(|&(s, f)| [s as f64, f]).collect();
+                    self.series.iter().map(|&(s, f)| [clock.x(s), f]).collect();
                 plot.line(Line::new(format!("flow {unit}"), PlotPoints::from(points)));
             });
     }

@@ -26,6 +26,7 @@ pub mod scenario;
 pub mod sides;
 pub mod sources;
 pub mod splitter;
+pub mod step_clock;
 pub mod timings;
 pub mod timings_panel;
 pub mod view;

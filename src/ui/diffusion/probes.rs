@@ -11,6 +11,8 @@ use heatlab_engine::export::ProbeSeries;
 use heatlab_engine::grid::GridSize;
 use heatlab_engine::sim::undoable::ProbePlace;
 
+use super::step_clock::StepClock;
+
 /// Probes at most.
 pub const MAX_PROBES: usize = 8;
 /// Samples kept per probe (the oldest go first).
@@ -200,8 +202,8 @@ impl Probes {
         }
     }
 
-    /// The series for the CSV export.
-    pub fn export_series(&self) -> Vec<ProbeSeries> {
+    /// The series for the CSV export, with each sample's simulated time when `clock` has it.
+    pub fn export_series(&self, clock: &StepClock) -> Vec<ProbeSeries> {
         self.probes
             .iter()
             .map(|p| ProbeSeries {
@@ -209,6 +211,11 @@ impl Probes {
                 row: p.row,
                 col: p.col,
                 points: p.series.iter().copied().collect(),
+                seconds: p
+                    .series
+                    .iter()
+                    .map(|&(step, _)| clock.seconds(step))
+                    .collect(),
             })
             .collect()
     }
@@ -223,20 +230,21 @@ impl Probes {
 
     /// The caption above the plot: what it shows and how the thermostats are drawn.
     pub fn caption(&self) -> String {
-        let mut caption = "probe values over steps".to_string();
+        let mut caption = "probe values over time".to_string();
         if !self.thermostats.is_empty() {
             caption.push_str(" · shaded: heater on; solid: setpoint, dashed: its deadband");
         }
         caption
     }
 
-    /// Each probe's value over the steps.
-    pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
+    /// Each probe's value over the steps, or over simulated time while a heat problem runs
+    /// (`clock` says).
+    pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32, clock: &StepClock) {
         let mut plot = Plot::new("probe_plot");
-        if let Some((steps, values)) = self.flat_bounds() {
+        if let Some((xs, values)) = self.flat_bounds(clock) {
             plot = plot
-                .include_x(steps.0)
-                .include_x(steps.1)
+                .include_x(xs.0)
+                .include_x(xs.1)
                 .include_y(values.0)
                 .include_y(values.1);
         }
@@ -245,7 +253,7 @@ impl Probes {
         let plot = plot
             .height(height)
             .y_axis_min_width(44.0)
-            .x_axis_label("step");
+            .x_axis_label(clock.axis_label());
         let plot = if self.celsius {
             plot.y_axis_label("°C")
         } else {
@@ -256,26 +264,26 @@ impl Probes {
                 let points: Vec<[f64; 2]> = probe
                     .series
                     .iter()
-                    .map(|&(step, value)| [step as f64, f64::from(value)])
+                    .map(|&(step, value)| [clock.x(step), f64::from(value)])
                     .collect();
                 plot.line(
                     Line::new(probe.name(), PlotPoints::from(points))
                         .color(probe_color(probe.number)),
                 );
             }
-            super::sources::switches::draw(plot, &self.thermostats);
+            super::sources::switches::draw(plot, &self.thermostats, clock);
         });
     }
 }
 
-/// Bounds the plot includes when its samples span no steps or no values (one sample, or a
-/// steady value): a step either side and 5% of the value (at least 0.001) either side, so that
-/// the axis reads 750 ... 830 rather than 789.998 ... 790.002.
-pub fn flat_bounds(samples: impl Iterator<Item = (u64, f32)>) -> Option<((f64, f64), (f64, f64))> {
+/// Bounds the plot includes when its samples span no x (steps or seconds) or no values (one
+/// sample, or a steady value): one either side and 5% of the value (at least 0.001) either
+/// side, so that the axis reads 750 ... 830 rather than 789.998 ... 790.002.
+pub fn flat_bounds(samples: impl Iterator<Item = (f64, f32)>) -> Option<((f64, f64), (f64, f64))> {
     let mut steps = (f64::INFINITY, f64::NEG_INFINITY);
     let mut values = (f64::INFINITY, f64::NEG_INFINITY);
     for (step, value) in samples {
-        let (step, value) = (step as f64, f64::from(value));
+        let value = f64::from(value);
         steps = (steps.0.min(step), steps.1.max(step));
         if value.is_finite() {
             values = (values.0.min(value), values.1.max(value));
@@ -304,9 +312,10 @@ pub fn flat_bounds(samples: impl Iterator<Item = (u64, f32)>) -> Option<((f64, f
 }
 
 impl Probes {
-    /// [`flat_bounds`] of every probe's samples.
-    fn flat_bounds(&self) -> Option<((f64, f64), (f64, f64))> {
-        flat_bounds(self.probes.iter().flat_map(|p| p.series.iter().copied()))
+    /// [`flat_bounds`] of every probe's samples, placed by `clock`.
+    fn flat_bounds(&self, clock: &StepClock) -> Option<((f64, f64), (f64, f64))> {
+        let samples = self.probes.iter().flat_map(|p| p.series.iter());
+        flat_bounds(samples.map(|&(step, value)| (clock.x(step), value)))
     }
 }
 
@@ -347,15 +356,15 @@ mod tests {
 
     #[test]
     fn a_single_sample_gets_readable_bounds_and_a_spread_series_none() {
-        let ((s0, s1), (v0, v1)) = flat_bounds([(40, 790.0_f32)].into_iter()).unwrap();
+        let ((s0, s1), (v0, v1)) = flat_bounds([(40.0, 790.0_f32)].into_iter()).unwrap();
         assert_eq!((s0, s1), (39.0, 41.0));
         assert!(
             (v0 - 750.5).abs() < 1e-3 && (v1 - 829.5).abs() < 1e-3,
             "{v0} {v1}"
         );
-        let (_, (v0, v1)) = flat_bounds([(1, 0.0_f32), (2, 0.0)].into_iter()).unwrap();
+        let (_, (v0, v1)) = flat_bounds([(1.0, 0.0_f32), (2.0, 0.0)].into_iter()).unwrap();
         assert!((v0 + 1e-3).abs() < 1e-9 && (v1 - 1e-3).abs() < 1e-9);
-        assert_eq!(flat_bounds([(1, 0.2_f32), (9, 0.7)].into_iter()), None);
+        assert_eq!(flat_bounds([(1.0, 0.2_f32), (9.0, 0.7)].into_iter()), None);
         assert_eq!(flat_bounds(std::iter::empty()), None);
     }
 }

@@ -216,9 +216,9 @@ impl LineProfile {
     /// The values against the distance along the segment, under the flow's plot, in the
     /// `height` the column has for both; the profile takes what the flow and the texts leave
     /// (their lines wrap in a narrow column), at least [`MIN_PLOT_HEIGHT`].
-    pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32) {
+    pub fn plot_ui(&self, ui: &mut egui::Ui, height: f32, clock: &super::step_clock::StepClock) {
         let top = ui.cursor().top();
-        self.flow.ui(ui, height);
+        self.flow.ui(ui, height, clock);
         if let Some(text) = self.error_text() {
             ui.label(text);
         }

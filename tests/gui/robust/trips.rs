@@ -133,7 +133,7 @@ fn notices_and_the_first_probe_do_not_move_the_views_at_either_window_size() {
             "{window:?}: the first probe"
         );
         // Its plot is on screen, whole.
-        let caption = harness.get_by_label("probe values over steps").rect();
+        let caption = harness.get_by_label("probe values over time").rect();
         assert!(
             caption.bottom() + 60.0 <= window.y,
             "{window:?}: the probe plot is cut off below {caption:?}"

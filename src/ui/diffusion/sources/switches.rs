@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 
+use super::super::step_clock::StepClock;
 use eframe::egui::Color32;
 use egui_plot::{HLine, LineStyle, PlotUi, Span};
 
@@ -134,12 +135,12 @@ pub fn traces(problem: Option<&HeatProblem>, history: &SwitchHistory) -> Vec<The
 
 /// Draws the traces on a plot over steps: the heater's on spans shaded, the setpoint and the
 /// edges of its deadband as lines.
-pub fn draw(plot: &mut PlotUi<'_>, traces: &[ThermostatTrace]) {
+pub fn draw(plot: &mut PlotUi<'_>, traces: &[ThermostatTrace], clock: &StepClock) {
     for trace in traces {
         let name = format!("{} on", trace.heater);
         for &(from, to) in &trace.on_spans {
             plot.span(
-                Span::new(name.clone(), from as f64..=to as f64)
+                Span::new(name.clone(), clock.x(from)..=clock.x(to))
                     .fill(ON_FILL)
                     .border_width(0.0),
             );
