@@ -40,6 +40,8 @@ pub struct Overlays {
     /// The cost of the latest drawing, with the frame it was measured for.
     cost: Option<Duration>,
     costed_frame: u64,
+    /// The isotherms' labels last drawn.
+    labels: Vec<String>,
 }
 
 /// What the lines and arrows were computed from.
@@ -110,6 +112,11 @@ impl Overlays {
         self.cache.as_ref().map_or(&[], |c| &c.overlay.segments)
     }
 
+    /// The isotherms' labels last drawn ("45 °C"), one per level that has room on screen.
+    pub fn labels_drawn(&self) -> &[String] {
+        &self.labels
+    }
+
     /// The arrows last drawn.
     pub fn drawn_arrows(&self) -> &[Arrow] {
         self.cache.as_ref().map_or(&[], |c| &c.overlay.arrows)
@@ -167,8 +174,16 @@ impl Overlays {
             if self.cache.as_ref().is_none_or(|c| c.key != key) {
                 self.cache = Some(self.compute(key, preview, &to_screen));
             }
+            self.labels.clear();
             if let Some(cache) = &self.cache {
                 draw_isotherms(painter, &to_screen, &cache.overlay.segments);
+                self.labels = label_isotherms(
+                    painter,
+                    &to_screen,
+                    &cache.overlay,
+                    self.problem.is_some().then_some("°C"),
+                    rect,
+                );
                 draw_arrows(
                     painter,
                     &to_screen,
@@ -260,6 +275,54 @@ fn draw_isotherms(painter: &Painter, to_screen: &ScreenMap, segments: &[Segment]
             painter.line_segment([to_screen.point(s.from), to_screen.point(s.to)], stroke);
         }
     }
+}
+
+/// Writes each level's value once on its isotherm, at the piece nearest the picture's centre
+/// whose label has room (inside the picture, clear of the labels already written). Returns the
+/// labels written.
+fn label_isotherms(
+    painter: &Painter,
+    to_screen: &ScreenMap,
+    overlay: &heatlab_engine::render::overlay::Overlay,
+    unit: Option<&str>,
+    rect: Rect,
+) -> Vec<String> {
+    let font = egui::FontId::proportional(11.0);
+    let centre = rect.center();
+    let mut placed: Vec<Rect> = Vec::new();
+    let mut written = Vec::new();
+    for (index, &level) in overlay.levels.iter().enumerate() {
+        let mut pieces: Vec<Pos2> = overlay
+            .segments
+            .iter()
+            .filter(|s| s.level == index)
+            .map(|s| {
+                let (a, b) = (to_screen.point(s.from), to_screen.point(s.to));
+                a + (b - a) * 0.5
+            })
+            .collect();
+        pieces.sort_by(|a, b| a.distance_sq(centre).total_cmp(&b.distance_sq(centre)));
+        let text = match unit {
+            Some(unit) => format!("{} {unit}", format_value(level)),
+            None => format_value(level),
+        };
+        let galley = painter.layout_no_wrap(text.clone(), font.clone(), Color32::WHITE);
+        let room = pieces.into_iter().map(|at| {
+            egui::Align2::CENTER_CENTER
+                .anchor_size(at, galley.size())
+                .expand(2.0)
+        });
+        let free = room
+            .take(64)
+            .find(|r| rect.contains_rect(*r) && placed.iter().all(|p| !p.intersects(*r)));
+        if let Some(label) = free {
+            painter.rect_filled(label, 3.0, Color32::from_black_alpha(170));
+            painter.galley(label.min + Vec2::splat(2.0), galley, Color32::WHITE);
+            placed.push(label);
+            written.push(text);
+        }
+    }
+    written
 }
 
 /// Arrows with lengths proportional to the flux, the largest on screen `spacing` × 0.9 long.

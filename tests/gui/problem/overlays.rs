@@ -83,6 +83,8 @@ fn zoomed_in_the_isotherms_and_arrows_match_the_cells_of_a_linear_plate() {
     // The whole plate: straight vertical isotherms where the steady line crosses each level.
     let overlays = harness.state().diffusion().overlays();
     assert_eq!(overlays.levels_drawn(), &[25.0, 50.0, 75.0]);
+    // Each isotherm is labelled with its temperature.
+    assert_eq!(overlays.labels_drawn(), ["25 °C", "50 °C", "75 °C"]);
     for (level, x) in [(0, 30.0), (1, 20.0), (2, 10.0)] {
         let on: Vec<_> = overlays
             .segments()
