@@ -52,6 +52,7 @@ fn main() -> Result<()> {
         },
         colorbar: true,
         unit: None,
+        cell_pixels: None,
     };
     let mut video = VideoWriter::create(&out, 12)?;
     for frame in 0..48u64 {

@@ -184,6 +184,9 @@ pub struct Settings {
     pub export_dir: PathBuf,
     /// Whether exported PNGs carry a colorbar.
     pub export_colorbar: bool,
+    /// Pixels per cell of exported and recorded PNGs (`None`: automatic).
+    #[serde(default)]
+    pub png_cell_pixels: Option<usize>,
     /// Record a frame every this many steps.
     pub record_every: u64,
     /// Whether the timing plots are shown.
@@ -284,6 +287,7 @@ impl Default for Settings {
             laplacian_view: ViewSettings::laplacian_default(),
             export_dir: PathBuf::from("heatlab-export"),
             export_colorbar: true,
+            png_cell_pixels: None,
             record_every: 100,
             show_plots: true,
             agreement_check: false,

@@ -89,6 +89,7 @@ tolerant_settings!(
     laplacian_view,
     export_dir,
     export_colorbar,
+    png_cell_pixels,
     record_every,
     show_plots,
     agreement_check,

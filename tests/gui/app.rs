@@ -293,6 +293,33 @@ fn exports_png_npy_and_timing_log() {
     assert!(log.contains(&out.join("timings.json")));
 }
 
+#[test]
+fn a_png_takes_the_pixels_per_cell_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("exports");
+    let mut harness = harness(small_settings(&out));
+    // Automatic: a 48x64 field is enlarged to 8 pixels a cell (512 wide).
+    harness.get_by_label("colorbar in PNGs").click();
+    harness.step();
+    let png = export_and_wait(&mut harness, "Field PNG");
+    let image = image::open(&png[0]).unwrap();
+    assert_eq!((image.width(), image.height()), (512, 384));
+    // Two pixels a cell, chosen in the list as a hand would.
+    harness.get_by_label("pixels/cell").click();
+    harness.run_steps(2);
+    let two = harness
+        .get_all_by_label("2")
+        .last()
+        .map(|node| node.rect().center())
+        .unwrap();
+    super::common::pointer::click_at(&mut harness, two, eframe::egui::PointerButton::Primary);
+    harness.run_steps(2);
+    assert_eq!(harness.state().settings().png_cell_pixels, Some(2));
+    let png = export_and_wait(&mut harness, "Field PNG");
+    let image = image::open(&png[0]).unwrap();
+    assert_eq!((image.width(), image.height()), (128, 96));
+}
+
 /// The distinct values of the `size` column of `timings.csv` in `dir`, and its row count.
 #[expect(
     clippy::unwrap_used,

@@ -23,6 +23,10 @@ pub struct PngStyle {
     pub colorbar: bool,
     /// The unit the colorbar's values are in ("°C"), if any.
     pub unit: Option<&'static str>,
+    /// Pixels per cell (a side) asked for; `None`: [`png_pixels_per_cell`]'s choice. Either
+    /// way at most [`PNG_MAX_CELL_PIXELS`], and no more than keeps the picture's longer side
+    /// within [`PNG_MAX_SIDE`].
+    pub cell_pixels: Option<usize>,
 }
 
 impl PngStyle {
@@ -33,6 +37,7 @@ impl PngStyle {
             range: mode.resolve(grid),
             colorbar,
             unit: None,
+            cell_pixels: None,
         }
     }
 }
@@ -50,6 +55,20 @@ pub const PNG_MAX_CELL_PIXELS: usize = 64;
 pub fn png_pixels_per_cell(size: GridSize) -> usize {
     let longer = size.rows.max(size.cols).max(1);
     PNG_MIN_SIDE.div_ceil(longer).clamp(1, PNG_MAX_CELL_PIXELS)
+}
+
+/// The longest side, in pixels, a PNG of the field is enlarged to (a few hundred MB of RGB).
+pub const PNG_MAX_SIDE: usize = 16_384;
+
+/// Pixels per cell of a PNG of a field of `size` when `asked` (`None`: automatic, see
+/// [`png_pixels_per_cell`]): at least 1, at most [`PNG_MAX_CELL_PIXELS`], and no more than
+/// keeps the longer side within [`PNG_MAX_SIDE`] (a field already longer stays 1).
+pub fn png_cell_factor(size: GridSize, asked: Option<usize>) -> usize {
+    let longer = size.rows.max(size.cols).max(1);
+    let most = (PNG_MAX_SIDE / longer).clamp(1, PNG_MAX_CELL_PIXELS);
+    asked
+        .unwrap_or_else(|| png_pixels_per_cell(size))
+        .clamp(1, most)
 }
 
 /// Each pixel of an RGB image of `width x height` as a square of `factor x factor` pixels
@@ -74,11 +93,12 @@ fn enlarged(rgb: Vec<u8>, width: usize, height: usize, factor: usize) -> (Vec<u8
     (out, out_width, out_height)
 }
 
-/// Writes `grid` colormapped, each cell a square of [`png_pixels_per_cell`] pixels (the cell
-/// itself for any field but a small one), with a colorbar on the right when asked.
+/// Writes `grid` colormapped, each cell a square of [`png_cell_factor`] pixels (the cell
+/// itself for any field but a small one, unless the style asks for more), with a colorbar on
+/// the right when asked.
 pub fn write_png(path: &Path, grid: &Grid, style: &PngStyle) -> Result<()> {
     let rgb = field_to_rgb(grid, style.colormap, style.range);
-    let factor = png_pixels_per_cell(grid.size());
+    let factor = png_cell_factor(grid.size(), style.cell_pixels);
     let (rgb, width, height) = enlarged(rgb, grid.cols(), grid.rows(), factor);
     if style.colorbar {
         let (rgb, width, height) =
@@ -186,6 +206,25 @@ pub fn write_timing_log(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cell_takes_the_pixels_asked_within_the_largest_picture() {
+        let size = |rows, cols| GridSize::new(rows, cols).unwrap();
+        assert_eq!(png_cell_factor(size(2, 120), None), 5);
+        assert_eq!(png_cell_factor(size(2000, 2000), None), 1);
+        assert_eq!(png_cell_factor(size(48, 64), Some(2)), 2);
+        assert_eq!(png_cell_factor(size(48, 64), Some(0)), 1);
+        assert_eq!(
+            png_cell_factor(size(48, 64), Some(500)),
+            PNG_MAX_CELL_PIXELS
+        );
+        assert_eq!(
+            png_cell_factor(size(2000, 2000), Some(16)),
+            8,
+            "16000 pixels at most"
+        );
+        assert_eq!(png_cell_factor(size(20_000, 10), Some(4)), 1);
+    }
 
     fn size(rows: usize, cols: usize) -> GridSize {
         GridSize { rows, cols }

@@ -566,6 +566,7 @@ mod tests {
                 },
                 colorbar: false,
                 unit: None,
+                cell_pixels: None,
             };
             let layers = [LayerFrame {
                 layer: crate::compute::Layer::Field,

@@ -54,6 +54,7 @@ impl LayerColours {
             range,
             colorbar,
             unit: self.unit,
+            cell_pixels: None,
         }
     }
 }

@@ -98,6 +98,7 @@ impl DiffusionPanel {
             dir,
             every: choice.every.max(1),
             colorbar: settings.export_colorbar,
+            cell_pixels: settings.png_cell_pixels,
             video: Some(sim::VideoRecording {
                 path,
                 fps: choice.fps,
@@ -276,6 +277,7 @@ impl DiffusionPanel {
                 dir: dir.join("frames"),
                 every: settings.record_every.max(1),
                 colorbar: settings.export_colorbar,
+                cell_pixels: settings.png_cell_pixels,
                 video: None,
             })
         } else {
@@ -297,6 +299,7 @@ impl DiffusionPanel {
             kind,
             dir,
             colorbar: settings.export_colorbar,
+            cell_pixels: settings.png_cell_pixels,
         }));
     }
 

@@ -502,7 +502,7 @@ impl Controls<'_> {
     fn export_ui(&mut self, ui: &mut egui::Ui) {
         ui.heading("Export");
         self.folder.ui(ui);
-        ui.checkbox(&mut self.settings.export_colorbar, "colorbar in PNGs");
+        super::export_options::ui(ui, self.settings, self.state.field_size);
         let ready = self.state.field_size.is_some();
         ui.horizontal_wrapped(|ui| {
             for kind in ExportKind::ALL {

@@ -12,6 +12,7 @@ pub mod controls;
 pub mod energy;
 mod events;
 pub mod exact_history;
+pub mod export_options;
 pub mod files;
 mod hover;
 pub mod kernels;

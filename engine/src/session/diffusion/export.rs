@@ -82,9 +82,14 @@ pub fn write(
                     range: ValueRange { min: 0.0, max: 0.0 },
                     colorbar: job.colorbar,
                     unit: None,
+                    cell_pixels: job.cell_pixels,
                 },
             },
-            false => colours.layer_frame(layer, grid, job.colorbar),
+            false => {
+                let mut frame = colours.layer_frame(layer, grid, job.colorbar);
+                frame.style.cell_pixels = job.cell_pixels;
+                frame
+            }
         })
         .collect();
     let files = FrameFiles { png: !npy, npy };

@@ -34,6 +34,8 @@ pub struct Recording {
     pub every: u64,
     /// Whether each frame carries a colorbar.
     pub colorbar: bool,
+    /// Pixels per cell of the PNG frames (`None`: automatic).
+    pub cell_pixels: Option<usize>,
     /// A video file instead of PNG frames in `dir`.
     pub video: Option<VideoRecording>,
 }
@@ -100,6 +102,9 @@ pub struct ExportJob {
     pub dir: PathBuf,
     /// Whether PNGs carry a colorbar.
     pub colorbar: bool,
+    /// Pixels per cell of the PNGs (`None`: automatic, see
+    /// [`crate::export::frame::png_pixels_per_cell`]).
+    pub cell_pixels: Option<usize>,
 }
 
 /// What the diffusion panel asks of the simulation thread.

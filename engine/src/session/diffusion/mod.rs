@@ -426,6 +426,7 @@ impl SimThread {
             kind: ExportKind::Frames,
             dir: recording.dir.clone(),
             colorbar: recording.colorbar,
+            cell_pixels: recording.cell_pixels,
         };
         let Some(sim) = self.sim.as_mut() else {
             return;
