@@ -184,6 +184,10 @@ pub struct Settings {
     pub export_dir: PathBuf,
     /// Whether exported PNGs carry a colorbar.
     pub export_colorbar: bool,
+    /// The folder of the file last chosen in a file dialog (opened, saved, a map): the next
+    /// dialog starts there (`None`: in the export folder).
+    #[serde(default)]
+    pub file_folder: Option<PathBuf>,
     /// Pixels per cell of exported and recorded PNGs (`None`: automatic).
     #[serde(default)]
     pub png_cell_pixels: Option<usize>,
@@ -288,6 +292,7 @@ impl Default for Settings {
             export_dir: PathBuf::from("heatlab-export"),
             export_colorbar: true,
             png_cell_pixels: None,
+            file_folder: None,
             record_every: 100,
             show_plots: true,
             agreement_check: false,

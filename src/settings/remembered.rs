@@ -90,6 +90,7 @@ tolerant_settings!(
     export_dir,
     export_colorbar,
     png_cell_pixels,
+    file_folder,
     record_every,
     show_plots,
     agreement_check,

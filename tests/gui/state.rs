@@ -229,3 +229,43 @@ fn record_video_writes_a_gif_of_every_kth_step() {
         .to_string_lossy()
         .starts_with(".heatlab-")));
 }
+
+#[test]
+fn file_dialogs_start_in_the_folder_of_the_file_last_chosen() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("exports");
+    std::fs::create_dir(&out).unwrap();
+    let mut harness = harness(settings(&out));
+    // First in the export folder.
+    harness.get_by_label("Save state…").click();
+    harness.run_steps(3);
+    assert_eq!(
+        harness.state().diffusion().file_dialog_directory(),
+        Some(out.as_path())
+    );
+    harness.get_by_label("Cancel").click();
+    harness.run_steps(2);
+    // A field opened from another folder: the next dialog starts there, and the settings
+    // keep it for the next start.
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let field = elsewhere.join("start.npy");
+    let grid =
+        heatlab_engine::grid::Grid::from_vec(GridSize::new(48, 64).unwrap(), vec![0.5; 48 * 64])
+            .unwrap();
+    heatlab_engine::export::write_npy(&field, &grid).unwrap();
+    drop_file(&mut harness, &field);
+    wait_until(&mut harness, "the field is opened", |app| {
+        has_notice(app, "start.npy")
+    });
+    harness.get_by_label("Save state…").click();
+    harness.run_steps(3);
+    assert_eq!(
+        harness.state().diffusion().file_dialog_directory(),
+        Some(elsewhere.as_path())
+    );
+    assert_eq!(
+        harness.state().settings().file_folder.as_deref(),
+        Some(elsewhere.as_path())
+    );
+}

@@ -28,6 +28,7 @@ impl DiffusionPanel {
     /// window does; the simulation thread reads it and a notice says how it went. Over a heat
     /// problem built or changed in the app, asks first.
     pub fn open_file(&mut self, path: PathBuf) {
+        self.remember_folder(&path);
         if let Some(problem) = self.edited_problem() {
             self.replace
                 .ask(super::confirm::Replacement::File(path), problem);
@@ -70,7 +71,16 @@ impl DiffusionPanel {
     }
 
     /// Saves the state to `path` (written by the simulation thread; a notice says how it went).
+    /// The next file dialog starts in `path`'s folder (the settings keep it for the next
+    /// start).
+    pub(super) fn remember_folder(&mut self, path: &std::path::Path) {
+        if let Some(folder) = path.parent().filter(|f| !f.as_os_str().is_empty()) {
+            self.file_folder = Some(folder.to_path_buf());
+        }
+    }
+
     pub fn save_state(&mut self, path: PathBuf) {
+        self.remember_folder(&path);
         self.send(SimCommand::SaveState(path));
     }
 

@@ -242,6 +242,15 @@ impl FilesSection {
         });
     }
 
+    /// The folder the open or save dialog shows, while one is open.
+    pub fn dialog_directory(&self) -> Option<&Path> {
+        match self.dialog.as_ref()? {
+            Dialog::Save(dialog) | Dialog::SaveScenario(dialog) | Dialog::Open(dialog, _) => {
+                Some(dialog.directory())
+            }
+        }
+    }
+
     /// Shows the open dialog; returns what was chosen in it.
     pub fn dialog_ui(&mut self, ctx: &egui::Context) -> Option<DiffusionCommand> {
         let (dialog, typed, scenario) = match self.dialog.as_mut()? {

@@ -56,18 +56,6 @@ use views::Views;
 /// Notices shown at once above the views (the newest).
 const NOTICES_SHOWN: usize = 2;
 
-/// The least height of the timings area with its plots.
-const MIN_PLOTS_HEIGHT: f32 = 210.0;
-
-/// The least height of the plots' area while a heat problem runs: the line's flow, the error
-/// against an exact answer and the profile each keep a legible height. It depends on the
-/// problem, not on the tool, so that picking the Probe or Line tool moves nothing.
-const MIN_PROBLEM_PLOTS_HEIGHT: f32 = 360.0;
-
-/// The least height left to the views above the plots (the notices, the sides, the views'
-/// controls, a picture and the tool row); below it the plots give up height and scroll.
-const MIN_VIEWS_HEIGHT: f32 = 300.0;
-
 /// What the panel knows of the simulation, as its thread last reported it.
 #[derive(Debug, Clone, Default)]
 pub struct SimState {
@@ -149,6 +137,8 @@ pub struct DiffusionPanel {
     new_problem: new_problem::NewProblemForm,
     /// The height the person gave the plots under the views.
     splitter: splitter::PlotsSplitter,
+    /// The folder of the file last chosen in a dialog (kept in the settings).
+    file_folder: Option<PathBuf>,
     /// The scenario the field stands on (its description and exact answer), if any.
     scenario: Option<scenario::OpenedScenario>,
     /// The question before a regeneration replaces a heat problem.
@@ -197,6 +187,7 @@ impl DiffusionPanel {
             run_control: run_control::RunControl::default(),
             new_problem: new_problem::NewProblemForm::default(),
             splitter: splitter::PlotsSplitter::default(),
+            file_folder: settings.file_folder.clone(),
             scenario: None,
             replace: confirm::ReplaceProblem::default(),
         };
@@ -301,6 +292,19 @@ impl DiffusionPanel {
         self.folder.path()
     }
 
+    /// Where file dialogs start: the folder of the file last chosen in one, else the export
+    /// folder.
+    pub fn dialog_dir(&self) -> PathBuf {
+        self.file_folder
+            .clone()
+            .unwrap_or_else(|| self.folder.path())
+    }
+
+    /// The folder the open or save dialog shows while one is open.
+    pub fn file_dialog_directory(&self) -> Option<&std::path::Path> {
+        self.files.dialog_directory()
+    }
+
     /// The folder the chooser shows while it is open.
     pub fn folder_dialog_directory(&self) -> Option<&std::path::Path> {
         self.folder.dialog_directory()
@@ -390,13 +394,19 @@ impl DiffusionPanel {
         ui.separator();
         self.paint.controls_ui(ui);
         let ready = self.state.field_size.is_some();
-        self.files
-            .ui(ui, ready, self.state.step, &self.folder.path());
+        let dialogs = self.dialog_dir();
+        self.files.ui(ui, ready, self.state.step, &dialogs);
         ui.separator();
         commands.extend(self.files.video_ui(ui, ready));
         // The problem's sections come last, so that the tutorial's controls keep their places.
         ui.separator();
-        problem::section_ui(ui, &mut self.paint, &self.state, &self.folder.path());
+        problem::section_ui(ui, &mut self.paint, &self.state, &dialogs);
+        if let Some(folder) = self.paint.materials.take_chosen_folder() {
+            self.file_folder = Some(folder);
+        }
+        if settings.file_folder != self.file_folder {
+            settings.file_folder.clone_from(&self.file_folder);
+        }
         ui.separator();
         self.sources
             .ui(ui, &self.state, &self.paint.probes, commands);
@@ -482,7 +492,7 @@ impl DiffusionPanel {
         let energy = self.state.problem.is_some() && self.energy.latest().is_some();
         let probe_plots = timings_panel::probe_plots_wanted(&self.paint);
         let automatic = if settings.show_plots || energy || probe_plots {
-            plots_height(available.y, views_height, self.state.problem.is_some())
+            splitter::plots_height(available.y, views_height, self.state.problem.is_some())
         } else {
             90.0
         };
@@ -546,20 +556,6 @@ impl DiffusionPanel {
     }
 }
 
-/// The height of the plots' area under the views, in a tab `available` tall whose views would
-/// like `views_height`: what the views leave, at least the plots' legible height, at most
-/// what leaves the views theirs (in a short window both give way and both scroll).
-fn plots_height(available: f32, views_height: f32, problem: bool) -> f32 {
-    let least = if problem {
-        MIN_PROBLEM_PLOTS_HEIGHT
-    } else {
-        MIN_PLOTS_HEIGHT
-    };
-    let most = (available * 0.6).min(available - MIN_VIEWS_HEIGHT);
-    let least = least.min(most).max(120.0);
-    (available - views_height).clamp(least, most.max(least))
-}
-
 /// A generation's time for people: milliseconds below a second.
 pub(crate) fn generation_time(took: Duration) -> String {
     let seconds = took.as_secs_f64();
@@ -567,25 +563,5 @@ pub(crate) fn generation_time(took: Duration) -> String {
         format!("{:.1} ms", seconds * 1e3)
     } else {
         format!("{seconds:.2} s")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_plots_keep_a_legible_height_and_leave_the_views_theirs() {
-        // 1440x900: a square field would take the whole height; a problem's plots keep theirs.
-        assert_eq!(plots_height(840.0, 800.0, true), MIN_PROBLEM_PLOTS_HEIGHT);
-        assert_eq!(plots_height(840.0, 800.0, false), MIN_PLOTS_HEIGHT);
-        // A strip leaves room: the plots take it, up to 60 % of the height.
-        assert_eq!(plots_height(840.0, 200.0, true), 840.0 * 0.6);
-        // 800x600: the views keep their least height; the plots scroll within the rest.
-        let short = plots_height(540.0, 200.0, true);
-        assert_eq!(short, 540.0 - MIN_VIEWS_HEIGHT);
-        assert!(plots_height(540.0, 500.0, true) >= 120.0);
-        // Tiny windows: never below 120 points.
-        assert_eq!(plots_height(300.0, 500.0, true), 120.0);
     }
 }

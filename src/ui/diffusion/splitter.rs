@@ -1,10 +1,22 @@
-//! The splitter between the views and the plots under them: dragging the plots' top edge gives
-//! them more or less of the tab's height, kept until the edge is double-clicked (then the
-//! height follows the views again, as the window and the field's shape ask).
+//! The height of the plots under the views: the layout's (what the views leave, within a
+//! legible least and a most that leaves the views theirs), or the person's, set by dragging the
+//! splitter on the plots' top edge and kept until the edge is double-clicked.
 
 use std::ops::RangeInclusive;
 
 use eframe::egui::{self, CursorIcon, Rect, Role, Sense, Stroke, WidgetInfo};
+
+/// The least height of the timings area with its plots.
+const MIN_PLOTS_HEIGHT: f32 = 210.0;
+
+/// The least height of the plots' area while a heat problem runs: the line's flow, the error
+/// against an exact answer and the profile each keep a legible height. It depends on the
+/// problem, not on the tool, so that picking the Probe or Line tool moves nothing.
+const MIN_PROBLEM_PLOTS_HEIGHT: f32 = 360.0;
+
+/// The least height left to the views above the plots (the notices, the sides, the views'
+/// controls, a picture and the tool row); below it the plots give up height and scroll.
+const MIN_VIEWS_HEIGHT: f32 = 300.0;
 
 /// Half the height of the edge that can be grabbed, in points.
 const GRAB: f32 = 4.0;
@@ -55,9 +67,37 @@ impl PlotsSplitter {
     }
 }
 
+/// The height of the plots' area under the views, in a tab `available` tall whose views would
+/// like `views_height`: what the views leave, at least the plots' legible height, at most
+/// what leaves the views theirs (in a short window both give way and both scroll).
+pub fn plots_height(available: f32, views_height: f32, problem: bool) -> f32 {
+    let least = if problem {
+        MIN_PROBLEM_PLOTS_HEIGHT
+    } else {
+        MIN_PLOTS_HEIGHT
+    };
+    let most = (available * 0.6).min(available - MIN_VIEWS_HEIGHT);
+    let least = least.min(most).max(120.0);
+    (available - views_height).clamp(least, most.max(least))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn the_plots_keep_a_legible_height_and_leave_the_views_theirs() {
+        // 1440x900: a square field would take the whole height; a problem's plots keep theirs.
+        assert_eq!(plots_height(840.0, 800.0, true), MIN_PROBLEM_PLOTS_HEIGHT);
+        assert_eq!(plots_height(840.0, 800.0, false), MIN_PLOTS_HEIGHT);
+        // A strip leaves room: the plots take it, up to 60 % of the height.
+        assert_eq!(plots_height(840.0, 200.0, true), 840.0 * 0.6);
+        // 800x600: the views keep their least height; the plots scroll within the rest.
+        let short = plots_height(540.0, 200.0, true);
+        assert_eq!(short, 540.0 - MIN_VIEWS_HEIGHT);
+        assert!(plots_height(540.0, 500.0, true) >= 120.0);
+        // Tiny windows: never below 120 points.
+        assert_eq!(plots_height(300.0, 500.0, true), 120.0);
+    }
 
     #[test]
     fn a_chosen_height_holds_within_the_range_until_given_back() {

@@ -53,6 +53,8 @@ pub struct MaterialTools {
     /// The region the flood fill being dragged would paint.
     fill_outline: outline::OutlineCache,
     files: map_files::MapFiles,
+    /// The folder of a map file just chosen in a dialog.
+    chosen_folder: Option<std::path::PathBuf>,
     outgoing: Vec<ProblemCommand>,
     notices: Vec<(Level, String)>,
 }
@@ -73,6 +75,7 @@ impl Default for MaterialTools {
             outline: outline::OutlineCache::default(),
             fill_outline: outline::OutlineCache::default(),
             files: map_files::MapFiles::default(),
+            chosen_folder: None,
             outgoing: Vec::new(),
             notices: Vec::new(),
         }
@@ -275,11 +278,22 @@ impl MaterialTools {
     }
 
     fn files_dialog(&mut self, ctx: &egui::Context) {
-        match self.files.dialog_ui(ctx) {
+        let chosen = self.files.dialog_ui(ctx);
+        let path = match &chosen {
+            Some(map_files::Chosen::Import(path) | map_files::Chosen::Export(path)) => path,
+            None => return,
+        };
+        self.chosen_folder = path.parent().map(std::path::Path::to_path_buf);
+        match chosen {
             Some(map_files::Chosen::Import(path)) => self.import_map(&path),
             Some(map_files::Chosen::Export(path)) => self.export_map(&path),
             None => {}
         }
+    }
+
+    /// The folder of the last map file chosen in a dialog, once (the panel remembers it).
+    pub fn take_chosen_folder(&mut self) -> Option<std::path::PathBuf> {
+        self.chosen_folder.take()
     }
 
     /// The commands for the simulation thread.
