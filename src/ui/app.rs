@@ -427,6 +427,9 @@ impl HeatlabApp {
                         super::gallery::GalleryChoice::NewProblem => {
                             self.diffusion.show_new_problem();
                         }
+                        super::gallery::GalleryChoice::Plate => {
+                            self.diffusion.open_plate(&mut self.settings);
+                        }
                     }
                 }
                 ui.separator();

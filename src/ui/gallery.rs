@@ -9,6 +9,9 @@ use heatlab_engine::scenario::gallery::{of_topic, GalleryEntry, Topic};
 /// What the menu's person chose.
 #[derive(Debug, Clone, Copy)]
 pub enum GalleryChoice {
+    /// The notebook's plate: the tutorial's dimensionless jagged field, stepped with the
+    /// coefficient and boundary.
+    Plate,
     /// A shipped problem.
     Entry(&'static GalleryEntry),
     /// "New problem…": the window that builds one.
@@ -21,6 +24,19 @@ pub fn menu_ui(ui: &mut egui::Ui, open: bool) -> Option<GalleryChoice> {
     let mut chosen = None;
     let menu = ui.menu_button("Gallery", |ui| {
         ui.set_min_width(340.0);
+        ui.label(egui::RichText::new("The notebook").strong());
+        if ui
+            .button("The notebook's plate (dimensionless)")
+            .on_hover_text(
+                "the tutorial's plate: a jagged field made from the seed, exponent and cutoff \
+                 under Field, stepped with the coefficient and boundary under Simulation, as \
+                 the notebook steps it",
+            )
+            .clicked()
+        {
+            chosen = Some(GalleryChoice::Plate);
+            ui.close();
+        }
         if ui
             .button("New problem…")
             .on_hover_text(

@@ -136,6 +136,18 @@ impl ReplaceProblem {
 }
 
 impl DiffusionPanel {
+    /// The Gallery's first entry: the notebook's plate, generated afresh from the field
+    /// parameters (asking first over a heat problem on screen).
+    pub fn open_plate(&mut self, settings: &mut Settings) {
+        match self.edited_problem() {
+            Some(problem) if settings.field.validate().is_ok() => {
+                self.replace
+                    .ask(Replacement::Plate(settings.field), problem);
+            }
+            _ => self.regenerate_replacing(settings),
+        }
+    }
+
     /// Regenerates, or first asks whether the heat problem on screen may go: regenerating
     /// replaces it with the tutorial's plate and nothing keeps it.
     pub(super) fn ask_to_regenerate(&mut self, settings: &mut Settings) {

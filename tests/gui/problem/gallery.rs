@@ -278,3 +278,39 @@ fn a_scenario_file_given_at_the_start_opens_when_the_first_field_is_ready() {
     });
     assert!(harness.state().diffusion().opened_scenario().is_none());
 }
+
+#[test]
+fn the_notebooks_plate_is_the_gallerys_first_entry_and_comes_back() {
+    use eframe::egui::accesskit::Role;
+    let mut settings = heatlab::ui::Settings::default();
+    settings.field.size = heatlab_engine::grid::GridSize::new(32, 48).unwrap();
+    let mut harness =
+        super::common::app::app_harness(settings, eframe::egui::Vec2::new(1440.0, 900.0));
+    super::open_gallery_problem(&mut harness, "fin");
+    harness
+        .get_by_role_and_label(Role::Button, "Gallery")
+        .click();
+    harness.run_steps(2);
+    let top = |label: &str| {
+        harness
+            .query_by_role_and_label(Role::Button, label)
+            .map(|node| node.rect().top())
+            .unwrap()
+    };
+    let plate = top("The notebook's plate (dimensionless)");
+    let fin = top("A fin  (exact answer)");
+    assert!(plate < fin, "the plate comes first: {plate} vs {fin}");
+    harness
+        .get_by_role_and_label(Role::Button, "The notebook's plate (dimensionless)")
+        .click();
+    super::common::app::wait_until(&mut harness, "the plate again", |app| {
+        let state = app.diffusion().state();
+        state.problem.is_none()
+            && app.diffusion().opened_scenario().is_none()
+            && state.field_size == heatlab_engine::grid::GridSize::new(32, 48).ok()
+    });
+    harness.run_steps(2);
+    // The status bar and the panel show the plate's own controls again.
+    assert!(harness.query_by_label_contains("coeff 0.25").is_some());
+    assert!(harness.query_all_by_label("coefficient").next().is_some());
+}
