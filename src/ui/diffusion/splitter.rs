@@ -16,7 +16,7 @@ const MIN_PROBLEM_PLOTS_HEIGHT: f32 = 360.0;
 
 /// The least height left to the views above the plots (the notices, the sides, the views'
 /// controls, a picture and the tool row); below it the plots give up height and scroll.
-const MIN_VIEWS_HEIGHT: f32 = 300.0;
+const MIN_VIEWS_HEIGHT: f32 = 360.0;
 
 /// Half the height of the edge that can be grabbed, in points.
 const GRAB: f32 = 4.0;
@@ -84,13 +84,18 @@ pub fn plots_height(available: f32, views_height: f32, problem: bool) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     #[test]
     fn the_plots_keep_a_legible_height_and_leave_the_views_theirs() {
         // 1440x900: a square field would take the whole height; a problem's plots keep theirs.
         assert_eq!(plots_height(840.0, 800.0, true), MIN_PROBLEM_PLOTS_HEIGHT);
         assert_eq!(plots_height(840.0, 800.0, false), MIN_PLOTS_HEIGHT);
-        // A strip leaves room: the plots take it, up to 60 % of the height.
-        assert_eq!(plots_height(840.0, 200.0, true), 840.0 * 0.6);
+        // A strip leaves room: the plots take it, up to 60 % of the height, leaving the views
+        // their least.
+        assert_eq!(
+            plots_height(840.0, 200.0, true),
+            (840.0 * 0.6_f32).min(840.0 - MIN_VIEWS_HEIGHT)
+        );
         // 800x600: the views keep their least height; the plots scroll within the rest.
         let short = plots_height(540.0, 200.0, true);
         assert_eq!(short, 540.0 - MIN_VIEWS_HEIGHT);

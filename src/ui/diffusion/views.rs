@@ -91,7 +91,7 @@ impl Views {
             let (left, right) = (&mut left[0], &mut right[0]);
             let (field, laplacian) = view_controls_ui(left, right, settings, ranges, commands);
             let height =
-                (left.available_height().min(right.available_height()) - READOUT_HEIGHT).max(64.0);
+                (left.available_height().min(right.available_height()) - READOUT_HEIGHT).max(120.0);
             let sides = [
                 (
                     left,
