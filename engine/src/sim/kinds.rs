@@ -19,6 +19,7 @@ use super::paint::{HistoryStep, KindEntry};
 use super::Simulation;
 use crate::compute::{CellValues, FieldEdit};
 use crate::error::{HeatlabError, Result};
+use crate::grid::GridSize;
 use crate::problem::{CellKind, Shape};
 
 /// A stroke of kinds being painted.
@@ -62,15 +63,21 @@ impl Simulation {
     /// temperature. Returns the number of cells that changed kind.
     pub fn paint_kind(&mut self, shape: &Shape, kind: CellKind) -> Result<usize> {
         self.settle()?;
-        let active = self.problem.as_mut().ok_or_else(|| {
-            HeatlabError::InvalidInput("kinds are painted on a heat problem: set one first".into())
-        })?;
+        let active = self.problem.as_mut().ok_or_else(no_problem)?;
         let kinds_before = active.problem.kinds.len();
         let index = active.problem.kind_index(kind)?;
+        let cells = shape.cells(active.problem.size, &active.problem.map);
+        self.paint_cells(cells, index, kinds_before)
+    }
+
+    /// Gives `cells` kind `index` as part of the open stroke of kinds (one is started); on a
+    /// failure the kinds beyond `kinds_before` (added for this paint) go again. Returns the
+    /// number of cells that changed kind.
+    fn paint_cells(&mut self, cells: Vec<u32>, index: u8, kinds_before: usize) -> Result<usize> {
+        let active = self.problem.as_mut().ok_or_else(no_problem)?;
         let size = active.problem.size;
         let map = &active.problem.map;
-        let cells: Vec<u32> = shape
-            .cells(size, map)
+        let cells: Vec<u32> = cells
             .into_iter()
             .filter(|&c| map[c as usize] != index)
             .collect();
@@ -115,6 +122,64 @@ impl Simulation {
         }
         self.hold_painted(&cells)?;
         Ok(cells.len())
+    }
+
+    /// Moves the part at `seed` (the 4-connected cells of its kind) by `by` (rows, columns)
+    /// within the open stroke of kinds: its cells take the problem's first kind (the base) and
+    /// the cells it moves onto take its kind; cells moved off the grid are gone. The field's
+    /// values stay where they are. Returns the number of cells that changed kind.
+    pub fn move_part(&mut self, seed: (usize, usize), by: (i64, i64)) -> Result<usize> {
+        self.settle()?;
+        let (region, part, size) = self.part_at(seed)?;
+        let shifted: Vec<u32> = region
+            .iter()
+            .filter_map(|&cell| {
+                let row = (cell as usize / size.cols) as i64 + by.0;
+                let col = (cell as usize % size.cols) as i64 + by.1;
+                let inside =
+                    (0..size.rows as i64).contains(&row) && (0..size.cols as i64).contains(&col);
+                inside.then(|| (row as usize * size.cols + col as usize) as u32)
+            })
+            .collect();
+        let landing: std::collections::HashSet<u32> = shifted.iter().copied().collect();
+        let left: Vec<u32> = region
+            .into_iter()
+            .filter(|c| !landing.contains(c))
+            .collect();
+        let kinds = self.problem.as_ref().map_or(0, |a| a.problem.kinds.len());
+        let cleared = self.paint_cells(left, 0, kinds)?;
+        Ok(cleared + self.paint_cells(shifted, part, kinds)?)
+    }
+
+    /// Deletes the part at `seed` within the open stroke of kinds: its cells take the
+    /// problem's first kind (the base). Returns the number of cells that changed kind.
+    pub fn delete_part(&mut self, seed: (usize, usize)) -> Result<usize> {
+        self.settle()?;
+        let (region, _, _) = self.part_at(seed)?;
+        let kinds = self.problem.as_ref().map_or(0, |a| a.problem.kinds.len());
+        self.paint_cells(region, 0, kinds)
+    }
+
+    /// The part at `seed`: its cells, its kind and the grid's size. The base (the first kind)
+    /// is not a part.
+    fn part_at(&self, seed: (usize, usize)) -> Result<(Vec<u32>, u8, GridSize)> {
+        let active = self.problem.as_ref().ok_or_else(no_problem)?;
+        let (size, map) = (active.problem.size, &active.problem.map);
+        if seed.0 >= size.rows || seed.1 >= size.cols {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the cell ({}, {}) lies outside the {size} grid",
+                seed.0, seed.1
+            )));
+        }
+        let part = map[seed.0 * size.cols + seed.1];
+        if part == 0 {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the cell ({}, {}) is the base ({}), not a part painted over it",
+                seed.0, seed.1, active.problem.kinds[0].name
+            )));
+        }
+        let region = Shape::FloodFill { seed }.cells(size, map);
+        Ok((region, part, size))
     }
 
     /// Sets the held cells among `cells` to their temperatures, keeping the values they had
@@ -220,3 +285,7 @@ impl KindEntry {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+fn no_problem() -> HeatlabError {
+    HeatlabError::InvalidInput("kinds are painted on a heat problem: set one first".into())
+}

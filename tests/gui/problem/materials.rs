@@ -463,3 +463,33 @@ fn maps_export_and_import_with_notices_for_bad_pictures() {
     assert_refused(&mut harness, &odd, &["#00ff00", "row 5, column 7"]);
     scaled_import(&mut harness, dir.path());
 }
+
+#[test]
+fn a_part_is_moved_by_a_drag_deleted_by_a_right_click_and_undone() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = harness(dir.path());
+    let painted = rectangle_of_glass(&mut harness);
+    let glass = kind_named(&painted, "glass").unwrap();
+    choose(&mut harness, "Move part");
+    // Dragged from one of its cells five rows down and ten columns right.
+    drag(&mut harness, (4, 5), (9, 15));
+    let moved = wait_problem(&mut harness, "the glass moved", |p| {
+        p.map[2 * COLS + 3] == 0 && p.map[7 * COLS + 13] == glass
+    });
+    let shifted: Vec<u32> = glass_rectangle()
+        .iter()
+        .map(|&c| c + (5 * COLS + 10) as u32)
+        .collect();
+    assert_painted(&vec![0u8; ROWS * COLS], &moved, &shifted, "glass");
+    // A right-click on it gives its cells back to the base.
+    let pos = cell_pos(pointer::picture_rect(&harness), 8, 14);
+    pointer::click_at(&mut harness, pos, PointerButton::Secondary);
+    wait_problem(&mut harness, "the glass deleted", |p| {
+        p.map.iter().all(|&k| k == 0)
+    });
+    // Each was one step of undo.
+    harness.key_press_modifiers(eframe::egui::Modifiers::COMMAND, eframe::egui::Key::Z);
+    wait_problem(&mut harness, "the deletion undone", |p| p.map == moved.map);
+    harness.key_press_modifiers(eframe::egui::Modifiers::COMMAND, eframe::egui::Key::Z);
+    wait_problem(&mut harness, "the move undone", |p| p.map == painted.map);
+}

@@ -198,6 +198,16 @@ pub enum ProblemCommand {
     },
     /// The drag that painted kinds ended: its shapes become one step of undo.
     EndStroke,
+    /// Move the part at `seed` (the connected cells of its kind) by `by` (rows, columns): one
+    /// step of undo (see [`crate::sim::Simulation::move_part`]).
+    MovePart {
+        /// A cell of the part (row, column).
+        seed: (usize, usize),
+        /// Rows and columns to move it by.
+        by: (i64, i64),
+    },
+    /// Give the part at this cell (row, column) back to the base: one step of undo.
+    DeletePart((usize, usize)),
     /// Replace kind `index` (its name, material, heater or held temperature), for example to
     /// switch a heater or change its power.
     EditKind {

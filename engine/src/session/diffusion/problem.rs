@@ -46,6 +46,12 @@ impl SimThread {
                 paint(sim, &shape, kind)
             }
             ProblemCommand::EndStroke => sim.end_kind_stroke().map(|_| ()),
+            ProblemCommand::MovePart { seed, by } => sim
+                .move_part(seed, by)
+                .and_then(|_| sim.end_kind_stroke().map(|_| ())),
+            ProblemCommand::DeletePart(seed) => sim
+                .delete_part(seed)
+                .and_then(|_| sim.end_kind_stroke().map(|_| ())),
             ProblemCommand::EditKind { index, kind } => {
                 on_a_problem(sim).and_then(|()| sim.set_kind(index, kind))
             }

@@ -184,3 +184,54 @@ fn the_live_check_stays_exact_while_painting_kinds() {
     assert!(checks >= 5, "{checks} checks");
     assert_eq!(mismatches, 0, "{:?}", watch.first_mismatch());
 }
+
+#[test]
+fn a_part_moves_and_goes_as_one_undo_step_each_and_the_base_stays() {
+    let mut sim = plate_sim(20, 30);
+    let copper = CellKind::of(find("copper").unwrap());
+    let rect = Shape::Rectangle {
+        from: (2.0, 3.0),
+        to: (6.0, 8.0),
+    };
+    assert_eq!(sim.paint_kind(&rect, copper.clone()).unwrap(), 20);
+    sim.end_kind_stroke().unwrap();
+    let map_of = |sim: &Simulation| sim.problem().unwrap().map.clone();
+    let painted = map_of(&sim);
+    // Two rows down and ten columns right: 20 cells leave, 20 arrive, none overlap.
+    assert_eq!(sim.move_part((3, 4), (2, 10)).unwrap(), 40);
+    sim.end_kind_stroke().unwrap();
+    let moved = map_of(&sim);
+    let at = |map: &[u8], r: usize, c: usize| map[r * 30 + c];
+    assert_eq!(at(&moved, 2, 3), 0, "the base where it was");
+    assert_eq!(
+        at(&moved, 4, 13),
+        at(&painted, 2, 3),
+        "the part where it went"
+    );
+    assert_eq!(moved.iter().filter(|&&k| k != 0).count(), 20);
+    // Half off the grid: the cells moved past the right side are gone.
+    sim.move_part((4, 13), (0, 14)).unwrap();
+    sim.end_kind_stroke().unwrap();
+    assert_eq!(map_of(&sim).iter().filter(|&&k| k != 0).count(), 12);
+    // Deleted: only the base is left.
+    sim.delete_part((5, 28)).unwrap();
+    sim.end_kind_stroke().unwrap();
+    assert!(map_of(&sim).iter().all(|&k| k == 0));
+    // Each was one step of undo.
+    assert_eq!(sim.paint_history().counts(), (4, 0));
+    for _ in 0..3 {
+        sim.undo().unwrap();
+    }
+    assert_eq!(map_of(&sim), painted);
+    // The base is not a part; a cell outside the grid is refused.
+    assert!(sim
+        .move_part((0, 0), (1, 1))
+        .unwrap_err()
+        .to_string()
+        .contains("is the base"));
+    assert!(sim
+        .delete_part((20, 0))
+        .unwrap_err()
+        .to_string()
+        .contains("outside"));
+}

@@ -29,16 +29,20 @@ pub enum MaterialShape {
     Wall,
     /// The connected region of one kind under the released cell.
     Fill,
+    /// Not a shape: the part (a connected region painted over the base) under the press is
+    /// moved to where the drag ends, or deleted with a right-click.
+    Move,
 }
 
 impl MaterialShape {
     /// Every shape, in the order the section lists them.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Brush,
         Self::Rectangle,
         Self::Ellipse,
         Self::Wall,
         Self::Fill,
+        Self::Move,
     ];
 
     /// What a drag does with it.
@@ -49,6 +53,10 @@ impl MaterialShape {
             Self::Ellipse => "drag the box the ellipse fills; release to paint",
             Self::Wall => "drag from one end to the other; release to paint a wall this wide",
             Self::Fill => "click (or drag and release) on a region to fill it with the material",
+            Self::Move => {
+                "drag a part (a region painted over the base) to move it; right-click a part \
+                 to delete it (the base takes its place); each is one step of undo"
+            }
         }
     }
 }
@@ -61,6 +69,7 @@ impl fmt::Display for MaterialShape {
             Self::Ellipse => "Ellipse",
             Self::Wall => "Wall",
             Self::Fill => "Fill",
+            Self::Move => "Move part",
         })
     }
 }
@@ -109,6 +118,8 @@ impl MaterialTools {
                 width: self.wall_width.max(1.0),
             },
             MaterialShape::Fill => Shape::FloodFill { seed: b },
+            // The part under the press, outlined while it is dragged.
+            MaterialShape::Move => Shape::FloodFill { seed: a },
         }
     }
 
@@ -173,11 +184,13 @@ impl MaterialTools {
                 Some(Gesture::Shape { end, .. }) => *end = at,
             }
         } else if ours {
-            if let Some(Gesture::Shape { start, end, .. }) = self.gesture {
-                self.paint(self.shape_between(start, end, size));
-            }
+            self.finish_gesture(size);
             self.gesture = None;
-            self.outgoing.push(ProblemCommand::EndStroke);
+        } else if self.shape == MaterialShape::Move {
+            if let (true, Some(pos)) = (response.secondary_clicked(), pointer) {
+                let seed = cell_of(cells.shape_point(pos), size);
+                self.outgoing.push(ProblemCommand::DeletePart(seed));
+            }
         } else if response.clicked() {
             // Pressed and released within one frame.
             let Some(pos) = pointer else {
@@ -196,6 +209,25 @@ impl MaterialTools {
             self.hover = Some((index, cells.shape_point(pos)));
         } else if self.hover.is_some_and(|(i, _)| i == index) {
             self.hover = None;
+        }
+    }
+
+    /// The drag ended: the shape is painted (one step of undo), or the part moved.
+    fn finish_gesture(&mut self, size: GridSize) {
+        match (self.shape, self.gesture) {
+            (MaterialShape::Move, Some(Gesture::Shape { start, end, .. })) => {
+                let (from, to) = (cell_of(start, size), cell_of(end, size));
+                let by = (to.0 as i64 - from.0 as i64, to.1 as i64 - from.1 as i64);
+                if by != (0, 0) {
+                    self.outgoing
+                        .push(ProblemCommand::MovePart { seed: from, by });
+                }
+            }
+            (_, Some(Gesture::Shape { start, end, .. })) => {
+                self.paint(self.shape_between(start, end, size));
+                self.outgoing.push(ProblemCommand::EndStroke);
+            }
+            _ => self.outgoing.push(ProblemCommand::EndStroke),
         }
     }
 
@@ -251,6 +283,10 @@ impl MaterialTools {
                     outline::draw(&painter, picture.rect, viewport, size, segments, PREVIEW);
                 }
                 draw_shape(&painter, shape, &screen, cell_width);
+                if self.shape == MaterialShape::Move {
+                    let (from, to) = (screen(start), screen(end));
+                    painter.arrow(from, to - from, Stroke::new(2.0, PREVIEW));
+                }
             }
             Some(Gesture::Brush { .. }) | None => {
                 if let Some((_, at)) = self.hover.filter(|(i, _)| *i == index) {
