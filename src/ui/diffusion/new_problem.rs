@@ -7,37 +7,18 @@
 
 use eframe::egui;
 
-use heatlab_engine::problem::{material, Material};
+use heatlab_engine::problem::material;
 use heatlab_engine::render::label::parse_simulated_time;
 use heatlab_engine::scenario::new::NewProblem;
 use heatlab_engine::scenario::Scenario;
 
 use super::super::notice::ERROR;
+use super::problem::material_editor::MaterialEditor;
 use super::sources::typed::{Typed, TypedNumbers};
 
 /// Copies of the field a run holds (current, next and the initial field): checked to fit
 /// before the problem is built.
 const HELD_COPIES: usize = 3;
-
-/// A material being made in the window.
-#[derive(Debug, Clone, PartialEq)]
-struct MaterialDraft {
-    name: String,
-    conductivity: f64,
-    density: f64,
-    specific_heat: f64,
-}
-
-impl Default for MaterialDraft {
-    fn default() -> Self {
-        Self {
-            name: String::new(),
-            conductivity: 1.0,
-            density: 1000.0,
-            specific_heat: 1000.0,
-        }
-    }
-}
 
 /// The window and what it holds between frames.
 #[derive(Debug)]
@@ -47,7 +28,7 @@ pub struct NewProblemForm {
     problem: NewProblem,
     /// The duration as typed (empty: no end).
     duration_text: String,
-    material: MaterialDraft,
+    material: MaterialEditor,
     typed: TypedNumbers,
     /// Why the last value typed or the last Create was refused.
     errors: Vec<String>,
@@ -69,7 +50,7 @@ impl Default for NewProblemForm {
                 duration: None,
             },
             duration_text: String::new(),
-            material: MaterialDraft::default(),
+            material: MaterialEditor::new("new problem"),
             typed: TypedNumbers::default(),
             errors: Vec::new(),
         }
@@ -223,66 +204,20 @@ impl NewProblemForm {
         });
     }
 
-    /// "Your own material": a name, k, ρ and c_p; added to the choices (and written into the
-    /// scenario) once they are valid.
+    /// "Your own material": added to the choices (and written into the scenario) once valid.
     fn own_material_ui(&mut self, ui: &mut egui::Ui) {
         ui.strong("your own material");
         let mut refused = Vec::new();
-        ui.horizontal(|ui| {
-            let label = ui.label("name");
-            ui.add(egui::TextEdit::singleline(&mut self.material.name).desired_width(140.0))
-                .labelled_by(label.id);
-        });
-        let draft = &mut self.material;
-        for (salt, label, value) in [
-            ("k", "k (W/(m·K))", &mut draft.conductivity),
-            ("rho", "ρ (kg/m³)", &mut draft.density),
-            ("cp", "c_p (J/(kg·K))", &mut draft.specific_heat),
-        ] {
-            ui.horizontal(|ui| match self.typed.field(ui, salt, label, *value, 72.0) {
-                Typed::Value(v) => *value = v,
-                Typed::Refused(text) => refused.push(format!("\"{text}\" is not a number")),
-                Typed::Unchanged => {}
-            });
-        }
-        if ui
-            .button("Add material")
-            .on_hover_text("add it to the choices above and fill the grid with it")
-            .clicked()
-        {
-            match self.add_own_material() {
-                Ok(()) => self.errors.clear(),
-                Err(error) => refused.push(error),
-            }
+        let hint = "add it to the choices above and fill the grid with it";
+        if let Some(made) = self.material.ui(ui, hint, &mut refused) {
+            self.problem.own_materials.retain(|m| m.name != made.name);
+            self.problem.material.clone_from(&made.name);
+            self.problem.own_materials.push(made);
+            self.errors.clear();
         }
         if !refused.is_empty() {
             self.errors = refused;
         }
-    }
-
-    /// Adds the material being made (replacing one of the user's of the same name).
-    fn add_own_material(&mut self) -> Result<(), String> {
-        let draft = &self.material;
-        let name = material::normalise(&draft.name);
-        if name.is_empty() {
-            return Err("give the material a name".into());
-        }
-        if material::find(&name).is_some() {
-            return Err(format!(
-                "the library has a material called \"{name}\" already"
-            ));
-        }
-        let made = Material::new(
-            &name,
-            draft.conductivity,
-            draft.density,
-            draft.specific_heat,
-        )
-        .map_err(|e| e.to_string())?;
-        self.problem.own_materials.retain(|m| m.name != name);
-        self.problem.own_materials.push(made);
-        self.problem.material = name;
-        Ok(())
     }
 
     /// Builds the problem; its errors stay in the window.

@@ -493,3 +493,35 @@ fn a_part_is_moved_by_a_drag_deleted_by_a_right_click_and_undone() {
     harness.key_press_modifiers(eframe::egui::Modifiers::COMMAND, eframe::egui::Key::Z);
     wait_problem(&mut harness, "the move undone", |p| p.map == painted.map);
 }
+
+#[test]
+fn a_material_of_ones_own_is_made_and_painted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut harness = harness(dir.path());
+    harness.get_by_label("your own material").scroll_to_me();
+    harness.run_steps(10);
+    harness.get_by_label("your own material").click();
+    harness.run_steps(3);
+    for (label, text) in [
+        ("name", "Cork"),
+        ("k (W/(m·K))", "0.04"),
+        ("ρ (kg/m³)", "120"),
+        ("c_p (J/(kg·K))", "2000"),
+    ] {
+        pointer::type_into(&mut harness, label, text);
+    }
+    choose(&mut harness, "Add material");
+    let tools = harness.state().diffusion().paint_tools();
+    assert_eq!(tools.materials.kind.as_ref().unwrap().name, "cork");
+    choose(&mut harness, "Rectangle");
+    drag(&mut harness, (2, 3), (6, 9));
+    let p = wait_problem(&mut harness, "the cork is painted", |p| {
+        kind_named(p, "cork").is_some()
+    });
+    let cork = &p.kinds[usize::from(kind_named(&p, "cork").unwrap())].material;
+    assert_eq!(
+        (cork.conductivity, cork.density, cork.specific_heat),
+        (0.04, 120.0, 2000.0)
+    );
+    assert_painted(&vec![0u8; ROWS * COLS], &p, &glass_rectangle(), "cork");
+}

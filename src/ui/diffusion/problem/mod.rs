@@ -8,6 +8,7 @@
 //! [`MaterialTools::section_ui`] takes from the panel's state every frame.
 
 mod map_files;
+pub mod material_editor;
 mod outline;
 mod palette;
 mod shapes;
@@ -55,6 +56,8 @@ pub struct MaterialTools {
     files: map_files::MapFiles,
     /// The folder of a map file just chosen in a dialog.
     chosen_folder: Option<std::path::PathBuf>,
+    /// A material of the user's own being made.
+    own_material: material_editor::MaterialEditor,
     outgoing: Vec<ProblemCommand>,
     notices: Vec<(Level, String)>,
 }
@@ -76,6 +79,7 @@ impl Default for MaterialTools {
             fill_outline: outline::OutlineCache::default(),
             files: map_files::MapFiles::default(),
             chosen_folder: None,
+            own_material: material_editor::MaterialEditor::new("problem section"),
             outgoing: Vec::new(),
             notices: Vec::new(),
         }
@@ -187,10 +191,40 @@ impl MaterialTools {
         }
         let problem = self.problem.clone();
         chosen |= palette::palette_ui(ui, &mut self.kind, &mut self.search, problem.as_deref());
+        chosen |= self.own_material_ui(ui);
         ui.checkbox(&mut self.outlines, "outline the material regions")
             .on_hover_text("draw the boundaries between kinds of cells over the pictures");
         self.files_ui(ui, export_dir);
         chosen
+    }
+
+    /// "Your own material", folded: one made is chosen to paint with. Returns whether it was.
+    fn own_material_ui(&mut self, ui: &mut egui::Ui) -> bool {
+        let mut made = None;
+        let mut refused = Vec::new();
+        egui::CollapsingHeader::new("your own material")
+            .id_salt("own material")
+            .show(ui, |ui| {
+                let hint = "paint with it: it becomes a kind of the problem where painted, and \
+                            Save scenario writes it with the problem";
+                made = self.own_material.ui(ui, hint, &mut refused);
+            });
+        for why in refused {
+            self.notices
+                .push((Level::Warning, format!("material not made: {why}")));
+        }
+        let Some(material) = made else {
+            return false;
+        };
+        self.notices.push((
+            Level::Info,
+            format!(
+                "painting with {}: k = {} W/(m·K), ρ = {} kg/m³, c_p = {} J/(kg·K)",
+                material.name, material.conductivity, material.density, material.specific_heat
+            ),
+        ));
+        self.kind = Some(CellKind::of(material));
+        true
     }
 
     fn files_ui(&mut self, ui: &mut egui::Ui, export_dir: &Path) {
