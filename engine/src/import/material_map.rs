@@ -115,7 +115,12 @@ pub fn kind_colours(kinds: &[CellKind]) -> Vec<Rgb> {
     for kind in kinds {
         let library =
             library_colour(&kind.material.name).filter(|_| library.contains(&kind.material));
-        let mut chosen = library.filter(|&c| free(&colours, c));
+        // A colour chosen for the material first (kept only while no earlier kind has it).
+        let mut chosen = kind
+            .material
+            .colour
+            .or(library)
+            .filter(|&c| free(&colours, c));
         let mut attempt = 0;
         while chosen.is_none() {
             let candidate = hashed_colour(&kind.name, attempt);

@@ -18,6 +18,10 @@ pub struct Material {
     /// Where the values come from.
     #[serde(default)]
     pub source: String,
+    /// The colour its maker chose for the palette and material maps (`None`: the library's
+    /// table, or one made from the name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub colour: Option<[u8; 3]>,
 }
 
 impl Material {
@@ -30,6 +34,7 @@ impl Material {
             density,
             specific_heat,
             source: "user".to_string(),
+            colour: None,
         };
         material.check()?;
         Ok(material)
@@ -122,6 +127,7 @@ pub fn library() -> Vec<Material> {
                 density,
                 specific_heat,
                 source: source.to_string(),
+                colour: None,
             },
         )
         .collect()

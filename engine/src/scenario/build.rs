@@ -253,12 +253,26 @@ fn user_materials(file: &ScenarioFile, errors: &mut Errors) -> (Vec<Material>, V
             errors.push(format!("material \"{}\" is defined twice", section.name));
             continue;
         }
-        let material = Material::new(
-            &name,
-            section.conductivity,
-            section.density,
-            section.specific_heat,
-        );
+        let colour = match section.color.as_deref() {
+            None => Ok(None),
+            Some(text) => crate::import::material_map::parse_colour(text)
+                .map(Some)
+                .ok_or_else(|| {
+                    crate::HeatlabError::InvalidInput(format!(
+                        "material \"{}\": color \"{text}\" is not #rrggbb",
+                        section.name
+                    ))
+                }),
+        };
+        let material = colour.and_then(|colour| {
+            Material::new(
+                &name,
+                section.conductivity,
+                section.density,
+                section.specific_heat,
+            )
+            .map(|m| Material { colour, ..m })
+        });
         match errors.take(material) {
             Some(material) => user.push(material),
             None => refused.push(name),

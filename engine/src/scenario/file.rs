@@ -90,6 +90,10 @@ pub struct MaterialSection {
     pub density: f64,
     /// J/(kg·K).
     pub specific_heat: f64,
+    /// Its colour in the palette and in material maps, `"#rrggbb"` (default: one made from
+    /// the name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
 }
 
 /// A rectangle or an ellipse's bounding box, m from the top-left corner.

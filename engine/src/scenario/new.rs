@@ -58,6 +58,7 @@ impl NewProblem {
                     conductivity: m.conductivity,
                     density: m.density,
                     specific_heat: m.specific_heat,
+                    color: m.colour.map(crate::import::material_map::colour_text),
                 })
                 .collect(),
             base: PartSection {
@@ -130,7 +131,10 @@ mod tests {
 
     #[test]
     fn a_material_of_the_users_own_fills_the_grid() {
-        let foam = Material::new("my foam", 0.03, 30.0, 1400.0).unwrap();
+        let foam = Material {
+            colour: Some([250, 240, 120]),
+            ..Material::new("my foam", 0.03, 30.0, 1400.0).unwrap()
+        };
         let problem = NewProblem {
             material: "my foam".into(),
             own_materials: vec![foam.clone()],
@@ -147,6 +151,25 @@ mod tests {
             (0.03, 30.0, 1400.0)
         );
         assert!(scenario.text.contains("[[materials]]"));
+        assert!(
+            scenario.text.contains("color = \"#faf078\""),
+            "{}",
+            scenario.text
+        );
+        assert_eq!(material.colour, Some([250, 240, 120]));
+        let again = super::super::parse(&scenario.text, Path::new(".")).unwrap();
+        assert_eq!(again.problem, scenario.problem, "read back from the text");
+        // A colour that does not read is named.
+        let bad = "[grid]\nrows = 2\ncols = 2\nspacing = 0.001\n[[materials]]\nname = \"x\"\n\
+                   conductivity = 1\ndensity = 1\nspecific_heat = 1\ncolor = \"#12\"\n\
+                   [base]\nmaterial = \"x\"\n";
+        let errors = super::super::parse(bad, Path::new("."))
+            .unwrap_err()
+            .to_string();
+        assert!(errors.contains("color \"#12\" is not #rrggbb"), "{errors}");
+        // The palette and the maps draw it in its colour.
+        let colours = crate::import::material_map::kind_colours(&scenario.problem.kinds);
+        assert_eq!(colours[0], [250, 240, 120]);
     }
 
     #[test]

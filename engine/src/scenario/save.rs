@@ -164,6 +164,7 @@ fn materials_of(problem: &HeatProblem) -> (Vec<MaterialSection>, Vec<String>) {
             conductivity: m.conductivity,
             density: m.density,
             specific_heat: m.specific_heat,
+            color: m.colour.map(crate::import::material_map::colour_text),
         })
         .collect();
     (sections, names)

@@ -523,5 +523,6 @@ fn a_material_of_ones_own_is_made_and_painted() {
         (cork.conductivity, cork.density, cork.specific_heat),
         (0.04, 120.0, 2000.0)
     );
+    assert_eq!(cork.colour, Some([214, 140, 60]), "the editor's colour");
     assert_painted(&vec![0u8; ROWS * COLS], &p, &glass_rectangle(), "cork");
 }

@@ -1,4 +1,4 @@
-//! A material of the user's own: a name, k, ρ and c_p typed (numbers taken when a field is
+//! A material of the user's own: a name, k, ρ, c_p and its colour, the numbers typed (numbers taken when a field is
 //! left, as everywhere), checked when "Add material" is pressed. The New problem window fills
 //! its grid with one; the Problem section paints parts with one. A problem that holds one saves
 //! it as the scenario's `[[materials]]`.
@@ -16,6 +16,8 @@ pub struct MaterialEditor {
     conductivity: f64,
     density: f64,
     specific_heat: f64,
+    /// Its colour in the palette and in material maps.
+    colour: [u8; 3],
     typed: TypedNumbers,
     /// Where its fields are (two editors on screen at once keep apart).
     salt: &'static str,
@@ -29,6 +31,7 @@ impl MaterialEditor {
             conductivity: 1.0,
             density: 1000.0,
             specific_heat: 1000.0,
+            colour: [214, 140, 60],
             typed: TypedNumbers::default(),
             salt,
         }
@@ -61,6 +64,11 @@ impl MaterialEditor {
                 },
             );
         }
+        ui.horizontal(|ui| {
+            ui.label("colour");
+            egui::color_picker::color_edit_button_srgb(ui, &mut self.colour)
+                .on_hover_text("its colour in the palette, the outlines and material maps");
+        });
         if !ui.button("Add material").on_hover_text(hint).clicked() {
             return None;
         }
@@ -86,6 +94,10 @@ impl MaterialEditor {
             ));
         }
         Material::new(&name, self.conductivity, self.density, self.specific_heat)
+            .map(|made| Material {
+                colour: Some(self.colour),
+                ..made
+            })
             .map_err(|e| e.to_string())
     }
 }
