@@ -122,7 +122,8 @@ pub fn scatter_ui(ui: &mut egui::Ui, visual: &Visual, height: f32) {
         .include_x(0.0)
         .include_x(1.0)
         .include_y(0.0)
-        .include_y(1.0)
+        // Room above the unit square for the legend: it covers no sample there.
+        .include_y(1.4)
         .show(ui, |plot| {
             plot.points(
                 Points::new("inside", PlotPoints::from(to_xy(inside)))
