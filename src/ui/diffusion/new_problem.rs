@@ -8,12 +8,12 @@
 use eframe::egui;
 
 use heatlab_engine::problem::material;
-use heatlab_engine::render::label::parse_simulated_time;
 use heatlab_engine::scenario::new::NewProblem;
 use heatlab_engine::scenario::Scenario;
 
 use super::super::notice::ERROR;
 use super::problem::material_editor::MaterialEditor;
+use super::run_control::duration_field;
 use super::sources::typed::{Typed, TypedNumbers};
 
 /// Copies of the field a run holds (current, next and the initial field): checked to fit
@@ -156,27 +156,12 @@ impl NewProblemForm {
                 Typed::Unchanged => {}
             }
         });
-        ui.horizontal(|ui| {
-            let label = ui.label("run for");
-            let response = ui
-                .add(
-                    egui::TextEdit::singleline(&mut self.duration_text)
-                        .desired_width(90.0)
-                        .hint_text("no end"),
-                )
-                .on_hover_text("simulated time, such as 30 min, 2 h or 90 s; empty: no end")
-                .labelled_by(label.id);
-            if response.lost_focus() {
-                let text = self.duration_text.trim();
-                match text.is_empty() {
-                    true => self.problem.duration = None,
-                    false => match parse_simulated_time(text) {
-                        Ok(seconds) => self.problem.duration = Some(seconds),
-                        Err(error) => refused.push(format!("duration not changed: {error}")),
-                    },
-                }
-            }
-        });
+        let hover = "simulated time, such as 30 min, 2 h or 90 s; empty: no end";
+        match duration_field(ui, &mut self.duration_text, hover).0 {
+            Some(Ok(seconds)) => self.problem.duration = seconds,
+            Some(Err(error)) => refused.push(format!("duration not changed: {error}")),
+            None => {}
+        }
         if !refused.is_empty() {
             self.errors = refused;
         }

@@ -111,37 +111,25 @@ impl RunControl {
             self.shown_duration = Some(frame.duration_seconds);
             self.duration_error = None;
         }
-        ui.horizontal(|ui| {
-            let label = ui.label("run for");
-            let response = ui
-                .add(
-                    egui::TextEdit::singleline(&mut self.duration_text)
-                        .desired_width(90.0)
-                        .hint_text("no end"),
-                )
-                .on_hover_text(
-                    "simulated time from the initial field at which Play pauses (once: Play \
-                     again goes on), such as 30 min, 2 h or 90 s; empty: no end",
-                )
-                .labelled_by(label.id);
-            self.editing = response.has_focus();
-            if response.lost_focus() {
-                self.commit_duration(frame.duration_seconds, commands);
-            }
-        });
+        let hover = "simulated time from the initial field at which Play pauses (once: Play \
+                     again goes on), such as 30 min, 2 h or 90 s; empty: no end";
+        let (committed, editing) = duration_field(ui, &mut self.duration_text, hover);
+        self.editing = editing;
+        if let Some(asked) = committed {
+            self.commit_duration(asked, frame.duration_seconds, commands);
+        }
         if let Some(error) = &self.duration_error {
             ui.colored_label(ERROR, format!("duration not changed: {error}"));
         }
     }
 
     /// Applies the typed duration when it reads, or says why not.
-    fn commit_duration(&mut self, current: Option<f64>, commands: &mut Vec<DiffusionCommand>) {
-        let typed = self.duration_text.trim();
-        let asked = if typed.is_empty() {
-            Ok(None)
-        } else {
-            parse_simulated_time(typed).map(Some)
-        };
+    fn commit_duration(
+        &mut self,
+        asked: Result<Option<f64>, String>,
+        current: Option<f64>,
+        commands: &mut Vec<DiffusionCommand>,
+    ) {
         match asked {
             Ok(seconds) => {
                 self.duration_error = None;
@@ -151,9 +139,41 @@ impl RunControl {
                 // Written back as the app writes times once the run reports it.
                 self.shown_duration = None;
             }
-            Err(error) => self.duration_error = Some(error.to_string()),
+            Err(error) => self.duration_error = Some(error),
         }
     }
+}
+
+/// The "run for" field, `hover` its hover text: a simulated time typed with its unit (empty:
+/// no end). Returns what was committed this frame (Enter or the field left): the seconds, no
+/// end, or why the text does not read; and whether the field has the keyboard.
+pub fn duration_field(
+    ui: &mut egui::Ui,
+    text: &mut String,
+    hover: &str,
+) -> (Option<Result<Option<f64>, String>>, bool) {
+    ui.horizontal(|ui| {
+        let label = ui.label("run for");
+        let response = ui
+            .add(
+                egui::TextEdit::singleline(text)
+                    .desired_width(90.0)
+                    .hint_text("no end"),
+            )
+            .on_hover_text(hover)
+            .labelled_by(label.id);
+        let committed = response.lost_focus().then(|| {
+            let typed = text.trim();
+            match typed.is_empty() {
+                true => Ok(None),
+                false => parse_simulated_time(typed)
+                    .map(Some)
+                    .map_err(|e| e.to_string()),
+            }
+        });
+        (committed, response.has_focus())
+    })
+    .inner
 }
 
 /// The bar toward the duration.
