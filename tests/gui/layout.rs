@@ -142,13 +142,23 @@ fn the_splitter_gives_the_plots_the_height_dragged_to_and_back() {
     let mut harness = app_harness_with(builder, settings, Vec2::new(1280.0, 720.0));
     let entry = gallery::find("heat-sink").unwrap();
     harness.state_mut().diffusion_mut().open_gallery(entry);
-    wait_until(&mut harness, "the heat sink", |app| {
+    wait_until(&mut harness, "the heat sink and its energy budget", |app| {
         app.diffusion().opened_scenario().is_some()
+            && app.diffusion().state().problem_frame.is_some()
     });
-    harness.run_steps(3);
     let edge = |harness: &egui_kittest::Harness<'_, heatlab::ui::HeatlabApp>| {
         harness.get_by_label("plots splitter").rect().center()
     };
+    // The layout settles (the first frames of the problem arrive) before the drag.
+    let mut last = None;
+    for _ in 0..120 {
+        harness.run_steps(1);
+        let now = edge(&harness);
+        if last == Some(now) {
+            break;
+        }
+        last = Some(now);
+    }
     let automatic = edge(&harness);
     let picture = harness.get_by_label("field picture").rect();
     // Up by 150 points: the plots grow, the views give way.

@@ -498,7 +498,9 @@ impl DiffusionPanel {
         };
         let range = 90.0..=(available.y - 150.0).max(90.0);
         let timings_height = self.splitter.height(automatic, range.clone());
+        // Not egui's own resizable panel: its handle would compete with the splitter's.
         let plots = egui::Panel::bottom("timings")
+            .resizable(false)
             .exact_size(timings_height)
             .show(ui, |ui| {
                 if energy {
