@@ -572,6 +572,6 @@ fn update_row_limits(active: &mut ActiveProblem, spans: &[Range<usize>]) {
     }
 }
 
-fn no_problem() -> HeatlabError {
+pub(super) fn no_problem() -> HeatlabError {
     HeatlabError::InvalidInput("there is no heat problem to edit: set or paint one first".into())
 }

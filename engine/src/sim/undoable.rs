@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use super::problem::no_problem;
 use super::Simulation;
 use crate::error::{HeatlabError, Result};
 use crate::problem::{CellKind, HeatProblem, Side, SideCondition, Sides, Thermostat};
@@ -252,10 +253,6 @@ impl Simulation {
             .is_none_or(|active| active.book_energy);
         self.install_problem(Some(problem), book_energy)
     }
-}
-
-fn no_problem() -> HeatlabError {
-    HeatlabError::InvalidInput("there is no heat problem to change: set or paint one first".into())
 }
 
 #[cfg(test)]
