@@ -207,10 +207,16 @@ impl<C, E, F> WorkerContext<C, E, F> {
     /// Sends an event and asks for a repaint.
     pub fn emit(&self, event: E) {
         // The UI may already be gone while shutting down; nothing to tell then.
+        self.post(event);
+        (self.notify)();
+    }
+
+    /// Sends `event` without asking for a repaint: the UI reads it at its next frame. For events
+    /// in the middle of timed work, which a redraw would share the cores with.
+    pub fn post(&self, event: E) {
         if self.events.send(event).is_err() {
             log::debug!("an event was dropped: the window is closing");
         }
-        (self.notify)();
     }
 
     /// A sender of events for other threads (progress callbacks), with the repaint request.
@@ -295,6 +301,38 @@ mod tests {
         assert_eq!(worker.take_frame(), None);
         drop(worker);
         assert!(finished.load(Ordering::Relaxed), "drop joins the thread");
+    }
+
+    #[test]
+    fn a_posted_event_arrives_without_a_repaint_request() {
+        let repaints = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&repaints);
+        let notify: Notify = Arc::new(move || {
+            counted.fetch_add(1, Ordering::Relaxed);
+        });
+        let worker: Worker<u32, u32, u32> = Worker::spawn("test", notify, move |ctx| {
+            while let Received::Command(n) = ctx.recv() {
+                ctx.post(n);
+                ctx.emit(n + 1);
+            }
+        })
+        .unwrap();
+        assert!(worker.send(5));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut events = Vec::new();
+        while events.len() < 2 {
+            if let Some(event) = worker.try_event() {
+                events.push(event);
+            }
+            assert!(std::time::Instant::now() < deadline, "no events came");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(events, [5, 6]);
+        assert_eq!(
+            repaints.load(Ordering::Relaxed),
+            1,
+            "only emit asks for a repaint"
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub mod mc_pi;
 mod report;
 
 use std::fmt;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
@@ -39,6 +39,16 @@ pub const TUTORIAL_SOURCE: &str = include_str!("../../../kernels/tutorial.cu");
 /// chunks, and the all-threads version hands chunks to rayon, so a chunk must be small enough
 /// that a million elements still make work for every core.
 const CPU_CHUNK: usize = 1 << 16;
+
+/// How long short CPU runs are repeated untimed before the timed ones: the pool's threads wake
+/// and the caches fill, and a window's redraw started by the same click (a software renderer
+/// takes both cores of a small machine for some milliseconds) ends before the clock starts.
+const CPU_WARM_UP: Duration = Duration::from_millis(50);
+
+/// A first run at least this long is timed, not repeated as a warm-up: whatever shared the
+/// cores with it is a small part of its time, and a second run of billions of samples would
+/// cost the user seconds.
+const CPU_RUN_TIMED_FIRST: Duration = Duration::from_millis(250);
 
 /// One of the tutorial kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -216,22 +226,34 @@ pub(crate) fn time_cpu_versions<T>(
     Ok(last)
 }
 
-/// Times `repeats` runs of `work` with the wall clock.
+/// Times `repeats` runs of `work` with the wall clock, after a warm-up of untimed runs lasting
+/// [`CPU_WARM_UP`] unless the first run takes [`CPU_RUN_TIMED_FIRST`] or longer (then it is the
+/// first timed run).
 pub(crate) fn time_cpu_runs<T>(
     repeats: u32,
     mut work: impl FnMut() -> Result<T>,
 ) -> Result<(TimingStats, T)> {
-    let mut runs = Vec::with_capacity(repeats as usize);
-    let mut last = None;
-    for _ in 0..repeats {
-        let started = Instant::now();
-        let value = work()?;
-        runs.push(started.elapsed().as_secs_f64());
-        last = Some(value);
+    if repeats == 0 {
+        return Err(HeatlabError::Internal(
+            "timed zero runs (repeats is checked first)".into(),
+        ));
     }
-    let value = last.ok_or_else(|| {
-        HeatlabError::Internal("timed zero runs (repeats is checked first)".into())
-    })?;
+    let mut runs = Vec::with_capacity(repeats as usize);
+    let warm_up_started = Instant::now();
+    let mut value = work()?;
+    let first_run = warm_up_started.elapsed();
+    if first_run >= CPU_RUN_TIMED_FIRST {
+        runs.push(first_run.as_secs_f64());
+    } else {
+        while warm_up_started.elapsed() < CPU_WARM_UP {
+            value = work()?;
+        }
+    }
+    while runs.len() < repeats as usize {
+        let started = Instant::now();
+        value = work()?;
+        runs.push(started.elapsed().as_secs_f64());
+    }
     Ok((TimingStats::from_runs(runs), value))
 }
 
@@ -326,4 +348,50 @@ pub fn sweep_sizes(min: u64, max: u64, per_decade: u32) -> Vec<u64> {
 pub(crate) fn array_bytes(count: usize, n: usize) -> Result<usize> {
     n.checked_mul(4 * count)
         .ok_or_else(|| HeatlabError::InvalidInput(format!("n = {n} is too large for this machine")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_runs_are_warmed_up_untimed_and_the_timed_ones_counted() {
+        let mut calls = 0_u32;
+        let started = Instant::now();
+        let (stats, last) = time_cpu_runs(3, || {
+            calls += 1;
+            Ok(calls)
+        })
+        .unwrap();
+        assert!(
+            started.elapsed() >= CPU_WARM_UP,
+            "the warm-up lasts its time"
+        );
+        assert_eq!(stats.runs_s.len(), 3, "only the timed runs are recorded");
+        assert!(calls > 3, "warm-up runs came first ({calls} calls)");
+        assert_eq!(last, calls, "the result is the last run's");
+    }
+
+    #[test]
+    fn a_long_first_run_is_timed_not_repeated() {
+        let mut calls = 0_u32;
+        let (stats, _) = time_cpu_runs(1, || {
+            calls += 1;
+            std::thread::sleep(CPU_RUN_TIMED_FIRST);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(calls, 1);
+        assert_eq!(stats.runs_s.len(), 1);
+        assert!(stats.runs_s[0] >= CPU_RUN_TIMED_FIRST.as_secs_f64());
+    }
+
+    #[test]
+    fn zero_repeats_and_a_failing_run_are_errors() {
+        assert!(time_cpu_runs(0, || Ok(())).is_err());
+        let failed = time_cpu_runs(2, || -> Result<()> {
+            Err(HeatlabError::InvalidInput("no".into()))
+        });
+        assert!(matches!(failed, Err(HeatlabError::InvalidInput(_))));
+    }
 }

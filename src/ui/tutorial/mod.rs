@@ -12,7 +12,7 @@ pub mod panel;
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use eframe::egui;
 
@@ -52,6 +52,12 @@ pub fn recorded_elsewhere(path: &Path, kernel: TutorialKernel) -> String {
     )
 }
 
+/// How often a running job's progress is redrawn.
+const PROGRESS_REDRAW: Duration = Duration::from_millis(250);
+
+/// How long after a job starts its progress is first redrawn.
+const FIRST_PROGRESS_REDRAW: Duration = Duration::from_millis(500);
+
 /// The three tutorial panels and the thread that runs their kernels (started the first time a
 /// tutorial tab is shown).
 pub struct TutorialPanels {
@@ -63,6 +69,8 @@ pub struct TutorialPanels {
     gpu_known: bool,
     panels: Vec<PanelState>,
     running: Option<Job>,
+    /// When the job in flight was sent: its first progress redraw waits (see `panel_ui`).
+    running_since: Instant,
     queue: VecDeque<Job>,
 }
 
@@ -87,6 +95,7 @@ impl TutorialPanels {
                 .map(PanelState::new)
                 .collect(),
             running: None,
+            running_since: Instant::now(),
             queue: VecDeque::new(),
         }
     }
@@ -230,6 +239,7 @@ impl TutorialPanels {
             return;
         }
         self.running = Some(job);
+        self.running_since = Instant::now();
     }
 
     /// Stops the job in flight and drops the queued ones.
@@ -341,8 +351,11 @@ impl TutorialPanels {
         });
         if self.is_busy() {
             // The progress bar moves a few times a second: redrawing more often would take
-            // CPU time from the CPU versions being timed (with a software renderer, a lot).
-            ui.ctx().request_repaint_after(Duration::from_millis(250));
+            // CPU time from the CPU versions being timed (with a software renderer, a lot). A
+            // job of a few milliseconds is not redrawn at all before its end (which redraws).
+            let since = self.running_since.elapsed();
+            let wait = PROGRESS_REDRAW.max(FIRST_PROGRESS_REDRAW.saturating_sub(since));
+            ui.ctx().request_repaint_after(wait);
         }
         action
     }

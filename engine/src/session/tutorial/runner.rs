@@ -109,7 +109,9 @@ fn run_job(
                 };
                 let options = RunOptions { n, ..options };
                 match run_once(kernel, &options, params, gpu, control) {
-                    Ok(outcome) => ctx.emit(TutorialEvent::SweepPoint {
+                    // The panel redraws a few times a second while a job runs; a redraw
+                    // now would share the cores with the next size's timed runs.
+                    Ok(outcome) => ctx.post(TutorialEvent::SweepPoint {
                         kernel,
                         run: Box::new(outcome.run),
                     }),
