@@ -11,6 +11,7 @@
 pub mod bench;
 pub mod choice;
 pub mod compute;
+pub mod distributed;
 pub mod error;
 pub mod export;
 pub mod field;

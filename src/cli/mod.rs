@@ -56,7 +56,7 @@ pub enum Command {
 /// ([`interrupt`]). Errors come back for [`exit_status`] to report.
 pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Some(Command::Run(args)) => run::run(&args, &Interrupt::install()?),
+        Some(Command::Run(args)) => run::run_launched(&args),
         Some(Command::Bench(args)) => bench::bench(&args, &Interrupt::install()?),
         Some(Command::Kernel(args)) => kernel::run(&args, &Interrupt::install()?),
         Some(Command::Gui(args)) => gui::run(&args),

@@ -12,6 +12,8 @@ mod live_folder;
 mod messages;
 mod one_loop;
 mod outside;
+#[cfg(feature = "distributed")]
+mod ranks;
 mod robust;
 mod run;
 mod run_options;

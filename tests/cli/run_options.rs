@@ -179,3 +179,48 @@ fn a_folder_in_the_records_place_is_refused_before_the_run() {
         .collect();
     assert_eq!(written, vec!["run.json"], "nothing but the folder");
 }
+
+#[test]
+fn a_halo_depth_without_ranks_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = heatlab_in(
+        dir.path(),
+        &[
+            "run",
+            "--size",
+            "8",
+            "--steps",
+            "1",
+            "--halo-depth",
+            "2",
+            "--out",
+            "x",
+        ],
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr_of(&output).contains("--halo-depth is for a run over ranks"),
+        "{}",
+        stderr_of(&output)
+    );
+    assert!(!dir.path().join("x").exists());
+}
+
+/// A build without the `distributed` feature started as one of several ranks says how to build
+/// one that splits the field, instead of running the whole field on every rank.
+#[cfg(not(feature = "distributed"))]
+#[test]
+fn ranks_without_the_distributed_build_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(crate::common::cli::heatlab_binary())
+        .current_dir(dir.path())
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .env("OMPI_COMM_WORLD_RANK", "0")
+        .args(["run", "--size", "8", "--steps", "1", "--out", "x"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("--features distributed"), "{stderr}");
+    assert!(!dir.path().join("x").exists());
+}

@@ -267,6 +267,23 @@ pub fn cell_index(size: GridSize, row: usize, col: usize) -> Result<u32> {
         .map_err(|_| HeatlabError::Unsupported(format!("{size} has too many cells to index")))
 }
 
+/// The cells of `len` values (whole rows) from row `first_row` of a field of `size`, or why
+/// they are not rows of it.
+pub fn row_range(
+    size: crate::grid::GridSize,
+    first_row: usize,
+    len: usize,
+) -> Result<std::ops::Range<usize>> {
+    let start = first_row.saturating_mul(size.cols);
+    let end = start.saturating_add(len);
+    if len % size.cols.max(1) != 0 || end > size.cells() {
+        return Err(HeatlabError::Internal(format!(
+            "{len} values from row {first_row} are not whole rows of the {size} field"
+        )));
+    }
+    Ok(start..end)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

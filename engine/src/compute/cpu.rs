@@ -327,6 +327,20 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
+    fn read_rows(&mut self, first_row: usize, values: &mut [f32]) -> Result<()> {
+        let field = self.held()?;
+        let range = super::brush::row_range(field.size(), first_row, values.len())?;
+        values.copy_from_slice(&field.as_slice()[range]);
+        Ok(())
+    }
+
+    fn write_rows(&mut self, first_row: usize, values: &[f32]) -> Result<()> {
+        let field = self.current.as_mut().ok_or(HeatlabError::NoField)?;
+        let range = super::brush::row_range(field.size(), first_row, values.len())?;
+        field.as_mut_slice()[range].copy_from_slice(values);
+        Ok(())
+    }
+
     fn reduce_preview_into(
         &mut self,
         spec: &PreviewSpec<'_>,

@@ -295,6 +295,24 @@ pub trait Backend: Send {
             .collect())
     }
 
+    /// Copies rows `first_row..` of the held field into `values` (whole rows: a band's edge
+    /// rows for its neighbours). The default downloads the field; a GPU copies the rows alone.
+    fn read_rows(&mut self, first_row: usize, values: &mut [f32]) -> Result<()> {
+        let field = self.download()?;
+        let range = brush::row_range(field.size(), first_row, values.len())?;
+        values.copy_from_slice(&field.as_slice()[range]);
+        Ok(())
+    }
+
+    /// Overwrites rows `first_row..` of the held field with `values` (whole rows: a band's
+    /// halo from its neighbours). The default downloads, writes and uploads.
+    fn write_rows(&mut self, first_row: usize, values: &[f32]) -> Result<()> {
+        let mut field = self.download()?;
+        let range = brush::row_range(field.size(), first_row, values.len())?;
+        field.as_mut_slice()[range].copy_from_slice(values);
+        self.upload(&field)
+    }
+
     /// Steps the held field with a heat problem's scheme (see [`crate::problem`]) from now on,
     /// ignoring [`StepParams`], until `None` returns to the uniform stencil. Called again to
     /// change the map (material edits) or the tables (a heater switched, a side changed).

@@ -149,6 +149,11 @@ pub struct RunArgs {
     /// run waits for it when it falls behind. The results go into run.json.
     #[arg(long, default_value_t = 0)]
     pub check_every: i64,
+    /// Under mpirun (a build with the `distributed` feature): halo rows each band holds of its
+    /// neighbours, which is also the most steps between two exchanges (default: 4 on the CPU,
+    /// 64 on GPUs, or the most that the thinnest band allows).
+    #[arg(long, value_name = "ROWS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub halo_depth: Option<u64>,
     /// Solve a heat problem's steady state directly (multigrid-preconditioned conjugate
     /// gradients, on the CPU or the GPU) instead of stepping: the frames and run.json hold the
     /// steady field and the solver's iterations, residuals and time.

@@ -376,3 +376,23 @@ impl CudaBackend {
         Ok(ReducedPreview { factor, values })
     }
 }
+
+impl CudaBackend {
+    /// Device time of `repeats` copies of the field on the GPU: the memory bandwidth the
+    /// stepping kernels are compared with (`heatlab bench`).
+    pub fn time_field_copy(&mut self, repeats: u64) -> Result<Duration> {
+        self.settle()?;
+        self.lookahead = None;
+        let stream = self.device.stream().clone();
+        let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;
+        let super::FieldBuffers { current, next, .. } = buffers;
+        let (current, next) = (&*current, next);
+        self.timer.start()?;
+        for _ in 0..repeats {
+            stream
+                .memcpy_dtod(current, next)
+                .map_err(driver_error("copying the field on the GPU"))?;
+        }
+        self.timer.stop()
+    }
+}

@@ -172,4 +172,37 @@ impl CudaBackend {
             .map_err(driver_error("setting cells on the GPU"))?;
         Ok(())
     }
+
+    /// Rows of the held field into `values`: one copy of the rows' contiguous range.
+    pub(super) fn read_rows_on_device(
+        &mut self,
+        first_row: usize,
+        values: &mut [f32],
+    ) -> Result<()> {
+        let stream = self.stream_arc();
+        let buffers = self.buffers()?;
+        let range = super::super::brush::row_range(buffers.size, first_row, values.len())?;
+        stream
+            .memcpy_dtoh(&buffers.current.slice(range), values)
+            .map_err(driver_error("copying rows to the host"))?;
+        stream
+            .synchronize()
+            .map_err(driver_error("copying rows to the host"))
+    }
+
+    /// Overwrites rows of the held field with `values`: one copy into the rows' range.
+    pub(super) fn write_rows_on_device(&mut self, first_row: usize, values: &[f32]) -> Result<()> {
+        // A step computed ahead for the Laplacian view started from the field before the edit.
+        self.lookahead = None;
+        let stream = self.stream_arc();
+        let buffers = self.buffers()?;
+        let range = super::super::brush::row_range(buffers.size, first_row, values.len())?;
+        stream
+            .memcpy_htod(values, &mut buffers.current.slice_mut(range))
+            .map_err(driver_error("copying rows to the GPU"))?;
+        // The host rows the copy reads belong to the caller, who may change them next.
+        stream
+            .synchronize()
+            .map_err(driver_error("copying rows to the GPU"))
+    }
 }

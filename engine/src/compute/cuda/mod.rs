@@ -340,7 +340,8 @@ impl CudaBackend {
         launch::laplacian(&stream, &function, current, laplacian, (rows, cols))
     }
 
-    /// queues, only marks the end.
+    /// Stops timing an advance: reads its device time now, or, when the advance is queued,
+    /// only marks its end.
     pub(super) fn stop_timing(&mut self) -> Result<Duration> {
         if self.defer_timing {
             self.timer.mark_end()?;
@@ -357,23 +358,6 @@ impl CudaBackend {
             self.in_flight = Some(Some(self.timer.elapsed()?));
         }
         Ok(())
-    }
-
-    /// Starts (or stops) timing each call of the display path on its own (`heatlab bench
-    pub fn time_field_copy(&mut self, repeats: u64) -> Result<Duration> {
-        self.settle()?;
-        self.lookahead = None;
-        let stream = self.device.stream().clone();
-        let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;
-        let FieldBuffers { current, next, .. } = buffers;
-        let (current, next) = (&*current, next);
-        self.timer.start()?;
-        for _ in 0..repeats {
-            stream
-                .memcpy_dtod(current, next)
-                .map_err(driver_error("copying the field on the GPU"))?;
-        }
-        self.timer.stop()
     }
 }
 
@@ -553,6 +537,14 @@ impl Backend for CudaBackend {
 
     fn scatter(&mut self, cells: &[u32], values: &[f32]) -> Result<()> {
         self.scatter_on_device(cells, values)
+    }
+
+    fn read_rows(&mut self, first_row: usize, values: &mut [f32]) -> Result<()> {
+        self.read_rows_on_device(first_row, values)
+    }
+
+    fn write_rows(&mut self, first_row: usize, values: &[f32]) -> Result<()> {
+        self.write_rows_on_device(first_row, values)
     }
 
     fn reduce_preview_into(

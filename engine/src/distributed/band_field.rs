@@ -1,0 +1,185 @@
+//! One rank's band of a field split over ranks, stepped by an ordinary [`Backend`].
+//!
+//! The band is held with `depth` halo rows beside its own (see [`super::bands`]) and stepped
+//! as a field of its own under the plate's boundary. A step of a cell reads only its four
+//! neighbours, so after `s` steps only the `s` outermost halo rows beside a neighbour are
+//! wrong (their neighbours outside the band were not there); the band's own rows stay exact
+//! for `depth` steps, after which the halos are exchanged and the band is whole again. At the
+//! field's own edges the band's edge is the field's, and the boundary there is the field's.
+//! Every own row is therefore computed from the same values by the same kernel as in the
+//! single-rank run: equal bit for bit, whatever backend, kernel or number of ranks.
+
+use std::time::{Duration, Instant};
+
+use crate::compute::{Backend, StepParams};
+use crate::error::{HeatlabError, Result};
+use crate::grid::{Grid, GridSize};
+
+use super::bands::{Band, Bands};
+use super::link::RankLink;
+
+/// Time a band spent stepping and exchanging.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BandTimes {
+    /// Stepping, as the backend measured it.
+    pub stepping: Duration,
+    /// Exchanging halos (reading the edge rows, the messages, writing the halos), wall time.
+    pub exchanging: Duration,
+    /// Exchanges made.
+    pub exchanges: u64,
+}
+
+/// One rank's band, its backend and its link to the other ranks.
+pub struct BandField {
+    bands: Bands,
+    band: Band,
+    backend: Box<dyn Backend>,
+    link: Box<dyn RankLink>,
+    /// Steps taken since the halos were last whole.
+    since_exchange: usize,
+    to_above: Vec<f32>,
+    to_below: Vec<f32>,
+    from_above: Vec<f32>,
+    from_below: Vec<f32>,
+    times: BandTimes,
+}
+
+/// The rows rank `band` holds of `whole`: its halo above, its own rows and its halo below
+/// (wrapping around a periodic field's edges).
+pub fn held_rows(whole: &Grid, band: &Band) -> Result<Grid> {
+    let rows = whole.rows();
+    let cols = whole.cols();
+    let first = band.first_held_row(rows);
+    let mut values = Vec::with_capacity(band.held_rows() * cols);
+    for offset in 0..band.held_rows() {
+        let row = (first + offset) % rows;
+        values.extend_from_slice(&whole.as_slice()[row * cols..(row + 1) * cols]);
+    }
+    Grid::from_vec(band.held_size()?, values)
+}
+
+impl BandField {
+    /// The band of `link`'s rank, its held rows taken from `whole` (every rank holds the same
+    /// whole field: generated alike, or read from one file) and uploaded to `backend`.
+    pub fn new(
+        bands: Bands,
+        link: Box<dyn RankLink>,
+        mut backend: Box<dyn Backend>,
+        whole: &Grid,
+    ) -> Result<Self> {
+        if whole.size() != bands.size() {
+            return Err(HeatlabError::Internal(format!(
+                "the bands split a {} field, not this {} one",
+                bands.size(),
+                whole.size()
+            )));
+        }
+        if link.ranks() != bands.ranks() {
+            return Err(HeatlabError::Internal(format!(
+                "{} bands for {} ranks",
+                bands.ranks(),
+                link.ranks()
+            )));
+        }
+        let band = bands.band(link.rank());
+        backend.upload(&held_rows(whole, &band)?)?;
+        let edge = bands.depth() * band.cols;
+        Ok(Self {
+            bands,
+            band,
+            backend,
+            link,
+            since_exchange: 0,
+            to_above: vec![0.0; if band.above.is_some() { edge } else { 0 }],
+            to_below: vec![0.0; if band.below.is_some() { edge } else { 0 }],
+            from_above: vec![0.0; band.halo_above * band.cols],
+            from_below: vec![0.0; band.halo_below * band.cols],
+            times: BandTimes::default(),
+        })
+    }
+
+    /// This rank's band.
+    pub fn band(&self) -> &Band {
+        &self.band
+    }
+
+    /// How the field is split.
+    pub fn bands(&self) -> &Bands {
+        &self.bands
+    }
+
+    /// The backend stepping the band.
+    pub fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
+    /// The link to the other ranks.
+    pub fn link(&mut self) -> &mut dyn RankLink {
+        self.link.as_mut()
+    }
+
+    /// Time spent so far.
+    pub fn times(&self) -> BandTimes {
+        self.times
+    }
+
+    /// Advances the whole field by `steps` steps (every rank calls it with the same count),
+    /// exchanging halos every `depth` steps.
+    pub fn advance(&mut self, steps: u64, params: &StepParams) -> Result<()> {
+        let depth = self.bands.depth();
+        let mut left = steps;
+        while left > 0 {
+            if self.since_exchange == depth {
+                self.exchange()?;
+            }
+            let room = (depth - self.since_exchange) as u64;
+            let now = left.min(room);
+            self.times.stepping += self.backend.advance(now, params)?;
+            // At most `depth`: the cast back cannot truncate.
+            self.since_exchange += now as usize;
+            left -= now;
+        }
+        Ok(())
+    }
+
+    /// Sends the band's edge rows to its neighbours and takes their rows as its halos.
+    fn exchange(&mut self) -> Result<()> {
+        let started = Instant::now();
+        let band = self.band;
+        let depth = self.bands.depth();
+        let own_first = band.own_offset();
+        if band.above.is_some() {
+            self.backend.read_rows(own_first, &mut self.to_above)?;
+        }
+        if band.below.is_some() {
+            let first = own_first + band.rows - depth;
+            self.backend.read_rows(first, &mut self.to_below)?;
+        }
+        self.link.exchange_halos(
+            &band,
+            &self.to_above,
+            &self.to_below,
+            &mut self.from_above,
+            &mut self.from_below,
+        )?;
+        if band.halo_above > 0 {
+            self.backend.write_rows(0, &self.from_above)?;
+        }
+        if band.halo_below > 0 {
+            self.backend
+                .write_rows(own_first + band.rows, &self.from_below)?;
+        }
+        self.since_exchange = 0;
+        self.times.exchanging += started.elapsed();
+        self.times.exchanges += 1;
+        Ok(())
+    }
+
+    /// The band's own rows as a field of their own.
+    pub fn own_rows(&mut self) -> Result<Grid> {
+        let mut values = vec![0.0; self.band.rows * self.band.cols];
+        self.backend
+            .read_rows(self.band.own_offset(), &mut values)?;
+        Grid::from_vec(GridSize::new(self.band.rows, self.band.cols)?, values)
+    }
+}

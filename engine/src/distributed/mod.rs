@@ -1,0 +1,19 @@
+//! One field over many ranks: the field split into bands of rows ([`bands`]), each rank's band
+//! stepped by an ordinary backend with halos exchanged every few steps ([`band_field`]), and
+//! what the ranks say to each other ([`link`]: MPI with the `distributed` feature, threads of
+//! one process without it). A distributed run equals the single-rank run bit for bit.
+
+pub mod band_field;
+pub mod bands;
+pub mod link;
+#[cfg(feature = "distributed")]
+pub mod mpi_link;
+
+pub use band_field::{held_rows, BandField, BandTimes};
+pub use bands::{Band, Bands};
+pub use link::{thread_links, RankLink, ThreadLink};
+#[cfg(feature = "distributed")]
+pub use mpi_link::{MpiLink, MpiSession};
+
+#[cfg(test)]
+mod tests;

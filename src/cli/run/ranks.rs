@@ -1,0 +1,353 @@
+//! `mpirun -n N heatlab run ...`: the tutorial's plate split over N ranks (bands of rows, one
+//! per rank, each on its own backend: a GPU each, or the CPU), equal bit for bit to the run on
+//! one rank. Rank 0 writes the frames (the field joined from every band: the same files as
+//! the single-rank run) and `run.json`.
+//!
+//! Every rank checks the arguments alike, so a refusal is said once (by rank 0) and every
+//! rank exits with status 1. A failure on one rank alone (a GPU that does not open, a full
+//! disk) is said by that rank in one line, and MPI then ends every rank.
+
+use std::time::Instant;
+
+use heatlab_engine::compute::{create_backend, BackendChoice};
+use heatlab_engine::distributed::{BandField, Bands, MpiLink, RankLink};
+use heatlab_engine::error::HeatlabError;
+use heatlab_engine::export;
+use heatlab_engine::grid::{Grid, GridSize};
+use heatlab_engine::session::recording::FrameColours;
+use heatlab_engine::sim::generate::generate_on;
+
+use super::folder::{previous_run_files, remove_previous_run, reuse_refusal};
+use super::start::StartFrom;
+use super::{RunArgs, RunPlan};
+use crate::cli::output::note;
+
+/// Halo rows (steps between exchanges) on the CPU unless `--halo-depth` says.
+const CPU_HALO_DEPTH: usize = 4;
+/// Halo rows on a GPU: an exchange every 64 steps costs little beside 64 steps of a band.
+const CUDA_HALO_DEPTH: usize = 64;
+
+/// What the ranks' launcher says of this process: its rank, the ranks and its rank on its host.
+#[derive(Debug, Clone, Copy)]
+pub struct Launched {
+    /// This process's rank.
+    pub rank: usize,
+    /// How many ranks.
+    pub ranks: usize,
+    /// Its rank among the ranks of its host (which GPU it takes).
+    pub local_rank: usize,
+}
+
+impl Launched {
+    /// The ranks `mpirun` (Open MPI) or another PMI launcher started, if this process is one.
+    pub fn from_env() -> Option<Self> {
+        let read = |names: &[&str]| {
+            names
+                .iter()
+                .find_map(|name| std::env::var(name).ok()?.parse::<usize>().ok())
+        };
+        let ranks = read(&["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"])?;
+        let rank = read(&["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]).unwrap_or(0);
+        let local_rank = read(&["OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"]).unwrap_or(rank);
+        Some(Self {
+            rank,
+            ranks,
+            local_rank,
+        })
+    }
+}
+
+/// The first option given that a run over ranks does not take yet.
+fn unsupported_option(args: &RunArgs) -> Option<&'static str> {
+    [
+        (args.scenario.is_some(), "--scenario"),
+        (args.resume.is_some(), "--resume"),
+        (args.save_state.is_some(), "--save-state"),
+        (args.video.is_some(), "--video"),
+        (args.check_every > 0, "--check-every"),
+        (args.steady, "--steady"),
+        (args.implicit.is_some(), "--implicit"),
+    ]
+    .into_iter()
+    .find_map(|(given, name)| given.then_some(name))
+}
+
+/// A run's plan, its field when read from a file, and the halo depth.
+struct RankPlan {
+    plan: RunPlan,
+    initial: Option<Grid>,
+    depth: usize,
+}
+
+/// Checks what every rank checks alike; a refusal is the same on every rank.
+fn checked_plan(args: &RunArgs, launched: Launched) -> anyhow::Result<RankPlan> {
+    if let Some(option) = unsupported_option(args) {
+        anyhow::bail!(
+            "{option} does not run across ranks yet: run it without mpirun (one rank), or leave \
+             it out"
+        );
+    }
+    let mut plan = RunPlan::from_args(args)?;
+    let initial = match &plan.start {
+        StartFrom::Initial { .. } => {
+            let start = super::start::load(&plan.start)?.ok_or_else(|| {
+                HeatlabError::Internal("an initial file that reads as nothing".into())
+            })?;
+            plan.start_at(args, &start)?;
+            Some(start.initial)
+        }
+        StartFrom::Jagged | StartFrom::Scenario { .. } | StartFrom::Resume { .. } => None,
+    };
+    let asked = args
+        .halo_depth
+        .map(|depth| usize::try_from(depth).unwrap_or(usize::MAX));
+    let wanted = asked.unwrap_or(match plan.backend_choice {
+        BackendChoice::Cpu => CPU_HALO_DEPTH,
+        BackendChoice::Auto | BackendChoice::Cuda => CUDA_HALO_DEPTH,
+    });
+    let depth = if asked.is_some() {
+        wanted
+    } else {
+        Bands::deepest_halo(plan.field.size, launched.ranks, wanted)
+    };
+    Bands::new(plan.field.size, launched.ranks, depth, plan.step.boundary)?;
+    Ok(RankPlan {
+        plan,
+        initial,
+        depth,
+    })
+}
+
+/// Runs `heatlab run` as one of the ranks `launched`.
+pub fn run(args: &RunArgs, launched: Launched) -> anyhow::Result<()> {
+    let checked = checked_plan(args, launched);
+    let RankPlan {
+        plan,
+        initial,
+        depth,
+    } = match checked {
+        Ok(checked) => checked,
+        // Said once, by rank 0; every rank ends with the same status.
+        Err(error) if launched.rank == 0 => return Err(error),
+        Err(_) => std::process::exit(1),
+    };
+    if plan.backend_choice != BackendChoice::Cpu
+        && std::env::var_os("CUDA_VISIBLE_DEVICES").is_none()
+    {
+        // One GPU a rank: the rank's place on its host picks it, before CUDA starts.
+        std::env::set_var("CUDA_VISIBLE_DEVICES", launched.local_rank.to_string());
+    }
+    // Held to the end: MPI is finalized when it drops, after any abort below.
+    let (_session, mut link) = MpiLink::start()?;
+    check_same_build(&mut link)?;
+    let rank = link.rank();
+    match run_rank(&plan, initial, depth, link, args.overwrite) {
+        Ok(()) => Ok(()),
+        Err(error) => {
+            eprintln!("heatlab: error: rank {rank}: {error:#}");
+            // The other ranks wait in their next exchange: MPI ends them.
+            MpiLink::abort_world(1)
+        }
+    }
+}
+
+/// Refuses ranks running different builds of heatlab (their steps could differ).
+fn check_same_build(link: &mut MpiLink) -> anyhow::Result<()> {
+    let exe_bytes = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map_or(0, |meta| meta.len());
+    let fingerprint = format!("heatlab {} ({exe_bytes} bytes)", env!("CARGO_PKG_VERSION"));
+    let all = link.all_gather_bytes(fingerprint.as_bytes());
+    if let Some((other, theirs)) = all
+        .iter()
+        .enumerate()
+        .find(|(_, theirs)| theirs.as_slice() != fingerprint.as_bytes())
+    {
+        let theirs = String::from_utf8_lossy(theirs);
+        if link.rank() == 0 {
+            eprintln!(
+                "heatlab: error: rank {other} runs a different build ({theirs}) from rank 0's \
+                 ({fingerprint}); start the same heatlab on every rank"
+            );
+        }
+        link.abort(1);
+    }
+    Ok(())
+}
+
+/// Rank 0 readies the output folder; the others learn whether it could.
+fn ready_folder(plan: &RunPlan, link: &mut MpiLink, overwrite: bool) -> anyhow::Result<()> {
+    let mut failure = None;
+    if link.rank() == 0 {
+        let previous = previous_run_files(&plan.out);
+        let readied = if !previous.is_empty() && !overwrite {
+            Err(reuse_refusal(&plan.out, &previous))
+        } else {
+            remove_previous_run(&plan.out, &previous)
+                .and_then(|()| export::ensure_writable_dir(&plan.out))
+        };
+        failure = readied.err();
+    }
+    let failed = link.max(f64::from(u8::from(failure.is_some())))? > 0.0;
+    match failure {
+        Some(error) => Err(error.into()),
+        None if failed => std::process::exit(1),
+        None => Ok(()),
+    }
+}
+
+/// What `run.json` says of a run over ranks.
+#[derive(Debug, serde::Serialize)]
+struct RanksRecord {
+    status: &'static str,
+    size: GridSize,
+    steps: u64,
+    coeff: f32,
+    boundary: String,
+    ranks: usize,
+    /// Each rank's first row and rows.
+    bands: Vec<(usize, usize)>,
+    halo_depth: usize,
+    backend: String,
+    /// Rank 0's device and stepping method (the others' are alike).
+    device: String,
+    method: String,
+    wall_seconds: f64,
+    cells_per_second: f64,
+    /// The longest time a rank spent exchanging halos (copies, messages and waiting for its
+    /// neighbours, also while rank 0 writes frames), not overlapped with stepping, and the
+    /// largest share of a rank's wall time it took.
+    exchange_seconds: f64,
+    exchange_share: f64,
+    exchanges: u64,
+}
+
+fn run_rank(
+    plan: &RunPlan,
+    initial: Option<Grid>,
+    depth: usize,
+    mut link: MpiLink,
+    overwrite: bool,
+) -> anyhow::Result<()> {
+    let (rank, ranks) = (link.rank(), link.ranks());
+    ready_folder(plan, &mut link, overwrite)?;
+    let (mut backend, fallback) = create_backend(plan.backend_choice)?;
+    if let Some(cuda) = backend.cuda_mut() {
+        cuda.set_kernel_choice(plan.kernel)?;
+    }
+    if let (Some(fallback), 0) = (&fallback, rank) {
+        note(&fallback.to_string());
+    }
+    let whole = match initial {
+        Some(grid) => grid,
+        None => generate_on(backend.as_mut(), &plan.field, &|_| {})?.0,
+    };
+    let bands = Bands::new(plan.field.size, ranks, depth, plan.step.boundary)?;
+    let mut band = BandField::new(bands, Box::new(link), backend, &whole)?;
+    drop(whole);
+    let device = band.backend().device_name();
+    let method = band.backend().step_method();
+    if rank == 0 {
+        note(&format!(
+            "{} field over {ranks} ranks (bands of {} rows, halos {} deep), {} steps, coeff {}, \
+             {} boundary on {device} ({method})",
+            plan.field.size,
+            band.band().rows,
+            depth,
+            plan.steps,
+            plan.step.coeff,
+            plan.step.boundary
+        ));
+    }
+    let wall = step_to_end(&mut band, plan)?;
+    let times = band.times();
+    let exchange_seconds = band.link().max(times.exchanging.as_secs_f64())?;
+    let exchange_share = band
+        .link()
+        .max(times.exchanging.as_secs_f64() / wall.max(1e-12))?;
+    let bands_held: Vec<(usize, usize)> =
+        band.bands().all().map(|b| (b.first_row, b.rows)).collect();
+    if rank == 0 {
+        let record = RanksRecord {
+            status: "completed",
+            size: plan.field.size,
+            steps: plan.steps,
+            coeff: plan.step.coeff,
+            boundary: plan.step.boundary.to_string(),
+            ranks,
+            bands: bands_held,
+            halo_depth: depth,
+            backend: band.backend().kind().to_string(),
+            device,
+            method,
+            wall_seconds: wall,
+            cells_per_second: plan.field.size.cells() as f64 * plan.steps as f64 / wall.max(1e-12),
+            exchange_seconds,
+            exchange_share,
+            exchanges: times.exchanges,
+        };
+        export::write_json(&plan.out.join(super::record::RUN_JSON), &record)?;
+        note(&format!(
+            "{} steps in {wall:.3} s ({:.3e} cells/s); halo exchange {:.1}% of the time; wrote \
+             {}",
+            plan.steps,
+            record.cells_per_second,
+            100.0 * record.exchange_share,
+            plan.out.display()
+        ));
+    }
+    // No rank ends before rank 0 has written the record.
+    band.link().barrier()?;
+    Ok(())
+}
+
+/// Steps the band to the run's end with the others, rank 0 writing the frames when due;
+/// returns the wall seconds from the first step (every rank's clock starts together).
+fn step_to_end(band: &mut BandField, plan: &RunPlan) -> anyhow::Result<f64> {
+    let schedule = plan.schedule();
+    let mut step = schedule.start_step;
+    save_frame(band, plan, step)?;
+    // Every rank's clock starts together, after rank 0 has written the first frames.
+    band.link().barrier()?;
+    let started = Instant::now();
+    while step < schedule.end_step {
+        let stop = schedule.next_stop(step);
+        band.advance(stop - step, &plan.step)?;
+        let advanced = stop - step;
+        step = stop;
+        if schedule.due(step, advanced).frames {
+            save_frame(band, plan, step)?;
+        }
+    }
+    band.link().barrier()?;
+    let wall = started.elapsed().as_secs_f64();
+    Ok(wall)
+}
+
+/// Joins the bands' own rows on rank 0, which writes the frames of `step` (the field and its
+/// Laplacian, as the single-rank run writes them).
+fn save_frame(band: &mut BandField, plan: &RunPlan, step: u64) -> anyhow::Result<()> {
+    let own = band.own_rows()?;
+    let Some(values) = band.link().gather_rows(own.as_slice(), 0)? else {
+        return Ok(());
+    };
+    let field = Grid::from_vec(plan.field.size, values)?;
+    let mut cpu = heatlab_engine::compute::CpuBackend::new();
+    heatlab_engine::compute::Backend::upload(&mut cpu, &field)?;
+    let laplacian = heatlab_engine::compute::Backend::laplacian(&mut cpu, plan.step.boundary)?;
+    let colours = FrameColours::per_frame(plan.colormap, plan.laplacian_colormap);
+    let layers = [
+        colours.layer_frame(heatlab_engine::compute::Layer::Field, &field, plan.colorbar),
+        colours.layer_frame(
+            heatlab_engine::compute::Layer::Laplacian,
+            &laplacian,
+            plan.colorbar,
+        ),
+    ];
+    let files = export::FrameFiles {
+        png: true,
+        npy: plan.npy,
+    };
+    export::write_frame(&plan.out, step, &layers, files)?;
+    Ok(())
+}

@@ -1,0 +1,194 @@
+//! `mpirun -n N heatlab run`: the field over 2, 3 and 4 ranks equals the single-rank run file
+//! for file, and what a run over ranks cannot do is refused in one line. Without `mpirun`
+//! these tests say "skipped" (and fail under `HEATLAB_REQUIRE_MPI=1`, as CI sets it).
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests: a failed unwrap is the test's failure"
+)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::cli::{heatlab_binary, heatlab_in, names_in, read_json, stderr_of, succeeded};
+
+/// `mpirun`, or `None` (said) when this machine has none.
+fn mpirun(test: &str) -> Option<Command> {
+    let found = Command::new("mpirun").arg("--version").output().is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("HEATLAB_REQUIRE_MPI").is_none(),
+            "{test}: mpirun is missing and HEATLAB_REQUIRE_MPI is set"
+        );
+        eprintln!("{test}: skipped (no mpirun on this machine)");
+        return None;
+    }
+    let mut command = Command::new("mpirun");
+    // CI runs as root in a container of its own.
+    command
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .args(["--oversubscribe", "--bind-to", "none"]);
+    Some(command)
+}
+
+fn run_ranks(mut mpirun: Command, dir: &Path, ranks: usize, args: &[&str]) -> Output {
+    mpirun
+        .current_dir(dir)
+        .args(["-n", &ranks.to_string()])
+        .arg(heatlab_binary())
+        .arg("run")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("mpirun runs: {e}"))
+}
+
+/// Every file of the single-rank run's folder but its record, equal byte for byte in `other`.
+fn assert_same_frames(single: &Path, other: &Path, what: &str) {
+    let names: Vec<String> = names_in(single)
+        .into_iter()
+        .filter(|name| name.ends_with(".npy") || name.ends_with(".png"))
+        .collect();
+    assert!(names.len() >= 8, "{what}: frames written: {names:?}");
+    for name in names {
+        let a = std::fs::read(single.join(&name)).unwrap();
+        let b = std::fs::read(other.join(&name))
+            .unwrap_or_else(|e| panic!("{what}: {name} missing over ranks: {e}"));
+        assert!(a == b, "{what}: {name} differs from the single-rank run");
+    }
+}
+
+#[test]
+fn the_field_over_2_3_and_4_ranks_equals_one_rank_for_every_boundary() {
+    let test = "the_field_over_2_3_and_4_ranks_equals_one_rank_for_every_boundary";
+    if mpirun(test).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for size in ["29x17", "31x8"] {
+        for boundary in ["dirichlet", "neumann", "periodic"] {
+            let common = [
+                "--size",
+                size,
+                "--steps",
+                "45",
+                "--save-every",
+                "20",
+                "--boundary",
+                boundary,
+                "--npy",
+                "--backend",
+                "cpu",
+                "--seed",
+                "7",
+            ];
+            let single = format!("one-{size}-{boundary}");
+            let mut args = vec!["run"];
+            args.extend(common);
+            args.extend(["--out", &single]);
+            succeeded(&heatlab_in(dir.path(), &args));
+            for ranks in 2..=4 {
+                let out = format!("ranks{ranks}-{size}-{boundary}");
+                let mut args = common.to_vec();
+                args.extend(["--out", &out]);
+                let Some(command) = mpirun(test) else { return };
+                let output = run_ranks(command, dir.path(), ranks, &args);
+                succeeded(&output);
+                let what = format!("{size} {boundary} on {ranks} ranks");
+                assert_same_frames(&dir.path().join(&single), &dir.path().join(&out), &what);
+                let record = read_json(&dir.path().join(&out).join("run.json"));
+                assert_eq!(record["ranks"], ranks, "{what}");
+                assert_eq!(record["bands"].as_array().unwrap().len(), ranks, "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_field_read_from_a_file_and_a_deep_halo_split_alike() {
+    let test = "a_field_read_from_a_file_and_a_deep_halo_split_alike";
+    let Some(command) = mpirun(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // The single-rank run's first frame is the field to start from.
+    let first = [
+        "run",
+        "--size",
+        "24x13",
+        "--steps",
+        "0",
+        "--npy",
+        "--backend",
+        "cpu",
+        "--out",
+        "a",
+    ];
+    succeeded(&heatlab_in(dir.path(), &first));
+    let initial = dir.path().join("a").join("field_000000.npy");
+    let initial = initial.to_str().unwrap();
+    let args = [
+        "--initial",
+        initial,
+        "--steps",
+        "33",
+        "--save-every",
+        "11",
+        "--npy",
+        "--backend",
+        "cpu",
+        "--boundary",
+        "periodic",
+    ];
+    let mut single = vec!["run"];
+    single.extend(args);
+    single.extend(["--out", "one"]);
+    succeeded(&heatlab_in(dir.path(), &single));
+    let mut over = args.to_vec();
+    over.extend(["--out", "three", "--halo-depth", "8"]);
+    succeeded(&run_ranks(command, dir.path(), 3, &over));
+    assert_same_frames(
+        &dir.path().join("one"),
+        &dir.path().join("three"),
+        "--initial",
+    );
+    let record = read_json(&dir.path().join("three").join("run.json"));
+    assert_eq!(record["halo_depth"], 8);
+    // 33 steps, halos 8 deep: exchanges before steps 9, 17, 25 and 33.
+    assert_eq!(record["exchanges"], 4);
+}
+
+#[test]
+fn what_ranks_cannot_do_is_refused_in_one_line_before_anything_is_written() {
+    let test = "what_ranks_cannot_do_is_refused_in_one_line_before_anything_is_written";
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], usize, &str); 3] = [
+        (
+            &["--size", "10x6", "--halo-depth", "4", "--backend", "cpu"],
+            3,
+            "3 ranks leave rank 2 only 3 of the 10 rows, fewer than the halo depth of 4",
+        ),
+        (
+            &["--size", "3x6", "--backend", "cpu"],
+            4,
+            "use at most 3 ranks for this field",
+        ),
+        (
+            &["--scenario", "fin"],
+            2,
+            "--scenario does not run across ranks yet",
+        ),
+    ];
+    for (args, ranks, expected) in cases {
+        let Some(command) = mpirun(test) else { return };
+        let mut args = args.to_vec();
+        args.extend(["--out", "refused"]);
+        let output = run_ranks(command, dir.path(), ranks, &args);
+        assert!(!output.status.success(), "{args:?} ran");
+        let stderr = stderr_of(&output);
+        let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("heatlab:")).collect();
+        assert_eq!(lines.len(), 1, "one line for {args:?}: {stderr}");
+        assert!(lines[0].contains(expected), "{args:?}: {stderr}");
+        assert!(
+            !dir.path().join("refused").exists(),
+            "{args:?} wrote its folder"
+        );
+    }
+}
