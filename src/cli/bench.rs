@@ -61,11 +61,40 @@ pub struct BenchArgs {
     /// beside the notebook's own Python rungs (NumPy, and Numba where it is installed).
     #[arg(long, value_delimiter = ',', value_name = "SIDES")]
     pub basics: Option<Vec<usize>>,
+    /// Under mpirun (a build with the `distributed` feature): weak scaling (--rank-size on
+    /// each rank) and strong scaling (--strong-size split over the ranks), with the
+    /// single-GPU rate of each size and the share of time spent exchanging halos.
+    #[arg(long, conflicts_with_all = ["display", "kernel", "basics", "steady"])]
+    pub ranks: bool,
+    /// With --ranks: the field each rank holds for weak scaling.
+    #[arg(long, default_value = "16384", requires = "ranks")]
+    pub rank_size: heatlab_engine::grid::GridSize,
+    /// With --ranks: the field split over the ranks for strong scaling.
+    #[arg(long, default_value = "32768", requires = "ranks")]
+    pub strong_size: heatlab_engine::grid::GridSize,
+    /// With --ranks: steps timed per measurement.
+    #[arg(long, default_value_t = 1280, requires = "ranks")]
+    pub rank_steps: u64,
+    /// With --ranks: halo rows (steps between exchanges).
+    #[arg(long, default_value_t = 64, requires = "ranks")]
+    pub halo_depth: usize,
+    /// With --ranks: exchange halos through the host and MPI instead of NCCL.
+    #[arg(long, requires = "ranks")]
+    pub host_halos: bool,
 }
 
 /// Runs `heatlab bench`. A signal stops it before the next measurement, with nothing written
 /// (a partial benchmark is not a result).
 pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
+    if args.ranks {
+        #[cfg(feature = "distributed")]
+        return super::bench_ranks::bench_ranks(args);
+        #[cfg(not(feature = "distributed"))]
+        anyhow::bail!(
+            "--ranks needs a build with the `distributed` feature (cargo build --release \
+             --features distributed), started by mpirun"
+        );
+    }
     let sizes = parse_sizes(&args.sizes)?;
     check_args(args)?;
     if let Some(sides) = &args.basics {

@@ -2,6 +2,8 @@
 
 pub mod basics;
 pub mod bench;
+#[cfg(feature = "distributed")]
+pub mod bench_ranks;
 pub mod exit;
 pub mod gui;
 pub mod interrupt;

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bands;
 mod brush;
 mod display;
 mod field;

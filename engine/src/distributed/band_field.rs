@@ -29,6 +29,14 @@ pub struct BandTimes {
     pub exchanges: u64,
 }
 
+/// Halos exchanged where the backend holds the band (GPU to GPU), instead of through the host
+/// and the [`RankLink`].
+pub trait DeviceExchange: Send {
+    /// Sends `band`'s top and bottom `depth` own rows to its neighbours and writes theirs into
+    /// its halos, in `backend`'s memory.
+    fn exchange(&mut self, backend: &mut dyn Backend, band: &Band, depth: usize) -> Result<()>;
+}
+
 /// One rank's band, its backend and its link to the other ranks.
 pub struct BandField {
     bands: Bands,
@@ -42,6 +50,7 @@ pub struct BandField {
     from_above: Vec<f32>,
     from_below: Vec<f32>,
     times: BandTimes,
+    device_exchange: Option<Box<dyn DeviceExchange>>,
 }
 
 /// The rows rank `band` holds of `whole`: its halo above, its own rows and its halo below
@@ -64,7 +73,7 @@ impl BandField {
     pub fn new(
         bands: Bands,
         link: Box<dyn RankLink>,
-        mut backend: Box<dyn Backend>,
+        backend: Box<dyn Backend>,
         whole: &Grid,
     ) -> Result<Self> {
         if whole.size() != bands.size() {
@@ -74,6 +83,18 @@ impl BandField {
                 whole.size()
             )));
         }
+        let band = bands.band(link.rank());
+        Self::with_held(bands, link, backend, &held_rows(whole, &band)?)
+    }
+
+    /// The band of `link`'s rank from its held rows alone (halos, own rows, halos: a field
+    /// too large for one host is never whole anywhere).
+    pub fn with_held(
+        bands: Bands,
+        link: Box<dyn RankLink>,
+        mut backend: Box<dyn Backend>,
+        held: &Grid,
+    ) -> Result<Self> {
         if link.ranks() != bands.ranks() {
             return Err(HeatlabError::Internal(format!(
                 "{} bands for {} ranks",
@@ -82,7 +103,15 @@ impl BandField {
             )));
         }
         let band = bands.band(link.rank());
-        backend.upload(&held_rows(whole, &band)?)?;
+        if held.size() != band.held_size()? {
+            return Err(HeatlabError::Internal(format!(
+                "rank {} holds {} rows, not the {} of its band",
+                band.rank,
+                held.rows(),
+                band.held_rows()
+            )));
+        }
+        backend.upload(held)?;
         let edge = bands.depth() * band.cols;
         Ok(Self {
             bands,
@@ -95,6 +124,7 @@ impl BandField {
             from_above: vec![0.0; band.halo_above * band.cols],
             from_below: vec![0.0; band.halo_below * band.cols],
             times: BandTimes::default(),
+            device_exchange: None,
         })
     }
 
@@ -116,6 +146,21 @@ impl BandField {
     /// The link to the other ranks.
     pub fn link(&mut self) -> &mut dyn RankLink {
         self.link.as_mut()
+    }
+
+    /// Exchanges the halos where the field is from now on (see [`DeviceExchange`]).
+    pub fn exchange_on_device(&mut self, exchange: Box<dyn DeviceExchange>) {
+        self.device_exchange = Some(exchange);
+    }
+
+    /// Whether halos go device to device.
+    pub fn exchanges_on_device(&self) -> bool {
+        self.device_exchange.is_some()
+    }
+
+    /// The backend stepping the band, to change.
+    pub fn backend_mut(&mut self) -> &mut dyn Backend {
+        self.backend.as_mut()
     }
 
     /// Time spent so far.
@@ -147,6 +192,13 @@ impl BandField {
         let started = Instant::now();
         let band = self.band;
         let depth = self.bands.depth();
+        if let Some(device) = self.device_exchange.as_mut() {
+            device.exchange(self.backend.as_mut(), &band, depth)?;
+            self.since_exchange = 0;
+            self.times.exchanging += started.elapsed();
+            self.times.exchanges += 1;
+            return Ok(());
+        }
         let own_first = band.own_offset();
         if band.above.is_some() {
             self.backend.read_rows(own_first, &mut self.to_above)?;

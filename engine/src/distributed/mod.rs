@@ -8,12 +8,16 @@ pub mod bands;
 pub mod link;
 #[cfg(feature = "distributed")]
 pub mod mpi_link;
+#[cfg(feature = "distributed")]
+pub mod nccl_halos;
 
-pub use band_field::{held_rows, BandField, BandTimes};
+pub use band_field::{held_rows, BandField, BandTimes, DeviceExchange};
 pub use bands::{Band, Bands};
 pub use link::{thread_links, RankLink, ThreadLink};
 #[cfg(feature = "distributed")]
 pub use mpi_link::{MpiLink, MpiSession};
+#[cfg(feature = "distributed")]
+pub use nccl_halos::NcclHalos;
 
 #[cfg(test)]
 mod tests;

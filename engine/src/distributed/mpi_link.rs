@@ -54,6 +54,18 @@ impl MpiLink {
         ))
     }
 
+    /// Another link to the same ranks (its messages never mix with this one's).
+    pub fn duplicate(&self) -> Self {
+        Self {
+            world: self.world.duplicate(),
+        }
+    }
+
+    /// MPI's world communicator (for NCCL's id).
+    pub fn world(&self) -> &SimpleCommunicator {
+        &self.world
+    }
+
     /// Gathers `value` from every rank, in rank order.
     fn gather(&mut self, value: f64) -> Vec<f64> {
         let mut values = vec![0.0; self.ranks()];

@@ -154,6 +154,10 @@ pub struct RunArgs {
     /// 64 on GPUs, or the most that the thinnest band allows).
     #[arg(long, value_name = "ROWS", value_parser = clap::value_parser!(u64).range(1..))]
     pub halo_depth: Option<u64>,
+    /// Under mpirun with GPUs: exchange the halos through the host and MPI instead of GPU to
+    /// GPU with NCCL (to compare the two).
+    #[arg(long)]
+    pub host_halos: bool,
     /// Solve a heat problem's steady state directly (multigrid-preconditioned conjugate
     /// gradients, on the CPU or the GPU) instead of stepping: the frames and run.json hold the
     /// steady field and the solver's iterations, residuals and time.

@@ -9,8 +9,8 @@
 
 use std::time::Instant;
 
-use heatlab_engine::compute::{create_backend, BackendChoice};
-use heatlab_engine::distributed::{BandField, Bands, MpiLink, RankLink};
+use heatlab_engine::compute::{create_backend, Backend, BackendChoice, BackendKind};
+use heatlab_engine::distributed::{BandField, Bands, MpiLink, NcclHalos, RankLink};
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export;
 use heatlab_engine::grid::{Grid, GridSize};
@@ -54,6 +54,14 @@ impl Launched {
             ranks,
             local_rank,
         })
+    }
+}
+
+/// One GPU a rank: the rank's place on its host picks it (before CUDA starts), unless
+/// `CUDA_VISIBLE_DEVICES` already says.
+pub fn pick_gpu(choice: BackendChoice, launched: Launched) {
+    if choice != BackendChoice::Cpu && std::env::var_os("CUDA_VISIBLE_DEVICES").is_none() {
+        std::env::set_var("CUDA_VISIBLE_DEVICES", launched.local_rank.to_string());
     }
 }
 
@@ -131,17 +139,18 @@ pub fn run(args: &RunArgs, launched: Launched) -> anyhow::Result<()> {
         Err(error) if launched.rank == 0 => return Err(error),
         Err(_) => std::process::exit(1),
     };
-    if plan.backend_choice != BackendChoice::Cpu
-        && std::env::var_os("CUDA_VISIBLE_DEVICES").is_none()
-    {
-        // One GPU a rank: the rank's place on its host picks it, before CUDA starts.
-        std::env::set_var("CUDA_VISIBLE_DEVICES", launched.local_rank.to_string());
-    }
+    pick_gpu(plan.backend_choice, launched);
     // Held to the end: MPI is finalized when it drops, after any abort below.
     let (_session, mut link) = MpiLink::start()?;
     check_same_build(&mut link)?;
     let rank = link.rank();
-    match run_rank(&plan, initial, depth, link, args.overwrite) {
+    match run_rank(
+        &plan,
+        initial,
+        depth,
+        link,
+        (args.overwrite, args.host_halos),
+    ) {
         Ok(()) => Ok(()),
         Err(error) => {
             eprintln!("heatlab: error: rank {rank}: {error:#}");
@@ -149,6 +158,28 @@ pub fn run(args: &RunArgs, launched: Launched) -> anyhow::Result<()> {
             MpiLink::abort_world(1)
         }
     }
+}
+
+/// This rank's band of `bands` from its `held` rows on `backend`, its halos exchanged GPU to
+/// GPU by NCCL on a CUDA backend (unless `host_halos`), else through the host and `link`.
+pub fn band_field(
+    bands: Bands,
+    link: MpiLink,
+    mut backend: Box<dyn Backend>,
+    held: &Grid,
+    host_halos: bool,
+) -> anyhow::Result<BandField> {
+    let device_halos = match backend.kind() {
+        BackendKind::Cuda if !host_halos && link.ranks() > 1 => {
+            Some(NcclHalos::start(&link, backend.as_mut())?)
+        }
+        BackendKind::Cuda | BackendKind::Cpu => None,
+    };
+    let mut band = BandField::with_held(bands, Box::new(link), backend, held)?;
+    if let Some(halos) = device_halos {
+        band.exchange_on_device(Box::new(halos));
+    }
+    Ok(band)
 }
 
 /// Refuses ranks running different builds of heatlab (their steps could differ).
@@ -208,6 +239,8 @@ struct RanksRecord {
     /// Each rank's first row and rows.
     bands: Vec<(usize, usize)>,
     halo_depth: usize,
+    /// Halos GPU to GPU (NCCL), or through the host (MPI).
+    halos: &'static str,
     backend: String,
     /// Rank 0's device and stepping method (the others' are alike).
     device: String,
@@ -227,7 +260,7 @@ fn run_rank(
     initial: Option<Grid>,
     depth: usize,
     mut link: MpiLink,
-    overwrite: bool,
+    (overwrite, host_halos): (bool, bool),
 ) -> anyhow::Result<()> {
     let (rank, ranks) = (link.rank(), link.ranks());
     ready_folder(plan, &mut link, overwrite)?;
@@ -243,8 +276,10 @@ fn run_rank(
         None => generate_on(backend.as_mut(), &plan.field, &|_| {})?.0,
     };
     let bands = Bands::new(plan.field.size, ranks, depth, plan.step.boundary)?;
-    let mut band = BandField::new(bands, Box::new(link), backend, &whole)?;
+    let band = bands.band(link.rank());
+    let held = heatlab_engine::distributed::held_rows(&whole, &band)?;
     drop(whole);
+    let mut band = band_field(bands, link, backend, &held, host_halos)?;
     let device = band.backend().device_name();
     let method = band.backend().step_method();
     if rank == 0 {
@@ -277,6 +312,11 @@ fn run_rank(
             ranks,
             bands: bands_held,
             halo_depth: depth,
+            halos: if band.exchanges_on_device() {
+                "nccl"
+            } else {
+                "host (mpi)"
+            },
             backend: band.backend().kind().to_string(),
             device,
             method,

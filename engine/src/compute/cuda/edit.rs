@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::{driver_error, CudaBackend, CudaDevice};
 use crate::compute::brush::{check_cells, BrushStamp};
@@ -204,5 +204,16 @@ impl CudaBackend {
         stream
             .synchronize()
             .map_err(driver_error("copying rows to the GPU"))
+    }
+
+    /// The stream and the held field's buffer, for halos exchanged where the field is (NCCL, in
+    /// `distributed`): what is queued on the stream comes before the next step.
+    pub fn field_on_device(&mut self) -> Result<(Arc<CudaStream>, &mut CudaSlice<f32>)> {
+        self.settle()?;
+        // A step computed ahead for the Laplacian view started from the field before the edit.
+        self.lookahead = None;
+        let stream = self.stream_arc();
+        let buffers = self.buffers()?;
+        Ok((stream, &mut buffers.current))
     }
 }
