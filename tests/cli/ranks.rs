@@ -192,3 +192,82 @@ fn what_ranks_cannot_do_is_refused_in_one_line_before_anything_is_written() {
         );
     }
 }
+
+#[test]
+fn a_state_saved_over_three_ranks_resumes_over_two_as_on_one_rank() {
+    let test = "a_state_saved_over_three_ranks_resumes_over_two_as_on_one_rank";
+    if mpirun(test).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let first = [
+        "--size",
+        "27x14",
+        "--steps",
+        "20",
+        "--npy",
+        "--backend",
+        "cpu",
+        "--boundary",
+    ];
+    // On one rank: 20 steps, saved, then 25 more.
+    let mut one = vec!["run"];
+    one.extend(first);
+    one.extend(["neumann", "--out", "one-a", "--save-state", "one.hlstate"]);
+    succeeded(&heatlab_in(dir.path(), &one));
+    let resume_one = [
+        "run",
+        "--resume",
+        "one.hlstate",
+        "--steps",
+        "25",
+        "--npy",
+        "--backend",
+        "cpu",
+        "--out",
+        "one-b",
+    ];
+    succeeded(&heatlab_in(dir.path(), &resume_one));
+    // Over ranks: saved on three, resumed on two.
+    let mut three = first.to_vec();
+    three.extend([
+        "neumann",
+        "--out",
+        "three-a",
+        "--save-state",
+        "three.hlstate",
+    ]);
+    let command = mpirun(test).unwrap();
+    succeeded(&run_ranks(command, dir.path(), 3, &three));
+    let saved_one = std::fs::read(dir.path().join("one.hlstate")).unwrap();
+    let saved_three = std::fs::read(dir.path().join("three.hlstate")).unwrap();
+    assert!(
+        saved_one == saved_three,
+        "the state saved over three ranks differs"
+    );
+    let resume_two = [
+        "--resume",
+        "three.hlstate",
+        "--steps",
+        "25",
+        "--npy",
+        "--backend",
+        "cpu",
+        "--out",
+        "two-b",
+    ];
+    let command = mpirun(test).unwrap();
+    succeeded(&run_ranks(command, dir.path(), 2, &resume_two));
+    for name in [
+        "field_000045.npy",
+        "laplacian_000045.npy",
+        "field_000045.png",
+    ] {
+        let a = std::fs::read(dir.path().join("one-b").join(name)).unwrap();
+        let b = std::fs::read(dir.path().join("two-b").join(name)).unwrap();
+        assert!(
+            a == b,
+            "{name}: resumed over two ranks differs from one rank"
+        );
+    }
+}

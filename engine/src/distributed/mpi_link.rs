@@ -54,6 +54,14 @@ impl MpiLink {
         ))
     }
 
+    /// A link to the world's ranks for a process whose MPI is already started (its first
+    /// link was moved away).
+    pub fn start_again() -> Self {
+        Self {
+            world: SimpleCommunicator::world(),
+        }
+    }
+
     /// Another link to the same ranks (its messages never mix with this one's).
     pub fn duplicate(&self) -> Self {
         Self {

@@ -333,6 +333,9 @@ pub fn run_launched(args: &RunArgs) -> anyhow::Result<()> {
         }
         let rank = std::env::var("OMPI_COMM_WORLD_RANK").unwrap_or_default();
         if rank != "0" {
+            // Rank 0 says why; without MPI there is no barrier to wait at, and a rank ending
+            // first could make mpirun end rank 0 before its line is written.
+            std::thread::sleep(std::time::Duration::from_secs(2));
             std::process::exit(1);
         }
         anyhow::bail!(

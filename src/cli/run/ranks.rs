@@ -10,17 +10,18 @@
 use std::time::Instant;
 
 use heatlab_engine::compute::{create_backend, Backend, BackendChoice, BackendKind};
-use heatlab_engine::distributed::{BandField, Bands, MpiLink, NcclHalos, RankLink};
-use heatlab_engine::error::HeatlabError;
+use heatlab_engine::distributed::{BandField, Bands, MpiLink, MpiSession, NcclHalos, RankLink};
 use heatlab_engine::export;
 use heatlab_engine::grid::{Grid, GridSize};
 use heatlab_engine::session::recording::FrameColours;
 use heatlab_engine::sim::generate::generate_on;
 
 use super::folder::{previous_run_files, remove_previous_run, reuse_refusal};
-use super::start::StartFrom;
 use super::{RunArgs, RunPlan};
 use crate::cli::output::note;
+use heatlab_engine::distributed::held_rows;
+use heatlab_engine::session::start::Start;
+use heatlab_engine::state::{FieldOrigin, SavedState};
 
 /// Halo rows (steps between exchanges) on the CPU unless `--halo-depth` says.
 const CPU_HALO_DEPTH: usize = 4;
@@ -69,8 +70,6 @@ pub fn pick_gpu(choice: BackendChoice, launched: Launched) {
 fn unsupported_option(args: &RunArgs) -> Option<&'static str> {
     [
         (args.scenario.is_some(), "--scenario"),
-        (args.resume.is_some(), "--resume"),
-        (args.save_state.is_some(), "--save-state"),
         (args.video.is_some(), "--video"),
         (args.check_every > 0, "--check-every"),
         (args.steady, "--steady"),
@@ -83,7 +82,8 @@ fn unsupported_option(args: &RunArgs) -> Option<&'static str> {
 /// A run's plan, its field when read from a file, and the halo depth.
 struct RankPlan {
     plan: RunPlan,
-    initial: Option<Grid>,
+    /// The file read (`--initial`, `--resume`), if any.
+    start: Option<Start>,
     depth: usize,
 }
 
@@ -96,16 +96,20 @@ fn checked_plan(args: &RunArgs, launched: Launched) -> anyhow::Result<RankPlan> 
         );
     }
     let mut plan = RunPlan::from_args(args)?;
-    let initial = match &plan.start {
-        StartFrom::Initial { .. } => {
-            let start = super::start::load(&plan.start)?.ok_or_else(|| {
-                HeatlabError::Internal("an initial file that reads as nothing".into())
-            })?;
-            plan.start_at(args, &start)?;
-            Some(start.initial)
+    if let Some(path) = &plan.save_state {
+        super::folder::check_state_path(path, &plan.out, None)?;
+        export::atomic::check_output(path)?;
+    }
+    let start = super::start::load(&plan.start)?;
+    if let Some(start) = &start {
+        if start.problem.is_some() {
+            anyhow::bail!(
+                "this state holds a heat problem, and heat problems do not run across ranks \
+                 yet: resume it without mpirun (one rank)"
+            );
         }
-        StartFrom::Jagged | StartFrom::Scenario { .. } | StartFrom::Resume { .. } => None,
-    };
+        plan.start_at(args, start)?;
+    }
     let asked = args
         .halo_depth
         .map(|depth| usize::try_from(depth).unwrap_or(usize::MAX));
@@ -119,45 +123,48 @@ fn checked_plan(args: &RunArgs, launched: Launched) -> anyhow::Result<RankPlan> 
         Bands::deepest_halo(plan.field.size, launched.ranks, wanted)
     };
     Bands::new(plan.field.size, launched.ranks, depth, plan.step.boundary)?;
-    Ok(RankPlan {
-        plan,
-        initial,
-        depth,
-    })
+    Ok(RankPlan { plan, start, depth })
 }
 
 /// Runs `heatlab run` as one of the ranks `launched`.
 pub fn run(args: &RunArgs, launched: Launched) -> anyhow::Result<()> {
     let checked = checked_plan(args, launched);
-    let RankPlan {
-        plan,
-        initial,
-        depth,
-    } = match checked {
-        Ok(checked) => checked,
-        // Said once, by rank 0; every rank ends with the same status.
-        Err(error) if launched.rank == 0 => return Err(error),
-        Err(_) => std::process::exit(1),
-    };
-    pick_gpu(plan.backend_choice, launched);
+    pick_gpu(args.backend, launched);
     // Held to the end: MPI is finalized when it drops, after any abort below.
-    let (_session, mut link) = MpiLink::start()?;
+    let (session, mut link) = MpiLink::start()?;
+    let RankPlan { plan, start, depth } = match checked {
+        Ok(checked) => checked,
+        // Every rank refused alike: said once, by rank 0.
+        Err(error) => {
+            let error = (link.rank() == 0).then_some(error);
+            end_refused(session, link, error)
+        }
+    };
     check_same_build(&mut link)?;
     let rank = link.rank();
-    match run_rank(
-        &plan,
-        initial,
-        depth,
-        link,
-        (args.overwrite, args.host_halos),
-    ) {
-        Ok(()) => Ok(()),
+    match run_rank(&plan, start, depth, link, (args.overwrite, args.host_halos)) {
+        Ok(true) => Ok(()),
+        Ok(false) => end_refused(session, MpiLink::start_again(), None),
         Err(error) => {
             eprintln!("heatlab: error: rank {rank}: {error:#}");
             // The other ranks wait in their next exchange: MPI ends them.
             MpiLink::abort_world(1)
         }
     }
+}
+
+/// Ends this rank with status 1 once every rank is here, after `error` (rank 0's) is said: a
+/// rank that ended at once could make mpirun end rank 0 before its message is written.
+fn end_refused(session: MpiSession, mut link: MpiLink, error: Option<anyhow::Error>) -> ! {
+    if let Some(error) = error {
+        note(&format!("error: {error:#}"));
+    }
+    if let Err(error) = link.barrier() {
+        log::debug!("the ranks' last barrier failed: {error}");
+    }
+    drop(link);
+    drop(session);
+    std::process::exit(1)
 }
 
 /// This rank's band of `bands` from its `held` rows on `backend`, its halos exchanged GPU to
@@ -206,8 +213,8 @@ fn check_same_build(link: &mut MpiLink) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Rank 0 readies the output folder; the others learn whether it could.
-fn ready_folder(plan: &RunPlan, link: &mut MpiLink, overwrite: bool) -> anyhow::Result<()> {
+/// Rank 0 readies the output folder, or says why it cannot; every rank learns whether it could.
+fn ready_folder(plan: &RunPlan, link: &mut MpiLink, overwrite: bool) -> anyhow::Result<bool> {
     let mut failure = None;
     if link.rank() == 0 {
         let previous = previous_run_files(&plan.out);
@@ -219,12 +226,10 @@ fn ready_folder(plan: &RunPlan, link: &mut MpiLink, overwrite: bool) -> anyhow::
         };
         failure = readied.err();
     }
-    let failed = link.max(f64::from(u8::from(failure.is_some())))? > 0.0;
-    match failure {
-        Some(error) => Err(error.into()),
-        None if failed => std::process::exit(1),
-        None => Ok(()),
+    if let Some(error) = &failure {
+        note(&format!("error: {error}"));
     }
+    Ok(link.max(f64::from(u8::from(failure.is_some())))? == 0.0)
 }
 
 /// What `run.json` says of a run over ranks.
@@ -257,13 +262,15 @@ struct RanksRecord {
 
 fn run_rank(
     plan: &RunPlan,
-    initial: Option<Grid>,
+    start: Option<Start>,
     depth: usize,
     mut link: MpiLink,
     (overwrite, host_halos): (bool, bool),
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
     let (rank, ranks) = (link.rank(), link.ranks());
-    ready_folder(plan, &mut link, overwrite)?;
+    if !ready_folder(plan, &mut link, overwrite)? {
+        return Ok(false);
+    }
     let (mut backend, fallback) = create_backend(plan.backend_choice)?;
     if let Some(cuda) = backend.cuda_mut() {
         cuda.set_kernel_choice(plan.kernel)?;
@@ -271,14 +278,19 @@ fn run_rank(
     if let (Some(fallback), 0) = (&fallback, rank) {
         note(&fallback.to_string());
     }
-    let whole = match initial {
-        Some(grid) => grid,
-        None => generate_on(backend.as_mut(), &plan.field, &|_| {})?.0,
+    let start = match start {
+        Some(start) => start,
+        None => Start::generated(
+            generate_on(backend.as_mut(), &plan.field, &|_| {})?.0,
+            FieldOrigin::Jagged(plan.field),
+        ),
     };
     let bands = Bands::new(plan.field.size, ranks, depth, plan.step.boundary)?;
     let band = bands.band(link.rank());
-    let held = heatlab_engine::distributed::held_rows(&whole, &band)?;
-    drop(whole);
+    let held = held_rows(start.current.as_ref().unwrap_or(&start.initial), &band)?;
+    // Rank 0 keeps the initial field for the state it may save; the others need no whole field.
+    let initial = (rank == 0 && plan.save_state.is_some()).then_some(start.initial);
+    let origin = start.origin;
     let mut band = band_field(bands, link, backend, &held, host_halos)?;
     let device = band.backend().device_name();
     let method = band.backend().step_method();
@@ -295,6 +307,24 @@ fn run_rank(
         ));
     }
     let wall = step_to_end(&mut band, plan)?;
+    if let Some(path) = &plan.save_state {
+        save_state(&mut band, plan, path, initial, origin)?;
+    }
+    write_record(&mut band, plan, depth, wall, (device, method))?;
+    // No rank ends before rank 0 has written the record.
+    band.link().barrier()?;
+    Ok(true)
+}
+
+/// The run's record: rank 0 writes `run.json` with what every rank measured.
+fn write_record(
+    band: &mut BandField,
+    plan: &RunPlan,
+    depth: usize,
+    wall: f64,
+    (device, method): (String, String),
+) -> anyhow::Result<()> {
+    let (rank, ranks) = (band.link().rank(), band.link().ranks());
     let times = band.times();
     let exchange_seconds = band.link().max(times.exchanging.as_secs_f64())?;
     let exchange_share = band
@@ -336,8 +366,6 @@ fn run_rank(
             plan.out.display()
         ));
     }
-    // No rank ends before rank 0 has written the record.
-    band.link().barrier()?;
     Ok(())
 }
 
@@ -362,6 +390,36 @@ fn step_to_end(band: &mut BandField, plan: &RunPlan) -> anyhow::Result<f64> {
     band.link().barrier()?;
     let wall = started.elapsed().as_secs_f64();
     Ok(wall)
+}
+
+/// Joins the bands' own rows on rank 0, which saves the run's state (resumable on any number of
+/// ranks, or on one).
+fn save_state(
+    band: &mut BandField,
+    plan: &RunPlan,
+    path: &std::path::Path,
+    initial: Option<Grid>,
+    origin: FieldOrigin,
+) -> anyhow::Result<()> {
+    let own = band.own_rows()?;
+    let joined = band.link().gather_rows(own.as_slice(), 0)?;
+    if let (Some(values), Some(initial)) = (joined, initial) {
+        let state = SavedState {
+            current: Grid::from_vec(plan.field.size, values)?,
+            initial,
+            step: plan.end_step(),
+            params: plan.step,
+            origin,
+            problem: None,
+        };
+        state.save(path)?;
+        note(&format!(
+            "saved the state at step {} to {} (continue it with --resume, on any number of ranks)",
+            plan.end_step(),
+            path.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Joins the bands' own rows on rank 0, which writes the frames of `step` (the field and its
