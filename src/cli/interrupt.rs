@@ -96,12 +96,23 @@ pub struct Interrupt {
     signal: Arc<AtomicI32>,
     /// Set while the command waits for input: a signal then exits at once.
     at_once: Arc<AtomicBool>,
+    /// A stop asked for is not said (one of several ranks: rank 0 says it).
+    quiet: bool,
 }
 
 impl Interrupt {
     /// Starts watching SIGINT and SIGTERM on a thread of its own.
     pub fn install() -> anyhow::Result<Self> {
-        let interrupt = Self::unwatched();
+        Self::install_saying(true)
+    }
+
+    /// [`Interrupt::install`], saying the first signal only when `says` (one rank of several
+    /// says it for all).
+    pub fn install_saying(says: bool) -> anyhow::Result<Self> {
+        let interrupt = Self {
+            quiet: !says,
+            ..Self::unwatched()
+        };
         let mut signals = Signals::new([SIGINT, SIGTERM])?;
         let shared = interrupt.clone();
         std::thread::Builder::new()
@@ -120,6 +131,7 @@ impl Interrupt {
             requested: Arc::new(AtomicBool::new(false)),
             signal: Arc::new(AtomicI32::new(0)),
             at_once: Arc::new(AtomicBool::new(false)),
+            quiet: false,
         }
     }
 
@@ -136,9 +148,11 @@ impl Interrupt {
             stop_now(signal, "while waiting for input or output");
         }
         self.request(signal);
-        output::note(&format!(
-            "{signal}: stopping after the current chunk (send it again to stop at once)"
-        ));
+        if !self.quiet {
+            output::note(&format!(
+                "{signal}: stopping after the current chunk (send it again to stop at once)"
+            ));
+        }
         let watchdog = std::thread::Builder::new()
             .name("heatlab-encoder-grace".into())
             .spawn(|| {

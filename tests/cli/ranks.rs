@@ -271,3 +271,58 @@ fn a_state_saved_over_three_ranks_resumes_over_two_as_on_one_rank() {
         );
     }
 }
+
+#[test]
+fn sigterm_stops_every_rank_together_with_the_record_written() {
+    use crate::common::process::{child_stderr, send, wait_for, wait_with_limit};
+    use std::time::Duration;
+    let test = "sigterm_stops_every_rank_together_with_the_record_written";
+    let Some(mut command) = mpirun(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = command
+        .current_dir(dir.path())
+        .args(["-n", "2"])
+        .arg(heatlab_binary())
+        .args([
+            "run",
+            "--size",
+            "600",
+            "--steps",
+            "100000000",
+            "--chunk",
+            "100",
+            "--backend",
+            "cpu",
+            "--out",
+            "r",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first frames are written once every rank watches for signals.
+    let first = dir.path().join("r").join("field_000000.png");
+    wait_for("the first frame", Duration::from_secs(60), || {
+        first.exists()
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    send(&child, libc::SIGTERM);
+    wait_with_limit(&mut child, Duration::from_secs(60));
+    let stderr = child_stderr(&mut child);
+    assert!(
+        stderr.contains("heatlab: interrupted by SIGTERM"),
+        "{stderr}"
+    );
+    let record = read_json(&dir.path().join("r").join("run.json"));
+    assert_eq!(record["status"], "interrupted", "{stderr}");
+    assert_eq!(record["reason"], "interrupted by SIGTERM");
+    let steps = record["steps"].as_u64().unwrap();
+    assert!(
+        steps > 0 && steps % 100 == 0,
+        "stopped at a chunk's end: {steps}"
+    );
+    crate::common::cli::assert_no_temporary_files(&dir.path().join("r"));
+}

@@ -18,6 +18,7 @@ use heatlab_engine::sim::generate::generate_on;
 
 use super::folder::{previous_run_files, remove_previous_run, reuse_refusal};
 use super::{RunArgs, RunPlan};
+use crate::cli::interrupt::{Interrupt, Interrupted, StopSignal};
 use crate::cli::output::note;
 use heatlab_engine::distributed::held_rows;
 use heatlab_engine::session::start::Start;
@@ -130,21 +131,29 @@ fn checked_plan(args: &RunArgs, launched: Launched) -> anyhow::Result<RankPlan> 
 pub fn run(args: &RunArgs, launched: Launched) -> anyhow::Result<()> {
     let checked = checked_plan(args, launched);
     pick_gpu(args.backend, launched);
+    // The first SIGINT or SIGTERM stops every rank at the next chunk, with the record written.
+    let interrupt = Interrupt::install_saying(launched.rank == 0)?;
     // Held to the end: MPI is finalized when it drops, after any abort below.
     let (session, mut link) = MpiLink::start()?;
     let RankPlan { plan, start, depth } = match checked {
         Ok(checked) => checked,
         // Every rank refused alike: said once, by rank 0.
         Err(error) => {
-            let error = (link.rank() == 0).then_some(error);
-            end_refused(session, link, error)
+            let said = (link.rank() == 0).then(|| format!("error: {error:#}"));
+            end_ranks(session, link, said, 1)
         }
     };
     check_same_build(&mut link)?;
     let rank = link.rank();
-    match run_rank(&plan, start, depth, link, (args.overwrite, args.host_halos)) {
-        Ok(true) => Ok(()),
-        Ok(false) => end_refused(session, MpiLink::start_again(), None),
+    let flags = (args.overwrite, args.host_halos);
+    match run_rank(&plan, start, depth, link, flags, &interrupt) {
+        Ok(RankEnd::Completed) => Ok(()),
+        Ok(RankEnd::Refused) => end_ranks(session, MpiLink::start_again(), None, 1),
+        Ok(RankEnd::Interrupted(signal)) => {
+            // Said once, by rank 0, before any rank ends with the signal's status.
+            let said = (rank == 0).then(|| Interrupted(signal).to_string());
+            end_ranks(session, MpiLink::start_again(), said, signal.exit_status())
+        }
         Err(error) => {
             eprintln!("heatlab: error: rank {rank}: {error:#}");
             // The other ranks wait in their next exchange: MPI ends them.
@@ -153,18 +162,21 @@ pub fn run(args: &RunArgs, launched: Launched) -> anyhow::Result<()> {
     }
 }
 
-/// Ends this rank with status 1 once every rank is here, after `error` (rank 0's) is said: a
-/// rank that ended at once could make mpirun end rank 0 before its message is written.
-fn end_refused(session: MpiSession, mut link: MpiLink, error: Option<anyhow::Error>) -> ! {
-    if let Some(error) = error {
-        note(&format!("error: {error:#}"));
+/// Ends this rank once every rank is here, after `said` (rank 0's reason) is written: a rank
+/// that ended at once could make mpirun end rank 0 before its line is out. Rank 0 ends with
+/// `status` and the others with 0, so that mpirun, which stops the ranks still running when one
+/// fails, reports rank 0's status and stops no rank before it has said why.
+fn end_ranks(session: MpiSession, mut link: MpiLink, said: Option<String>, status: u8) -> ! {
+    if let Some(said) = said {
+        note(&said);
     }
     if let Err(error) = link.barrier() {
         log::debug!("the ranks' last barrier failed: {error}");
     }
+    let rank = link.rank();
     drop(link);
     drop(session);
-    std::process::exit(1)
+    std::process::exit(if rank == 0 { i32::from(status) } else { 0 })
 }
 
 /// This rank's band of `bands` from its `held` rows on `backend`, its halos exchanged GPU to
@@ -236,6 +248,8 @@ fn ready_folder(plan: &RunPlan, link: &mut MpiLink, overwrite: bool) -> anyhow::
 #[derive(Debug, serde::Serialize)]
 struct RanksRecord {
     status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
     size: GridSize,
     steps: u64,
     coeff: f32,
@@ -266,10 +280,11 @@ fn run_rank(
     depth: usize,
     mut link: MpiLink,
     (overwrite, host_halos): (bool, bool),
-) -> anyhow::Result<bool> {
+    interrupt: &Interrupt,
+) -> anyhow::Result<RankEnd> {
     let (rank, ranks) = (link.rank(), link.ranks());
     if !ready_folder(plan, &mut link, overwrite)? {
-        return Ok(false);
+        return Ok(RankEnd::Refused);
     }
     let (mut backend, fallback) = create_backend(plan.backend_choice)?;
     if let Some(cuda) = backend.cuda_mut() {
@@ -306,14 +321,17 @@ fn run_rank(
             plan.step.boundary
         ));
     }
-    let wall = step_to_end(&mut band, plan)?;
-    if let Some(path) = &plan.save_state {
+    let reached = step_to_end(&mut band, plan, interrupt)?;
+    if let (Some(path), None) = (&plan.save_state, reached.stopped) {
         save_state(&mut band, plan, path, initial, origin)?;
     }
-    write_record(&mut band, plan, depth, wall, (device, method))?;
+    write_record(&mut band, plan, depth, &reached, (device, method))?;
     // No rank ends before rank 0 has written the record.
     band.link().barrier()?;
-    Ok(true)
+    Ok(match reached.stopped {
+        Some(signal) => RankEnd::Interrupted(signal),
+        None => RankEnd::Completed,
+    })
 }
 
 /// The run's record: rank 0 writes `run.json` with what every rank measured.
@@ -321,9 +339,11 @@ fn write_record(
     band: &mut BandField,
     plan: &RunPlan,
     depth: usize,
-    wall: f64,
+    reached: &Reached,
     (device, method): (String, String),
 ) -> anyhow::Result<()> {
+    let wall = reached.wall;
+    let steps = reached.step - plan.start_step;
     let (rank, ranks) = (band.link().rank(), band.link().ranks());
     let times = band.times();
     let exchange_seconds = band.link().max(times.exchanging.as_secs_f64())?;
@@ -334,9 +354,15 @@ fn write_record(
         band.bands().all().map(|b| (b.first_row, b.rows)).collect();
     if rank == 0 {
         let record = RanksRecord {
-            status: "completed",
+            status: match reached.stopped {
+                Some(_) => "interrupted",
+                None => "completed",
+            },
+            reason: reached
+                .stopped
+                .map(|signal| format!("interrupted by {signal}")),
             size: plan.field.size,
-            steps: plan.steps,
+            steps,
             coeff: plan.step.coeff,
             boundary: plan.step.boundary.to_string(),
             ranks,
@@ -351,7 +377,7 @@ fn write_record(
             device,
             method,
             wall_seconds: wall,
-            cells_per_second: plan.field.size.cells() as f64 * plan.steps as f64 / wall.max(1e-12),
+            cells_per_second: plan.field.size.cells() as f64 * steps as f64 / wall.max(1e-12),
             exchange_seconds,
             exchange_share,
             exchanges: times.exchanges,
@@ -360,7 +386,7 @@ fn write_record(
         note(&format!(
             "{} steps in {wall:.3} s ({:.3e} cells/s); halo exchange {:.1}% of the time; wrote \
              {}",
-            plan.steps,
+            steps,
             record.cells_per_second,
             100.0 * record.exchange_share,
             plan.out.display()
@@ -371,14 +397,28 @@ fn write_record(
 
 /// Steps the band to the run's end with the others, rank 0 writing the frames when due;
 /// returns the wall seconds from the first step (every rank's clock starts together).
-fn step_to_end(band: &mut BandField, plan: &RunPlan) -> anyhow::Result<f64> {
+fn step_to_end(
+    band: &mut BandField,
+    plan: &RunPlan,
+    interrupt: &Interrupt,
+) -> anyhow::Result<Reached> {
     let schedule = plan.schedule();
     let mut step = schedule.start_step;
     save_frame(band, plan, step)?;
     // Every rank's clock starts together, after rank 0 has written the first frames.
     band.link().barrier()?;
     let started = Instant::now();
+    let mut stopped = None;
     while step < schedule.end_step {
+        // A signal reaches the ranks at different moments: they agree to stop together.
+        let asked = interrupt.requested().map_or(0, StopSignal::exit_status);
+        let agreed = band.link().max(f64::from(asked))?;
+        stopped = [StopSignal::Interrupt, StopSignal::Terminate]
+            .into_iter()
+            .find(|signal| f64::from(signal.exit_status()) == agreed);
+        if stopped.is_some() {
+            break;
+        }
         let stop = schedule.next_stop(step);
         band.advance(stop - step, &plan.step)?;
         let advanced = stop - step;
@@ -388,8 +428,31 @@ fn step_to_end(band: &mut BandField, plan: &RunPlan) -> anyhow::Result<f64> {
         }
     }
     band.link().barrier()?;
-    let wall = started.elapsed().as_secs_f64();
-    Ok(wall)
+    Ok(Reached {
+        wall: started.elapsed().as_secs_f64(),
+        step,
+        stopped,
+    })
+}
+
+/// Where the ranks' stepping ended.
+struct Reached {
+    /// Seconds from the first step.
+    wall: f64,
+    /// The step reached.
+    step: u64,
+    /// The signal the ranks stopped for, if one came.
+    stopped: Option<StopSignal>,
+}
+
+/// How a rank's run ended, when no error ended it.
+enum RankEnd {
+    /// Every step was taken.
+    Completed,
+    /// Rank 0 refused it (and said why) before the first step.
+    Refused,
+    /// A signal stopped it; its record says so.
+    Interrupted(StopSignal),
 }
 
 /// Joins the bands' own rows on rank 0, which saves the run's state (resumable on any number of

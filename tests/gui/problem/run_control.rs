@@ -200,8 +200,11 @@ fn a_duration_typed_for_a_problem_built_in_the_app_stops_its_run() {
         .query_by_label_contains("0 s of 500.000 ms simulated (0%)")
         .is_some());
     apply(&mut harness, &mut settings, DiffusionCommand::Play);
+    // The pause (an event) may come before the frame of the last step: both are waited for.
     wait_until(&mut harness, "paused at the duration", |app| {
-        !app.diffusion().state().playing && has_notice(app, "paused at the end of the duration")
+        !app.diffusion().state().playing
+            && has_notice(app, "paused at the end of the duration")
+            && simulated(app) >= 0.5
     });
     let at = simulated(harness.state());
     let dt = harness
