@@ -227,6 +227,25 @@ impl BandField {
         Ok(())
     }
 
+    /// Exchanges the halos now unless they are whole (no step since the last exchange), so
+    /// that every held row is exact (every rank calls it at once).
+    pub fn refresh_halos(&mut self) -> Result<()> {
+        if self.since_exchange > 0 {
+            self.exchange()?;
+        }
+        Ok(())
+    }
+
+    /// The Laplacian of the band's own rows under `boundary`, computed where the band is held,
+    /// with whole halos (every rank calls it at once): the rows of the whole field's Laplacian.
+    pub fn own_laplacian(&mut self, boundary: crate::grid::Boundary) -> Result<Vec<f32>> {
+        self.refresh_halos()?;
+        let held = self.backend.laplacian(boundary)?;
+        let cols = self.band.cols;
+        let first = self.band.own_offset() * cols;
+        Ok(held.as_slice()[first..first + self.band.rows * cols].to_vec())
+    }
+
     /// The band's own rows as a field of their own.
     pub fn own_rows(&mut self) -> Result<Grid> {
         let mut values = vec![0.0; self.band.rows * self.band.cols];

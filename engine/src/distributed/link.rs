@@ -36,6 +36,8 @@ pub trait RankLink: Send {
     fn barrier(&mut self) -> Result<()>;
     /// Every rank's `own` values joined in rank order on `root` (`None` on the others).
     fn gather_rows(&mut self, own: &[f32], root: usize) -> Result<Option<Vec<f32>>>;
+    /// `root`'s `bytes` on every rank (the others' are ignored).
+    fn broadcast_bytes(&mut self, bytes: &[u8], root: usize) -> Result<Vec<u8>>;
 }
 
 /// A message between two threads standing for ranks.
@@ -48,6 +50,8 @@ enum Message {
     Value(f64),
     /// A band's own rows, for the rank joining them.
     Rows(Vec<f32>),
+    /// Bytes broadcast from one rank.
+    Bytes(Vec<u8>),
 }
 
 /// The ranks of a run as threads of one process, each with channels to every other: `ranks`
@@ -115,7 +119,10 @@ impl ThreadLink {
             }
             match self.receive(from, |m| matches!(m, Message::Value(_)))? {
                 Message::Value(v) => values.push(v),
-                Message::GoingUp(_) | Message::GoingDown(_) | Message::Rows(_) => {
+                Message::GoingUp(_)
+                | Message::GoingDown(_)
+                | Message::Rows(_)
+                | Message::Bytes(_) => {
                     return Err(HeatlabError::Internal("rows came for a value".into()))
                 }
             }
@@ -162,7 +169,7 @@ impl RankLink for ThreadLink {
         if let Some(above) = band.above {
             match self.receive(above, |m| matches!(m, Message::GoingDown(_)))? {
                 Message::GoingDown(rows) => copy_rows(from_above, &rows, above)?,
-                Message::GoingUp(_) | Message::Value(_) | Message::Rows(_) => {
+                Message::GoingUp(_) | Message::Value(_) | Message::Rows(_) | Message::Bytes(_) => {
                     return Err(HeatlabError::Internal("wrong message for a halo".into()))
                 }
             }
@@ -170,7 +177,10 @@ impl RankLink for ThreadLink {
         if let Some(below) = band.below {
             match self.receive(below, |m| matches!(m, Message::GoingUp(_)))? {
                 Message::GoingUp(rows) => copy_rows(from_below, &rows, below)?,
-                Message::GoingDown(_) | Message::Value(_) | Message::Rows(_) => {
+                Message::GoingDown(_)
+                | Message::Value(_)
+                | Message::Rows(_)
+                | Message::Bytes(_) => {
                     return Err(HeatlabError::Internal("wrong message for a halo".into()))
                 }
             }
@@ -213,11 +223,29 @@ impl RankLink for ThreadLink {
             }
             match self.receive(from, |m| matches!(m, Message::Rows(_)))? {
                 Message::Rows(rows) => all.extend_from_slice(&rows),
-                Message::GoingUp(_) | Message::GoingDown(_) | Message::Value(_) => {
+                Message::GoingUp(_)
+                | Message::GoingDown(_)
+                | Message::Value(_)
+                | Message::Bytes(_) => {
                     return Err(HeatlabError::Internal("a value came for rows".into()))
                 }
             }
         }
         Ok(Some(all))
+    }
+
+    fn broadcast_bytes(&mut self, bytes: &[u8], root: usize) -> Result<Vec<u8>> {
+        if self.rank == root {
+            for to in (0..self.peers.len()).filter(|&to| to != root) {
+                self.send(to, Message::Bytes(bytes.to_vec()))?;
+            }
+            return Ok(bytes.to_vec());
+        }
+        match self.receive(root, |m| matches!(m, Message::Bytes(_)))? {
+            Message::Bytes(bytes) => Ok(bytes),
+            Message::GoingUp(_) | Message::GoingDown(_) | Message::Value(_) | Message::Rows(_) => {
+                Err(HeatlabError::Internal("rows came for bytes".into()))
+            }
+        }
     }
 }

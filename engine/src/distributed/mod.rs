@@ -10,6 +10,8 @@ pub mod link;
 pub mod mpi_link;
 #[cfg(feature = "distributed")]
 pub mod nccl_halos;
+#[cfg(unix)]
+pub mod npy;
 
 pub use band_field::{held_rows, BandField, BandTimes, DeviceExchange};
 pub use bands::{Band, Bands};

@@ -206,4 +206,19 @@ impl RankLink for MpiLink {
         root_process.gather_varcount_into_root(own, &mut partition);
         Ok(Some(all))
     }
+
+    fn broadcast_bytes(&mut self, bytes: &[u8], root: usize) -> Result<Vec<u8>> {
+        let root_process = self.world.process_at_rank(root as i32);
+        let mut length = bytes.len() as u64;
+        root_process.broadcast_into(&mut length);
+        let mut shared = if self.rank() == root {
+            bytes.to_vec()
+        } else {
+            vec![0_u8; length as usize]
+        };
+        if length > 0 {
+            root_process.broadcast_into(&mut shared[..]);
+        }
+        Ok(shared)
+    }
 }

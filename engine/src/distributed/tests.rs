@@ -108,3 +108,86 @@ fn a_band_exchanges_once_per_depth_steps() {
     assert_eq!(band.times().exchanges, 3);
     assert_eq!(band.own_rows().unwrap(), whole_run(&start, 10, &params));
 }
+
+#[test]
+fn the_npy_header_is_numpys_for_every_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    for (rows, cols) in [(1, 1), (37, 23), (1000, 777), (16384, 16384), (3, 65_536)] {
+        let size = GridSize::new(rows, cols).unwrap();
+        let path = dir.path().join("a.npy");
+        // write_npy needs the values; a header is the same for any values.
+        if size.cells() <= 1 << 20 {
+            crate::export::write_npy(&path, &Grid::zeros(size)).unwrap();
+            let written = std::fs::read(&path).unwrap();
+            let header = npy::npy_header(size);
+            assert_eq!(&written[..header.len()], &header[..], "{rows}x{cols}");
+        }
+        assert_eq!(npy::npy_header(size).len() % 64, 0);
+    }
+}
+
+#[test]
+fn an_npy_written_by_ranks_at_their_offsets_equals_one_written_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = field(29, 17);
+    let expected_path = dir.path().join("whole.npy");
+    crate::export::write_npy(&expected_path, &whole).unwrap();
+    let expected = std::fs::read(&expected_path).unwrap();
+    for ranks in [1, 2, 3, 4] {
+        let bands = Bands::new(whole.size(), ranks, 1, Boundary::Neumann).unwrap();
+        let path = dir.path().join(format!("ranks{ranks}.npy"));
+        std::thread::scope(|scope| {
+            for mut link in thread_links(ranks) {
+                let (path, whole) = (&path, &whole);
+                scope.spawn(move || {
+                    let band = bands.band(link.rank());
+                    let own = npy::own_rows_of(whole, &band);
+                    npy::write_npy_by_ranks(path, whole.size(), &band, &own, &mut link).unwrap();
+                });
+            }
+        });
+        assert_eq!(std::fs::read(&path).unwrap(), expected, "{ranks} ranks");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().all(|n| !n.starts_with(".heatlab-")),
+            "temporary files left: {names:?}"
+        );
+    }
+}
+
+#[test]
+fn a_bands_laplacian_with_fresh_halos_is_the_whole_fields() {
+    let start = field(23, 11);
+    for boundary in Boundary::ALL {
+        let params = StepParams {
+            coeff: 0.2,
+            boundary,
+        };
+        let mut whole = CpuBackend::with_threads(1);
+        whole.upload(&start).unwrap();
+        whole.advance(5, &params).unwrap();
+        let expected = whole.laplacian(boundary).unwrap();
+        let bands = Bands::new(start.size(), 3, 4, boundary).unwrap();
+        let rows: Vec<Vec<f32>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = thread_links(3)
+                .into_iter()
+                .map(|link| {
+                    let start = &start;
+                    scope.spawn(move || {
+                        let backend = Box::new(CpuBackend::with_threads(1));
+                        let mut band =
+                            BandField::new(bands, Box::new(link), backend, start).unwrap();
+                        band.advance(5, &params).unwrap();
+                        band.own_laplacian(boundary).unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let joined: Vec<f32> = rows.into_iter().flatten().collect();
+        assert_eq!(joined, expected.into_vec(), "{boundary}");
+    }
+}

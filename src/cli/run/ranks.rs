@@ -9,7 +9,10 @@
 
 use std::time::Instant;
 
-use heatlab_engine::compute::{create_backend, Backend, BackendChoice, BackendKind};
+use heatlab_engine::compute::{
+    create_backend, Backend, BackendChoice, BackendKind, CpuBackend, Layer,
+};
+use heatlab_engine::distributed::npy::write_npy_by_ranks;
 use heatlab_engine::distributed::{BandField, Bands, MpiLink, MpiSession, NcclHalos, RankLink};
 use heatlab_engine::export;
 use heatlab_engine::grid::{Grid, GridSize};
@@ -23,6 +26,10 @@ use crate::cli::output::note;
 use heatlab_engine::distributed::held_rows;
 use heatlab_engine::session::start::Start;
 use heatlab_engine::state::{FieldOrigin, SavedState};
+
+/// The largest field joined on rank 0 for PNG frames (16384², a few GB with its Laplacian and
+/// pixels); a larger one writes only its `.npy` frames, each rank its own rows.
+const PNG_JOINED_CELLS: usize = 1 << 28;
 
 /// Halo rows (steps between exchanges) on the CPU unless `--halo-depth` says.
 const CPU_HALO_DEPTH: usize = 4;
@@ -488,26 +495,41 @@ fn save_state(
 /// Joins the bands' own rows on rank 0, which writes the frames of `step` (the field and its
 /// Laplacian, as the single-rank run writes them).
 fn save_frame(band: &mut BandField, plan: &RunPlan, step: u64) -> anyhow::Result<()> {
+    let size = plan.field.size;
     let own = band.own_rows()?;
+    if plan.npy {
+        // Each rank writes its rows of the field and of its Laplacian at their offsets.
+        let place = *band.band();
+        let path = export::frame_path(&plan.out, Layer::Field.file_stem(), step, "npy");
+        write_npy_by_ranks(&path, size, &place, own.as_slice(), band.link())?;
+        let laplacian = band.own_laplacian(plan.step.boundary)?;
+        let path = export::frame_path(&plan.out, Layer::Laplacian.file_stem(), step, "npy");
+        write_npy_by_ranks(&path, size, &place, &laplacian, band.link())?;
+    }
+    if size.cells() > PNG_JOINED_CELLS {
+        if band.link().rank() == 0 && step == plan.start_step {
+            note(&format!(
+                "the {size} field is too large to join on one rank for PNG frames (at most \
+                 {PNG_JOINED_CELLS} cells): only its .npy frames are written (--npy)"
+            ));
+        }
+        return Ok(());
+    }
     let Some(values) = band.link().gather_rows(own.as_slice(), 0)? else {
         return Ok(());
     };
-    let field = Grid::from_vec(plan.field.size, values)?;
-    let mut cpu = heatlab_engine::compute::CpuBackend::new();
-    heatlab_engine::compute::Backend::upload(&mut cpu, &field)?;
-    let laplacian = heatlab_engine::compute::Backend::laplacian(&mut cpu, plan.step.boundary)?;
+    let field = Grid::from_vec(size, values)?;
+    let mut cpu = CpuBackend::new();
+    cpu.upload(&field)?;
+    let laplacian = cpu.laplacian(plan.step.boundary)?;
     let colours = FrameColours::per_frame(plan.colormap, plan.laplacian_colormap);
     let layers = [
-        colours.layer_frame(heatlab_engine::compute::Layer::Field, &field, plan.colorbar),
-        colours.layer_frame(
-            heatlab_engine::compute::Layer::Laplacian,
-            &laplacian,
-            plan.colorbar,
-        ),
+        colours.layer_frame(Layer::Field, &field, plan.colorbar),
+        colours.layer_frame(Layer::Laplacian, &laplacian, plan.colorbar),
     ];
     let files = export::FrameFiles {
         png: true,
-        npy: plan.npy,
+        npy: false,
     };
     export::write_frame(&plan.out, step, &layers, files)?;
     Ok(())
