@@ -11,7 +11,8 @@ use heatlab_engine::grid::{Boundary, Grid, GridSize};
 
 use super::bench::BenchArgs;
 use super::output::note;
-use super::run::ranks::{band_field, pick_gpu, Launched};
+use super::run::launched::Launched;
+use super::run::ranks::{band_field, pick_gpu};
 
 /// One measurement: a field, how it is split, its rate.
 #[derive(Debug, Clone, serde::Serialize)]

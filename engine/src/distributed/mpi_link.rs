@@ -181,11 +181,14 @@ impl RankLink for MpiLink {
     }
 
     fn gather_rows(&mut self, own: &[f32], root: usize) -> Result<Option<Vec<f32>>> {
-        let counts: Vec<i32> = self
-            .gather(own.len() as f64)
-            .into_iter()
-            .map(|count| count as i32)
-            .collect();
+        let own_count = i32::try_from(own.len()).map_err(|_| {
+            HeatlabError::Unsupported(format!(
+                "a band of {} values is more than MPI counts in one message",
+                own.len()
+            ))
+        })?;
+        let mut counts = vec![0_i32; self.ranks()];
+        self.world.all_gather_into(&own_count, &mut counts[..]);
         let root_process = self.world.process_at_rank(root as i32);
         if self.rank() != root {
             root_process.gather_varcount_into(own);

@@ -9,6 +9,7 @@ mod args;
 mod driver;
 mod ending;
 mod folder;
+pub mod launched;
 #[cfg(feature = "distributed")]
 pub mod ranks;
 mod record;
@@ -325,37 +326,29 @@ fn progress_bar(from: u64, to: u64) -> ProgressBar {
 
 /// Runs `heatlab run` on one rank, or as one of the ranks mpirun started.
 pub fn run_launched(args: &RunArgs) -> anyhow::Result<()> {
-    let ranks = launched_ranks();
-    if ranks > 1 {
+    if let Some(launched) = launched::Launched::from_env().filter(|l| l.ranks > 1) {
         #[cfg(feature = "distributed")]
-        if let Some(launched) = ranks::Launched::from_env() {
-            return ranks::run(args, launched);
+        return ranks::run(args, launched);
+        #[cfg(not(feature = "distributed"))]
+        {
+            if launched.rank != 0 {
+                // Rank 0 says why; without MPI there is no barrier to wait at, and a rank
+                // ending first could make mpirun end rank 0 before its line is written.
+                std::thread::sleep(std::time::Duration::from_secs(2));
+                std::process::exit(1);
+            }
+            anyhow::bail!(
+                "started as one of {} ranks, but this heatlab was built without the \
+                 `distributed` feature: each rank would run the whole field; build it with \
+                 `cargo build --release --features distributed`",
+                launched.ranks
+            );
         }
-        let rank = std::env::var("OMPI_COMM_WORLD_RANK").unwrap_or_default();
-        if rank != "0" {
-            // Rank 0 says why; without MPI there is no barrier to wait at, and a rank ending
-            // first could make mpirun end rank 0 before its line is written.
-            std::thread::sleep(std::time::Duration::from_secs(2));
-            std::process::exit(1);
-        }
-        anyhow::bail!(
-            "started as one of {ranks} ranks, but this heatlab was built without the \
-             `distributed` feature: each rank would run the whole field; build it with \
-             `cargo build --release --features distributed`"
-        );
     }
     if args.halo_depth.is_some() {
         anyhow::bail!("--halo-depth is for a run over ranks (started by mpirun -n 2 or more)");
     }
     run(args, &Interrupt::install()?)
-}
-
-/// How many ranks the launcher (mpirun) says this process is one of; 1 when none.
-fn launched_ranks() -> usize {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
-        .iter()
-        .find_map(|name| std::env::var(name).ok()?.parse::<usize>().ok())
-        .unwrap_or(1)
 }
 
 /// Runs `heatlab run`.

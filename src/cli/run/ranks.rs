@@ -20,6 +20,7 @@ use heatlab_engine::session::recording::FrameColours;
 use heatlab_engine::sim::generate::generate_on;
 
 use super::folder::{previous_run_files, remove_previous_run, reuse_refusal};
+use super::launched::Launched;
 use super::{RunArgs, RunPlan};
 use crate::cli::interrupt::{Interrupt, Interrupted, StopSignal};
 use crate::cli::output::note;
@@ -35,36 +36,6 @@ const PNG_JOINED_CELLS: usize = 1 << 28;
 const CPU_HALO_DEPTH: usize = 4;
 /// Halo rows on a GPU: an exchange every 64 steps costs little beside 64 steps of a band.
 const CUDA_HALO_DEPTH: usize = 64;
-
-/// What the ranks' launcher says of this process: its rank, the ranks and its rank on its host.
-#[derive(Debug, Clone, Copy)]
-pub struct Launched {
-    /// This process's rank.
-    pub rank: usize,
-    /// How many ranks.
-    pub ranks: usize,
-    /// Its rank among the ranks of its host (which GPU it takes).
-    pub local_rank: usize,
-}
-
-impl Launched {
-    /// The ranks `mpirun` (Open MPI) or another PMI launcher started, if this process is one.
-    pub fn from_env() -> Option<Self> {
-        let read = |names: &[&str]| {
-            names
-                .iter()
-                .find_map(|name| std::env::var(name).ok()?.parse::<usize>().ok())
-        };
-        let ranks = read(&["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"])?;
-        let rank = read(&["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]).unwrap_or(0);
-        let local_rank = read(&["OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"]).unwrap_or(rank);
-        Some(Self {
-            rank,
-            ranks,
-            local_rank,
-        })
-    }
-}
 
 /// One GPU a rank: the rank's place on its host picks it (before CUDA starts), unless
 /// `CUDA_VISIBLE_DEVICES` already says.
