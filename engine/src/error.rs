@@ -21,6 +21,14 @@ pub enum HeatlabError {
     /// One of heatlab's own invariants did not hold: a bug, reported instead of a panic.
     #[error("internal error: {0}")]
     Internal(String),
+    /// Another rank of a field split over ranks failed; what it said.
+    #[error("rank {rank}: {reason}")]
+    OnRank {
+        /// The rank that failed.
+        rank: usize,
+        /// Its error, as it said it.
+        reason: String,
+    },
     /// CUDA was asked for but cannot be used.
     #[error("CUDA is not available: {0}")]
     CudaUnavailable(CudaUnavailable),

@@ -107,6 +107,7 @@ fn upload<'a>(tables: &'a StepTables, map: &'a [u8], book_energy: bool) -> Probl
         tables,
         map,
         book_energy,
+        booked_rows: None,
     }
 }
 

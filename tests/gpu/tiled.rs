@@ -114,6 +114,7 @@ fn tiled_kernels_match_cpu_where_tiles_are_of_one_kind() {
             tables: &tables,
             map: &problem.map,
             book_energy: false,
+            booked_rows: None,
         };
         let mut cpu = CpuBackend::new();
         cpu.upload(&initial).unwrap();

@@ -59,6 +59,7 @@ pub fn bench_materials(
         tables: &tables,
         map: &problem.map,
         book_energy: false,
+        booked_rows: None,
     };
     cuda.set_problem(None)?;
     cuda.upload(field)?;
@@ -177,6 +178,7 @@ fn booked_row(
             tables,
             map: &problem.map,
             book_energy,
+            booked_rows: None,
         }))?;
         cuda.advance(CHECK_STEPS, &params)?;
         let exact = cuda.download()? == *reference;

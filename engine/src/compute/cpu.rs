@@ -10,7 +10,7 @@ use super::cpu_problem::CpuProblem;
 use super::preview::{Layer, PreviewSpec, ReducedPreview};
 use super::{Backend, BackendKind, Boundary, FieldStats, ProblemUpload, StepParams};
 use crate::error::{HeatlabError, Result};
-use crate::grid::Grid;
+use crate::grid::{Grid, RowSpan};
 use crate::problem::EnergyExchange;
 use crate::solve::cpu::{CpuMultigrid, CpuSolve};
 use crate::solve::{solve_on, ProblemSolver, SolveOptions, SolveReport, SolveRequest};
@@ -295,11 +295,11 @@ impl Backend for CpuBackend {
             .ok_or_else(|| HeatlabError::InvalidInput("no heat problem is held".into()))
     }
 
-    fn stored_energy(&mut self) -> Result<f64> {
+    fn stored_energy_by_row(&mut self) -> Result<Vec<f64>> {
         let field = self.held()?;
         self.problem
             .as_ref()
-            .map(|problem| problem.stored_energy(field))
+            .map(|problem| install(&self.pool, || problem.stored_energy_by_row(field)))
             .ok_or_else(|| HeatlabError::InvalidInput("no heat problem is held".into()))
     }
 
@@ -365,6 +365,14 @@ impl Backend for CpuBackend {
         // On the held field: no copy.
         let field = self.held()?;
         Ok(install(&self.pool, || FieldStats::of(field)))
+    }
+
+    fn statistics_of_rows(&mut self, rows: RowSpan) -> Result<FieldStats> {
+        let field = self.held()?;
+        let cells = super::brush::row_range(field.size(), rows.first, rows.count * field.cols())?;
+        Ok(install(&self.pool, || {
+            FieldStats::of_values(&field.as_slice()[cells])
+        }))
     }
 
     fn laplacian(&mut self, boundary: Boundary) -> Result<Grid> {

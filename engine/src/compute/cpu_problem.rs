@@ -3,7 +3,7 @@
 use super::ProblemUpload;
 use crate::error::Result;
 use crate::grid::{Grid, GridSize};
-use crate::problem::energy::stored_energy;
+use crate::problem::energy::stored_energy_by_row;
 use crate::problem::{step, EnergyExchange, EnergyLedger, StepTables};
 
 /// The problem the CPU steps, and what it has booked.
@@ -22,9 +22,7 @@ impl CpuProblem {
         let tables = upload.tables.clone();
         let map = upload.map.to_vec();
         let cols = size.cols;
-        let ledger = upload
-            .book_energy
-            .then(|| EnergyLedger::new(&tables, &map, cols));
+        let ledger = upload.book_energy.then(|| upload.ledger(cols));
         Ok(Self {
             tables,
             map,
@@ -49,9 +47,9 @@ impl CpuProblem {
         std::mem::take(&mut self.exchange)
     }
 
-    /// The energy stored in `field`'s free cells.
-    pub fn stored_energy(&self, field: &Grid) -> f64 {
-        stored_energy(&self.tables, &self.map, field.as_slice(), field.cols())
+    /// The energy stored in each row of `field`'s free cells.
+    pub fn stored_energy_by_row(&self, field: &Grid) -> Vec<f64> {
+        stored_energy_by_row(&self.tables, &self.map, field.as_slice(), field.cols())
     }
 
     /// `steps` steps of `field`, `scratch` as the second buffer (on the caller's rayon pool).
@@ -60,6 +58,7 @@ impl CpuProblem {
             tables: &self.tables,
             map: &self.map,
             book_energy: false,
+            booked_rows: None,
         }
         .check(field.size().cells())?;
         let cols = field.cols();

@@ -24,8 +24,9 @@ pub use stats::FieldStats;
 
 use crate::error::{CudaUnavailable, HeatlabError, Result};
 use crate::field::JaggedParams;
-use crate::grid::Grid;
-use crate::problem::{CompiledProblem, EnergyExchange, StepTables};
+use crate::grid::{Grid, RowSpan};
+use crate::problem::energy::total_of_rows;
+use crate::problem::{CompiledProblem, EnergyExchange, EnergyLedger, StepTables};
 use crate::solve::{ProblemSolver, SolveOptions, SolveReport, SolveRequest};
 
 /// Largest coefficient for which the explicit scheme does not blow up.
@@ -261,6 +262,14 @@ pub trait Backend: Send {
         Ok(FieldStats::of(&self.download()?))
     }
 
+    /// Statistics of the held field's rows `rows` alone (a band's own rows, not its halos).
+    /// The default downloads the field.
+    fn statistics_of_rows(&mut self, rows: RowSpan) -> Result<FieldStats> {
+        let field = self.download()?;
+        let cells = brush::row_range(field.size(), rows.first, rows.count * field.cols())?;
+        Ok(FieldStats::of_values(&field.as_slice()[cells]))
+    }
+
     /// Starts advancing the held field by `steps` steps. A device that runs them on its own
     /// returns [`Advance::Queued`] at once: the host may draw and prepare the next frame
     /// meanwhile, and must collect the time with [`Backend::finish_advance`] before the next
@@ -351,6 +360,12 @@ pub trait Backend: Send {
     /// as [`crate::problem::energy::stored_energy`] sums it (a GPU backend sums on the device
     /// in the same order, so only the total crosses to the host).
     fn stored_energy(&mut self) -> Result<f64> {
+        Ok(total_of_rows(&self.stored_energy_by_row()?))
+    }
+
+    /// The row sums [`Backend::stored_energy`] adds up, in row order (see
+    /// [`crate::problem::energy::stored_energy_by_row`]).
+    fn stored_energy_by_row(&mut self) -> Result<Vec<f64>> {
         Err(HeatlabError::Unsupported(format!(
             "the {} backend holds no heat problem",
             self.kind()
@@ -397,6 +412,9 @@ pub struct ProblemUpload<'a> {
     /// Whether each step also books the energy that enters (slower: a pass over the cells
     /// that exchange heat with the outside every step).
     pub book_energy: bool,
+    /// The rows whose energy is booked (`None`: all; a band of a field split over ranks books
+    /// its own rows, not its halos).
+    pub booked_rows: Option<RowSpan>,
 }
 
 impl<'a> ProblemUpload<'a> {
@@ -406,7 +424,13 @@ impl<'a> ProblemUpload<'a> {
             tables: &problem.tables,
             map: &problem.map,
             book_energy,
+            booked_rows: None,
         }
+    }
+
+    /// The energy ledger of this upload for a field of `cols` columns.
+    pub fn ledger(&self, cols: usize) -> EnergyLedger {
+        EnergyLedger::of_rows(self.tables, self.map, cols, self.booked_rows)
     }
 
     /// Checks that `tables` can replace `held` ones without touching the map or the energy

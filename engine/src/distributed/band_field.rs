@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::compute::{Backend, StepParams};
 use crate::error::{HeatlabError, Result};
-use crate::grid::{Grid, GridSize};
+use crate::grid::{Grid, GridSize, RowSpan};
 
 use super::bands::{Band, Bands};
 use super::link::RankLink;
@@ -126,6 +126,58 @@ impl BandField {
             times: BandTimes::default(),
             device_exchange: None,
         })
+    }
+
+    /// The band of `link`'s rank from its own rows alone (`own`, as many as the band owns):
+    /// its halos are filled by an exchange before its next step or Laplacian.
+    pub fn from_own(
+        bands: Bands,
+        link: Box<dyn RankLink>,
+        backend: Box<dyn Backend>,
+        own: &Grid,
+    ) -> Result<Self> {
+        let band = bands.band(link.rank());
+        if own.size() != GridSize::new(band.rows, band.cols)? {
+            return Err(HeatlabError::Internal(format!(
+                "rank {} owns {} rows of {} cells, not this {} field",
+                band.rank,
+                band.rows,
+                band.cols,
+                own.size()
+            )));
+        }
+        let mut values = vec![0.0; band.held_rows() * band.cols];
+        let first = band.own_offset() * band.cols;
+        values[first..first + own.as_slice().len()].copy_from_slice(own.as_slice());
+        let held = Grid::from_vec(band.held_size()?, values)?;
+        let mut field = Self::with_held(bands, link, backend, &held)?;
+        field.halos_stale();
+        Ok(field)
+    }
+
+    /// The link, the backend and the device exchange, taken back (to split a new field).
+    pub fn into_parts(
+        self,
+    ) -> (
+        Box<dyn RankLink>,
+        Box<dyn Backend>,
+        Option<Box<dyn DeviceExchange>>,
+    ) {
+        (self.link, self.backend, self.device_exchange)
+    }
+
+    /// The own rows were written other than by stepping: the halos are exchanged again before
+    /// the next step or Laplacian.
+    pub fn halos_stale(&mut self) {
+        self.since_exchange = self.bands.depth();
+    }
+
+    /// Where the own rows are among the held ones.
+    pub fn own_span(&self) -> RowSpan {
+        RowSpan {
+            first: self.band.own_offset(),
+            count: self.band.rows,
+        }
     }
 
     /// This rank's band.

@@ -68,6 +68,12 @@ impl Bands {
     /// halos `depth` rows deep; refuses when a band would own fewer rows than the depth (its
     /// neighbours' halos come from its own rows alone).
     pub fn new(size: GridSize, ranks: usize, depth: usize, boundary: Boundary) -> Result<Self> {
+        Self::with_wrap(size, ranks, depth, boundary == Boundary::Periodic)
+    }
+
+    /// [`Bands::new`], the rows wrapping around when `wraps` (a periodic plate, or a heat
+    /// problem whose top and bottom wrap).
+    pub fn with_wrap(size: GridSize, ranks: usize, depth: usize, wraps: bool) -> Result<Self> {
         if ranks == 0 {
             return Err(HeatlabError::InvalidInput(
                 "a field needs at least one rank".into(),
@@ -82,7 +88,7 @@ impl Bands {
             size,
             ranks,
             depth,
-            wraps: boundary == Boundary::Periodic,
+            wraps,
         };
         let thinnest = size.rows / ranks;
         if thinnest < depth {
@@ -104,6 +110,11 @@ impl Bands {
     /// The deepest halo that `ranks` bands of `size` allow, at most `wanted`.
     pub fn deepest_halo(size: GridSize, ranks: usize, wanted: usize) -> usize {
         (size.rows / ranks.max(1)).min(wanted).max(1)
+    }
+
+    /// Whether the rows wrap around.
+    pub fn wraps(&self) -> bool {
+        self.wraps
     }
 
     /// The whole field's size.

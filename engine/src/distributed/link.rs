@@ -38,6 +38,10 @@ pub trait RankLink: Send {
     fn gather_rows(&mut self, own: &[f32], root: usize) -> Result<Option<Vec<f32>>>;
     /// `root`'s `bytes` on every rank (the others' are ignored).
     fn broadcast_bytes(&mut self, bytes: &[u8], root: usize) -> Result<Vec<u8>>;
+    /// Every rank's `own` bytes on `root`, in rank order (`None` on the others).
+    fn gather_bytes(&mut self, own: &[u8], root: usize) -> Result<Option<Vec<Vec<u8>>>>;
+    /// `parts[rank]` of `root`'s parts on each rank (the others pass no parts).
+    fn scatter_bytes(&mut self, parts: &[Vec<u8>], root: usize) -> Result<Vec<u8>>;
 }
 
 /// A message between two threads standing for ranks.
@@ -103,6 +107,15 @@ impl ThreadLink {
                 return Ok(message);
             }
             self.pending.push((sender, message));
+        }
+    }
+
+    fn receive_bytes(&mut self, from: usize) -> Result<Vec<u8>> {
+        match self.receive(from, |m| matches!(m, Message::Bytes(_)))? {
+            Message::Bytes(bytes) => Ok(bytes),
+            Message::GoingUp(_) | Message::GoingDown(_) | Message::Value(_) | Message::Rows(_) => {
+                Err(HeatlabError::Internal("rows came for bytes".into()))
+            }
         }
     }
 
@@ -234,6 +247,39 @@ impl RankLink for ThreadLink {
         Ok(Some(all))
     }
 
+    fn gather_bytes(&mut self, own: &[u8], root: usize) -> Result<Option<Vec<Vec<u8>>>> {
+        if self.rank != root {
+            self.send(root, Message::Bytes(own.to_vec()))?;
+            return Ok(None);
+        }
+        let mut all = Vec::with_capacity(self.peers.len());
+        for from in 0..self.peers.len() {
+            if from == root {
+                all.push(own.to_vec());
+                continue;
+            }
+            all.push(self.receive_bytes(from)?);
+        }
+        Ok(Some(all))
+    }
+
+    fn scatter_bytes(&mut self, parts: &[Vec<u8>], root: usize) -> Result<Vec<u8>> {
+        if self.rank != root {
+            return self.receive_bytes(root);
+        }
+        if parts.len() != self.peers.len() {
+            return Err(HeatlabError::Internal(format!(
+                "{} parts for {} ranks",
+                parts.len(),
+                self.peers.len()
+            )));
+        }
+        for (to, part) in parts.iter().enumerate().filter(|&(to, _)| to != root) {
+            self.send(to, Message::Bytes(part.clone()))?;
+        }
+        Ok(parts[root].clone())
+    }
+
     fn broadcast_bytes(&mut self, bytes: &[u8], root: usize) -> Result<Vec<u8>> {
         if self.rank == root {
             for to in (0..self.peers.len()).filter(|&to| to != root) {
@@ -241,11 +287,6 @@ impl RankLink for ThreadLink {
             }
             return Ok(bytes.to_vec());
         }
-        match self.receive(root, |m| matches!(m, Message::Bytes(_)))? {
-            Message::Bytes(bytes) => Ok(bytes),
-            Message::GoingUp(_) | Message::GoingDown(_) | Message::Value(_) | Message::Rows(_) => {
-                Err(HeatlabError::Internal("rows came for bytes".into()))
-            }
-        }
+        self.receive_bytes(root)
     }
 }

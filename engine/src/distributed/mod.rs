@@ -12,6 +12,8 @@ pub mod mpi_link;
 pub mod nccl_halos;
 #[cfg(unix)]
 pub mod npy;
+pub mod rank_band;
+pub mod split;
 
 pub use band_field::{held_rows, BandField, BandTimes, DeviceExchange};
 pub use bands::{Band, Bands};
@@ -20,6 +22,8 @@ pub use link::{thread_links, RankLink, ThreadLink};
 pub use mpi_link::{MpiLink, MpiSession};
 #[cfg(feature = "distributed")]
 pub use nccl_halos::NcclHalos;
+pub use rank_band::{serve, BandCommand, OpenRequest};
+pub use split::{finish_unopened, SplitBackend, SplitOptions};
 
 #[cfg(test)]
 mod tests;

@@ -15,6 +15,10 @@ use super::link::RankLink;
 const GOING_UP: i32 = 1;
 /// Rows going down: the receiver's halo above.
 const GOING_DOWN: i32 = 2;
+/// Bytes gathered on or scattered from one rank.
+const BYTES: i32 = 3;
+/// The most bytes in one MPI message (its count is an `i32`).
+const MESSAGE_BYTES: usize = 1 << 30;
 
 /// This process's rank among the processes `mpirun` started.
 pub struct MpiLink {
@@ -95,6 +99,26 @@ impl MpiLink {
             .zip(lengths)
             .map(|(chunk, length)| chunk[..length as usize].to_vec())
             .collect()
+    }
+
+    /// Sends `bytes` to `to`: its length, then pieces MPI can count.
+    fn send_bytes(&self, to: usize, bytes: &[u8]) {
+        let process = self.world.process_at_rank(rank_number(to));
+        process.send_with_tag(&(bytes.len() as u64), BYTES);
+        for piece in bytes.chunks(MESSAGE_BYTES) {
+            process.send_with_tag(piece, BYTES);
+        }
+    }
+
+    /// Receives what [`MpiLink::send_bytes`] sent from `from`.
+    fn receive_bytes(&self, from: usize) -> Vec<u8> {
+        let process = self.world.process_at_rank(rank_number(from));
+        let (length, _) = process.receive_with_tag::<u64>(BYTES);
+        let mut bytes = vec![0_u8; length as usize];
+        for piece in bytes.chunks_mut(MESSAGE_BYTES) {
+            process.receive_into_with_tag(piece, BYTES);
+        }
+        bytes
     }
 
     /// Ends every rank of the run now with `code` (a rank that cannot go on while the others
@@ -210,6 +234,38 @@ impl RankLink for MpiLink {
         Ok(Some(all))
     }
 
+    fn gather_bytes(&mut self, own: &[u8], root: usize) -> Result<Option<Vec<Vec<u8>>>> {
+        if self.rank() != root {
+            self.send_bytes(root, own);
+            return Ok(None);
+        }
+        Ok(Some(
+            (0..self.ranks())
+                .map(|from| match from == root {
+                    true => own.to_vec(),
+                    false => self.receive_bytes(from),
+                })
+                .collect(),
+        ))
+    }
+
+    fn scatter_bytes(&mut self, parts: &[Vec<u8>], root: usize) -> Result<Vec<u8>> {
+        if self.rank() != root {
+            return Ok(self.receive_bytes(root));
+        }
+        if parts.len() != self.ranks() {
+            return Err(HeatlabError::Internal(format!(
+                "{} parts for {} ranks",
+                parts.len(),
+                self.ranks()
+            )));
+        }
+        for (to, part) in parts.iter().enumerate().filter(|&(to, _)| to != root) {
+            self.send_bytes(to, part);
+        }
+        Ok(parts[root].clone())
+    }
+
     fn broadcast_bytes(&mut self, bytes: &[u8], root: usize) -> Result<Vec<u8>> {
         let root_process = self.world.process_at_rank(root as i32);
         let mut length = bytes.len() as u64;
@@ -224,4 +280,9 @@ impl RankLink for MpiLink {
         }
         Ok(shared)
     }
+}
+
+/// A rank as MPI numbers it (ranks come from MPI's own `i32` count).
+fn rank_number(rank: usize) -> i32 {
+    i32::try_from(rank).unwrap_or(i32::MAX)
 }

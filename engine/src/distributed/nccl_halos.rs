@@ -3,14 +3,13 @@
 //! behind the exchange. The NCCL id is made by rank 0 and broadcast over MPI.
 
 use cudarc::nccl::safe::{Comm, Id};
-use mpi::traits::{Communicator, Root};
 
 use crate::compute::Backend;
 use crate::error::{HeatlabError, Result};
 
 use super::band_field::DeviceExchange;
 use super::bands::Band;
-use super::mpi_link::MpiLink;
+use super::link::RankLink;
 
 /// One rank's NCCL communicator, on the stream of the band's CUDA backend.
 pub struct NcclHalos {
@@ -40,19 +39,28 @@ fn nccl_error(what: &str) -> impl Fn(cudarc::nccl::result::NcclError) -> Heatlab
 impl NcclHalos {
     /// Joins the ranks of `link` in an NCCL communicator on `backend`'s stream (every rank calls
     /// it at once). Refuses a backend that is not CUDA.
-    pub fn start(link: &MpiLink, backend: &mut dyn Backend) -> Result<Self> {
-        use super::link::RankLink;
+    pub fn start(link: &mut dyn RankLink, backend: &mut dyn Backend) -> Result<Self> {
         let cuda = backend
             .cuda_mut()
             .ok_or_else(|| HeatlabError::Unsupported("NCCL halos need the CUDA backend".into()))?;
         let stream = cuda.device().stream().clone();
-        let world = link.world();
-        let root = world.process_at_rank(0);
-        let mut internal = [0 as std::ffi::c_char; 128];
+        let mut mine = Vec::new();
         if link.rank() == 0 {
-            internal = *Id::new().map_err(nccl_error("making the id"))?.internal();
+            let made = *Id::new().map_err(nccl_error("making the id"))?.internal();
+            mine = made.iter().map(|&c| c as u8).collect();
         }
-        root.broadcast_into(&mut internal[..]);
+        let shared = link.broadcast_bytes(&mine, 0)?;
+        let mut internal = [0 as std::ffi::c_char; 128];
+        if shared.len() != internal.len() {
+            return Err(HeatlabError::Internal(format!(
+                "the NCCL id came as {} bytes, not {}",
+                shared.len(),
+                internal.len()
+            )));
+        }
+        for (to, &from) in internal.iter_mut().zip(&shared) {
+            *to = from as std::ffi::c_char;
+        }
         let comm = Comm::from_rank(stream, link.rank(), link.ranks(), Id::uninit(internal))
             .map_err(nccl_error("joining the ranks"))?;
         Ok(Self { comm })

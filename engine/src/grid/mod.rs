@@ -18,6 +18,22 @@ use crate::error::HeatlabError;
 /// The largest side length heatlab accepts (a 65536² field is 16 GiB of `f32`).
 pub const MAX_SIDE: usize = 65_536;
 
+/// Whole rows of a field: `count` rows from row `first`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct RowSpan {
+    /// The first row.
+    pub first: usize,
+    /// How many rows.
+    pub count: usize,
+}
+
+impl RowSpan {
+    /// The span's cells in a row-major field of `cols` columns.
+    pub fn cells(&self, cols: usize) -> std::ops::Range<usize> {
+        self.first * cols..(self.first + self.count) * cols
+    }
+}
+
 /// Rows and columns of a field. Parsed from `N` (square) or `ROWSxCOLS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct GridSize {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::step::{neighbour_cells, Wrap};
 use super::{Side, StepTables};
+use crate::grid::RowSpan;
 
 /// Energy put into the plate (J per metre of depth; negative: taken out).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -59,10 +60,22 @@ impl EnergyLedger {
     /// The ledger of `map` under `tables` (`map` has `rows * cols` cells). Without held kinds
     /// only the cells on the sides can exchange heat, and only they are looked at.
     pub fn new(tables: &StepTables, map: &[u8], cols: usize) -> Self {
+        Self::of_rows(tables, map, cols, None)
+    }
+
+    /// The ledger of the rows `booked` of `map` alone (all rows when `None`): a band of a
+    /// field split over ranks books its own rows, not the halo rows held beside them, and
+    /// the bands' ledgers together book what the whole field's does.
+    pub fn of_rows(tables: &StepTables, map: &[u8], cols: usize, booked: Option<RowSpan>) -> Self {
         let cols = cols.max(1);
         let rows = map.len() / cols;
+        let booked = booked.unwrap_or(RowSpan {
+            first: 0,
+            count: rows,
+        });
+        let booked_rows = booked.first.min(rows)..(booked.first + booked.count).min(rows);
         let mut free_cells = vec![0usize; tables.kinds];
-        for &kind in map {
+        for &kind in &map[booked_rows.start * cols..booked_rows.end * cols] {
             free_cells[kind as usize] += 1;
         }
         for (count, &held) in free_cells.iter_mut().zip(&tables.held) {
@@ -78,14 +91,14 @@ impl EnergyLedger {
                     .any(|n| n.is_none_or(|cell| tables.held[map[cell] as usize]))
         };
         let cells: Vec<u32> = if tables.held.iter().any(|&h| h) {
-            (0..rows)
+            booked_rows
                 .into_par_iter()
                 .flat_map_iter(|row| (row * cols..(row + 1) * cols).filter(|&c| exchanges(c)))
                 .map(|c| c as u32)
                 .collect()
         } else {
             // Row-major, as the full pass would find them.
-            (0..rows)
+            booked_rows
                 .flat_map(|row| {
                     let edge_row = row == 0 || row + 1 == rows;
                     let inner: Vec<usize> = if edge_row {
@@ -197,10 +210,20 @@ pub fn stored_energy_weights(tables: &StepTables) -> Vec<f64> {
 /// [`STORED_ENERGY_CHUNK`] columns on their own, the chunks of a row in order, then the rows in
 /// order (`kernels/energy.cu` sums the same way).
 pub fn stored_energy(tables: &StepTables, map: &[u8], field: &[f32], cols: usize) -> f64 {
+    total_of_rows(&stored_energy_by_row(tables, map, field, cols))
+}
+
+/// The sums of each row of [`stored_energy`], in row order (a field split over ranks adds its
+/// bands' rows in that order, and so gets the same total).
+pub fn stored_energy_by_row(
+    tables: &StepTables,
+    map: &[u8],
+    field: &[f32],
+    cols: usize,
+) -> Vec<f64> {
     let weights = stored_energy_weights(tables);
     let cols = cols.max(1);
-    let rows: Vec<f64> = map
-        .par_chunks(cols)
+    map.par_chunks(cols)
         .zip(field.par_chunks(cols))
         .map(|(kinds, values)| {
             let mut row = 0.0;
@@ -219,8 +242,7 @@ pub fn stored_energy(tables: &StepTables, map: &[u8], field: &[f32], cols: usize
             }
             row
         })
-        .collect();
-    total_of_rows(&rows)
+        .collect()
 }
 
 /// The rows' sums of [`stored_energy`] added up in row order (the last step on either backend).

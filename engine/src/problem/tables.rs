@@ -16,7 +16,7 @@ pub const MAX_KINDS: usize = 64;
 pub const MAX_STEPS: u64 = 1 << 53;
 
 /// Everything one step needs besides the field and the map, for `n` kinds of cells.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StepTables {
     /// Number of kinds, `n`.
     pub kinds: usize,

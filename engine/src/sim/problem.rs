@@ -393,6 +393,7 @@ impl Simulation {
                     tables: &tables,
                     map: &active.compiled.map,
                     book_energy: active.book_energy,
+                    booked_rows: None,
                 };
                 taken.and_then(|exchange| {
                     active.booked.add(&exchange);

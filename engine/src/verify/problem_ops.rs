@@ -25,6 +25,7 @@ impl HeldProblem {
             tables: &self.tables,
             map: &self.problem.map,
             book_energy: self.book_energy,
+            booked_rows: None,
         }
     }
 }

@@ -161,14 +161,14 @@ fn end_ranks(session: MpiSession, mut link: MpiLink, said: Option<String>, statu
 /// GPU by NCCL on a CUDA backend (unless `host_halos`), else through the host and `link`.
 pub fn band_field(
     bands: Bands,
-    link: MpiLink,
+    mut link: MpiLink,
     mut backend: Box<dyn Backend>,
     held: &Grid,
     host_halos: bool,
 ) -> anyhow::Result<BandField> {
     let device_halos = match backend.kind() {
         BackendKind::Cuda if !host_halos && link.ranks() > 1 => {
-            Some(NcclHalos::start(&link, backend.as_mut())?)
+            Some(NcclHalos::start(&mut link, backend.as_mut())?)
         }
         BackendKind::Cuda | BackendKind::Cpu => None,
     };

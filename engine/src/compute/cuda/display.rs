@@ -14,7 +14,7 @@ use super::{dims, driver_error, CudaBackend, CudaDevice};
 use crate::compute::preview::{reduced_size, reduction_factor, Layer, PreviewSpec, ReducedPreview};
 use crate::compute::FieldStats;
 use crate::error::{HeatlabError, Result};
-use crate::grid::{Boundary, Grid, GridSize};
+use crate::grid::{Boundary, Grid, GridSize, RowSpan};
 
 /// Blocks and threads per block of `field_stats` (kernels/display.cu): fixed, so that a field
 /// always gives the same total.
@@ -301,12 +301,18 @@ impl CudaBackend {
     /// Times `repeats` device-to-device copies of the field (a read and a write of every cell),
     /// the bandwidth a single-step kernel is measured against.
     /// Total heat, minimum and maximum of the held field, reduced on the device.
-    pub(super) fn statistics_on_device(&mut self) -> Result<FieldStats> {
+    pub(super) fn statistics_on_device(&mut self, rows: RowSpan) -> Result<FieldStats> {
         let stream = self.device.stream().clone();
         let function = self.kernels.field_stats.clone();
         let buffers = self.buffers.as_ref().ok_or(HeatlabError::NoField)?;
-        let cells = i64::try_from(buffers.size.cells())
+        let span = crate::compute::brush::row_range(
+            buffers.size,
+            rows.first,
+            rows.count * buffers.size.cols,
+        )?;
+        let cells = i64::try_from(span.len())
             .map_err(|_| HeatlabError::Unsupported("field too large".into()))?;
+        let values = buffers.current.slice(span);
         let PreviewBuffers {
             stats, stats_host, ..
         } = &mut self.preview;
@@ -317,12 +323,9 @@ impl CudaBackend {
             shared_mem_bytes: 0,
         };
         let mut launch = stream.launch_builder(&function);
-        launch
-            .arg(&buffers.current)
-            .arg(&cells)
-            .arg(&mut *partial_dev);
-        // SAFETY: field_stats(const float* field, long long n, double* partial): the field
-        // holds n floats, partial at least 3 * STATS_BLOCKS doubles; the grid is STATS_BLOCKS
+        launch.arg(&values).arg(&cells).arg(&mut *partial_dev);
+        // SAFETY: field_stats(const float* field, long long n, double* partial): the rows
+        // given (a checked range of the field) hold n floats, partial at least 3 * STATS_BLOCKS doubles; the grid is STATS_BLOCKS
         // blocks of STATS_THREADS threads, as the kernel's shared arrays assume.
         unsafe { launch.launch(config) }.map_err(driver_error("launching field_stats"))?;
         let host = pinned_of_at_least(stats_host, 3 * STATS_BLOCKS, self.device.context())?;

@@ -232,7 +232,7 @@ impl CudaBackend {
             });
         }
         buffers.flip();
-        let stats = self.statistics_on_device()?;
+        let stats = crate::compute::Backend::statistics(self)?;
         if stats.total.is_finite() {
             return Ok(());
         }

@@ -288,7 +288,7 @@ impl DeviceProblem {
             .clone_htod(&packed)
             .map_err(driver_error("uploading the step tables"))?;
         let ledger = if upload.book_energy {
-            let ledger = EnergyLedger::new(tables, upload.map, size.cols);
+            let ledger = upload.ledger(size.cols);
             let cells = ledger.cells();
             let count = i32::try_from(cells.len())
                 .map_err(|_| HeatlabError::Unsupported("too many cells to book".into()))?;

@@ -41,7 +41,7 @@ use super::{
 };
 use crate::error::{HeatlabError, Result};
 use crate::field::JaggedParams;
-use crate::grid::{Grid, GridSize};
+use crate::grid::{Grid, GridSize, RowSpan};
 use crate::problem::EnergyExchange;
 
 /// The diffusion kernels' source, embedded so that the binary needs no files beside it, behind
@@ -452,7 +452,7 @@ impl Backend for CudaBackend {
         self.take_energy_on_device()
     }
 
-    fn stored_energy(&mut self) -> Result<f64> {
+    fn stored_energy_by_row(&mut self) -> Result<Vec<f64>> {
         self.stored_energy_on_device()
     }
 
@@ -479,7 +479,15 @@ impl Backend for CudaBackend {
     }
 
     fn statistics(&mut self) -> Result<FieldStats> {
-        self.statistics_on_device()
+        let rows = self.buffers()?.size.rows;
+        self.statistics_on_device(RowSpan {
+            first: 0,
+            count: rows,
+        })
+    }
+
+    fn statistics_of_rows(&mut self, rows: RowSpan) -> Result<FieldStats> {
+        self.statistics_on_device(rows)
     }
 
     fn download(&mut self) -> Result<Grid> {

@@ -96,6 +96,7 @@ fn start(
         tables: &tables,
         map: &problem.map,
         book_energy,
+        booked_rows: None,
     }))?;
     Ok(tables)
 }

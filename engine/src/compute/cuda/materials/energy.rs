@@ -6,7 +6,7 @@ use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
 
 use super::super::{dims, driver_error, CudaBackend, CudaDevice};
 use crate::error::{HeatlabError, Result};
-use crate::problem::energy::{stored_energy_weights, total_of_rows, STORED_ENERGY_CHUNK};
+use crate::problem::energy::{stored_energy_weights, STORED_ENERGY_CHUNK};
 
 /// The stored-energy kernels' source.
 pub const ENERGY_SOURCE: &str = include_str!("../../../../../kernels/energy.cu");
@@ -45,7 +45,7 @@ fn spread(items: usize) -> Result<LaunchConfig> {
 impl CudaBackend {
     /// The energy stored in the held field's free cells (see
     /// [`crate::compute::Backend::stored_energy`]).
-    pub(in crate::compute::cuda) fn stored_energy_on_device(&mut self) -> Result<f64> {
+    pub(in crate::compute::cuda) fn stored_energy_on_device(&mut self) -> Result<Vec<f64>> {
         self.settle()?;
         let stream = self.device.stream().clone();
         let problem = self
@@ -102,6 +102,6 @@ impl CudaBackend {
         unsafe { launch.launch(spread(size.rows)?) }.map_err(&failed)?;
         let host = stream.clone_dtoh(&row_sums).map_err(&failed)?;
         stream.synchronize().map_err(&failed)?;
-        Ok(total_of_rows(&host))
+        Ok(host)
     }
 }
