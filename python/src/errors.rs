@@ -38,6 +38,7 @@ pub fn to_python(error: HeatlabError) -> PyErr {
         | HeatlabError::BelowAbsoluteZero { .. } => SimulationHalted::new_err(message),
         HeatlabError::NoField
         | HeatlabError::Internal(_)
+        | HeatlabError::OnRank { .. }
         | HeatlabError::CudaUnavailable(_)
         | HeatlabError::Cuda { .. }
         | HeatlabError::KernelCompile { .. }

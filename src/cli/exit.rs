@@ -18,18 +18,24 @@ pub const BROKEN_PIPE_STATUS: u8 = 141;
 /// The exit status for a command's result, after printing what the user needs to see
 /// (the conventions are in the module's documentation).
 pub fn exit_status(result: anyhow::Result<()>) -> ExitCode {
+    ExitCode::from(report(result))
+}
+
+/// Says how `result` ended (nothing for a success or a closed pipe) and returns the exit
+/// status that [`exit_status`] gives it.
+pub fn report(result: anyhow::Result<()>) -> u8 {
     let Err(error) = result else {
-        return ExitCode::SUCCESS;
+        return 0;
     };
     if let Some(Interrupted(signal)) = error.chain().find_map(|e| e.downcast_ref::<Interrupted>()) {
         note(&format!("{error:#}"));
-        return ExitCode::from(signal.exit_status());
+        return signal.exit_status();
     }
     if is_broken_pipe(&error) {
-        return ExitCode::from(BROKEN_PIPE_STATUS);
+        return BROKEN_PIPE_STATUS;
     }
     note(&format!("error: {error:#}"));
-    ExitCode::FAILURE
+    1
 }
 
 fn is_broken_pipe(error: &anyhow::Error) -> bool {

@@ -37,6 +37,16 @@ pub trait DeviceExchange: Send {
     fn exchange(&mut self, backend: &mut dyn Backend, band: &Band, depth: usize) -> Result<()>;
 }
 
+/// What a band is made of: the link, the backend, the device exchange.
+pub struct BandParts {
+    /// The link to the other ranks.
+    pub link: Box<dyn RankLink>,
+    /// The backend that stepped the band.
+    pub backend: Box<dyn Backend>,
+    /// Halos device to device, if they went so.
+    pub device_exchange: Option<Box<dyn DeviceExchange>>,
+}
+
 /// One rank's band, its backend and its link to the other ranks.
 pub struct BandField {
     bands: Bands,
@@ -156,14 +166,12 @@ impl BandField {
     }
 
     /// The link, the backend and the device exchange, taken back (to split a new field).
-    pub fn into_parts(
-        self,
-    ) -> (
-        Box<dyn RankLink>,
-        Box<dyn Backend>,
-        Option<Box<dyn DeviceExchange>>,
-    ) {
-        (self.link, self.backend, self.device_exchange)
+    pub fn into_parts(self) -> BandParts {
+        BandParts {
+            link: self.link,
+            backend: self.backend,
+            device_exchange: self.device_exchange,
+        }
     }
 
     /// The own rows were written other than by stepping: the halos are exchanged again before

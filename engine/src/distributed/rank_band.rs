@@ -192,7 +192,7 @@ enum Holding {
         backend: Box<dyn Backend>,
         device: Option<Box<dyn DeviceExchange>>,
     },
-    Split(BandField),
+    Split(Box<BandField>),
     /// Only while one of the others is being made.
     Moving,
 }
@@ -243,7 +243,7 @@ impl RankBand {
     /// The band, once a field was split.
     pub fn field(&mut self) -> Result<&mut BandField> {
         match &mut self.holding {
-            Holding::Split(field) => Ok(field),
+            Holding::Split(field) => Ok(field.as_mut()),
             Holding::Unopened(_) | Holding::Opened { .. } => Err(HeatlabError::NoField),
             Holding::Moving => Err(moving()),
         }
@@ -397,7 +397,10 @@ impl RankBand {
                 backend,
                 device,
             } => (link, backend, device),
-            Holding::Split(field) => field.into_parts(),
+            Holding::Split(field) => {
+                let parts = field.into_parts();
+                (parts.link, parts.backend, parts.device_exchange)
+            }
             Holding::Unopened(link) => {
                 self.holding = Holding::Unopened(link);
                 return Err(HeatlabError::Internal(
@@ -412,7 +415,7 @@ impl RankBand {
         if let Some(device) = device {
             field.exchange_on_device(device);
         }
-        self.holding = Holding::Split(field);
+        self.holding = Holding::Split(Box::new(field));
         Ok(())
     }
 }

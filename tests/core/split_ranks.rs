@@ -2,14 +2,21 @@
 //! problem (materials, heaters, held cells, sides, thermostats, wrapping rows), the plate under
 //! every boundary, cells gathered and written, bit for bit; the energy booked within rounding.
 
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests: a failed unwrap is the test's failure"
+)]
+
 use std::path::Path;
 
-use super::*;
-use crate::compute::{BackendChoice, CpuMethod, KernelChoice};
-use crate::distributed::{serve, thread_links, OpenRequest};
-use crate::problem::energy::EnergyBalance;
-use crate::scenario::gallery::GALLERY;
-use crate::session::start::Start;
+use heatlab_engine::compute::{
+    Backend, BackendChoice, Boundary, CpuBackend, CpuMethod, KernelChoice, StepParams,
+};
+use heatlab_engine::distributed::{serve, thread_links, OpenRequest, SplitBackend, SplitOptions};
+use heatlab_engine::grid::{Grid, GridSize};
+use heatlab_engine::problem::energy::EnergyBalance;
+use heatlab_engine::scenario::gallery::GALLERY;
+use heatlab_engine::session::start::Start;
 
 /// Runs `body` with a backend split over `ranks` thread ranks (CPU bands), the other ranks
 /// serving it; every rank has ended when it returns.
