@@ -58,6 +58,30 @@ cmd_exact() {
       cp "r$n-$boundary/run.json" "$OUT_DIR/run-$boundary-r$n.json" 2>/dev/null
     done
   done
+  # Heat problems (materials, heaters, held cells, sides, a thermostat, wrapping rows).
+  local problem
+  for problem in heater-thermostat heat-sink periodic-plate jagged-plate thermal-bridge; do
+    common=(run --scenario "$problem" --steps 3000 --save-every 500 --npy)
+    "$HL" "${common[@]}" --backend cpu --out "cpu-$problem" 2>>"$OUT_DIR/exact.log"
+    "$HL" "${common[@]}" --backend cuda --out "one-$problem" 2>>"$OUT_DIR/exact.log"
+    for n in 2 3 4; do
+      # shellcheck disable=SC2046
+      $(ranks "$n") "$HL" "${common[@]}" --backend cuda --host-halos --out "r$n-$problem" \
+        >>"$OUT_DIR/exact.log" 2>&1
+      for f in cpu-"$problem"/*.npy; do
+        f=$(basename "$f")
+        for other in "one-$problem" "r$n-$problem"; do
+          if ! cmp -s "cpu-$problem/$f" "$other/$f"; then
+            echo "DIFFERS: $problem $other/$f" | tee -a "$OUT_DIR/exact.txt"
+            failures=$((failures + 1))
+          fi
+        done
+      done
+      echo "$problem, $n CUDA ranks (host halos): $(ls "r$n-$problem"/*.npy | wc -l) .npy frames compared with one rank and the CPU" | tee -a "$OUT_DIR/exact.txt"
+      cp "r$n-$problem/run.json" "$OUT_DIR/run-$problem-r$n.json" 2>/dev/null
+    done
+    cp "one-$problem/run.json" "$OUT_DIR/run-$problem-one.json" 2>/dev/null
+  done
   echo "exact: $failures files differ" | tee -a "$OUT_DIR/exact.txt"
   if [ "$GPUS" -lt 2 ]; then
     # NCCL on one GPU shared by two ranks: NCCL's own answer, kept.
