@@ -62,7 +62,7 @@ pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Bench(args)) => bench::bench(&args, &Interrupt::install()?),
         Some(Command::Kernel(args)) => kernel::run(&args, &Interrupt::install()?),
         Some(Command::Gui(args)) => gui::run(&args),
-        Some(Command::Verify(args)) => verify::run(&args, &Interrupt::install()?),
+        Some(Command::Verify(args)) => verify::run_launched(&args),
         Some(Command::Scenario(args)) => scenario::run(&args),
         Some(Command::LabCheck(args)) => lab_check::run(&args),
         None => gui::run(&gui::GuiArgs::default()),

@@ -10,7 +10,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::interrupt::{Interrupt, Interrupted};
 use super::output;
+use super::run::launched::Launched;
+#[cfg(feature = "distributed")]
+use heatlab_engine::compute::KernelChoice;
 use heatlab_engine::compute::{BackendChoice, CpuBackend, CudaBackend};
+#[cfg(feature = "distributed")]
+use heatlab_engine::distributed::{OpenRequest, SplitOptions};
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::verify::{verify, Subject, VerifyOptions, VerifyReport};
 
@@ -53,6 +58,10 @@ pub struct VerifyArgs {
     /// and orders of convergence per case) on the chosen backend.
     #[arg(long)]
     pub physics: bool,
+    /// Started by mpirun: halos between GPUs through the host (MPI) instead of NCCL (for ranks
+    /// that share a GPU, where NCCL refuses).
+    #[arg(long)]
+    pub host_halos: bool,
 }
 
 /// The subject the user chose; with `auto` and no GPU, the CPU methods and a note why.
@@ -125,6 +134,40 @@ fn summary(report: &VerifyReport) -> String {
 
 /// Runs `heatlab verify`. Ctrl-C or SIGTERM stops after the current sequence; the report of
 /// the sequences run is still printed and written.
+/// Runs `heatlab verify` on one rank, or, started by mpirun, on a field split over the ranks
+/// (rank 0 runs the sequences; the other ranks hold their bands).
+pub fn run_launched(args: &VerifyArgs) -> anyhow::Result<()> {
+    if let Some(launched) = Launched::from_env().filter(|l| l.ranks > 1) {
+        #[cfg(feature = "distributed")]
+        super::run::ranks::on_ranks(args.backend, launched, |ranks, interrupt| {
+            if args.physics {
+                ranks.release()?;
+                anyhow::bail!(
+                    "--physics does not run across ranks: run it without mpirun (one rank)"
+                );
+            }
+            let options = SplitOptions {
+                open: OpenRequest {
+                    backend: args.backend,
+                    kernel: KernelChoice::Auto,
+                },
+                halo_depth: None,
+                host_halos: args.host_halos,
+            };
+            let ranks_count = ranks.ranks();
+            let opened = ranks.open(options);
+            let subject = opened.map(|split| Subject::Ranks(Box::new(split)));
+            run_sequences(args, interrupt, subject, ranks_count)
+        });
+        #[cfg(not(feature = "distributed"))]
+        return launched.refuse_undistributed();
+    }
+    if args.host_halos {
+        anyhow::bail!("--host-halos is for verify over ranks (started by mpirun -n 2 or more)");
+    }
+    run(args, &Interrupt::install()?)
+}
+
 pub fn run(args: &VerifyArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     let sequence_options = [
         args.seed.is_some(),
@@ -144,17 +187,28 @@ pub fn run(args: &VerifyArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         }
         return super::verify_physics::run(args.backend, args.json.as_deref());
     }
+    run_sequences(args, interrupt, open_subject(args.backend), 1)
+}
+
+/// The random sequences on `subject`, fields of at least `min_rows` rows.
+fn run_sequences(
+    args: &VerifyArgs,
+    interrupt: &Interrupt,
+    subject: anyhow::Result<Subject>,
+    min_rows: usize,
+) -> anyhow::Result<()> {
     let options = VerifyOptions {
         seed: args.seed.unwrap_or(DEFAULT_SEED),
         sequences: args.sequences.unwrap_or(DEFAULT_SEQUENCES),
         operations: usize::try_from(args.operations.unwrap_or(DEFAULT_OPERATIONS))?,
         max_cells: usize::try_from(args.max_cells.unwrap_or(DEFAULT_MAX_CELLS))?,
+        min_rows,
     };
     // The report must have somewhere to go before the sequences run, not after.
     if let Some(path) = &args.json {
         heatlab_engine::export::atomic::check_output(path).context("--json")?;
     }
-    let mut subject = open_subject(args.backend)?;
+    let mut subject = subject?;
     let bar = progress_bar(options.sequences, args.quiet);
     let report = verify(&mut subject, &options, interrupt.flag(), &|done| {
         bar.set_position(done)

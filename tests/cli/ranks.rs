@@ -31,12 +31,22 @@ fn mpirun(test: &str) -> Option<Command> {
     Some(command)
 }
 
-fn run_ranks(mut mpirun: Command, dir: &Path, ranks: usize, args: &[&str]) -> Output {
+fn run_ranks(mpirun: Command, dir: &Path, ranks: usize, args: &[&str]) -> Output {
+    command_on_ranks(mpirun, dir, ranks, "run", args)
+}
+
+fn command_on_ranks(
+    mut mpirun: Command,
+    dir: &Path,
+    ranks: usize,
+    command: &str,
+    args: &[&str],
+) -> Output {
     mpirun
         .current_dir(dir)
         .args(["-n", &ranks.to_string()])
         .arg(heatlab_binary())
-        .arg("run")
+        .arg(command)
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("mpirun runs: {e}"))
@@ -379,4 +389,44 @@ fn a_heat_problem_with_a_thermostat_over_two_and_three_ranks_equals_one_rank() {
         assert!(budget(&record).is_object(), "{what}: {record}");
         assert_eq!(record["status"], "completed", "{what}");
     }
+}
+
+#[test]
+fn verify_over_three_ranks_finds_the_split_field_equal_to_the_cpu_reference() {
+    let test = "verify_over_three_ranks_finds_the_split_field_equal_to_the_cpu_reference";
+    let Some(command) = mpirun(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--backend",
+        "cpu",
+        "--sequences",
+        "8",
+        "--seed",
+        "5",
+        "--quiet",
+        "--json",
+        "report.json",
+    ];
+    let output = command_on_ranks(command, dir.path(), 3, "verify", &args);
+    succeeded(&output);
+    let report = read_json(&dir.path().join("report.json"));
+    assert_eq!(report["sequences_passed"], 8, "{report}");
+    let subject = report["subject"].as_str().unwrap();
+    assert!(subject.contains("split over 3 ranks"), "{subject}");
+    assert!(
+        report["coverage"]["operations"]["set-problem"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let Some(command) = mpirun(test) else { return };
+    let output = command_on_ranks(command, dir.path(), 2, "verify", &["--physics"]);
+    assert!(!output.status.success());
+    let stderr = stderr_of(&output);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("heatlab:")).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains("--physics does not run across ranks"),
+        "{stderr}"
+    );
 }

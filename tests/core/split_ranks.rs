@@ -209,3 +209,35 @@ fn a_failing_rank_is_named_and_the_ranks_stay_in_step() {
         assert_eq!(split.download().unwrap(), plate(30, 5));
     });
 }
+
+#[test]
+fn the_differential_harness_finds_a_split_field_equal_to_the_cpu_reference() {
+    use heatlab_engine::verify::{verify, Subject, VerifyOptions};
+    let options = VerifyOptions {
+        seed: 11,
+        sequences: 12,
+        operations: 24,
+        max_cells: 20_000,
+        min_rows: 1,
+    };
+    for ranks in [2, 3] {
+        let options = VerifyOptions {
+            min_rows: ranks,
+            ..options
+        };
+        let report = with_split(ranks, None, |split| {
+            let mut subject = Subject::Ranks(Box::new(split));
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            verify(&mut subject, &options, &stop, &|_| {}).unwrap()
+        });
+        assert!(report.passed(), "{ranks} ranks: {:?}", report.divergence);
+        assert_eq!(report.sequences_passed, 12);
+        let operations = &report.coverage.operations;
+        for kind in ["set-problem", "switch-heater", "brush", "advance"] {
+            assert!(
+                operations.get(kind).copied().unwrap_or(0) > 0,
+                "{ranks} ranks: no {kind} in {operations:?}"
+            );
+        }
+    }
+}

@@ -22,6 +22,7 @@ fn cpu_methods_agree_with_the_plain_loop_over_random_sequences() {
         sequences: 120,
         operations: 24,
         max_cells: 40_000,
+        min_rows: 1,
     };
     let report = verify(&mut subject, &options, &AtomicBool::new(false), &|_| {}).unwrap();
     if let Some(divergence) = &report.divergence {
@@ -115,6 +116,7 @@ fn a_planted_fault_is_found_and_named() {
         sequences: 50,
         operations: 30,
         max_cells: 20_000,
+        min_rows: 1,
     };
     let report = verify(&mut subject, &options, &AtomicBool::new(false), &|_| {}).unwrap();
     let divergence = report.divergence.expect("the dropped step must be found");
@@ -154,6 +156,7 @@ fn cuda_agrees_with_the_cpu_over_random_sequences() {
         sequences: 300,
         operations: 24,
         max_cells: 160_000,
+        min_rows: 1,
     };
     let report = verify(&mut subject, &options, &AtomicBool::new(false), &|_| {}).unwrap();
     if let Some(divergence) = &report.divergence {

@@ -309,9 +309,17 @@ impl Backend for SplitBackend {
             true => "GPU to GPU",
             false => "through the host",
         };
+        let rows = match self.depth {
+            1 => "1 row",
+            _ => "rows",
+        };
+        let depth = match self.depth {
+            1 => rows.to_string(),
+            depth => format!("{depth} {rows}"),
+        };
         format!(
-            "{method}, split over {} ranks (halos {} rows deep, {halos})",
-            self.ranks, self.depth
+            "{method}, split over {} ranks (halos {depth} deep, {halos})",
+            self.ranks
         )
     }
 

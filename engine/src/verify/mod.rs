@@ -39,6 +39,8 @@ pub struct VerifyOptions {
     pub operations: usize,
     /// Largest field, in cells.
     pub max_cells: usize,
+    /// Fewest rows of a field (a field split over `N` ranks needs `N`).
+    pub min_rows: usize,
 }
 
 impl Default for VerifyOptions {
@@ -48,6 +50,7 @@ impl Default for VerifyOptions {
             sequences: 100,
             operations: 24,
             max_cells: 160_000,
+            min_rows: 1,
         }
     }
 }
@@ -112,6 +115,9 @@ pub enum Subject {
     /// Any other backend, stepped with its own method (method switches do not apply): a
     /// backend under development, or one with a planted fault to prove the harness finds it.
     Other(Box<dyn Backend>),
+    /// A field split over ranks (the split backend on rank 0 of `mpirun`): every operation,
+    /// heat problems too, but the solver's (a split field refuses it; both sides skip it).
+    Ranks(Box<dyn Backend>),
 }
 
 impl Subject {
@@ -119,13 +125,13 @@ impl Subject {
         match self {
             Self::Cpu(backend) => backend,
             Self::Cuda(backend) => backend.as_mut(),
-            Self::Other(backend) => backend.as_mut(),
+            Self::Other(backend) | Self::Ranks(backend) => backend.as_mut(),
         }
     }
 
     fn family(&self) -> MethodFamily {
         match self {
-            Self::Cpu(_) | Self::Other(_) => MethodFamily::Cpu,
+            Self::Cpu(_) | Self::Other(_) | Self::Ranks(_) => MethodFamily::Cpu,
             Self::Cuda(_) => MethodFamily::Cuda,
         }
     }
@@ -136,7 +142,7 @@ impl Subject {
             (Self::Cpu(cpu), MethodChoice::Cpu(m)) => cpu.set_method(Some(m)),
             (Self::Cuda(cuda), MethodChoice::Auto) => cuda.set_kernel(None)?,
             (Self::Cuda(cuda), MethodChoice::Cuda(k)) => cuda.set_kernel(Some(k))?,
-            (Self::Other(_), _) => {}
+            (Self::Other(_) | Self::Ranks(_), _) => {}
             (_, method) => {
                 return Err(HeatlabError::Internal(format!(
                     "method {method} does not belong to this backend"
@@ -155,7 +161,7 @@ impl Subject {
     /// Graph replays so far and whether graphs are on; `None` where graphs do not apply.
     fn graph_state(&self) -> Option<(u64, bool)> {
         match self {
-            Self::Cpu(_) | Self::Other(_) => None,
+            Self::Cpu(_) | Self::Other(_) | Self::Ranks(_) => None,
             Self::Cuda(cuda) => Some((cuda.graph_replays(), cuda.graphs_enabled())),
         }
     }
@@ -166,7 +172,7 @@ impl Subject {
             Self::Cpu(_) | Self::Other(_) => {
                 CpuBackend::with_threads(1).with_method(CpuMethod::Plain)
             }
-            Self::Cuda(_) => CpuBackend::new().with_method(CpuMethod::Rows),
+            Self::Cuda(_) | Self::Ranks(_) => CpuBackend::new().with_method(CpuMethod::Rows),
         }
     }
 }
@@ -433,7 +439,7 @@ impl VerifyReport {
             subject: match subject {
                 Subject::Cuda(_) => "cuda".into(),
                 Subject::Cpu(_) => "cpu methods (rows, blocked)".into(),
-                Subject::Other(backend) => backend.step_method(),
+                Subject::Other(backend) | Subject::Ranks(backend) => backend.step_method(),
             },
             device: subject.backend().device_name(),
             reference: subject.reference().step_method(),
@@ -460,6 +466,7 @@ fn run_sequence(
     sizes: &mut HashSet<GridSize>,
 ) -> Result<()> {
     let operations = SequenceGenerator::new(sequence_seed, subject.family(), options.max_cells)
+        .with_min_rows(options.min_rows)
         .sequence(options.operations);
     subject.set_method(MethodChoice::Auto)?;
     subject.set_graphs(true);

@@ -72,6 +72,7 @@ impl Pair<'_> {
                     return Ok(None);
                 }
             }
+            Operation::Solve(_) if matches!(self.subject, Subject::Ranks(_)) => return Ok(None),
             Operation::Solve(request) => return self.solve(*request).map(|()| None),
             _ => self.problem = None,
         }

@@ -286,6 +286,7 @@ pub struct SequenceGenerator {
     problem_held: bool,
     family: MethodFamily,
     max_cells: usize,
+    min_rows: usize,
     size: GridSize,
 }
 
@@ -298,8 +299,16 @@ impl SequenceGenerator {
             problem_held: false,
             family,
             max_cells: max_cells.max(1),
+            min_rows: 1,
             size: GridSize { rows: 1, cols: 1 },
         }
+    }
+
+    /// Fields of at least `rows` rows (a field split over that many ranks), as the cell
+    /// budget allows.
+    pub fn with_min_rows(mut self, rows: usize) -> Self {
+        self.min_rows = rows.clamp(1, self.max_cells);
+        self
     }
 
     /// A number in `0..n`.
@@ -325,8 +334,14 @@ impl SequenceGenerator {
                 6 | 7 => (1 + self.below(160), 1 + self.below(160)),
                 _ => (1 + self.below(400), 4 * (1 + self.below(130))),
             };
-            if rows * cols <= self.max_cells {
+            if rows * cols <= self.max_cells && rows >= self.min_rows {
                 return GridSize { rows, cols };
+            }
+            if rows < self.min_rows && self.min_rows * cols <= self.max_cells {
+                return GridSize {
+                    rows: self.min_rows,
+                    cols,
+                };
             }
         }
     }

@@ -31,3 +31,22 @@ impl Launched {
         })
     }
 }
+
+impl Launched {
+    /// Refuses to run in a build without the `distributed` feature (each rank would run the
+    /// whole field): rank 0 says why, every rank ends with status 1.
+    pub fn refuse_undistributed(self) -> anyhow::Result<()> {
+        if self.rank != 0 {
+            // Rank 0 says why; without MPI there is no barrier to wait at, and a rank
+            // ending first could make mpirun end rank 0 before its line is written.
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            std::process::exit(1);
+        }
+        anyhow::bail!(
+            "started as one of {} ranks, but this heatlab was built without the `distributed` \
+             feature: each rank would run the whole field; build it with `cargo build --release \
+             --features distributed`",
+            self.ranks
+        );
+    }
+}

@@ -328,22 +328,9 @@ fn progress_bar(from: u64, to: u64) -> ProgressBar {
 pub fn run_launched(args: &RunArgs) -> anyhow::Result<()> {
     if let Some(launched) = launched::Launched::from_env().filter(|l| l.ranks > 1) {
         #[cfg(feature = "distributed")]
-        return ranks::run(args, launched);
+        ranks::run(args, launched);
         #[cfg(not(feature = "distributed"))]
-        {
-            if launched.rank != 0 {
-                // Rank 0 says why; without MPI there is no barrier to wait at, and a rank
-                // ending first could make mpirun end rank 0 before its line is written.
-                std::thread::sleep(std::time::Duration::from_secs(2));
-                std::process::exit(1);
-            }
-            anyhow::bail!(
-                "started as one of {} ranks, but this heatlab was built without the \
-                 `distributed` feature: each rank would run the whole field; build it with \
-                 `cargo build --release --features distributed`",
-                launched.ranks
-            );
-        }
+        return launched.refuse_undistributed();
     }
     if args.halo_depth.is_some() {
         anyhow::bail!("--halo-depth is for a run over ranks (started by mpirun -n 2 or more)");

@@ -21,6 +21,7 @@ use heatlab_engine::grid::{Grid, GridSize};
 
 use super::launched::Launched;
 use super::{OpenBackend, RunArgs};
+use crate::cli::exit::report;
 use crate::cli::interrupt::Interrupt;
 
 /// One GPU a rank: the rank's place on its host picks it (before CUDA starts), unless
@@ -41,20 +42,87 @@ fn unsupported_option(args: &RunArgs) -> Option<&'static str> {
     .find_map(|(given, name)| given.then_some(name))
 }
 
-/// Runs `heatlab run` as one of the ranks `launched`.
-pub fn run(args: &RunArgs, launched: Launched) -> anyhow::Result<()> {
-    pick_gpu(args.backend, launched);
+/// Rank 0's hold on the other ranks: the field split over them, opened once.
+pub struct RanksLead {
+    ranks: usize,
+    unopened: Option<Box<dyn RankLink>>,
+    stranded: Option<Arc<AtomicBool>>,
+}
+
+impl RanksLead {
+    /// How many ranks.
+    pub fn ranks(&self) -> usize {
+        self.ranks
+    }
+
+    /// Opens every rank's backend: the field split over the ranks.
+    pub fn open(&mut self, options: SplitOptions) -> anyhow::Result<SplitBackend> {
+        let link = self
+            .unopened
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("the ranks were opened twice"))?;
+        let split = SplitBackend::open(link, options)?;
+        self.stranded = Some(split.stranded());
+        Ok(split)
+    }
+
+    /// Ends the other ranks when nothing was opened (a refusal): they stop serving.
+    pub fn release(&mut self) -> anyhow::Result<()> {
+        if let Some(link) = self.unopened.take() {
+            finish_unopened(link)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the ranks may be left waiting for one another (a failure during an exchange).
+    fn stranded(&self) -> bool {
+        self.stranded
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::SeqCst))
+    }
+}
+
+/// Runs `lead` on rank 0 while the other ranks serve its commands, then ends every rank once
+/// rank 0 has said how it ended, with rank 0's exit status (the others with 0).
+pub fn on_ranks(
+    choice: BackendChoice,
+    launched: Launched,
+    lead: impl FnOnce(&mut RanksLead, &Interrupt) -> anyhow::Result<()>,
+) -> ! {
+    pick_gpu(choice, launched);
     // Rank 0 says the first SIGINT or SIGTERM and stops after the current piece; the others
     // keep serving it until it is done.
-    let interrupt = Interrupt::install_saying(launched.rank == 0)?;
+    let interrupt = match Interrupt::install_saying(launched.rank == 0) {
+        Ok(interrupt) => interrupt,
+        Err(error) => std::process::exit(i32::from(report(Err(error)))),
+    };
     // Held to the end: MPI is finalized when it drops.
-    let (session, mut link) = MpiLink::start()?;
-    check_same_build(&mut link)?;
+    let (session, mut link) = match MpiLink::start() {
+        Ok(started) => started,
+        Err(error) => std::process::exit(i32::from(report(Err(error.into())))),
+    };
+    if let Err(error) = check_same_build(&mut link) {
+        std::process::exit(i32::from(report(Err(error))));
+    }
     // For the last barrier: no rank ends before rank 0 has said how the run ended (mpirun,
     // once stopping the run, ends the ranks still running when one ends).
     let mut last = link.duplicate();
     let status = if link.rank() == 0 {
-        crate::cli::exit::report(lead(args, launched, Box::new(link), &interrupt))
+        let mut ranks = RanksLead {
+            ranks: link.ranks(),
+            unopened: Some(Box::new(link)),
+            stranded: None,
+        };
+        let outcome = lead(&mut ranks, &interrupt);
+        if ranks.stranded() {
+            if let Err(error) = &outcome {
+                eprintln!("heatlab: error: rank 0: {error:#}");
+            }
+            // The other ranks may be waiting for rank 0 in an exchange: MPI ends every rank.
+            MpiLink::abort_world(1)
+        }
+        let released = ranks.release();
+        report(outcome.and(released))
     } else {
         if let Err(error) = serve(Box::new(link)) {
             eprintln!("heatlab: error: {error}");
@@ -71,51 +139,29 @@ pub fn run(args: &RunArgs, launched: Launched) -> anyhow::Result<()> {
     std::process::exit(i32::from(status))
 }
 
-/// Rank 0's run: `heatlab run` on the field split over the ranks.
-fn lead(
-    args: &RunArgs,
-    launched: Launched,
-    link: Box<dyn RankLink>,
-    interrupt: &Interrupt,
-) -> anyhow::Result<()> {
-    let mut unopened = Some(link);
-    let mut stranded = None;
-    let outcome = match unsupported_option(args) {
-        Some(option) => Err(anyhow::anyhow!(
-            "{option} does not run across ranks yet: run it without mpirun (one rank)"
-        )),
-        None => {
-            let mut open = |choice: BackendChoice, kernel: KernelChoice, size: GridSize| {
-                let link = unopened
-                    .take()
-                    .ok_or_else(|| anyhow::anyhow!("the ranks were opened twice"))?;
-                open_split(args, launched, link, (choice, kernel, size), &mut stranded)
-            };
-            let open: &mut OpenBackend<'_> = &mut open;
-            super::run_on(args, interrupt, open)
+/// Runs `heatlab run` as one of the ranks `launched`.
+pub fn run(args: &RunArgs, launched: Launched) -> ! {
+    on_ranks(args.backend, launched, |ranks, interrupt| {
+        if let Some(option) = unsupported_option(args) {
+            ranks.release()?;
+            anyhow::bail!(
+                "{option} does not run across ranks yet: run it without mpirun (one rank)"
+            );
         }
-    };
-    if stranded.is_some_and(|flag| flag.load(Ordering::SeqCst)) {
-        if let Err(error) = &outcome {
-            eprintln!("heatlab: error: {error:#}");
-        }
-        // The other ranks may be waiting for rank 0 in an exchange: MPI ends every rank.
-        MpiLink::abort_world(1)
-    }
-    if let Some(link) = unopened {
-        finish_unopened(link)?;
-    }
-    outcome
+        let mut open = |choice: BackendChoice, kernel: KernelChoice, size: GridSize| {
+            open_split(args, ranks, (choice, kernel, size))
+        };
+        let open: &mut OpenBackend<'_> = &mut open;
+        super::run_on(args, interrupt, open)
+    })
 }
 
 /// Opens the backends of every rank for a field of `size` (refused, before anything is
 /// written, when the ranks leave a band thinner than the halo).
 fn open_split(
     args: &RunArgs,
-    launched: Launched,
-    link: Box<dyn RankLink>,
+    ranks: &mut RanksLead,
     (choice, kernel, size): (BackendChoice, KernelChoice, GridSize),
-    stranded: &mut Option<Arc<AtomicBool>>,
 ) -> anyhow::Result<(Box<dyn Backend>, Option<String>)> {
     let halo_depth = args
         .halo_depth
@@ -124,11 +170,10 @@ fn open_split(
         BackendChoice::Cpu => CPU_HALO_DEPTH,
         BackendChoice::Auto | BackendChoice::Cuda => CUDA_HALO_DEPTH,
     };
-    let depth = halo_depth.unwrap_or_else(|| Bands::deepest_halo(size, launched.ranks, wanted));
-    let checked = Bands::new(size, launched.ranks, depth, Default::default());
-    if let Err(error) = checked {
+    let depth = halo_depth.unwrap_or_else(|| Bands::deepest_halo(size, ranks.ranks(), wanted));
+    if let Err(error) = Bands::new(size, ranks.ranks(), depth, Default::default()) {
         // The ranks are told to end before the refusal is said.
-        finish_unopened(link)?;
+        ranks.release()?;
         return Err(error.into());
     }
     let options = SplitOptions {
@@ -139,8 +184,7 @@ fn open_split(
         halo_depth,
         host_halos: args.host_halos,
     };
-    let split = SplitBackend::open(link, options)?;
-    *stranded = Some(split.stranded());
+    let split = ranks.open(options)?;
     let fallback = split.fallback().map(str::to_string);
     Ok((Box::new(split), fallback))
 }
