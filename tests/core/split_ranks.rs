@@ -39,7 +39,7 @@ fn with_split<T>(
             halo_depth,
             host_halos: false,
         };
-        let out = body(SplitBackend::open(Box::new(leader), options).unwrap());
+        let out = body(SplitBackend::open(Box::new(leader), options, Default::default()).unwrap());
         for follower in followers {
             follower.join().unwrap().unwrap();
         }

@@ -72,7 +72,14 @@ pub struct SplitBackend {
 impl SplitBackend {
     /// Opens every rank's backend (rank 0 calls it; the others [`super::rank_band::serve`]),
     /// and joins their GPUs for halos when every rank has one.
-    pub fn open(link: Box<dyn RankLink>, options: SplitOptions) -> Result<Self> {
+    ///
+    /// `stranded` is set when a command fails while the ranks talk among themselves (see
+    /// [`SplitBackend::stranded`]), this opening's included.
+    pub fn open(
+        link: Box<dyn RankLink>,
+        options: SplitOptions,
+        stranded: Arc<AtomicBool>,
+    ) -> Result<Self> {
         if link.rank() != 0 {
             return Err(HeatlabError::Internal(
                 "a split field is driven from rank 0".into(),
@@ -89,7 +96,7 @@ impl SplitBackend {
             depth: options.halo_depth.unwrap_or(CPU_HALO_DEPTH),
             wraps: false,
             problem_wraps: None,
-            stranded: Arc::new(AtomicBool::new(false)),
+            stranded,
             finished: false,
         };
         let answers = split.command(&BandCommand::Open(options.open), None)?;

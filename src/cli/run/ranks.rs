@@ -61,9 +61,9 @@ impl RanksLead {
             .unopened
             .take()
             .ok_or_else(|| anyhow::anyhow!("the ranks were opened twice"))?;
-        let split = SplitBackend::open(link, options)?;
-        self.stranded = Some(split.stranded());
-        Ok(split)
+        let stranded = Arc::new(AtomicBool::new(false));
+        self.stranded = Some(Arc::clone(&stranded));
+        Ok(SplitBackend::open(link, options, stranded)?)
     }
 
     /// Ends the other ranks when nothing was opened (a refusal): they stop serving.
