@@ -33,54 +33,43 @@ ranks() {
   fi
 }
 
+# compare NAME LABEL ARGS...: `heatlab run ARGS` on the CPU, on one GPU and over 2, 3 and 4 CUDA
+# ranks (host halos), every .npy frame compared with the CPU's; counts differences in $failures.
+compare() {
+  local name=$1 label=$2 n f other
+  shift 2
+  "$HL" run "$@" --backend cpu --out "cpu-$name" 2>>"$OUT_DIR/exact.log"
+  "$HL" run "$@" --backend cuda --out "one-$name" 2>>"$OUT_DIR/exact.log"
+  for n in 2 3 4; do
+    # shellcheck disable=SC2046
+    $(ranks "$n") "$HL" run "$@" --backend cuda --host-halos --out "r$n-$name" \
+      >>"$OUT_DIR/exact.log" 2>&1
+    for f in cpu-"$name"/*.npy; do
+      f=$(basename "$f")
+      for other in "one-$name" "r$n-$name"; do
+        if ! cmp -s "cpu-$name/$f" "$other/$f"; then
+          echo "DIFFERS: $name $other/$f" | tee -a "$OUT_DIR/exact.txt"
+          failures=$((failures + 1))
+        fi
+      done
+    done
+    echo "$label, $n CUDA ranks (host halos): $(ls "r$n-$name"/*.npy | wc -l) .npy frames compared with one rank and the CPU" | tee -a "$OUT_DIR/exact.txt"
+    cp "r$n-$name/run.json" "$OUT_DIR/run-$name-r$n.json" 2>/dev/null
+  done
+  cp "one-$name/run.json" "$OUT_DIR/run-$name-one.json" 2>/dev/null
+}
+
 cmd_exact() {
-  local size=${1:-1000x777} steps=300 boundary n failures=0 f
+  local size=${1:-1000x777} boundary problem
+  failures=0
   cd "$(mktemp -d)" || exit 1
   for boundary in dirichlet neumann periodic; do
-    common=(run --size "$size" --steps "$steps" --save-every 100 --npy --boundary "$boundary"
-      --coeff 0.23)
-    "$HL" "${common[@]}" --backend cpu --out "cpu-$boundary" 2>>"$OUT_DIR/exact.log"
-    "$HL" "${common[@]}" --backend cuda --out "one-$boundary" 2>>"$OUT_DIR/exact.log"
-    for n in 2 3 4; do
-      # shellcheck disable=SC2046
-      $(ranks "$n") "$HL" "${common[@]}" --backend cuda --host-halos --out "r$n-$boundary" \
-        >>"$OUT_DIR/exact.log" 2>&1
-      for f in cpu-"$boundary"/*.npy; do
-        f=$(basename "$f")
-        for other in "one-$boundary" "r$n-$boundary"; do
-          if ! cmp -s "cpu-$boundary/$f" "$other/$f"; then
-            echo "DIFFERS: $boundary $other/$f" | tee -a "$OUT_DIR/exact.txt"
-            failures=$((failures + 1))
-          fi
-        done
-      done
-      echo "$boundary $size, $n CUDA ranks (host halos): $(ls "r$n-$boundary"/*.npy | wc -l) .npy frames compared with one rank and the CPU" | tee -a "$OUT_DIR/exact.txt"
-      cp "r$n-$boundary/run.json" "$OUT_DIR/run-$boundary-r$n.json" 2>/dev/null
-    done
+    compare "$boundary" "$boundary $size" --size "$size" --steps 300 --save-every 100 --npy \
+      --boundary "$boundary" --coeff 0.23
   done
   # Heat problems (materials, heaters, held cells, sides, a thermostat, wrapping rows).
-  local problem
   for problem in heater-thermostat heat-sink periodic-plate jagged-plate thermal-bridge; do
-    common=(run --scenario "$problem" --steps 3000 --save-every 500 --npy)
-    "$HL" "${common[@]}" --backend cpu --out "cpu-$problem" 2>>"$OUT_DIR/exact.log"
-    "$HL" "${common[@]}" --backend cuda --out "one-$problem" 2>>"$OUT_DIR/exact.log"
-    for n in 2 3 4; do
-      # shellcheck disable=SC2046
-      $(ranks "$n") "$HL" "${common[@]}" --backend cuda --host-halos --out "r$n-$problem" \
-        >>"$OUT_DIR/exact.log" 2>&1
-      for f in cpu-"$problem"/*.npy; do
-        f=$(basename "$f")
-        for other in "one-$problem" "r$n-$problem"; do
-          if ! cmp -s "cpu-$problem/$f" "$other/$f"; then
-            echo "DIFFERS: $problem $other/$f" | tee -a "$OUT_DIR/exact.txt"
-            failures=$((failures + 1))
-          fi
-        done
-      done
-      echo "$problem, $n CUDA ranks (host halos): $(ls "r$n-$problem"/*.npy | wc -l) .npy frames compared with one rank and the CPU" | tee -a "$OUT_DIR/exact.txt"
-      cp "r$n-$problem/run.json" "$OUT_DIR/run-$problem-r$n.json" 2>/dev/null
-    done
-    cp "one-$problem/run.json" "$OUT_DIR/run-$problem-one.json" 2>/dev/null
+    compare "$problem" "$problem" --scenario "$problem" --steps 3000 --save-every 500 --npy
   done
   echo "exact: $failures files differ" | tee -a "$OUT_DIR/exact.txt"
   if [ "$GPUS" -lt 2 ]; then
