@@ -58,8 +58,8 @@ pub struct VerifyArgs {
     /// and orders of convergence per case) on the chosen backend.
     #[arg(long)]
     pub physics: bool,
-    /// Started by mpirun: halos between GPUs through the host (MPI) instead of NCCL (for ranks
-    /// that share a GPU, where NCCL refuses).
+    /// Started by mpirun: halos between GPUs through the host (MPI) instead of NCCL (ranks
+    /// that share a GPU do so by themselves).
     #[arg(long)]
     pub host_halos: bool,
 }

@@ -157,6 +157,8 @@ pub struct OpenedBackend {
     pub method: String,
     /// Why `--backend auto` fell back to the CPU, if it did.
     pub fallback: Option<String>,
+    /// The GPU's UUID, on a CUDA backend (ranks sharing a GPU cannot join NCCL).
+    pub gpu: Option<String>,
 }
 
 /// Encodes a command or an answer (every float's exact bits).
@@ -354,6 +356,7 @@ impl RankBand {
             device: backend.device_name(),
             method: backend.step_method(),
             fallback: fallback.map(|f| f.to_string()),
+            gpu: backend.cuda().and_then(|cuda| cuda.device_uuid()),
         };
         self.holding = Holding::Opened {
             link,

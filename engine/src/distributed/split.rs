@@ -54,6 +54,8 @@ pub struct SplitBackend {
     opened: Vec<OpenedBackend>,
     options: SplitOptions,
     device_halos: bool,
+    /// Two ranks on one GPU, if any (NCCL refuses them: halos then go through the host).
+    sharing_gpus: Option<(usize, usize)>,
     /// The field's size, once one was uploaded.
     size: Option<GridSize>,
     /// The halo depth of the split.
@@ -92,6 +94,7 @@ impl SplitBackend {
             opened: Vec::new(),
             options,
             device_halos: false,
+            sharing_gpus: None,
             size: None,
             depth: options.halo_depth.unwrap_or(CPU_HALO_DEPTH),
             wraps: false,
@@ -105,7 +108,8 @@ impl SplitBackend {
             .map(|answer| decode(answer))
             .collect::<Result<_>>()?;
         let all_cuda = split.opened.iter().all(|o| o.kind == BackendKind::Cuda);
-        if all_cuda && !options.host_halos && ranks > 1 {
+        split.sharing_gpus = shared_gpus(&split.opened);
+        if all_cuda && !options.host_halos && ranks > 1 && split.sharing_gpus.is_none() {
             split.command(&BandCommand::StartDeviceHalos, None)?;
             split.device_halos = true;
         }
@@ -262,6 +266,17 @@ impl Drop for SplitBackend {
     }
 }
 
+/// The first two ranks of `opened` on the same GPU, if any.
+fn shared_gpus(opened: &[OpenedBackend]) -> Option<(usize, usize)> {
+    opened.iter().enumerate().find_map(|(b, later)| {
+        let gpu = later.gpu.as_ref()?;
+        let a = opened[..b]
+            .iter()
+            .position(|earlier| earlier.gpu.as_ref() == Some(gpu))?;
+        Some((a, b))
+    })
+}
+
 /// Ends the ranks' service from rank 0 when no backend was opened (a refusal before it).
 pub fn finish_unopened(link: Box<dyn RankLink>) -> Result<()> {
     let mut rank = RankBand::new(link);
@@ -312,9 +327,12 @@ impl Backend for SplitBackend {
             .rank
             .backend()
             .map_or_else(|| "-".to_string(), |backend| backend.step_method());
-        let halos = match self.device_halos {
-            true => "GPU to GPU",
-            false => "through the host",
+        let halos = match (self.device_halos, self.sharing_gpus) {
+            (true, _) => "GPU to GPU".to_string(),
+            (false, None) => "through the host".to_string(),
+            (false, Some((a, b))) => {
+                format!("through the host: ranks {a} and {b} share a GPU")
+            }
         };
         let rows = match self.depth {
             1 => "1 row",
