@@ -75,8 +75,9 @@ impl SplitBackend {
     /// Opens every rank's backend (rank 0 calls it; the others [`super::rank_band::serve`]),
     /// and joins their GPUs for halos when every rank has one.
     ///
-    /// `stranded` is set when a command fails while the ranks talk among themselves (see
-    /// [`SplitBackend::stranded`]), this opening's included.
+    /// `stranded` is set when a command fails while the ranks talk among themselves (this
+    /// opening's included): the others may be waiting for this rank, and only ending every
+    /// rank ends the run.
     pub fn open(
         link: Box<dyn RankLink>,
         options: SplitOptions,
@@ -116,25 +117,9 @@ impl SplitBackend {
         Ok(split)
     }
 
-    /// Set when the ranks may be left waiting for one another (a command failed in the middle
-    /// of an exchange): the caller then ends every rank instead of finishing.
-    pub fn stranded(&self) -> Arc<AtomicBool> {
-        Arc::clone(&self.stranded)
-    }
-
     /// Why rank 0's `--backend auto` fell back to the CPU, if it did.
     pub fn fallback(&self) -> Option<&str> {
         self.opened.first().and_then(|o| o.fallback.as_deref())
-    }
-
-    /// Whether halos go GPU to GPU.
-    pub fn device_halos(&self) -> bool {
-        self.device_halos
-    }
-
-    /// The halo depth of the field split now.
-    pub fn halo_depth(&self) -> usize {
-        self.depth
     }
 
     /// Sends `command` (with each rank's part from `parts`) to every rank, carries it out on
@@ -224,11 +209,8 @@ impl SplitBackend {
         Grid::from_vec(size, values)
     }
 
-    /// Ends the ranks' service (the others return from `serve`), unless they are stranded.
-    pub fn finish(mut self) -> Result<()> {
-        self.finish_ranks()
-    }
-
+    /// Ends the ranks' service (the others return from `serve`), unless they are stranded
+    /// (done when the backend drops).
     fn finish_ranks(&mut self) -> Result<()> {
         if self.stranded.load(Ordering::SeqCst) || self.finished {
             return Ok(());
