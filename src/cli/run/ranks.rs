@@ -25,11 +25,23 @@ use crate::cli::exit::report;
 use crate::cli::interrupt::Interrupt;
 
 /// One GPU a rank: the rank's place on its host picks it (before CUDA starts), unless
-/// `CUDA_VISIBLE_DEVICES` already says.
+/// `CUDA_VISIBLE_DEVICES` already says. With more ranks than GPUs on a host, ranks share them
+/// in turn (their halos then go through the host).
 pub fn pick_gpu(choice: BackendChoice, launched: Launched) {
     if choice != BackendChoice::Cpu && std::env::var_os("CUDA_VISIBLE_DEVICES").is_none() {
-        std::env::set_var("CUDA_VISIBLE_DEVICES", launched.local_rank.to_string());
+        let gpu = match gpus_on_host() {
+            Some(count) if count > 0 => launched.local_rank % count,
+            _ => launched.local_rank,
+        };
+        std::env::set_var("CUDA_VISIBLE_DEVICES", gpu.to_string());
     }
+}
+
+/// The NVIDIA GPUs the driver lists on this host, read without starting CUDA (which would fix
+/// the visible devices); `None` where the driver does not list them.
+fn gpus_on_host() -> Option<usize> {
+    let listed = std::fs::read_dir("/proc/driver/nvidia/gpus").ok()?;
+    Some(listed.filter_map(std::result::Result::ok).count())
 }
 
 /// The first option given that a run over ranks does not take yet.
