@@ -202,7 +202,8 @@ fn open_split(
 }
 
 /// This rank's band of `bands` from its `held` rows on `backend`, its halos exchanged GPU to
-/// GPU by NCCL on a CUDA backend (unless `host_halos`), else through the host and `link`.
+/// GPU by NCCL on a CUDA backend (unless `host_halos`, or two ranks share a GPU), else through
+/// the host and `link`.
 pub fn band_field(
     bands: Bands,
     mut link: MpiLink,
@@ -210,8 +211,16 @@ pub fn band_field(
     held: &Grid,
     host_halos: bool,
 ) -> anyhow::Result<BandField> {
+    // Every rank learns whether two share a GPU (NCCL refuses them): halos then go through
+    // the host.
+    let gpu = backend.cuda().and_then(|cuda| cuda.device_uuid());
+    let gpus = link.all_gather_bytes(gpu.unwrap_or_default().as_bytes());
+    let shared = gpus
+        .iter()
+        .enumerate()
+        .any(|(at, gpu)| !gpu.is_empty() && gpus[..at].contains(gpu));
     let device_halos = match backend.kind() {
-        BackendKind::Cuda if !host_halos && link.ranks() > 1 => {
+        BackendKind::Cuda if !host_halos && !shared && link.ranks() > 1 => {
             Some(NcclHalos::start(&mut link, backend.as_mut())?)
         }
         BackendKind::Cuda | BackendKind::Cpu => None,
