@@ -425,6 +425,16 @@ impl SequenceGenerator {
 
     /// A cell of the current field.
     fn cell(&mut self) -> u32 {
+        // A field split over ranks (`min_rows` of them): half the cells beside a band's edge,
+        // where a rank's own rows meet its neighbour's halo.
+        if self.min_rows > 1 && self.chance(50) {
+            let (rows, cols) = (self.size.rows, self.size.cols);
+            let ranks = self.min_rows.min(rows).max(1);
+            let rank = self.below(ranks);
+            let first_row = rank * (rows / ranks) + rank.min(rows % ranks);
+            let row = (first_row + rows + self.below(3) - 1) % rows;
+            return (row * cols + self.below(cols)) as u32;
+        }
         self.below(self.size.cells()) as u32
     }
 
