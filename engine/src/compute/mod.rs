@@ -7,6 +7,7 @@
 pub mod brush;
 pub mod cpu;
 mod cpu_problem;
+mod cpu_stencil;
 pub mod cuda;
 pub mod preview;
 mod stats;

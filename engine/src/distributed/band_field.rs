@@ -66,15 +66,24 @@ pub struct BandField {
 /// The rows rank `band` holds of `whole`: its halo above, its own rows and its halo below
 /// (wrapping around a periodic field's edges).
 pub fn held_rows(whole: &Grid, band: &Band) -> Result<Grid> {
-    let rows = whole.rows();
-    let cols = whole.cols();
-    let first = band.first_held_row(rows);
-    let mut values = Vec::with_capacity(band.held_rows() * cols);
-    for offset in 0..band.held_rows() {
-        let row = (first + offset) % rows;
-        values.extend_from_slice(&whole.as_slice()[row * cols..(row + 1) * cols]);
-    }
+    let values = rows_of(whole.as_slice(), whole.size(), band, true);
     Grid::from_vec(band.held_size()?, values)
+}
+
+/// Of a row-major array of `size` (a field, a material map), the rows `band` holds (`held`:
+/// halos too, wrapping around a periodic field's edges) or owns.
+pub fn rows_of<T: Copy>(whole: &[T], size: GridSize, band: &Band, held: bool) -> Vec<T> {
+    let (rows, cols) = (size.rows, size.cols);
+    let (first, count) = match held {
+        true => (band.first_held_row(rows), band.held_rows()),
+        false => (band.first_row, band.rows),
+    };
+    let mut values = Vec::with_capacity(count * cols);
+    for offset in 0..count {
+        let row = (first + offset) % rows;
+        values.extend_from_slice(&whole[row * cols..(row + 1) * cols]);
+    }
+    values
 }
 
 impl BandField {

@@ -356,7 +356,7 @@ impl RankBand {
             device: backend.device_name(),
             method: backend.step_method(),
             fallback: fallback.map(|f| f.to_string()),
-            gpu: backend.cuda().and_then(|cuda| cuda.device_uuid()),
+            gpu: backend.cuda().and_then(|cuda| cuda.device().uuid_hex()),
         };
         self.holding = Holding::Opened {
             link,

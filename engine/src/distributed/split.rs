@@ -23,6 +23,7 @@ use crate::problem::energy::total_of_rows;
 use crate::problem::{EnergyExchange, StepTables};
 use crate::solve::{ProblemSolver, SolveOptions, SolveReport, SolveRequest};
 
+use super::band_field::rows_of;
 use super::bands::Bands;
 use super::link::RankLink;
 use super::rank_band::{
@@ -268,33 +269,6 @@ pub fn finish_unopened(link: Box<dyn RankLink>) -> Result<()> {
     Ok(())
 }
 
-/// The rows each band of `bands` holds of a row-major array of `whole` (halos included,
-/// wrapping), as bytes.
-fn held_parts<T: Copy>(
-    bands: &Bands,
-    whole: &[T],
-    own_only: bool,
-    bytes: impl Fn(&[T]) -> Vec<u8>,
-) -> Vec<Vec<u8>> {
-    let size = bands.size();
-    let cols = size.cols;
-    bands
-        .all()
-        .map(|band| {
-            let (first, count) = match own_only {
-                true => (band.first_row, band.rows),
-                false => (band.first_held_row(size.rows), band.held_rows()),
-            };
-            let mut values = Vec::with_capacity(count * cols);
-            for offset in 0..count {
-                let row = (first + offset) % size.rows;
-                values.extend_from_slice(&whole[row * cols..(row + 1) * cols]);
-            }
-            bytes(&values)
-        })
-        .collect()
-}
-
 impl Backend for SplitBackend {
     fn kind(&self) -> BackendKind {
         self.opened.first().map_or(BackendKind::Cpu, |o| o.kind)
@@ -335,7 +309,10 @@ impl Backend for SplitBackend {
         let depth = self.depth_for(size);
         let wraps = self.problem_wraps.unwrap_or(self.wraps);
         let bands = Bands::with_wrap(size, self.ranks, depth, wraps)?;
-        let parts = held_parts(&bands, field.as_slice(), true, f32_bytes);
+        let parts = bands
+            .all()
+            .map(|band| f32_bytes(&rows_of(field.as_slice(), size, &band, false)))
+            .collect();
         self.command(&BandCommand::Upload { size, depth, wraps }, Some(parts))?;
         self.size = Some(size);
         self.depth = depth;
@@ -456,7 +433,11 @@ impl Backend for SplitBackend {
         }
         let wraps = upload.tables.periodic_rows;
         self.wrap(wraps)?;
-        let parts = held_parts(&self.bands()?, upload.map, false, <[u8]>::to_vec);
+        let bands = self.bands()?;
+        let parts = bands
+            .all()
+            .map(|band| rows_of(upload.map, bands.size(), &band, true))
+            .collect();
         let command = BandCommand::SetProblem {
             tables: upload.tables.clone(),
             book_energy: upload.book_energy,

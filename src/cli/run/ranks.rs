@@ -213,7 +213,7 @@ pub fn band_field(
 ) -> anyhow::Result<BandField> {
     // Every rank learns whether two share a GPU (NCCL refuses them): halos then go through
     // the host.
-    let gpu = backend.cuda().and_then(|cuda| cuda.device_uuid());
+    let gpu = backend.cuda().and_then(|cuda| cuda.device().uuid_hex());
     let gpus = link.all_gather_bytes(gpu.unwrap_or_default().as_bytes());
     let shared = gpus
         .iter()

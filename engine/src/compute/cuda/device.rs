@@ -32,6 +32,18 @@ pub struct CudaDevice {
 }
 
 impl CudaDevice {
+    /// The GPU's UUID as hex (what tells two processes on one GPU apart from two GPUs), if
+    /// the driver gives it.
+    pub fn uuid_hex(&self) -> Option<String> {
+        let uuid = self.context().uuid().ok()?;
+        Some(
+            uuid.bytes
+                .iter()
+                .map(|&b| format!("{:02x}", b as u8))
+                .collect(),
+        )
+    }
+
     /// Opens GPU 0, or says why CUDA cannot be used here. Never panics on a machine without CUDA.
     pub fn open() -> Result<Self> {
         // SAFETY: these only try to dlopen the libraries by name; nothing is called through them.

@@ -322,18 +322,6 @@ impl CudaBackend {
         &self.device
     }
 
-    /// The GPU's UUID as hex (what tells two processes on one GPU apart from two GPUs), if
-    /// the driver gives it.
-    pub fn device_uuid(&self) -> Option<String> {
-        let uuid = self.device.context().uuid().ok()?;
-        Some(
-            uuid.bytes
-                .iter()
-                .map(|&b| format!("{:02x}", b as u8))
-                .collect(),
-        )
-    }
-
     fn buffers(&mut self) -> Result<&mut FieldBuffers> {
         self.buffers.as_mut().ok_or(HeatlabError::NoField)
     }
