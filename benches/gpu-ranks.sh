@@ -5,10 +5,17 @@
 #
 #   benches/gpu-ranks.sh exact [SIZE]   every boundary: mpirun -n 2, 3 and 4 against one rank
 #                                       (CUDA) and the CPU, every frame compared byte for byte
-#   benches/gpu-ranks.sh bench [ARGS]   mpirun -n <GPUs> heatlab bench --ranks (weak and strong)
+#   benches/gpu-ranks.sh verify [N]     mpirun -n 2, 3 and 4 heatlab verify (N sequences each)
+#   benches/gpu-ranks.sh bench [ARGS]   mpirun -n <GPUs> heatlab bench --ranks (weak and strong),
+#                                       with NCCL halos and through the host
+#   benches/gpu-ranks.sh large [SIZE] [STEPS]
+#                                       a large field (default 65536², the largest side, 1280
+#                                       steps) over one rank per GPU against one GPU, its .npy
+#                                       frames compared byte for byte (in $LARGE_DIR or /tmp)
 #
-# Ranks share the GPUs there are (CUDA_VISIBLE_DEVICES is set per rank only when there are
-# enough). NCCL's NVLink multicast stays off in every rank.
+# Each rank takes GPU local_rank % GPUs: with a GPU each, halos go by NCCL; ranks sharing a
+# GPU exchange through the host by themselves (run.json's method says which). NCCL's NVLink
+# multicast stays off in every rank.
 set -uo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT_DIR=${OUT:-$PWD/ranks-results}
@@ -24,17 +31,13 @@ GPUS=$(nvidia-smi -L 2>/dev/null | wc -l)
 MPI=(mpirun --oversubscribe --bind-to none -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST
   -x NVSHMEM_DISABLE_NVLS)
 
-# ranks N: mpirun for N ranks, all on GPU 0 when there are fewer GPUs than ranks.
+# ranks N: mpirun for N ranks (each picks its GPU by its local rank).
 ranks() {
-  if [ "$1" -gt "$GPUS" ]; then
-    echo "${MPI[@]} -x CUDA_VISIBLE_DEVICES=0 -n $1"
-  else
-    echo "${MPI[@]} -n $1"
-  fi
+  echo "${MPI[@]} -n $1"
 }
 
 # compare NAME LABEL ARGS...: `heatlab run ARGS` on the CPU, on one GPU and over 2, 3 and 4 CUDA
-# ranks (host halos), every .npy frame compared with the CPU's; counts differences in $failures.
+# ranks, every .npy frame compared with the CPU's; counts differences in $failures.
 compare() {
   local name=$1 label=$2 n f other
   shift 2
@@ -42,7 +45,7 @@ compare() {
   "$HL" run "$@" --backend cuda --out "one-$name" 2>>"$OUT_DIR/exact.log"
   for n in 2 3 4; do
     # shellcheck disable=SC2046
-    $(ranks "$n") "$HL" run "$@" --backend cuda --host-halos --out "r$n-$name" \
+    $(ranks "$n") "$HL" run "$@" --backend cuda --out "r$n-$name" \
       >>"$OUT_DIR/exact.log" 2>&1
     for f in cpu-"$name"/*.npy; do
       f=$(basename "$f")
@@ -53,10 +56,15 @@ compare() {
         fi
       done
     done
-    echo "$label, $n CUDA ranks (host halos): $(ls "r$n-$name"/*.npy | wc -l) .npy frames compared with one rank and the CPU" | tee -a "$OUT_DIR/exact.txt"
+    echo "$label, $n CUDA ranks ($(halos_of "r$n-$name")): $(ls "r$n-$name"/*.npy | wc -l) .npy frames compared with one rank and the CPU" | tee -a "$OUT_DIR/exact.txt"
     cp "r$n-$name/run.json" "$OUT_DIR/run-$name-r$n.json" 2>/dev/null
   done
   cp "one-$name/run.json" "$OUT_DIR/run-$name-one.json" 2>/dev/null
+}
+
+# halos_of DIR: how the run in DIR exchanged its halos, from its run.json's method.
+halos_of() {
+  grep -o '"method": *"[^"]*"' "$1/run.json" 2>/dev/null | sed 's/"method": *//; s/"//g'
 }
 
 cmd_exact() {
@@ -83,16 +91,59 @@ cmd_exact() {
   fi
 }
 
+cmd_verify() {
+  local sequences=${1:-40} n
+  for n in ${VERIFY_RANKS:-2 3 4}; do
+    # shellcheck disable=SC2046
+    $(ranks "$n") "$HL" verify --backend cuda --sequences "$sequences" \
+      >"$OUT_DIR/verify-r$n.txt" 2>&1
+    echo "verify over $n CUDA ranks: exit $?; $(head -n 1 "$OUT_DIR/verify-r$n.txt")" \
+      | tee -a "$OUT_DIR/verify.txt"
+  done
+}
+
 cmd_bench() {
   local n=$GPUS
   [ "$n" -ge 1 ] || n=1
+  nvidia-smi topo -m >"$OUT_DIR/topology.txt" 2>&1
   # shellcheck disable=SC2046
   $(ranks "$n") "$HL" bench --ranks --backend cuda --json "$OUT_DIR/bench-ranks-$n.json" "$@" \
     2>&1 | tee "$OUT_DIR/bench-ranks-$n.txt"
+  # shellcheck disable=SC2046
+  $(ranks "$n") "$HL" bench --ranks --backend cuda --host-halos \
+    --json "$OUT_DIR/bench-ranks-$n-host.json" "$@" 2>&1 | tee "$OUT_DIR/bench-ranks-$n-host.txt"
+}
+
+cmd_large() {
+  local size=${1:-65536} steps=${2:-1280} dir=${LARGE_DIR:-/tmp} f
+  local args=(--size "$size" --steps "$steps" --save-every "$steps" --npy --backend cuda)
+  cd "$dir" || exit 1
+  rm -rf large-one large-ranks
+  local started=$SECONDS
+  "$HL" run "${args[@]}" --out large-one >"$OUT_DIR/large.log" 2>&1
+  echo "one GPU: $((SECONDS - started)) s wall" | tee -a "$OUT_DIR/large.txt"
+  started=$SECONDS
+  # shellcheck disable=SC2046
+  $(ranks "$GPUS") "$HL" run "${args[@]}" --out large-ranks >>"$OUT_DIR/large.log" 2>&1
+  echo "$GPUS ranks: $((SECONDS - started)) s wall" | tee -a "$OUT_DIR/large.txt"
+  for f in large-one/*.npy; do
+    f=$(basename "$f")
+    if cmp -s "large-one/$f" "large-ranks/$f"; then
+      echo "same: $size over $GPUS ranks ($(halos_of large-ranks)): $f"
+    else
+      echo "DIFFERS: $size over $GPUS ranks: $f"
+    fi
+  done | tee -a "$OUT_DIR/large.txt"
+  cp large-ranks/run.json "$OUT_DIR/run-large-ranks.json"
+  cp large-one/run.json "$OUT_DIR/run-large-one.json"
+  rm -rf large-one large-ranks
 }
 
 case ${1:-} in
   exact) shift; cmd_exact "$@" ;;
+  verify) shift; cmd_verify "$@" ;;
   bench) shift; cmd_bench "$@" ;;
-  *) echo "usage: benches/gpu-ranks.sh exact [SIZE] | bench [ARGS]" >&2; exit 2 ;;
+  large) shift; cmd_large "$@" ;;
+  *) echo "usage: benches/gpu-ranks.sh exact [SIZE] | verify [N] | bench [ARGS] | large [SIZE] [STEPS]" >&2
+    exit 2 ;;
 esac

@@ -72,8 +72,9 @@ pub struct BenchArgs {
     /// With --ranks: the field split over the ranks for strong scaling.
     #[arg(long, default_value = "32768", requires = "ranks")]
     pub strong_size: heatlab_engine::grid::GridSize,
-    /// With --ranks: steps timed per measurement.
-    #[arg(long, default_value_t = 1280, requires = "ranks")]
+    /// With --ranks: steps timed per round (--repeats rounds, alternating with the single
+    /// GPU).
+    #[arg(long, default_value_t = 2560, requires = "ranks")]
     pub rank_steps: u64,
     /// With --ranks: halo rows (steps between exchanges).
     #[arg(long, default_value_t = 64, requires = "ranks")]
@@ -86,6 +87,7 @@ pub struct BenchArgs {
 /// Runs `heatlab bench`. A signal stops it before the next measurement, with nothing written
 /// (a partial benchmark is not a result).
 pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
+    check_args(args)?;
     if args.ranks {
         #[cfg(feature = "distributed")]
         return super::bench_ranks::bench_ranks(args);
@@ -96,7 +98,6 @@ pub fn bench(args: &BenchArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
         );
     }
     let sizes = parse_sizes(&args.sizes)?;
-    check_args(args)?;
     if let Some(sides) = &args.basics {
         return super::basics::bench::bench_basics(args, sides, interrupt);
     }

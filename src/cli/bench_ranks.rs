@@ -4,33 +4,42 @@
 
 use std::time::Instant;
 
-use heatlab_engine::compute::{create_backend, StepParams};
-use heatlab_engine::distributed::{Bands, MpiLink, RankLink};
+use heatlab_engine::compute::{create_backend, Backend, StepParams};
+use heatlab_engine::distributed::{BandField, Bands, MpiLink, RankLink};
 use heatlab_engine::export;
 use heatlab_engine::grid::{Boundary, Grid, GridSize};
+use heatlab_engine::measure::MeanStd;
 
 use super::bench::BenchArgs;
 use super::output::note;
 use super::run::launched::Launched;
 use super::run::ranks::{band_field, pick_gpu};
 
-/// One measurement: a field, how it is split, its rate.
+/// One measurement: a field, how it is split, its rate beside the single-GPU rate, each the
+/// mean of `rounds` alternating rounds (single GPU, split, single GPU, split, ...).
 #[derive(Debug, Clone, serde::Serialize)]
 struct Measured {
     scaling: &'static str,
     size: GridSize,
     ranks: usize,
     steps: u64,
-    seconds: f64,
-    cells_per_second: f64,
-    /// The single-GPU rate of the field one rank holds (weak) or of the whole field (strong).
-    single_gpu_cells_per_second: f64,
+    rounds: usize,
+    /// Cells a second of the split field (the slowest rank's time), mean and spread.
+    cells_per_second: MeanStd,
+    /// The single-GPU rate of the field one rank holds (weak) or of the whole field (strong),
+    /// on rank 0's GPU, in the rounds between.
+    single_gpu_cells_per_second: MeanStd,
     /// Weak: the rate over N × the single rate; strong: the speed-up over one GPU.
     efficiency: f64,
     speedup: f64,
     /// The largest share of a rank's time spent exchanging halos (not hidden by compute).
     exchange_share: f64,
     halos: &'static str,
+    /// The kernel rank 0 stepped its band with (auto: timed for the band's size, halos
+    /// included).
+    split_method: String,
+    /// The kernel the single GPU stepped the whole field with.
+    single_method: String,
 }
 
 /// A field with structure everywhere, made row by row from its global row index.
@@ -47,19 +56,17 @@ fn synthetic_rows(
     }))
 }
 
-/// Cells a second of `steps` steps of a whole `size` field on this rank's own device.
-fn single_rate(args: &BenchArgs, size: GridSize, steps: u64, depth: u64) -> anyhow::Result<f64> {
+/// A whole `size` field on this rank's own device, warmed up.
+fn single_field(args: &BenchArgs, size: GridSize) -> anyhow::Result<Box<dyn Backend>> {
     let (mut backend, _) = create_backend(args.backend)?;
     backend.upload(&synthetic_rows(0, size.rows, size.rows, size.cols)?)?;
-    let params = StepParams::default();
-    backend.advance(depth, &params)?;
-    let started = Instant::now();
-    backend.advance(steps, &params)?;
-    Ok(size.cells() as f64 * steps as f64 / started.elapsed().as_secs_f64())
+    backend.advance(2 * args.halo_depth as u64, &StepParams::default())?;
+    Ok(backend)
 }
 
-/// Times `steps` steps of `size` split over the ranks of `link`.
-fn split_rate(args: &BenchArgs, link: MpiLink, size: GridSize) -> anyhow::Result<(f64, f64, bool)> {
+/// `size` split over the ranks of `link`, warmed up (the kernel's first launches and an
+/// exchange).
+fn split_field(args: &BenchArgs, link: MpiLink, size: GridSize) -> anyhow::Result<BandField> {
     let ranks = link.ranks();
     let bands = Bands::new(size, ranks, args.halo_depth, Boundary::Dirichlet)?;
     let band = bands.band(link.rank());
@@ -72,20 +79,77 @@ fn split_rate(args: &BenchArgs, link: MpiLink, size: GridSize) -> anyhow::Result
     let (backend, _) = create_backend(args.backend)?;
     let mut field = band_field(bands, link, backend, &held, args.host_halos)?;
     drop(held);
-    let params = StepParams::default();
-    // Warm-up: the kernel's first launches and one exchange.
-    field.advance(2 * args.halo_depth as u64, &params)?;
+    field.advance(2 * args.halo_depth as u64, &StepParams::default())?;
+    Ok(field)
+}
+
+/// Seconds of `steps` steps of the single field (every rank times its own GPU at once).
+fn time_single(
+    backend: &mut dyn Backend,
+    link: &mut dyn RankLink,
+    steps: u64,
+) -> anyhow::Result<f64> {
+    link.barrier()?;
+    let started = Instant::now();
+    backend.advance(steps, &StepParams::default())?;
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// Seconds of `steps` steps of the split field (the slowest rank's) and the largest share of
+/// a rank's time spent exchanging.
+fn time_split(field: &mut BandField, steps: u64) -> anyhow::Result<(f64, f64)> {
     field.link().barrier()?;
     let exchanged_before = field.times().exchanging;
     let started = Instant::now();
-    field.advance(args.rank_steps, &params)?;
+    field.advance(steps, &StepParams::default())?;
     field.link().barrier()?;
     let seconds = started.elapsed().as_secs_f64();
     let exchanging = (field.times().exchanging - exchanged_before).as_secs_f64();
-    let seconds = field.link().max(seconds)?;
     let share = field.link().max(exchanging / seconds)?;
-    let rate = size.cells() as f64 * args.rank_steps as f64 / seconds;
-    Ok((rate, share, field.exchanges_on_device()))
+    Ok((field.link().max(seconds)?, share))
+}
+
+/// Alternating rounds of the single field and the split one.
+fn measure(
+    args: &BenchArgs,
+    link: &mut MpiLink,
+    scaling: &'static str,
+    size: GridSize,
+    single_size: GridSize,
+) -> anyhow::Result<Measured> {
+    let ranks = link.ranks();
+    let steps = args.rank_steps;
+    let rounds = args.repeats.max(1);
+    let mut single = single_field(args, single_size)?;
+    let mut split = split_field(args, link.duplicate(), size)?;
+    let (mut single_rates, mut split_rates, mut share) = (Vec::new(), Vec::new(), 0.0_f64);
+    for _ in 0..rounds {
+        let seconds = time_single(single.as_mut(), link, steps)?;
+        single_rates.push(single_size.cells() as f64 * steps as f64 / seconds);
+        let (seconds, exchanging) = time_split(&mut split, steps)?;
+        split_rates.push(size.cells() as f64 * steps as f64 / seconds);
+        share = share.max(exchanging);
+    }
+    let (rate, single_rate) = (MeanStd::of(&split_rates), MeanStd::of(&single_rates));
+    Ok(Measured {
+        scaling,
+        size,
+        ranks,
+        steps,
+        rounds,
+        cells_per_second: rate,
+        single_gpu_cells_per_second: single_rate,
+        efficiency: rate.mean / (single_rate.mean * ranks as f64),
+        speedup: rate.mean / single_rate.mean,
+        exchange_share: share,
+        halos: if split.exchanges_on_device() {
+            "nccl"
+        } else {
+            "host (mpi)"
+        },
+        split_method: split.backend().step_method(),
+        single_method: single.step_method(),
+    })
 }
 
 /// Runs `heatlab bench --ranks`.
@@ -110,55 +174,59 @@ pub fn bench_ranks(args: &BenchArgs) -> anyhow::Result<()> {
     }
 }
 
-fn measure_all(args: &BenchArgs, link: MpiLink) -> anyhow::Result<()> {
+fn measure_all(args: &BenchArgs, mut link: MpiLink) -> anyhow::Result<()> {
     let (rank, ranks) = (link.rank(), link.ranks());
-    let depth = args.halo_depth as u64;
     let weak_size = GridSize::new(args.rank_size.rows * ranks, args.rank_size.cols)?;
-    let mut measured = Vec::new();
-    for (scaling, size, single_size) in [
-        ("weak", weak_size, args.rank_size),
-        ("strong", args.strong_size, args.strong_size),
-    ] {
-        let single = single_rate(args, single_size, args.rank_steps, depth)?;
-        let (rate, exchange_share, on_device) = split_rate(args, link.duplicate(), size)?;
-        measured.push(Measured {
-            scaling,
-            size,
-            ranks,
-            steps: args.rank_steps,
-            seconds: size.cells() as f64 * args.rank_steps as f64 / rate,
-            cells_per_second: rate,
-            single_gpu_cells_per_second: single,
-            efficiency: rate / (single * ranks as f64),
-            speedup: rate / single,
-            exchange_share,
-            halos: if on_device { "nccl" } else { "host (mpi)" },
-        });
-    }
+    let measured = [
+        measure(args, &mut link, "weak", weak_size, args.rank_size)?,
+        measure(
+            args,
+            &mut link,
+            "strong",
+            args.strong_size,
+            args.strong_size,
+        )?,
+    ];
     if rank == 0 {
         println!(
-            "{:<7} {:>13} {:>5} {:>14} {:>14} {:>10} {:>8} {:>9}  halos",
+            "{:<7} {:>13} {:>5} {:>14} {:>7} {:>14} {:>7} {:>10} {:>8} {:>9}  halos",
             "scaling",
             "field",
             "ranks",
             "cells/s",
+            "±",
             "1 GPU cells/s",
+            "±",
             "efficiency",
             "speedup",
             "exchange"
         );
         for m in &measured {
+            let spread = |s: &MeanStd| 100.0 * s.std / s.mean;
             println!(
-                "{:<7} {:>13} {:>5} {:>14.4e} {:>14.4e} {:>9.1}% {:>7.2}x {:>8.2}%  {}",
+                "{:<7} {:>13} {:>5} {:>14.4e} {:>6.2}% {:>14.4e} {:>6.2}% {:>9.1}% {:>7.2}x {:>8.2}%  {}",
                 m.scaling,
                 m.size.to_string(),
                 m.ranks,
-                m.cells_per_second,
-                m.single_gpu_cells_per_second,
+                m.cells_per_second.mean,
+                spread(&m.cells_per_second),
+                m.single_gpu_cells_per_second.mean,
+                spread(&m.single_gpu_cells_per_second),
                 100.0 * m.efficiency,
                 m.speedup,
                 100.0 * m.exchange_share,
                 m.halos
+            );
+        }
+        println!(
+            "({} alternating rounds of {} steps each; ± is the spread of the rounds)",
+            args.repeats.max(1),
+            args.rank_steps
+        );
+        for m in &measured {
+            println!(
+                "{}: each band stepped by {}, the whole field on one device by {}",
+                m.scaling, m.split_method, m.single_method
             );
         }
         if let Some(path) = &args.json {

@@ -1,5 +1,6 @@
 //! `mpirun -n N heatlab run`: the field and heat problems over 2, 3 and 4 ranks equal the
-//! single-rank run file for file, and what a run over ranks cannot do is refused in one line. Without `mpirun`
+//! single-rank run file for file, what a run over ranks cannot do is refused in one line, and
+//! `bench --ranks` measures scaling. Without `mpirun`
 //! these tests say "skipped" (and fail under `HEATLAB_REQUIRE_MPI=1`, as CI sets it).
 #![expect(
     clippy::unwrap_used,
@@ -429,4 +430,50 @@ fn verify_over_three_ranks_finds_the_split_field_equal_to_the_cpu_reference() {
         lines[0].contains("--physics does not run across ranks"),
         "{stderr}"
     );
+}
+
+#[test]
+fn bench_over_two_cpu_ranks_measures_weak_and_strong_scaling_beside_one_rank() {
+    let test = "bench_over_two_cpu_ranks_measures_weak_and_strong_scaling_beside_one_rank";
+    let Some(command) = mpirun(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--ranks",
+        "--backend",
+        "cpu",
+        "--rank-size",
+        "96x64",
+        "--strong-size",
+        "160x64",
+        "--rank-steps",
+        "16",
+        "--halo-depth",
+        "4",
+        "--repeats",
+        "2",
+        "--json",
+        "scaling.json",
+    ];
+    let output = command_on_ranks(command, dir.path(), 2, "bench", &args);
+    succeeded(&output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("2 alternating rounds of 16 steps"),
+        "{stdout}"
+    );
+    let report = read_json(&dir.path().join("scaling.json"));
+    let rows = report.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{report}");
+    for (row, (scaling, size)) in rows.iter().zip([("weak", 192), ("strong", 160)]) {
+        assert_eq!(row["scaling"], scaling, "{row}");
+        assert_eq!(row["size"]["rows"], size, "{row}");
+        assert_eq!(row["ranks"], 2);
+        assert_eq!(row["halos"], "host (mpi)");
+        assert_eq!(row["cells_per_second"]["runs"], 2);
+        let rate = row["cells_per_second"]["mean"].as_f64().unwrap();
+        let single = row["single_gpu_cells_per_second"]["mean"].as_f64().unwrap();
+        let speedup = row["speedup"].as_f64().unwrap();
+        assert!(rate > 0.0 && single > 0.0, "{row}");
+        assert!((speedup - rate / single).abs() < 1e-9 * speedup, "{row}");
+    }
 }

@@ -91,6 +91,10 @@ impl MpiLink {
         let mut lengths = vec![0_u64; self.ranks()];
         self.world.all_gather_into(&length, &mut lengths[..]);
         let longest = lengths.iter().copied().max().unwrap_or(0) as usize;
+        if longest == 0 {
+            // Nothing to gather (MPI refuses a gather of empty buffers).
+            return vec![Vec::new(); self.ranks()];
+        }
         let mut padded = bytes.to_vec();
         padded.resize(longest, 0);
         let mut all = vec![0_u8; longest * self.ranks()];
