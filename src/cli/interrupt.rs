@@ -12,7 +12,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -89,6 +89,37 @@ pub fn stop_now(signal: StopSignal, why: &str) -> ! {
     std::process::exit(i32::from(signal.exit_status()));
 }
 
+/// How long after the first signal a command that may be stranded (rank 0 waiting for ranks
+/// that `mpirun` is ending) has to end by itself before its last words are said for it:
+/// `mpirun` kills what still runs about a second after its SIGTERM.
+pub const STRANDED_GRACE: Duration = Duration::from_millis(400);
+
+/// What a command that may be stranded leaves if it does not end by itself after a signal.
+pub type LastWords = Box<dyn FnOnce(StopSignal) + Send>;
+
+/// The last words of a command that may be stranded, and whether they were said.
+enum StrandedWatch {
+    /// None given.
+    Unarmed,
+    /// Said [`STRANDED_GRACE`] after the first signal unless the command takes them back.
+    Armed(LastWords),
+    /// Taken by the watch: they are being said.
+    Said,
+    /// Taken back by the command, ending by itself.
+    TakenBack,
+}
+
+impl fmt::Debug for StrandedWatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Unarmed => "Unarmed",
+            Self::Armed(_) => "Armed",
+            Self::Said => "Said",
+            Self::TakenBack => "TakenBack",
+        })
+    }
+}
+
 /// The shared state of the signal watcher: whether, and by which signal, a stop was asked for.
 #[derive(Debug, Clone)]
 pub struct Interrupt {
@@ -98,6 +129,7 @@ pub struct Interrupt {
     at_once: Arc<AtomicBool>,
     /// A stop asked for is not said (one of several ranks: rank 0 says it).
     quiet: bool,
+    stranded: Arc<Mutex<StrandedWatch>>,
 }
 
 impl Interrupt {
@@ -132,6 +164,61 @@ impl Interrupt {
             signal: Arc::new(AtomicI32::new(0)),
             at_once: Arc::new(AtomicBool::new(false)),
             quiet: false,
+            stranded: Arc::new(Mutex::new(StrandedWatch::Unarmed)),
+        }
+    }
+
+    /// Gives the last words of a command that may be stranded by the first signal (rank 0,
+    /// waiting in MPI for ranks that `mpirun` is ending): unless taken back
+    /// ([`Interrupt::take_back_last_words`]) within [`STRANDED_GRACE`] of the first signal,
+    /// they are said on the signal watcher's side (they should end the process).
+    pub fn when_stranded(&self, last_words: LastWords) {
+        *self.watch() = StrandedWatch::Armed(last_words);
+    }
+
+    /// Takes back the last words: the command ends by itself. `false` when they are already
+    /// being said (the process is about to end: the command must not write what they write).
+    pub fn take_back_last_words(&self) -> bool {
+        let mut watch = self.watch();
+        match *watch {
+            StrandedWatch::Said => false,
+            StrandedWatch::Unarmed | StrandedWatch::Armed(_) | StrandedWatch::TakenBack => {
+                *watch = StrandedWatch::TakenBack;
+                true
+            }
+        }
+    }
+
+    fn watch(&self) -> std::sync::MutexGuard<'_, StrandedWatch> {
+        self.stranded.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// After the first signal: says the last words if the command has not taken them back
+    /// within [`STRANDED_GRACE`].
+    fn watch_stranding(&self, signal: StopSignal) {
+        if !matches!(*self.watch(), StrandedWatch::Armed(_)) {
+            return;
+        }
+        let stranded = Arc::clone(&self.stranded);
+        let watch = std::thread::Builder::new()
+            .name("heatlab-stranded".into())
+            .spawn(move || {
+                std::thread::sleep(STRANDED_GRACE);
+                let mut watch = stranded.lock().unwrap_or_else(PoisonError::into_inner);
+                if !matches!(*watch, StrandedWatch::Armed(_)) {
+                    return; // taken back: the command ends by itself
+                }
+                if let StrandedWatch::Armed(last_words) =
+                    std::mem::replace(&mut *watch, StrandedWatch::Said)
+                {
+                    drop(watch);
+                    last_words(signal);
+                }
+            });
+        if let Err(error) = watch {
+            output::note(&format!(
+                "cannot watch for ranks that do not answer: {error}"
+            ));
         }
     }
 
@@ -153,6 +240,7 @@ impl Interrupt {
                 "{signal}: stopping after the current chunk (send it again to stop at once)"
             ));
         }
+        self.watch_stranding(signal);
         let watchdog = std::thread::Builder::new()
             .name("heatlab-encoder-grace".into())
             .spawn(|| {
@@ -212,6 +300,40 @@ impl Interrupt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stranded watch on `interrupt` whose last words set the returned flag.
+    fn armed(interrupt: &Interrupt) -> Arc<AtomicBool> {
+        let said = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&said);
+        interrupt.when_stranded(Box::new(move |_| flag.store(true, Ordering::SeqCst)));
+        said
+    }
+
+    #[test]
+    fn last_words_are_said_after_the_grace_unless_taken_back_in_time() {
+        let after_grace = STRANDED_GRACE + Duration::from_millis(400);
+        let stranded = Interrupt::unwatched();
+        let said = armed(&stranded);
+        stranded.watch_stranding(StopSignal::Terminate);
+        assert!(!said.load(Ordering::SeqCst), "not before the grace");
+        std::thread::sleep(after_grace);
+        assert!(said.load(Ordering::SeqCst));
+        assert!(!stranded.take_back_last_words(), "already said");
+
+        let ending = Interrupt::unwatched();
+        let said = armed(&ending);
+        ending.watch_stranding(StopSignal::Interrupt);
+        assert!(ending.take_back_last_words());
+        std::thread::sleep(after_grace);
+        assert!(!said.load(Ordering::SeqCst), "taken back in time");
+
+        // Without a signal nothing is said; a command without last words takes back nothing.
+        let quiet = Interrupt::unwatched();
+        let said = armed(&quiet);
+        std::thread::sleep(after_grace);
+        assert!(!said.load(Ordering::SeqCst));
+        assert!(Interrupt::unwatched().take_back_last_words());
+    }
 
     #[test]
     fn a_request_names_its_signal_and_exit_status() {

@@ -345,6 +345,94 @@ fn sigterm_stops_every_rank_together_with_the_record_written() {
     crate::common::cli::assert_no_temporary_files(&dir.path().join("r"));
 }
 
+/// The process id of rank `rank` of the heatlab run writing into `out` (found through /proc:
+/// its command line names `out`, its environment its rank).
+fn rank_pid(out: &Path, rank: usize) -> Option<u32> {
+    let out = out.to_str().unwrap();
+    let wanted = format!("OMPI_COMM_WORLD_RANK={rank}");
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            if !cmdline.contains(out)
+                || !cmdline.contains("heatlab")
+                || cmdline.starts_with("mpirun")
+            {
+                return None;
+            }
+            let environ = std::fs::read(entry.path().join("environ")).ok()?;
+            let found = environ
+                .split(|&b| b == 0)
+                .any(|var| var == wanted.as_bytes());
+            found.then_some(pid)
+        })
+}
+
+#[test]
+fn a_rank_killed_leaves_rank_0s_record_and_no_temporary_file() {
+    use crate::common::process::{child_stderr, send_to, wait_for, wait_with_limit};
+    use std::time::Duration;
+    let test = "a_rank_killed_leaves_rank_0s_record_and_no_temporary_file";
+    let Some(mut command) = mpirun(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("killed");
+    let mut child = command
+        .current_dir(dir.path())
+        .args(["-n", "2"])
+        .arg(heatlab_binary())
+        .args([
+            "run",
+            "--size",
+            "600",
+            "--steps",
+            "100000000",
+            "--chunk",
+            "100",
+        ])
+        .args(["--save-every", "2000", "--npy", "--backend", "cpu", "--out"])
+        .arg(&out)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = out.join("field_000000.npy");
+    wait_for("the first frame", Duration::from_secs(60), || {
+        first.exists()
+    });
+    // Some pieces of steps first (the record after each is kept).
+    std::thread::sleep(Duration::from_secs(2));
+    let rank_1 = rank_pid(&out, 1).expect("rank 1 runs");
+    send_to(rank_1, libc::SIGKILL);
+    let status = wait_with_limit(&mut child, Duration::from_secs(60));
+    let stderr = child_stderr(&mut child);
+    assert!(!status.success(), "{stderr}");
+    // mpirun names the rank that died; rank 0, stranded waiting for it, leaves its record.
+    assert!(stderr.contains("rank 1"), "{stderr}");
+    assert!(
+        stderr.contains("while rank 0 waited for the other ranks")
+            || stderr.contains("heatlab: stopped at step"),
+        "{stderr}"
+    );
+    let record = read_json(&out.join("run.json"));
+    assert_eq!(record["status"], "interrupted", "{stderr}");
+    assert!(record["steps_completed"].as_u64().unwrap() > 0, "{record}");
+    assert!(
+        record["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|name| name == "field_000000.npy"),
+        "{record}"
+    );
+    crate::common::cli::assert_no_temporary_files(&out);
+}
+
 #[test]
 fn a_heat_problem_with_a_thermostat_over_two_and_three_ranks_equals_one_rank() {
     let test = "a_heat_problem_with_a_thermostat_over_two_and_three_ranks_equals_one_rank";

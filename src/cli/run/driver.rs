@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use indicatif::ProgressBar;
 
-use super::record::{Ending, RunRecord};
+use super::record::{Ending, LastChunkRecord, RunRecord};
 use super::video::RunVideo;
 use super::RunPlan;
 use crate::cli::interrupt::{Interrupt, StopSignal};
@@ -46,6 +46,16 @@ pub(super) struct CliDriver<'a> {
     pub(super) interrupt: &'a Interrupt,
     pub(super) bar: &'a ProgressBar,
     pub(super) video: &'a mut Option<RunVideo>,
+    /// Where the record is kept after every chunk and frame (rank 0 of several).
+    pub(super) last_chunk: Option<&'a LastChunkRecord>,
+}
+
+impl CliDriver<'_> {
+    fn keep_record(&self) {
+        if let Some(last_chunk) = self.last_chunk {
+            last_chunk.keep(self.plan, self.record);
+        }
+    }
 }
 
 impl RunDriver for CliDriver<'_> {
@@ -59,6 +69,7 @@ impl RunDriver for CliDriver<'_> {
         }
         self.record.steps_completed = chunk.to;
         self.bar.set_position(chunk.to);
+        self.keep_record();
         Ok(())
     }
 
@@ -69,6 +80,7 @@ impl RunDriver for CliDriver<'_> {
             let laplacian = simulation.laplacian()?;
             let written = save_frame(self.plan, simulation, &field, &laplacian)?;
             self.record.add_files(written);
+            self.keep_record();
         }
         if let Some(video) = self.video.as_mut().filter(|_| due.video) {
             video.add(step, &field, simulation)?;

@@ -43,7 +43,7 @@ use heatlab_engine::sim::agreement::WindowPolicy;
 use heatlab_engine::sim::generate::generate_on;
 use heatlab_engine::sim::Stability;
 use heatlab_engine::state::FieldOrigin;
-use record::{Ending, RunRecord};
+use record::{Ending, LastChunkRecord, RunRecord};
 use start::StartFrom;
 use video::{RunVideo, VideoPlan};
 
@@ -362,15 +362,17 @@ fn open_here(
 
 /// Runs `heatlab run`.
 pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
-    run_on(args, interrupt, &mut open_here)
+    run_on(args, interrupt, &mut open_here, None)
 }
 
 /// Runs `heatlab run` on the backend `open` gives (this process's, or a field split over
-/// ranks).
-pub fn run_on(
+/// ranks), keeping its record after every chunk in `last_chunk` when given (rank 0's last
+/// words, written if a signal finds it stranded).
+fn run_on(
     args: &RunArgs,
     interrupt: &Interrupt,
     open: &mut OpenBackend<'_>,
+    last_chunk: Option<&LastChunkRecord>,
 ) -> anyhow::Result<()> {
     let mut plan = RunPlan::from_args(args)?;
     // Before anything is written: a live run's folder, a state on the run's own files.
@@ -423,8 +425,18 @@ pub fn run_on(
     }
 
     let mut record = RunRecord::new(backend.as_ref(), fallback_note, &plan.out);
+    if let Some(last_chunk) = last_chunk {
+        last_chunk.keep(&plan, &record);
+    }
     let execution = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        execute(&plan, backend, start, video, &mut record, interrupt)
+        execute(
+            &plan,
+            backend,
+            start,
+            video,
+            &mut record,
+            (interrupt, last_chunk),
+        )
     }));
     let ending = match (execution, interrupt.requested()) {
         (Ok(Ok(ending)), _) => ending,
@@ -440,6 +452,13 @@ pub fn run_on(
             panic_message(panic.as_ref())
         )),
     };
+    if !interrupt.take_back_last_words() {
+        // The last words are being said for a stranded rank 0: they write the record and end
+        // the process.
+        loop {
+            std::thread::park();
+        }
+    }
     record.finish(&plan, ending)
 }
 
@@ -455,7 +474,7 @@ fn execute(
     start: Option<Start>,
     mut video: Option<RunVideo>,
     record: &mut RunRecord,
-    interrupt: &Interrupt,
+    (interrupt, last_chunk): (&Interrupt, Option<&LastChunkRecord>),
 ) -> anyhow::Result<Ending> {
     let uniform = start.as_ref().is_none_or(|s| s.problem.is_none());
     if let Some(warning) = Stability::of(plan.step.coeff).warning().filter(|_| uniform) {
@@ -509,6 +528,7 @@ fn execute(
         interrupt,
         bar: &bar,
         video: &mut video,
+        last_chunk,
     };
     let ending = run_to_end(&mut run, &mut simulation, &mut driver);
     bar.finish_and_clear();

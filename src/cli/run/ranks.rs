@@ -20,6 +20,7 @@ use heatlab_engine::distributed::{
 use heatlab_engine::grid::{Grid, GridSize};
 
 use super::launched::Launched;
+use super::record::LastChunkRecord;
 use super::{OpenBackend, RunArgs};
 use crate::cli::exit::report;
 use crate::cli::interrupt::Interrupt;
@@ -164,7 +165,12 @@ pub fn run(args: &RunArgs, launched: Launched) -> ! {
             open_split(args, ranks, (choice, kernel, size))
         };
         let open: &mut OpenBackend<'_> = &mut open;
-        super::run_on(args, interrupt, open)
+        // A rank that dies leaves rank 0 waiting for it until mpirun ends every rank (SIGTERM,
+        // then SIGKILL about a second later): rank 0's record is then written for it.
+        let last_chunk = LastChunkRecord::default();
+        let said = last_chunk.clone();
+        interrupt.when_stranded(Box::new(move |signal| said.write_and_exit(signal)));
+        super::run_on(args, interrupt, open, Some(&last_chunk))
     })
 }
 

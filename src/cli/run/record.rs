@@ -3,6 +3,7 @@
 //! `run.json` ([`RunSummary`]).
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use anyhow::Context;
@@ -293,6 +294,81 @@ impl RunRecord {
             self.files.len() + 1,
             plan.out.display()
         ));
+    }
+}
+
+/// `run.json` as it stood after the last chunk, for rank 0's last words: when a signal finds
+/// rank 0 waiting for ranks that `mpirun` is ending (a rank died), rank 0 cannot end the run
+/// itself before `mpirun` kills it, so this is written for it ([`Interrupt::when_stranded`]).
+///
+/// [`Interrupt::when_stranded`]: crate::cli::interrupt::Interrupt::when_stranded
+#[derive(Debug, Clone, Default)]
+pub(super) struct LastChunkRecord {
+    kept: Arc<Mutex<Option<KeptRecord>>>,
+}
+
+#[derive(Debug)]
+#[cfg_attr(
+    not(feature = "distributed"),
+    expect(
+        dead_code,
+        reason = "read by rank 0's last words, in a build with `distributed`"
+    )
+)]
+struct KeptRecord {
+    path: PathBuf,
+    summary: serde_json::Value,
+    step: u64,
+}
+
+impl LastChunkRecord {
+    /// Keeps `record` as `run.json` would say it if the run stopped now.
+    pub(super) fn keep(&self, plan: &RunPlan, record: &RunRecord) {
+        let summary = RunSummary::new(plan, record, &Ending::Interrupted(StopSignal::Terminate));
+        let kept = match serde_json::to_value(&summary) {
+            Ok(summary) => Some(KeptRecord {
+                path: plan.out.join(RUN_JSON),
+                summary,
+                step: record.steps_completed,
+            }),
+            Err(error) => {
+                log::warn!(
+                    "the record after step {} was not kept: {error}",
+                    record.steps_completed
+                );
+                None
+            }
+        };
+        *self.kept.lock().unwrap_or_else(PoisonError::into_inner) = kept;
+    }
+
+    /// Writes the kept `run.json` (status "interrupted", with why), then ends the process as a
+    /// second signal would: encoders stopped, temporary files removed, `signal`'s status.
+    #[cfg(feature = "distributed")]
+    pub(super) fn write_and_exit(&self, signal: StopSignal) -> ! {
+        let kept = self
+            .kept
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let said = match kept {
+            None => "nothing was running yet".to_string(),
+            Some(mut kept) => {
+                kept.summary["reason"] = serde_json::Value::String(format!(
+                    "interrupted by {signal} while rank 0 waited for the other ranks (mpirun \
+                     names a rank that ended); the record as it stood after step {}",
+                    kept.step
+                ));
+                match export::write_json(&kept.path, &kept.summary) {
+                    Ok(()) => format!("{} says step {}", kept.path.display(), kept.step),
+                    Err(error) => format!("its record could not be written ({error})"),
+                }
+            }
+        };
+        crate::cli::interrupt::stop_now(
+            signal,
+            &format!("while rank 0 waited for the other ranks ({said})"),
+        )
     }
 }
 
