@@ -209,6 +209,31 @@ fn what_ranks_cannot_do_is_refused_in_one_line_before_anything_is_written() {
             "{args:?} wrote its folder"
         );
     }
+    // Ranks without a GPU under --backend cuda: the first rank that has none is named.
+    let Some(command) = mpirun(test) else { return };
+    let args = [
+        "--size",
+        "64",
+        "--steps",
+        "1",
+        "--backend",
+        "cuda",
+        "--out",
+        "no-gpu",
+    ];
+    let output = run_ranks(command, dir.path(), 2, &args);
+    let stderr = stderr_of(&output);
+    if output.status.success() {
+        eprintln!("{test} (ranks without a GPU): skipped (CUDA works on this machine)");
+        return;
+    }
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("heatlab:")).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains("heatlab: error: rank 0: CUDA is not available"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("no-gpu").exists(), "{stderr}");
 }
 
 #[test]

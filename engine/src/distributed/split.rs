@@ -104,7 +104,16 @@ impl SplitBackend {
             stranded,
             finished: false,
         };
-        let answers = split.command(&BandCommand::Open(options.open), None)?;
+        // Which rank cannot open its backend (no GPU there) is said, rank 0 too.
+        let answers = split
+            .command(&BandCommand::Open(options.open), None)
+            .map_err(|error| match error {
+                HeatlabError::OnRank { .. } => error,
+                error => HeatlabError::OnRank {
+                    rank: 0,
+                    reason: error.to_string(),
+                },
+            })?;
         split.opened = answers
             .iter()
             .map(|answer| decode(answer))
