@@ -315,17 +315,16 @@ fn a_state_saved_over_three_ranks_resumes_over_two_as_on_one_rank() {
     }
 }
 
-#[test]
-fn sigterm_stops_every_rank_together_with_the_record_written() {
-    use crate::common::process::{child_stderr, send, wait_for, wait_with_limit};
-    use std::time::Duration;
-    let test = "sigterm_stops_every_rank_together_with_the_record_written";
-    let Some(mut command) = mpirun(test) else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = command
-        .current_dir(dir.path())
+/// `mpirun -n 2 heatlab run` of a 600² field on the CPU that would run for ever (pieces of 100
+/// steps), writing into `out` (from `dir`), its stderr piped.
+fn endless_run_on_two_ranks(
+    mut mpirun: Command,
+    dir: &Path,
+    out: &Path,
+    more: &[&str],
+) -> std::process::Child {
+    mpirun
+        .current_dir(dir)
         .args(["-n", "2"])
         .arg(heatlab_binary())
         .args([
@@ -336,16 +335,28 @@ fn sigterm_stops_every_rank_together_with_the_record_written() {
             "100000000",
             "--chunk",
             "100",
-            "--backend",
-            "cpu",
-            "--out",
-            "r",
         ])
+        .args(["--backend", "cpu"])
+        .args(more)
+        .arg("--out")
+        .arg(out)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn sigterm_stops_every_rank_together_with_the_record_written() {
+    use crate::common::process::{child_stderr, send, wait_for, wait_with_limit};
+    use std::time::Duration;
+    let test = "sigterm_stops_every_rank_together_with_the_record_written";
+    let Some(command) = mpirun(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = endless_run_on_two_ranks(command, dir.path(), Path::new("r"), &[]);
     // The first frames are written once every rank watches for signals.
     let first = dir.path().join("r").join("field_000000.png");
     wait_for("the first frame", Duration::from_secs(60), || {
@@ -401,31 +412,17 @@ fn a_rank_killed_leaves_rank_0s_record_and_no_temporary_file() {
     use crate::common::process::{child_stderr, send_to, wait_for, wait_with_limit};
     use std::time::Duration;
     let test = "a_rank_killed_leaves_rank_0s_record_and_no_temporary_file";
-    let Some(mut command) = mpirun(test) else {
+    let Some(command) = mpirun(test) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("killed");
-    let mut child = command
-        .current_dir(dir.path())
-        .args(["-n", "2"])
-        .arg(heatlab_binary())
-        .args([
-            "run",
-            "--size",
-            "600",
-            "--steps",
-            "100000000",
-            "--chunk",
-            "100",
-        ])
-        .args(["--save-every", "2000", "--npy", "--backend", "cpu", "--out"])
-        .arg(&out)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = endless_run_on_two_ranks(
+        command,
+        dir.path(),
+        &out,
+        &["--save-every", "2000", "--npy"],
+    );
     let first = out.join("field_000000.npy");
     wait_for("the first frame", Duration::from_secs(60), || {
         first.exists()
