@@ -209,6 +209,19 @@ fn what_ranks_cannot_do_is_refused_in_one_line_before_anything_is_written() {
             "{args:?} wrote its folder"
         );
     }
+    // A command line clap refuses is said once, by rank 0, not by every rank.
+    let Some(command) = mpirun(test) else { return };
+    let output = run_ranks(
+        command,
+        dir.path(),
+        3,
+        &["--size", "131072", "--out", "big"],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = stderr_of(&output);
+    let said = stderr.matches("exceeds the largest supported side").count();
+    assert_eq!(said, 1, "{stderr}");
+    assert!(!dir.path().join("big").exists(), "{stderr}");
     // Ranks without a GPU under --backend cuda: the first rank that has none is named.
     let Some(command) = mpirun(test) else { return };
     let args = [
