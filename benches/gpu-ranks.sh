@@ -8,6 +8,10 @@
 #   benches/gpu-ranks.sh verify [N]     mpirun -n 2, 3 and 4 heatlab verify (N sequences each)
 #   benches/gpu-ranks.sh bench [ARGS]   mpirun -n <GPUs> heatlab bench --ranks (weak and strong),
 #                                       with NCCL halos and through the host
+#   benches/gpu-ranks.sh all            bench, verify 20, exact, bench with halos 16 deep and of
+#                                       small fields, large 49152², within 9.5 minutes, all
+#                                       tarred into $OUT/ranks-results.tar.xz (a device call
+#                                       returns at most 8 files)
 #   benches/gpu-ranks.sh large [SIZE] [STEPS]
 #                                       a large field (default 65536², the largest side, 1280
 #                                       steps) over one rank per GPU against one GPU, its .npy
@@ -126,7 +130,11 @@ cmd_large() {
   # shellcheck disable=SC2046
   $(ranks "$GPUS") "$HL" run "${args[@]}" --out large-ranks >>"$OUT_DIR/large.log" 2>&1
   echo "$GPUS ranks: $((SECONDS - started)) s wall" | tee -a "$OUT_DIR/large.txt"
+  if ! ls large-one/*.npy >/dev/null 2>&1; then
+    echo "large: one GPU wrote no frames (large.log says why)" | tee -a "$OUT_DIR/large.txt"
+  fi
   for f in large-one/*.npy; do
+    [ -e "$f" ] || continue
     f=$(basename "$f")
     if cmp -s "large-one/$f" "large-ranks/$f"; then
       echo "same: $size over $GPUS ranks ($(halos_of large-ranks)): $f"
@@ -139,11 +147,32 @@ cmd_large() {
   rm -rf large-one large-ranks
 }
 
+cmd_all() {
+  local back=$OUT_DIR start=$SECONDS dir self=$REPO/benches/gpu-ranks.sh
+  dir=$(mktemp -d)
+  left() { echo $(($1 - (SECONDS - start))); }
+  step() { echo "$1 done at $((SECONDS - start)) s" >>"$dir/times.txt"; }
+  OUT=$dir timeout "$(left 150)" bash "$self" bench >/dev/null 2>&1; step bench
+  OUT=$dir timeout "$(left 260)" bash "$self" verify 20 >/dev/null 2>&1; step verify
+  OUT=$dir timeout "$(left 400)" bash "$self" exact >/dev/null 2>&1; step exact
+  OUT=$dir/halos-16 timeout "$(left 440)" bash "$self" bench --halo-depth 16 >/dev/null 2>&1
+  OUT=$dir/small-fields timeout "$(left 480)" bash "$self" bench --rank-size 4096 \
+    --strong-size 8192 --rank-steps 10240 >/dev/null 2>&1
+  step "other benches"
+  OUT=$dir timeout "$(left 560)" bash "$self" large 49152 1280 >/dev/null 2>&1; step large
+  nvidia-smi -L >"$dir/gpus.txt" 2>&1
+  tar cJf "$back/ranks-results.tar.xz" -C "$dir" .
+  cat "$dir"/times.txt "$dir"/bench-ranks-*.txt "$dir"/*/bench-ranks-*.txt "$dir"/verify.txt \
+    "$dir"/exact.txt "$dir"/large.txt 2>/dev/null | cut -c1-300
+  rm -rf "$dir"
+}
+
 case ${1:-} in
   exact) shift; cmd_exact "$@" ;;
   verify) shift; cmd_verify "$@" ;;
   bench) shift; cmd_bench "$@" ;;
   large) shift; cmd_large "$@" ;;
-  *) echo "usage: benches/gpu-ranks.sh exact [SIZE] | verify [N] | bench [ARGS] | large [SIZE] [STEPS]" >&2
+  all) shift; cmd_all "$@" ;;
+  *) echo "usage: benches/gpu-ranks.sh exact [SIZE] | verify [N] | bench [ARGS] | large [SIZE] [STEPS] | all" >&2
     exit 2 ;;
 esac
