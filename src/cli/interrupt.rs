@@ -205,14 +205,13 @@ impl Interrupt {
             .spawn(move || {
                 std::thread::sleep(STRANDED_GRACE);
                 let mut watch = stranded.lock().unwrap_or_else(PoisonError::into_inner);
-                if !matches!(*watch, StrandedWatch::Armed(_)) {
-                    return; // taken back: the command ends by itself
-                }
-                if let StrandedWatch::Armed(last_words) =
-                    std::mem::replace(&mut *watch, StrandedWatch::Said)
-                {
-                    drop(watch);
-                    last_words(signal);
+                match std::mem::replace(&mut *watch, StrandedWatch::Said) {
+                    StrandedWatch::Armed(last_words) => {
+                        drop(watch);
+                        last_words(signal);
+                    }
+                    // Taken back: the command ends by itself.
+                    other => *watch = other,
                 }
             });
         if let Err(error) = watch {

@@ -132,8 +132,6 @@ fn summary(report: &VerifyReport) -> String {
     )
 }
 
-/// Runs `heatlab verify`. Ctrl-C or SIGTERM stops after the current sequence; the report of
-/// the sequences run is still printed and written.
 /// Runs `heatlab verify` on one rank, or, started by mpirun, on a field split over the ranks
 /// (rank 0 runs the sequences; the other ranks hold their bands).
 pub fn run_launched(args: &VerifyArgs) -> anyhow::Result<()> {
@@ -168,6 +166,8 @@ pub fn run_launched(args: &VerifyArgs) -> anyhow::Result<()> {
     run(args, &Interrupt::install()?)
 }
 
+/// Runs `heatlab verify`. Ctrl-C or SIGTERM stops after the current sequence; the report of
+/// the sequences run is still printed and written.
 pub fn run(args: &VerifyArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     let sequence_options = [
         args.seed.is_some(),

@@ -7,7 +7,7 @@
 //! a band (2 × depth rows of 16,384 or more columns) is a small part of its rows.
 
 use crate::error::{HeatlabError, Result};
-use crate::grid::{Boundary, GridSize};
+use crate::grid::{Boundary, GridSize, RowSpan};
 
 /// A field's rows split over `ranks` bands with halos `depth` rows deep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,11 +134,7 @@ impl Bands {
 
     /// The band of `rank`.
     pub fn band(&self, rank: usize) -> Band {
-        let rows = self.size.rows;
-        let base = rows / self.ranks;
-        let longer = rows % self.ranks;
-        let own = base + usize::from(rank < longer);
-        let first_row = rank * base + rank.min(longer);
+        let own = RowSpan::part_of(self.size.rows, self.ranks, rank);
         let single = self.ranks == 1;
         let above = match rank {
             _ if single => None,
@@ -154,8 +150,8 @@ impl Bands {
         };
         Band {
             rank,
-            first_row,
-            rows: own,
+            first_row: own.first,
+            rows: own.count,
             halo_above: if above.is_some() { self.depth } else { 0 },
             halo_below: if below.is_some() { self.depth } else { 0 },
             cols: self.size.cols,

@@ -23,7 +23,7 @@ pub use mpi_link::{MpiLink, MpiSession};
 #[cfg(feature = "distributed")]
 pub use nccl_halos::NcclHalos;
 pub use rank_band::{serve, BandCommand, OpenRequest};
-pub use split::{finish_unopened, SplitBackend, SplitOptions};
+pub use split::{finish_unopened, ranks_sharing_a_gpu, SplitBackend, SplitOptions};
 
 #[cfg(test)]
 mod tests;

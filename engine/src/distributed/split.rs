@@ -119,7 +119,8 @@ impl SplitBackend {
             .map(|answer| decode(answer))
             .collect::<Result<_>>()?;
         let all_cuda = split.opened.iter().all(|o| o.kind == BackendKind::Cuda);
-        split.sharing_gpus = shared_gpus(&split.opened);
+        let gpus: Vec<Option<&str>> = split.opened.iter().map(|o| o.gpu.as_deref()).collect();
+        split.sharing_gpus = ranks_sharing_a_gpu(&gpus);
         if all_cuda && !options.host_halos && ranks > 1 && split.sharing_gpus.is_none() {
             split.command(&BandCommand::StartDeviceHalos, None)?;
             split.device_halos = true;
@@ -258,13 +259,14 @@ impl Drop for SplitBackend {
     }
 }
 
-/// The first two ranks of `opened` on the same GPU, if any.
-fn shared_gpus(opened: &[OpenedBackend]) -> Option<(usize, usize)> {
-    opened.iter().enumerate().find_map(|(b, later)| {
-        let gpu = later.gpu.as_ref()?;
-        let a = opened[..b]
+/// The first two ranks on the same GPU, of the ranks' GPUs in rank order (`None`: a rank
+/// without one), if any: NCCL refuses them, so their halos go through the host.
+pub fn ranks_sharing_a_gpu<T: PartialEq>(gpus: &[Option<T>]) -> Option<(usize, usize)> {
+    gpus.iter().enumerate().find_map(|(b, later)| {
+        let gpu = later.as_ref()?;
+        let a = gpus[..b]
             .iter()
-            .position(|earlier| earlier.gpu.as_ref() == Some(gpu))?;
+            .position(|earlier| earlier.as_ref() == Some(gpu))?;
         Some((a, b))
     })
 }
@@ -299,13 +301,9 @@ impl Backend for SplitBackend {
                 format!("through the host: ranks {a} and {b} share a GPU")
             }
         };
-        let rows = match self.depth {
-            1 => "1 row",
-            _ => "rows",
-        };
         let depth = match self.depth {
-            1 => rows.to_string(),
-            depth => format!("{depth} {rows}"),
+            1 => "1 row".to_string(),
+            depth => format!("{depth} rows"),
         };
         format!(
             "{method}, split over {} ranks (halos {depth} deep, {halos})",

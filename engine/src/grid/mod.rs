@@ -28,6 +28,17 @@ pub struct RowSpan {
 }
 
 impl RowSpan {
+    /// Part `index` of `rows` rows split into `parts` spans in order, the first
+    /// `rows % parts` of them one row longer (how a field is split over ranks).
+    pub fn part_of(rows: usize, parts: usize, index: usize) -> Self {
+        let parts = parts.max(1);
+        let (base, longer) = (rows / parts, rows % parts);
+        Self {
+            first: index * base + index.min(longer),
+            count: base + usize::from(index < longer),
+        }
+    }
+
     /// The span's cells in a row-major field of `cols` columns.
     pub fn cells(&self, cols: usize) -> std::ops::Range<usize> {
         self.first * cols..(self.first + self.count) * cols

@@ -17,7 +17,7 @@ use crate::compute::cuda::MaterialKernel;
 use crate::compute::{
     Boundary, BrushEdge, BrushStamp, CpuMethod, CudaKernel, StepParams, STABLE_COEFF_LIMIT,
 };
-use crate::grid::GridSize;
+use crate::grid::{GridSize, RowSpan};
 use crate::render::{Colormap, Layer, RangeMode, ValueRange};
 use crate::solve::{ImplicitScheme, SolveRequest};
 
@@ -430,9 +430,8 @@ impl SequenceGenerator {
         if self.min_rows > 1 && self.chance(50) {
             let (rows, cols) = (self.size.rows, self.size.cols);
             let ranks = self.min_rows.min(rows).max(1);
-            let rank = self.below(ranks);
-            let first_row = rank * (rows / ranks) + rank.min(rows % ranks);
-            let row = (first_row + rows + self.below(3) - 1) % rows;
+            let band = RowSpan::part_of(rows, ranks, self.below(ranks));
+            let row = (band.first + rows + self.below(3) - 1) % rows;
             return (row * cols + self.below(cols)) as u32;
         }
         self.below(self.size.cells()) as u32

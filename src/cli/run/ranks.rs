@@ -14,8 +14,8 @@ use std::sync::Arc;
 use heatlab_engine::compute::{Backend, BackendChoice, BackendKind, KernelChoice};
 use heatlab_engine::distributed::split::{CPU_HALO_DEPTH, CUDA_HALO_DEPTH};
 use heatlab_engine::distributed::{
-    finish_unopened, serve, BandField, Bands, MpiLink, NcclHalos, OpenRequest, RankLink,
-    SplitBackend, SplitOptions,
+    finish_unopened, ranks_sharing_a_gpu, serve, BandField, Bands, MpiLink, NcclHalos, OpenRequest,
+    RankLink, SplitBackend, SplitOptions,
 };
 use heatlab_engine::grid::{Grid, GridSize};
 
@@ -220,11 +220,12 @@ pub fn band_field(
     // Every rank learns whether two share a GPU (NCCL refuses them): halos then go through
     // the host.
     let gpu = backend.cuda().and_then(|cuda| cuda.device().uuid_hex());
-    let gpus = link.all_gather_bytes(gpu.unwrap_or_default().as_bytes());
-    let shared = gpus
-        .iter()
-        .enumerate()
-        .any(|(at, gpu)| !gpu.is_empty() && gpus[..at].contains(gpu));
+    let gpus: Vec<Option<Vec<u8>>> = link
+        .all_gather_bytes(gpu.unwrap_or_default().as_bytes())
+        .into_iter()
+        .map(|gpu| (!gpu.is_empty()).then_some(gpu))
+        .collect();
+    let shared = ranks_sharing_a_gpu(&gpus).is_some();
     let device_halos = match backend.kind() {
         BackendKind::Cuda if !host_halos && !shared && link.ranks() > 1 => {
             Some(NcclHalos::start(&mut link, backend.as_mut())?)

@@ -317,29 +317,18 @@ pub(super) struct LastChunkRecord {
 )]
 struct KeptRecord {
     path: PathBuf,
-    summary: serde_json::Value,
-    step: u64,
+    summary: RunSummary,
 }
 
 impl LastChunkRecord {
     /// Keeps `record` as `run.json` would say it if the run stopped now.
     pub(super) fn keep(&self, plan: &RunPlan, record: &RunRecord) {
         let summary = RunSummary::new(plan, record, &Ending::Interrupted(StopSignal::Terminate));
-        let kept = match serde_json::to_value(&summary) {
-            Ok(summary) => Some(KeptRecord {
-                path: plan.out.join(RUN_JSON),
-                summary,
-                step: record.steps_completed,
-            }),
-            Err(error) => {
-                log::warn!(
-                    "the record after step {} was not kept: {error}",
-                    record.steps_completed
-                );
-                None
-            }
+        let kept = KeptRecord {
+            path: plan.out.join(RUN_JSON),
+            summary,
         };
-        *self.kept.lock().unwrap_or_else(PoisonError::into_inner) = kept;
+        *self.kept.lock().unwrap_or_else(PoisonError::into_inner) = Some(kept);
     }
 
     /// Writes the kept `run.json` (status "interrupted", with why), then ends the process as a
@@ -353,14 +342,14 @@ impl LastChunkRecord {
             .take();
         let said = match kept {
             None => "nothing was running yet".to_string(),
-            Some(mut kept) => {
-                kept.summary["reason"] = serde_json::Value::String(format!(
+            Some(KeptRecord { path, mut summary }) => {
+                let step = summary.steps_completed;
+                summary.reason = Some(format!(
                     "interrupted by {signal} while rank 0 waited for the other ranks (mpirun \
-                     names a rank that ended); the record as it stood after step {}",
-                    kept.step
+                     names a rank that ended); the record as it stood after step {step}"
                 ));
-                match export::write_json(&kept.path, &kept.summary) {
-                    Ok(()) => format!("{} says step {}", kept.path.display(), kept.step),
+                match export::write_json(&path, &summary) {
+                    Ok(()) => format!("{} says step {step}", path.display()),
                     Err(error) => format!("its record could not be written ({error})"),
                 }
             }
