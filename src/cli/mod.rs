@@ -74,11 +74,13 @@ pub fn run_cli(cli: Cli) -> anyhow::Result<()> {
 /// conventions). Help and version text go through the same checked printing as any output.
 pub fn exit_status(parsed: Result<Cli, clap::Error>) -> ExitCode {
     // Under mpirun every rank parses the same command line: rank 0 alone says what is wrong
-    // with it (or prints the help asked for); the others end with the same status.
+    // with it (or prints the help asked for) and ends with its status; the others end with 0,
+    // as after a run (a rank ending first with a failure would have mpirun end rank 0 before
+    // it said why).
     let other_rank = run::launched::Launched::from_env().is_some_and(|launched| launched.rank != 0);
     match parsed {
         Ok(cli) => exit::exit_status(run_cli(cli)),
-        Err(error) if other_rank => ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2)),
+        Err(_) if other_rank => ExitCode::SUCCESS,
         Err(error) if error.use_stderr() || std::io::stdout().is_terminal() => {
             let _ = error.print();
             ExitCode::from(u8::try_from(error.exit_code()).unwrap_or(2))
