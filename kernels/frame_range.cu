@@ -40,7 +40,7 @@ __device__ __forceinline__ bool range_finite(float value) {
 extern "C" __global__ void __launch_bounds__(RANGE_THREADS)
 range_scan(const float* __restrict__ values, int n, RangeState* state) {
     unsigned int count = 0, low_not = 0, high = 0;
-    for (int i = blockIdx.x * RANGE_THREADS + threadIdx.x; i < n; i += gridDim.x * RANGE_THREADS) {
+    for (long long i = (long long)blockIdx.x * RANGE_THREADS + threadIdx.x; i < n; i += (long long)gridDim.x * RANGE_THREADS) {
         const float v = values[i];
         if (range_finite(v)) {
             const unsigned int key = range_key(v);
@@ -107,7 +107,7 @@ range_histogram(const float* __restrict__ values, int n, RangeState* state, int 
     __syncthreads();
     if (state->count == 0) return;
     const unsigned int high_mask = shift >= 24 ? 0u : ~0u << (shift + 8);
-    for (int i = blockIdx.x * RANGE_THREADS + threadIdx.x; i < n; i += gridDim.x * RANGE_THREADS) {
+    for (long long i = (long long)blockIdx.x * RANGE_THREADS + threadIdx.x; i < n; i += (long long)gridDim.x * RANGE_THREADS) {
         const float v = values[i];
         const unsigned int key = range_key(v);
         const bool finite = range_finite(v);

@@ -14,6 +14,8 @@ mod one_loop;
 mod outside;
 #[cfg(feature = "distributed")]
 mod ranks;
+#[cfg(feature = "distributed")]
+mod ranks_files;
 mod robust;
 mod run;
 mod run_options;

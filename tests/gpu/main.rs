@@ -10,6 +10,7 @@ mod bands;
 mod brush;
 mod display;
 mod field;
+mod large;
 mod materials;
 mod solver;
 mod tiled;

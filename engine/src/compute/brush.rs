@@ -255,8 +255,22 @@ pub fn check_cells(size: GridSize, cells: &[u32], values: Option<&[f32]>) -> Res
     Ok(())
 }
 
-/// The row-major index of a cell as the `u32` the device takes (every field heatlab accepts
-/// has fewer than 2³² cells).
+/// Checks that every cell of a field of `size` has a `u32` index, as edits, probes, heat
+/// problems' maps and thermostats address cells (a field of 2³² cells or more, up to 131072²,
+/// runs as the tutorial's plate, written and read whole).
+pub fn ensure_cells_addressable(size: GridSize) -> Result<()> {
+    match u32::try_from(size.cells()) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(HeatlabError::Unsupported(format!(
+            "a {size} field has {} cells; painting, probes and heat problems address fewer \
+             than 2^32 (4,294,967,296) cells: such a field runs as the tutorial's plate",
+            size.cells()
+        ))),
+    }
+}
+
+/// The row-major index of a cell as the `u32` the device takes (see
+/// [`ensure_cells_addressable`]).
 pub fn cell_index(size: GridSize, row: usize, col: usize) -> Result<u32> {
     if row >= size.rows || col >= size.cols {
         return Err(HeatlabError::InvalidInput(format!(

@@ -25,7 +25,7 @@ pub use stats::FieldStats;
 
 use crate::error::{CudaUnavailable, HeatlabError, Result};
 use crate::field::JaggedParams;
-use crate::grid::{Grid, RowSpan};
+use crate::grid::{Grid, GridSize, RowSpan};
 use crate::problem::energy::total_of_rows;
 use crate::problem::{CompiledProblem, EnergyExchange, EnergyLedger, StepTables};
 use crate::solve::{ProblemSolver, SolveOptions, SolveReport, SolveRequest};
@@ -216,6 +216,29 @@ pub trait Backend: Send {
 
     /// Frees the initial field kept by [`Backend::keep_initial`], if any.
     fn forget_initial(&mut self) {}
+
+    /// Writes `layer` of the held field (the Laplacian under `boundary`) as one float32 `.npy`
+    /// at `path` where the field's parts are held: each rank of a field split over ranks
+    /// writes its own rows at their offset, and no process holds the whole field. `Ok(false)`
+    /// when this backend does not (the default): the caller downloads the layer and writes it.
+    fn write_npy_where_held(
+        &mut self,
+        layer: Layer,
+        boundary: Boundary,
+        path: &std::path::Path,
+    ) -> Result<bool> {
+        let _ = (layer, boundary, path);
+        Ok(false)
+    }
+
+    /// Makes the float32 or float64 `.npy` array at `path`, of `size` as its header says (read
+    /// by the caller), the held field, read where the field's parts are held: each rank of a
+    /// field split over ranks reads its own rows at their offset. `Ok(false)` when this
+    /// backend does not (the default): the caller reads the file and uploads it.
+    fn load_npy_where_held(&mut self, path: &std::path::Path, size: GridSize) -> Result<bool> {
+        let _ = (path, size);
+        Ok(false)
+    }
 
     /// Both views of a frame reduced at once ([`Backend::reduce_preview_into`] each, into
     /// `storage`), each with its colour range when the backend picks it where the values are

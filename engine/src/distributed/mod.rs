@@ -13,6 +13,7 @@ pub mod nccl_halos;
 #[cfg(unix)]
 pub mod npy;
 pub mod rank_band;
+mod rank_files;
 pub mod split;
 
 pub use band_field::{held_rows, BandField, BandTimes, DeviceExchange};

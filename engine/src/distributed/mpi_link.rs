@@ -125,6 +125,27 @@ impl MpiLink {
         bytes
     }
 
+    /// Sends `values` to `to`: their count, then pieces MPI can count (a band of a 131072²
+    /// field holds more values than an `i32` counts).
+    fn send_values(&self, to: usize, values: &[f32]) {
+        let process = self.world.process_at_rank(rank_number(to));
+        process.send_with_tag(&(values.len() as u64), BYTES);
+        for piece in values.chunks(MESSAGE_BYTES / 4) {
+            process.send_with_tag(piece, BYTES);
+        }
+    }
+
+    /// Receives what [`MpiLink::send_values`] sent from `from`, after the values in `onto`.
+    fn receive_values_onto(&self, from: usize, onto: &mut Vec<f32>) {
+        let process = self.world.process_at_rank(rank_number(from));
+        let (count, _) = process.receive_with_tag::<u64>(BYTES);
+        let start = onto.len();
+        onto.resize(start + count as usize, 0.0);
+        for piece in onto[start..].chunks_mut(MESSAGE_BYTES / 4) {
+            process.receive_into_with_tag(piece, BYTES);
+        }
+    }
+
     /// Ends every rank of the run now with `code` (a rank that cannot go on while the others
     /// wait for it).
     pub fn abort(&self, code: i32) -> ! {
@@ -209,32 +230,17 @@ impl RankLink for MpiLink {
     }
 
     fn gather_rows(&mut self, own: &[f32], root: usize) -> Result<Option<Vec<f32>>> {
-        let own_count = i32::try_from(own.len()).map_err(|_| {
-            HeatlabError::Unsupported(format!(
-                "a band of {} values is more than MPI counts in one message",
-                own.len()
-            ))
-        })?;
-        let mut counts = vec![0_i32; self.ranks()];
-        self.world.all_gather_into(&own_count, &mut counts[..]);
-        let root_process = self.world.process_at_rank(root as i32);
         if self.rank() != root {
-            root_process.gather_varcount_into(own);
+            self.send_values(root, own);
             return Ok(None);
         }
-        let displacements: Vec<i32> = counts
-            .iter()
-            .scan(0, |start, &count| {
-                let here = *start;
-                *start += count;
-                Some(here)
-            })
-            .collect();
-        let total: i32 = counts.iter().sum();
-        let mut all = vec![0.0_f32; total as usize];
-        let mut partition =
-            mpi::datatype::PartitionMut::new(&mut all[..], &counts[..], &displacements[..]);
-        root_process.gather_varcount_into_root(own, &mut partition);
+        let mut all = Vec::new();
+        for from in 0..self.ranks() {
+            match from == root {
+                true => all.extend_from_slice(own),
+                false => self.receive_values_onto(from, &mut all),
+            }
+        }
         Ok(Some(all))
     }
 

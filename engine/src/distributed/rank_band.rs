@@ -7,10 +7,13 @@
 //! carries it out on its band and answers rank 0 (a gather). What the ranks compute together
 //! (the halos of a step) they exchange among themselves inside the command.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 use crate::compute::{
-    create_backend, Backend, BackendChoice, BackendKind, KernelChoice, ProblemUpload, StepParams,
+    create_backend, Backend, BackendChoice, BackendKind, KernelChoice, Layer, ProblemUpload,
+    StepParams,
 };
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Boundary, Grid, GridSize};
@@ -89,6 +92,36 @@ pub enum BandCommand {
         /// Their values.
         values: Vec<f32>,
     },
+    /// A new field of `size` split as by `Upload`, each rank reading its own rows of the
+    /// `.npy` array at `path` (whose header rank 0 read): no rank holds the whole field.
+    ReadNpy {
+        /// The array.
+        path: PathBuf,
+        /// The whole field's size.
+        size: GridSize,
+        /// The halo depth, rows.
+        depth: usize,
+        /// Whether the rows wrap around.
+        wraps: bool,
+    },
+    /// Each rank writes its own rows of the field, or of its Laplacian under `boundary`, into
+    /// one `.npy` at `path` ([`write_npy_by_ranks`]).
+    WriteNpy {
+        /// The file.
+        path: PathBuf,
+        /// The field or its Laplacian.
+        layer: Layer,
+        /// The Laplacian's boundary.
+        boundary: Boundary,
+    },
+    /// Each rank keeps a copy of its own rows: the run's initial field.
+    KeepInitial,
+    /// Each rank's kept rows become its field again.
+    RestoreInitial,
+    /// Each rank's kept rows.
+    DownloadInitial,
+    /// Each rank lets its kept rows go.
+    ForgetInitial,
     /// The run is over: every rank ends.
     Finish,
 }
@@ -111,6 +144,12 @@ impl BandCommand {
             | Self::StoredEnergyByRow
             | Self::Gather { .. }
             | Self::Scatter { .. }
+            | Self::ReadNpy { .. }
+            | Self::WriteNpy { .. }
+            | Self::KeepInitial
+            | Self::RestoreInitial
+            | Self::DownloadInitial
+            | Self::ForgetInitial
             | Self::Finish => false,
         }
     }
@@ -132,6 +171,13 @@ impl BandCommand {
             | Self::StoredEnergyByRow
             | Self::Gather { .. }
             | Self::Scatter { .. }
+            // Both agree on every rank's success before they part ways.
+            | Self::ReadNpy { .. }
+            | Self::WriteNpy { .. }
+            | Self::KeepInitial
+            | Self::RestoreInitial
+            | Self::DownloadInitial
+            | Self::ForgetInitial
             | Self::Finish => false,
         }
     }
@@ -202,6 +248,8 @@ enum Holding {
 /// One rank's band of a split field and what it needs to carry out the commands.
 pub struct RankBand {
     holding: Holding,
+    /// This rank's own rows of the run's initial field, when kept ([`BandCommand::KeepInitial`]).
+    pub(super) initial: Option<Grid>,
 }
 
 impl RankBand {
@@ -209,6 +257,7 @@ impl RankBand {
     pub fn new(link: Box<dyn RankLink>) -> Self {
         Self {
             holding: Holding::Unopened(link),
+            initial: None,
         }
     }
 
@@ -240,6 +289,11 @@ impl RankBand {
             )),
             Holding::Moving => Err(moving()),
         }
+    }
+
+    /// Splits the field anew: this rank's `own` rows of `bands` (see [`RankBand::split`]).
+    pub(super) fn split_own(&mut self, bands: Bands, own: &Grid) -> Result<()> {
+        self.split(bands, own)
     }
 
     /// The band, once a field was split.
@@ -276,9 +330,7 @@ impl RankBand {
                 Ok(Vec::new())
             }
             BandCommand::Download => Ok(f32_bytes(self.field()?.own_rows()?.as_slice())),
-            BandCommand::Laplacian { boundary } => {
-                Ok(f32_bytes(&self.field()?.own_laplacian(*boundary)?))
-            }
+            BandCommand::Laplacian { boundary } => self.own_laplacian_bytes(*boundary),
             BandCommand::Statistics => {
                 let field = self.field()?;
                 let span = field.own_span();
@@ -313,23 +365,49 @@ impl RankBand {
                 let rows = field.backend_mut().stored_energy_by_row()?;
                 encode(&rows[span.first..span.first + span.count].to_vec())
             }
-            BandCommand::Gather { cells } => {
-                let field = self.field()?;
-                let owned = owned_cells(field, cells);
-                let held: Vec<u32> = owned.iter().map(|&(_, held)| held).collect();
-                Ok(f32_bytes(&field.backend_mut().gather(&held)?))
-            }
-            BandCommand::Scatter { cells, values } => {
-                let field = self.field()?;
-                let owned = owned_cells(field, cells);
-                let held: Vec<u32> = owned.iter().map(|&(_, held)| held).collect();
-                let mine: Vec<f32> = owned.iter().map(|&(at, _)| values[at]).collect();
-                field.backend_mut().scatter(&held, &mine)?;
-                field.halos_stale();
-                Ok(Vec::new())
-            }
+            BandCommand::Gather { cells } => self.gather_owned(cells),
+            BandCommand::Scatter { cells, values } => self.scatter_owned(cells, values),
+            BandCommand::ReadNpy {
+                path,
+                size,
+                depth,
+                wraps,
+            } => self.read_npy(path, *size, *depth, *wraps),
+            BandCommand::WriteNpy {
+                path,
+                layer,
+                boundary,
+            } => self.write_npy(path, *layer, *boundary),
+            BandCommand::KeepInitial => self.keep_initial(),
+            BandCommand::RestoreInitial => self.restore_initial(),
+            BandCommand::DownloadInitial => self.initial_bytes(),
+            BandCommand::ForgetInitial => Ok(self.forget_initial()),
             BandCommand::Finish => Ok(Vec::new()),
         }
+    }
+
+    /// This rank's own rows of the Laplacian under `boundary`.
+    fn own_laplacian_bytes(&mut self, boundary: Boundary) -> Result<Vec<u8>> {
+        Ok(f32_bytes(&self.field()?.own_laplacian(boundary)?))
+    }
+
+    /// The values of the cells of `cells` (the whole field's) this rank owns.
+    fn gather_owned(&mut self, cells: &[u32]) -> Result<Vec<u8>> {
+        let field = self.field()?;
+        let owned = owned_cells(field, cells);
+        let held: Vec<u32> = owned.iter().map(|&(_, held)| held).collect();
+        Ok(f32_bytes(&field.backend_mut().gather(&held)?))
+    }
+
+    /// New values for the cells of `cells` (the whole field's) this rank owns.
+    fn scatter_owned(&mut self, cells: &[u32], values: &[f32]) -> Result<Vec<u8>> {
+        let field = self.field()?;
+        let owned = owned_cells(field, cells);
+        let held: Vec<u32> = owned.iter().map(|&(_, held)| held).collect();
+        let mine: Vec<f32> = owned.iter().map(|&(at, _)| values[at]).collect();
+        field.backend_mut().scatter(&held, &mine)?;
+        field.halos_stale();
+        Ok(Vec::new())
     }
 
     fn open(&mut self, request: OpenRequest) -> Result<Vec<u8>> {

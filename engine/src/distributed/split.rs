@@ -8,13 +8,15 @@
 //! in row order, as one rank adds them. The energy booked and the field's total are added in
 //! rank order: the same on every run, within rounding of one rank's.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::compute::brush::check_cells;
 use crate::compute::{
-    Backend, BackendKind, CpuBackend, DeviceFieldUnavailable, FieldStats, ProblemUpload, StepParams,
+    Backend, BackendKind, CpuBackend, DeviceFieldUnavailable, FieldStats, Layer, ProblemUpload,
+    StepParams,
 };
 use crate::error::{HeatlabError, Result};
 use crate::field::JaggedParams;
@@ -271,6 +273,12 @@ pub fn ranks_sharing_a_gpu<T: PartialEq>(gpus: &[Option<T>]) -> Option<(usize, u
     })
 }
 
+/// `path` as every rank finds it wherever it runs (ranks started elsewhere than rank 0's
+/// folder share its file system, not its working folder).
+fn absolute(path: &Path) -> Result<PathBuf> {
+    std::path::absolute(path).map_err(|e| HeatlabError::io("finding", path, e))
+}
+
 /// Ends the ranks' service from rank 0 when no backend was opened (a refusal before it).
 pub fn finish_unopened(link: Box<dyn RankLink>) -> Result<()> {
     let mut rank = RankBand::new(link);
@@ -370,6 +378,66 @@ impl Backend for SplitBackend {
         let whole = backend.download().map_err(failed)?;
         self.upload(&whole).map_err(failed)?;
         Ok(made)
+    }
+
+    fn keep_initial(&mut self) -> Result<bool> {
+        self.command(&BandCommand::KeepInitial, None)?;
+        Ok(true)
+    }
+
+    fn restore_initial(&mut self) -> Result<()> {
+        self.command(&BandCommand::RestoreInitial, None).map(|_| ())
+    }
+
+    fn download_initial(&mut self) -> Result<Grid> {
+        self.joined(&BandCommand::DownloadInitial)
+    }
+
+    fn forget_initial(&mut self) {
+        if self.size.is_none() || self.finished {
+            return;
+        }
+        if let Err(error) = self.command(&BandCommand::ForgetInitial, None) {
+            log::debug!("the ranks could not let their initial rows go: {error}");
+        }
+    }
+
+    fn write_npy_where_held(
+        &mut self,
+        layer: Layer,
+        boundary: Boundary,
+        path: &Path,
+    ) -> Result<bool> {
+        if layer == Layer::Laplacian && self.wraps != (boundary == Boundary::Periodic) {
+            // The bands wrap as the held problem does, not as this boundary: the caller
+            // writes the whole field's Laplacian.
+            return Ok(false);
+        }
+        let command = BandCommand::WriteNpy {
+            path: absolute(path)?,
+            layer,
+            boundary,
+        };
+        self.command(&command, None)?;
+        Ok(true)
+    }
+
+    fn load_npy_where_held(&mut self, path: &Path, size: GridSize) -> Result<bool> {
+        let depth = self.depth_for(size);
+        let wraps = self.problem_wraps.unwrap_or(self.wraps);
+        // A band thinner than its halo is refused here, before any rank reads.
+        Bands::with_wrap(size, self.ranks, depth, wraps)?;
+        let command = BandCommand::ReadNpy {
+            path: absolute(path)?,
+            size,
+            depth,
+            wraps,
+        };
+        self.command(&command, None)?;
+        self.size = Some(size);
+        self.depth = depth;
+        self.wraps = wraps;
+        Ok(true)
     }
 
     fn statistics(&mut self) -> Result<FieldStats> {

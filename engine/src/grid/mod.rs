@@ -15,8 +15,9 @@ use std::str::FromStr;
 
 use crate::error::HeatlabError;
 
-/// The largest side length heatlab accepts (a 65536² field is 16 GiB of `f32`).
-pub const MAX_SIDE: usize = 65_536;
+/// The largest side length heatlab accepts (a 131072² field is 64 GiB of `f32`: it runs split
+/// over the GPUs of one host; one GPU holds up to about 65536 x 131072).
+pub const MAX_SIDE: usize = 131_072;
 
 /// Whole rows of a field: `count` rows from row `first`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -15,10 +15,14 @@ use std::str::FromStr;
 
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize};
-use crate::memory::{ensure_host_memory, try_vec_with_capacity};
+use crate::memory::ensure_host_memory;
 
 mod jpeg;
 pub mod material_map;
+mod npy;
+
+use npy::read_npy_field;
+pub use npy::{npy_field_size, read_npy_rows};
 
 /// The first bytes of every `.npy` file.
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";
@@ -220,7 +224,7 @@ pub(crate) fn one_line(message: &impl fmt::Display) -> String {
         .join(" ")
 }
 
-fn refuse(path: &Path, why: &str) -> HeatlabError {
+pub(crate) fn refuse(path: &Path, why: &str) -> HeatlabError {
     HeatlabError::InvalidInput(format!("cannot import {}: it {why}", path.display()))
 }
 
@@ -267,7 +271,7 @@ pub fn read_to_end_bounded(
 
 /// The size of a 2-D array or image, checked against heatlab's largest side and the memory
 /// there is for `copies` copies of the field (the import's own, or its caller's if more).
-fn checked_size(path: &Path, rows: u64, cols: u64, copies: usize) -> Result<GridSize> {
+pub(crate) fn checked_size(path: &Path, rows: u64, cols: u64, copies: usize) -> Result<GridSize> {
     if rows == 0 || cols == 0 {
         return Err(refuse(
             path,
@@ -283,104 +287,6 @@ fn checked_size(path: &Path, rows: u64, cols: u64, copies: usize) -> Result<Grid
         size.bytes().saturating_mul(copies),
     )?;
     Ok(size)
-}
-
-/// A `.npy` array as a field, for a caller that holds `held_copies` copies of it.
-fn read_npy_field(reader: impl Read, path: &Path, held_copies: usize) -> Result<Grid> {
-    let bad = |why: String| refuse(path, &why);
-    let npy = npyz::NpyFile::new(reader)
-        .map_err(|e| bad(format!("is not a readable .npy array ({e})")))?;
-    let shape = npy.shape().to_vec();
-    if shape.len() != 2 {
-        return Err(bad(format!(
-            "is a {}-D array of shape {shape:?}; heatlab needs a 2-D array (rows, cols){}",
-            shape.len(),
-            if shape.len() > 2 {
-                ": pick one slice, e.g. np.save(name, a[0])"
-            } else {
-                ""
-            }
-        )));
-    }
-    let float_bytes = float_bytes(&npy.dtype()).map_err(bad)?;
-    let fortran = npy.order() == npyz::Order::Fortran;
-    // The field and, for Fortran order, one more copy while converting.
-    let copies = if fortran { 2 } else { 1 };
-    let size = checked_size(path, shape[0], shape[1], copies.max(held_copies))?;
-    let mut values: Vec<f32> = try_vec_with_capacity(&format!("{size} field"), size.cells())?;
-    let truncated = |e: std::io::Error| {
-        bad(format!(
-            "is cut short or damaged: {e} (a {size} array needs {} bytes of data)",
-            size.cells() * float_bytes
-        ))
-    };
-    if float_bytes == 4 {
-        let data = npy.data::<f32>().map_err(|e| bad(e.to_string()))?;
-        for value in data {
-            values.push(value.map_err(truncated)?);
-        }
-    } else {
-        let data = npy.data::<f64>().map_err(|e| bad(e.to_string()))?;
-        for value in data {
-            let value = value.map_err(truncated)?;
-            let narrowed = value as f32;
-            if value.is_finite() && !narrowed.is_finite() {
-                return Err(bad(format!(
-                    "holds {value:e} at index {}, beyond float32's range (about 3.4e38)",
-                    values.len()
-                )));
-            }
-            values.push(narrowed);
-        }
-    }
-    if values.len() != size.cells() {
-        return Err(bad(format!(
-            "holds {} values where its shape {shape:?} says {}",
-            values.len(),
-            size.cells()
-        )));
-    }
-    let values = if fortran {
-        transpose_column_major(&values, size)?
-    } else {
-        values
-    };
-    let grid = Grid::from_vec(size, values)?;
-    if let Some((row, col)) = grid.first_non_finite() {
-        return Err(bad(format!(
-            "holds a non-finite value ({}) at row {row}, column {col}; replace NaN and \
-             infinities first (np.nan_to_num)",
-            grid.get(row, col)
-        )));
-    }
-    Ok(grid)
-}
-
-/// Bytes of each value of an array of `dtype`: 4 or 8 (float32 or float64); the error says
-/// what else it holds.
-fn float_bytes(dtype: &npyz::DType) -> std::result::Result<usize, String> {
-    let npyz::DType::Plain(type_str) = dtype else {
-        return Err(
-            "holds records or sub-arrays; heatlab needs a plain float32 or float64 array".into(),
-        );
-    };
-    match (type_str.type_char(), type_str.size_field()) {
-        (npyz::TypeChar::Float, 4) => Ok(4),
-        (npyz::TypeChar::Float, 8) => Ok(8),
-        _ => Err(format!(
-            "holds {type_str} values; heatlab imports float32 or float64 arrays \
-             (convert with a.astype(np.float32))"
-        )),
-    }
-}
-
-/// Row-major values of a column-major (Fortran order) array.
-fn transpose_column_major(values: &[f32], size: GridSize) -> Result<Vec<f32>> {
-    let mut rows: Vec<f32> = try_vec_with_capacity(&format!("{size} field"), size.cells())?;
-    for row in 0..size.rows {
-        rows.extend((0..size.cols).map(|col| values[col * size.rows + row]));
-    }
-    Ok(rows)
 }
 
 /// An image's luminance (Rec. 709, from 8- or 16-bit pixels), mapped onto `range`. The top

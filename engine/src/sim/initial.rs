@@ -50,6 +50,18 @@ impl InitialField {
 }
 
 impl Simulation {
+    /// Starts a simulation of the field of `size` that `backend` holds now (read where it is
+    /// held, as [`Backend::load_npy_where_held`] reads one), kept as the initial field where
+    /// it is when the backend can.
+    pub fn of_held(
+        mut backend: Box<dyn Backend>,
+        size: GridSize,
+        params: crate::compute::StepParams,
+    ) -> Result<Self> {
+        let initial = InitialField::held_by(backend.as_mut(), size)?;
+        Ok(Self::holding(backend, initial, params, 0))
+    }
+
     /// The size of the initial field (and of the current one).
     pub fn initial_size(&self) -> GridSize {
         self.initial.size()

@@ -17,7 +17,7 @@ pub mod undoable;
 pub use crate::compute::FieldStats;
 use std::time::Duration;
 
-use crate::compute::{Advance, Backend, Boundary, StepParams, STABLE_COEFF_LIMIT};
+use crate::compute::{Advance, Backend, Boundary, Layer, StepParams, STABLE_COEFF_LIMIT};
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
 use crate::measure::TimingRecord;
@@ -392,6 +392,13 @@ impl Simulation {
     pub fn laplacian(&mut self) -> Result<Grid> {
         let boundary: Boundary = self.params.boundary;
         self.backend.laplacian(boundary)
+    }
+
+    /// Writes the field or its Laplacian as a `.npy` at `path` where the field is held
+    /// ([`Backend::write_npy_where_held`]); `Ok(false)` when the backend does not.
+    pub fn write_npy_where_held(&mut self, layer: Layer, path: &std::path::Path) -> Result<bool> {
+        let boundary = self.params.boundary;
+        self.backend.write_npy_where_held(layer, boundary, path)
     }
 
     /// Stops recording the agreement window: the field is being replaced.

@@ -256,6 +256,7 @@ impl Simulation {
     /// Changes the held field other than by stepping: applies `edit` on the backend and records
     /// it in the agreement window, so that the live check repeats it.
     pub fn edit(&mut self, edit: FieldEdit) -> Result<()> {
+        crate::compute::brush::ensure_cells_addressable(self.initial.size())?;
         edit.apply(self.backend.as_mut())?;
         // The last good field no longer is the current one, nor is the energy stored.
         self.last_good = None;
@@ -270,6 +271,7 @@ impl Simulation {
     /// first call of a stroke dabs at that point), with dabs of `brush` along the way. Returns
     /// the number of dabs applied.
     pub fn paint_to(&mut self, row: f32, col: f32, brush: Brush) -> Result<usize> {
+        crate::compute::brush::ensure_cells_addressable(self.initial.size())?;
         let step = self.step;
         let stroke = self.paint.open.get_or_insert_with(|| OpenStroke {
             started_at: step,

@@ -145,6 +145,9 @@ impl Simulation {
         problem: Option<HeatProblem>,
         book_energy: bool,
     ) -> Result<()> {
+        if problem.is_some() {
+            crate::compute::brush::ensure_cells_addressable(self.initial.size())?;
+        }
         self.settle()?;
         let old = self.problem.take();
         let elapsed_seconds = old.as_ref().map_or(0.0, ActiveProblem::seconds);

@@ -104,6 +104,10 @@ pub struct RunArgs {
     /// Also write float32 .npy arrays of the field and its Laplacian.
     #[arg(long)]
     pub npy: bool,
+    /// Write no PNG frames: with --npy, the frames are .npy arrays alone (a field too large to
+    /// picture on one host; over ranks, each rank writes its rows and none holds the field).
+    #[arg(long, requires = "npy")]
+    pub no_png: bool,
     /// Draw a colorbar with values beside each PNG, as the app's exports do.
     #[arg(long)]
     pub colorbar: bool,

@@ -18,25 +18,45 @@ use heatlab_engine::session::run::{Chunk, Due, Halt, RunDriver, RunEnd, RunLoop}
 use heatlab_engine::sim::Simulation;
 
 /// Writes the field and Laplacian frames of one step of `simulation` (whose units the
-/// colorbars carry); returns the paths written.
+/// colorbars carry): each `.npy` where the field is held when the backend can (each rank its
+/// rows), the rest from the layer downloaded here. Returns the paths written and the field if
+/// it was downloaded.
 pub(super) fn save_frame(
     plan: &RunPlan,
-    simulation: &Simulation,
-    field: &Grid,
-    laplacian: &Grid,
-) -> heatlab_engine::Result<Vec<PathBuf>> {
+    simulation: &mut Simulation,
+) -> heatlab_engine::Result<(Vec<PathBuf>, Option<Grid>)> {
+    let mut field = None;
     let step = simulation.step_count();
     let colours =
         FrameColours::per_frame(plan.colormap, plan.laplacian_colormap).in_units_of(simulation);
-    let layers = [
-        colours.layer_frame(Layer::Field, field, plan.colorbar),
-        colours.layer_frame(Layer::Laplacian, laplacian, plan.colorbar),
-    ];
-    let files = FrameFiles {
-        png: true,
-        npy: plan.npy,
-    };
-    export::write_frame(&plan.out, step, &layers, files)
+    let mut written = Vec::new();
+    for layer in [Layer::Field, Layer::Laplacian] {
+        let npy_path = export::frame_path(&plan.out, layer.file_stem(), step, "npy");
+        let npy_where_held = plan.npy && simulation.write_npy_where_held(layer, &npy_path)?;
+        let files = FrameFiles {
+            png: plan.png,
+            npy: plan.npy && !npy_where_held,
+        };
+        if files.png || files.npy {
+            let laplacian;
+            let grid = match layer {
+                Layer::Field => match &mut field {
+                    Some(field) => &*field,
+                    None => field.insert(simulation.field()?),
+                },
+                Layer::Laplacian => {
+                    laplacian = simulation.laplacian()?;
+                    &laplacian
+                }
+            };
+            let frame = colours.layer_frame(layer, grid, plan.colorbar);
+            written.extend(export::write_frame(&plan.out, step, &[frame], files)?);
+        }
+        if npy_where_held {
+            written.push(npy_path);
+        }
+    }
+    Ok((written, field))
 }
 
 /// The command line's side of a run.
@@ -75,14 +95,18 @@ impl RunDriver for CliDriver<'_> {
 
     fn outputs_due(&mut self, simulation: &mut Simulation, due: Due) -> heatlab_engine::Result<()> {
         let step = simulation.step_count();
-        let field = simulation.field()?;
+        let mut field = None;
         if due.frames {
-            let laplacian = simulation.laplacian()?;
-            let written = save_frame(self.plan, simulation, &field, &laplacian)?;
+            let (written, downloaded) = save_frame(self.plan, simulation)?;
+            field = downloaded;
             self.record.add_files(written);
             self.keep_record();
         }
         if let Some(video) = self.video.as_mut().filter(|_| due.video) {
+            let field = match field {
+                Some(field) => field,
+                None => simulation.field()?,
+            };
             video.add(step, &field, simulation)?;
             self.bar.set_message(format!(
                 "{}, {} video frames",

@@ -75,12 +75,17 @@ struct RunPlan {
     colormap: Colormap,
     laplacian_colormap: Colormap,
     npy: bool,
+    /// PNG frames (all but `--no-png`).
+    png: bool,
     colorbar: bool,
     out: PathBuf,
     check_every: u64,
     kernel: KernelChoice,
     /// Marching, the steady state or implicit steps.
     solve: solve::SolvePlan,
+    /// The size of the `--initial` array when every rank reads its own rows of it.
+    #[serde(skip)]
+    initial_where_held: Option<GridSize>,
 }
 
 /// `--kernel`, refused before any work when it cannot step this run.
@@ -206,11 +211,13 @@ impl RunPlan {
             colormap: args.colormap,
             laplacian_colormap: args.laplacian_colormap,
             npy: args.npy,
+            png: !args.no_png,
             colorbar: args.colorbar,
             out: args.out.clone(),
             check_every: non_negative("--check-every", args.check_every)?,
             kernel: checked_kernel(args)?,
             solve,
+            initial_where_held: None,
         })
     }
 
@@ -387,8 +394,8 @@ fn run_on(
         .as_ref()
         .map(|video| RunVideo::start(video, &plan))
         .transpose()?;
-    // Reading a FIFO with no writer blocks: a signal meanwhile stops at once.
-    let start = interrupt.at_once_while(|| start::load(&plan.start))?;
+    // A record kept after every chunk is rank 0's, of a run over ranks.
+    let start = start::read(&mut plan, last_chunk.is_some(), interrupt)?;
     if let Some(start) = &start {
         plan.start_at(args, start)?;
     }
@@ -480,26 +487,26 @@ fn execute(
     if let Some(warning) = Stability::of(plan.step.coeff).warning().filter(|_| uniform) {
         note(&format!("note: {warning}"));
     }
-    heatlab_engine::memory::ensure_host_memory(
-        &format!(
-            "{} run ({HOST_FIELD_COPIES} copies of the field)",
-            plan.field.size
-        ),
-        HOST_FIELD_COPIES.saturating_mul(plan.field.size.bytes()),
-    )?;
-    let start = match start {
-        Some(start) => start,
-        None => Start::generated(
+    start::ensure_host_memory(plan, last_chunk.is_some())?;
+    let start = match (start, plan.initial_where_held) {
+        (Some(start), _) => Some(start),
+        (None, Some(_)) => None,
+        (None, None) => Some(Start::generated(
             generate_field(plan, backend.as_mut(), record)?,
             FieldOrigin::Jagged(plan.field),
-        ),
+        )),
     };
     if let Some(signal) = interrupt.requested() {
         return Ok(Ending::Interrupted(signal));
     }
-    let origin = start.origin.clone();
     // The GPU chooses its kernel for the field's size when the field is uploaded.
-    let mut simulation = start.into_simulation(backend, plan.step)?;
+    let (mut simulation, origin) = match start {
+        Some(start) => {
+            let origin = start.origin.clone();
+            (start.into_simulation(backend, plan.step)?, origin)
+        }
+        None => start::read_where_held(plan, backend)?,
+    };
     record.steps_completed = simulation.step_count();
     if plan.check_every > 0 {
         simulation.set_agreement_check(Some(WindowPolicy::Every(plan.check_every)));

@@ -3,12 +3,16 @@
 //! Files are read before the output folder is touched, so that a bad one is refused before
 //! anything is written.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::HOST_FIELD_COPIES;
+use super::{RunPlan, HOST_FIELD_COPIES};
+use crate::cli::interrupt::Interrupt;
 use crate::cli::output::note;
+use heatlab_engine::compute::Backend;
 use heatlab_engine::error::HeatlabError;
-use heatlab_engine::import::{ImportKind, LuminanceRange};
+use heatlab_engine::grid::GridSize;
+use heatlab_engine::import::{npy_field_size, ImportKind, LuminanceRange};
 use heatlab_engine::session::start::{open, Expected, Start};
 use heatlab_engine::sim::Simulation;
 use heatlab_engine::state::{FieldOrigin, SavedState};
@@ -88,6 +92,113 @@ pub(super) fn load(start: &StartFrom) -> Result<Option<Start>, HeatlabError> {
             Ok(Some(start))
         }
     }
+}
+
+/// Reads what the run starts from, and takes its size into `plan`: the file's header alone when
+/// every rank reads its own rows of it (`over_ranks`, an array in a regular file), else the
+/// whole file here (none for the jagged field).
+pub(super) fn read(
+    plan: &mut RunPlan,
+    over_ranks: bool,
+    interrupt: &Interrupt,
+) -> anyhow::Result<Option<Start>> {
+    plan.initial_where_held = size_read_where_held(&plan.start, over_ranks)?;
+    if let Some(size) = plan.initial_where_held {
+        plan.field.size = size;
+        return Ok(None);
+    }
+    // Reading a FIFO with no writer blocks: a signal meanwhile stops at once.
+    Ok(interrupt.at_once_while(|| load(&plan.start))?)
+}
+
+impl RunPlan {
+    /// Copies of the whole field this process holds on the host: none over ranks when every
+    /// rank reads its rows of the initial array and writes its rows of the `.npy` frames, with
+    /// nothing else asking for the whole field here (PNG frames, a video, a state, a live check).
+    fn host_field_copies(&self) -> usize {
+        let nothing_whole = self.initial_where_held.is_some()
+            && !self.png
+            && self.video.is_none()
+            && self.save_state.is_none()
+            && self.check_every == 0;
+        match nothing_whole {
+            true => 0,
+            false => HOST_FIELD_COPIES,
+        }
+    }
+}
+
+/// Checks the host memory for the copies of the field this process holds (see
+/// [`RunPlan::host_field_copies`]); over ranks, a refusal says how rank 0 holds none.
+pub(super) fn ensure_host_memory(plan: &RunPlan, over_ranks: bool) -> anyhow::Result<()> {
+    let copies = plan.host_field_copies();
+    if copies == 0 {
+        return Ok(());
+    }
+    let size = plan.field.size;
+    let needed = copies.saturating_mul(size.bytes());
+    let what = format!("{size} run ({copies} copies of the field)");
+    if let Err(error) = heatlab_engine::memory::ensure_host_memory(&what, needed) {
+        if over_ranks {
+            note(
+                "over ranks, rank 0 holds no copy of the field when every rank reads its rows \
+                 of an --initial .npy and writes its rows of --npy --no-png frames (no video, \
+                 --save-state or --check-every)",
+            );
+        }
+        return Err(error.into());
+    }
+    Ok(())
+}
+
+/// The simulation of the `--initial` array each rank reads its own rows of.
+pub(super) fn read_where_held(
+    plan: &RunPlan,
+    mut backend: Box<dyn Backend>,
+) -> anyhow::Result<(heatlab_engine::sim::Simulation, FieldOrigin)> {
+    let (StartFrom::Initial { file, .. }, Some(size)) = (&plan.start, plan.initial_where_held)
+    else {
+        anyhow::bail!("internal error: no array to read where the field is held");
+    };
+    if !backend.load_npy_where_held(file, size)? {
+        anyhow::bail!("internal error: this backend reads no array where it holds the field");
+    }
+    let origin = FieldOrigin::Imported {
+        file: file.display().to_string(),
+    };
+    let simulation = heatlab_engine::sim::Simulation::of_held(backend, size, plan.step)?;
+    Ok((simulation, origin))
+}
+
+/// The size of the `.npy` array the run starts from when every rank reads its own rows of it
+/// (a run over ranks from a regular file that holds an array), from its header alone; `None`
+/// when the file is read whole here (one rank, an image, a pipe, a state, a scenario).
+pub(super) fn size_read_where_held(
+    start: &StartFrom,
+    over_ranks: bool,
+) -> Result<Option<GridSize>, HeatlabError> {
+    let StartFrom::Initial { file, .. } = start else {
+        return Ok(None);
+    };
+    if !over_ranks || !is_regular_npy(file) {
+        return Ok(None);
+    }
+    let size = npy_field_size(file)?;
+    note(&format!(
+        "initial field: {size} from {} (array, each rank reads its own rows)",
+        file.display()
+    ));
+    Ok(Some(size))
+}
+
+/// Whether `path` is a regular file that begins as a `.npy` array does.
+fn is_regular_npy(path: &Path) -> bool {
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let regular = file.metadata().is_ok_and(|m| m.is_file());
+    let mut magic = [0_u8; 6];
+    regular && file.read_exact(&mut magic).is_ok() && &magic == b"\x93NUMPY"
 }
 
 /// Writes the state the run ended in to `path` (`--save-state`).

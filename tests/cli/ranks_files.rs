@@ -1,0 +1,229 @@
+//! `mpirun -n N heatlab run` from a file: a field read whole by rank 0 and split, and an
+//! array each rank reads its own rows of, with `.npy` frames each rank writes its rows of (no
+//! rank holds the whole field), equal to the single-rank run byte for byte; a file cut short
+//! is refused naming the rank that found it so.
+#![expect(
+    clippy::unwrap_used,
+    reason = "tests: a failed unwrap is the test's failure"
+)]
+
+use std::path::Path;
+
+use super::ranks::{assert_same_frames, mpirun, run_ranks};
+use crate::common::cli::{heatlab_in, names_in, read_json, stderr_of, succeeded};
+
+#[test]
+fn a_field_read_from_a_file_and_a_deep_halo_split_alike() {
+    let test = "a_field_read_from_a_file_and_a_deep_halo_split_alike";
+    let Some(command) = mpirun(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // The single-rank run's first frame is the field to start from.
+    let first = [
+        "run",
+        "--size",
+        "24x13",
+        "--steps",
+        "0",
+        "--npy",
+        "--backend",
+        "cpu",
+        "--out",
+        "a",
+    ];
+    succeeded(&heatlab_in(dir.path(), &first));
+    let initial = dir.path().join("a").join("field_000000.npy");
+    let initial = initial.to_str().unwrap();
+    let args = [
+        "--initial",
+        initial,
+        "--steps",
+        "33",
+        "--save-every",
+        "11",
+        "--npy",
+        "--backend",
+        "cpu",
+        "--boundary",
+        "periodic",
+    ];
+    let mut single = vec!["run"];
+    single.extend(args);
+    single.extend(["--out", "one"]);
+    succeeded(&heatlab_in(dir.path(), &single));
+    let mut over = args.to_vec();
+    over.extend(["--out", "three", "--halo-depth", "8"]);
+    succeeded(&run_ranks(command, dir.path(), 3, &over));
+    assert_same_frames(
+        &dir.path().join("one"),
+        &dir.path().join("three"),
+        "--initial",
+    );
+    let record = read_json(&dir.path().join("three").join("run.json"));
+    let method = record["method"].as_str().unwrap();
+    assert!(method.contains("halos 8 rows deep"), "{method}");
+}
+
+/// The float32 C-order array at `from` written as a float64 Fortran-order array at `to`.
+fn as_fortran_f64(from: &Path, to: &Path) {
+    let bytes = std::fs::read(from).unwrap();
+    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
+    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
+    let shape = header.split("'shape': (").nth(1).unwrap();
+    let mut sides = shape
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty());
+    let rows: usize = sides.next().unwrap().parse().unwrap();
+    let cols: usize = sides.next().unwrap().parse().unwrap();
+    let values: Vec<f32> = bytes[10 + header_len..]
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let mut dict =
+        format!("{{'descr': '<f8', 'fortran_order': True, 'shape': ({rows}, {cols}), }}");
+    while (10 + dict.len() + 1) % 64 != 0 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    for col in 0..cols {
+        for row in 0..rows {
+            out.extend_from_slice(&f64::from(values[row * cols + col]).to_le_bytes());
+        }
+    }
+    std::fs::write(to, out).unwrap();
+}
+
+#[test]
+fn an_array_read_and_frames_written_by_every_rank_equal_one_rank() {
+    let test = "an_array_read_and_frames_written_by_every_rank_equal_one_rank";
+    if mpirun(test).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let first = [
+        "run",
+        "--size",
+        "37x23",
+        "--steps",
+        "0",
+        "--npy",
+        "--backend",
+        "cpu",
+        "--out",
+        "a",
+    ];
+    succeeded(&heatlab_in(dir.path(), &first));
+    let c_order = dir.path().join("a").join("field_000000.npy");
+    as_fortran_f64(&c_order, &dir.path().join("fortran.npy"));
+    for (file, boundary) in [
+        (c_order.to_str().unwrap(), "periodic"),
+        ("fortran.npy", "neumann"),
+    ] {
+        let args = [
+            "--initial",
+            file,
+            "--steps",
+            "29",
+            "--save-every",
+            "10",
+            "--npy",
+            "--backend",
+            "cpu",
+            "--boundary",
+            boundary,
+        ];
+        let mut single = vec!["run"];
+        single.extend(args);
+        single.extend(["--out", "one"]);
+        single.push("--overwrite");
+        succeeded(&heatlab_in(dir.path(), &single));
+        for ranks in [2, 3] {
+            let out = format!("ranks{ranks}-{boundary}");
+            let mut over = args.to_vec();
+            over.extend(["--no-png", "--out", &out]);
+            let Some(command) = mpirun(test) else { return };
+            let output = run_ranks(command, dir.path(), ranks, &over);
+            succeeded(&output);
+            let stderr = stderr_of(&output);
+            assert!(stderr.contains("each rank reads its own rows"), "{stderr}");
+            let what = format!("{file} over {ranks} ranks");
+            let arrays: Vec<String> = names_in(&dir.path().join("one"))
+                .into_iter()
+                .filter(|name| name.ends_with(".npy"))
+                .collect();
+            assert_eq!(arrays.len(), 8, "{what}: {arrays:?}");
+            let written = names_in(&dir.path().join(&out));
+            assert!(
+                !written.iter().any(|name| name.ends_with(".png")),
+                "{what}: --no-png wrote {written:?}"
+            );
+            for name in &arrays {
+                let a = std::fs::read(dir.path().join("one").join(name)).unwrap();
+                let b = std::fs::read(dir.path().join(&out).join(name)).unwrap();
+                assert!(a == b, "{what}: {name} differs from the single-rank run");
+            }
+            let record = read_json(&dir.path().join(&out).join("run.json"));
+            assert_eq!(record["status"], "completed", "{what}");
+            let listed = record["files"].as_array().unwrap();
+            let listed_arrays = listed
+                .iter()
+                .filter(|f| f.as_str().unwrap().ends_with(".npy"))
+                .count();
+            assert_eq!(listed_arrays, 8, "{what}: {listed:?}");
+        }
+    }
+}
+
+#[test]
+fn an_array_cut_short_is_refused_naming_the_rank_that_found_it() {
+    let test = "an_array_cut_short_is_refused_naming_the_rank_that_found_it";
+    if mpirun(test).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let first = [
+        "run",
+        "--size",
+        "37x23",
+        "--steps",
+        "0",
+        "--npy",
+        "--backend",
+        "cpu",
+        "--out",
+        "a",
+    ];
+    succeeded(&heatlab_in(dir.path(), &first));
+    let c_order = dir.path().join("a").join("field_000000.npy");
+    // Cut short after rank 0's rows: the rank that finds it so is named, in one line.
+    let mut bytes = std::fs::read(&c_order).unwrap();
+    bytes.truncate(bytes.len() - 23 * 4 * 5);
+    std::fs::write(dir.path().join("short.npy"), bytes).unwrap();
+    let args = [
+        "--initial",
+        "short.npy",
+        "--npy",
+        "--no-png",
+        "--backend",
+        "cpu",
+        "--out",
+        "short",
+    ];
+    let Some(command) = mpirun(test) else { return };
+    let output = run_ranks(command, dir.path(), 3, &args);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
+    let stderr = stderr_of(&output);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("rank 2") && errors[0].contains("cut short"),
+        "{stderr}"
+    );
+    let written = names_in(&dir.path().join("short"));
+    assert!(
+        !written.iter().any(|name| name.ends_with(".npy")),
+        "{written:?}"
+    );
+}
