@@ -16,6 +16,11 @@
 #                                       a large field (default 65536², the largest side, 1280
 #                                       steps) over one rank per GPU against one GPU, its .npy
 #                                       frames compared byte for byte (in $LARGE_DIR or /tmp)
+#   benches/gpu-ranks.sh wide [ROWS] [COLS] [STEPS]
+#                                       a field COLS wide (default 20000 x 131072, 512 steps)
+#                                       from an --initial .npy that every rank reads its rows
+#                                       of, .npy frames alone written by every rank, against
+#                                       one rank by checksums (in $LARGE_DIR or /tmp)
 #
 # Each rank takes GPU local_rank % GPUs: with a GPU each, halos go by NCCL; ranks sharing a
 # GPU exchange through the host by themselves (run.json's method says which). NCCL's NVLink
@@ -147,6 +152,43 @@ cmd_large() {
   rm -rf large-one large-ranks
 }
 
+cmd_wide() {
+  local rows=${1:-20000} cols=${2:-131072} steps=${3:-512} dir=${LARGE_DIR:-/tmp} n=$GPUS
+  [ "$n" -ge 2 ] || n=2
+  local args=(--initial wide.npy --steps "$steps" --npy --no-png --backend cuda)
+  cd "$dir" || exit 1
+  rm -rf wide-one wide-ranks wide.npy
+  python3 - "$rows" "$cols" <<'PY' || { echo "wide: no input array" | tee -a "$OUT_DIR/wide.txt"; return; }
+import sys
+import numpy as np
+rows, cols = int(sys.argv[1]), int(sys.argv[2])
+field = np.lib.format.open_memmap("wide.npy", mode="w+", dtype=np.float32, shape=(rows, cols))
+rng = np.random.default_rng(5)
+for first in range(0, rows, 1024):
+    field[first:first + 1024] = rng.random((min(1024, rows - first), cols), dtype=np.float32)
+field.flush()
+PY
+  local started=$SECONDS
+  "$HL" run "${args[@]}" --out wide-one >"$OUT_DIR/wide.log" 2>&1
+  echo "one GPU: exit $?, $((SECONDS - started)) s wall" | tee -a "$OUT_DIR/wide.txt"
+  (cd wide-one && sha256sum ./*.npy) >"$OUT_DIR/wide-one.sha256"
+  cp wide-one/run.json "$OUT_DIR/run-wide-one.json"
+  rm -rf wide-one
+  started=$SECONDS
+  # shellcheck disable=SC2046
+  $(ranks "$n") "$HL" run "${args[@]}" --out wide-ranks >>"$OUT_DIR/wide.log" 2>&1
+  echo "$n ranks: exit $?, $((SECONDS - started)) s wall ($(halos_of wide-ranks))" \
+    | tee -a "$OUT_DIR/wide.txt"
+  (cd wide-ranks && sha256sum ./*.npy) >"$OUT_DIR/wide-ranks.sha256"
+  cp wide-ranks/run.json "$OUT_DIR/run-wide-ranks.json"
+  if [ -s "$OUT_DIR/wide-one.sha256" ] && cmp -s "$OUT_DIR/wide-one.sha256" "$OUT_DIR/wide-ranks.sha256"; then
+    echo "same: ${rows}x$cols over $n ranks: $(wc -l <"$OUT_DIR/wide-one.sha256") .npy frames" | tee -a "$OUT_DIR/wide.txt"
+  else
+    echo "DIFFERS: ${rows}x$cols over $n ranks" | tee -a "$OUT_DIR/wide.txt"
+  fi
+  rm -rf wide-ranks wide.npy
+}
+
 cmd_all() {
   local back=$OUT_DIR start=$SECONDS dir self=$REPO/benches/gpu-ranks.sh
   dir=$(mktemp -d)
@@ -172,7 +214,8 @@ case ${1:-} in
   verify) shift; cmd_verify "$@" ;;
   bench) shift; cmd_bench "$@" ;;
   large) shift; cmd_large "$@" ;;
+  wide) shift; cmd_wide "$@" ;;
   all) shift; cmd_all "$@" ;;
-  *) echo "usage: benches/gpu-ranks.sh exact [SIZE] | verify [N] | bench [ARGS] | large [SIZE] [STEPS] | all" >&2
+  *) echo "usage: benches/gpu-ranks.sh exact [SIZE] | verify [N] | bench [ARGS] | large [SIZE] [STEPS] | wide [ROWS] [COLS] [STEPS] | all" >&2
     exit 2 ;;
 esac

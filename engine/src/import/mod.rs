@@ -425,7 +425,7 @@ mod tests {
         let huge = write(
             dir.path(),
             "huge.npy",
-            &npy("<f4", false, "(100000, 100000)", &[]),
+            &npy("<f4", false, "(200000, 200000)", &[]),
         );
         assert!(error(&huge).contains("too large"), "{}", error(&huge));
         let empty = write(dir.path(), "empty.npy", b"");

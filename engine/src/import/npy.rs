@@ -22,6 +22,8 @@ struct Layout {
     float_bytes: usize,
     /// Column-major (Fortran order).
     fortran: bool,
+    /// Values stored big-endian.
+    big_endian: bool,
 }
 
 /// The header of `npy` checked, for a caller that holds `copies` copies of the field.
@@ -39,13 +41,14 @@ fn layout_of<R: Read>(npy: &npyz::NpyFile<R>, path: &Path, copies: usize) -> Res
             }
         )));
     }
-    let float_bytes = float_bytes(&npy.dtype()).map_err(bad)?;
+    let (float_bytes, big_endian) = float_bytes(&npy.dtype()).map_err(bad)?;
     let fortran = npy.order() == npyz::Order::Fortran;
     let size = checked_size(path, shape[0], shape[1], copies)?;
     Ok(Layout {
         size,
         float_bytes,
         fortran,
+        big_endian,
     })
 }
 
@@ -153,9 +156,12 @@ pub fn read_npy_rows(path: &Path, size: GridSize, first_row: usize, rows: usize)
     finite_grid(Grid::from_vec(band, values)?, first_row, path)
 }
 
+/// Values read from the file at once (8 MiB of float64).
+const CHUNK_VALUES: usize = 1 << 20;
+
 /// Reads the values of `runs` (each a first index in file order and a count) of the array
 /// `npy` into `values`, narrowed to float32; `seek` moves the reader to a run's first index (a
-/// stream is read in order and never moves).
+/// stream is read in order and never moves). The values are read in chunks, not one by one.
 fn read_runs<R: Read>(
     npy: npyz::NpyFile<R>,
     layout: &Layout,
@@ -172,42 +178,47 @@ fn read_runs<R: Read>(
             size.cells() * layout.float_bytes
         ))
     };
-    let short = |got: usize| {
-        bad(format!(
-            "holds {got} values where its shape ({}, {}) says {}",
-            size.rows,
-            size.cols,
-            size.cells()
-        ))
-    };
-    let header = npy.header().clone();
+    let width = layout.float_bytes;
     let mut reader = npy.into_inner();
+    let mut bytes = vec![0_u8; CHUNK_VALUES * width];
     for &(start, count) in runs {
         seek(&mut reader, start).map_err(truncated)?;
-        let run = npyz::NpyFile::with_header(header.clone(), &mut reader);
-        if layout.float_bytes == 4 {
-            let mut data = run.data::<f32>().map_err(|e| bad(e.to_string()))?;
-            for at in 0..count {
-                let value = data.next().ok_or_else(|| short(start + at))?;
-                values.push(value.map_err(truncated)?);
-            }
-        } else {
-            let mut data = run.data::<f64>().map_err(|e| bad(e.to_string()))?;
-            for at in 0..count {
-                let value = data.next().ok_or_else(|| short(start + at))?;
-                let value = value.map_err(truncated)?;
+        let mut done = 0;
+        while done < count {
+            let chunk = (count - done).min(CHUNK_VALUES);
+            let raw = &mut bytes[..chunk * width];
+            reader.read_exact(raw).map_err(truncated)?;
+            for (at, value) in raw.chunks_exact(width).enumerate() {
+                let value = match (width, layout.big_endian) {
+                    (4, false) => {
+                        f64::from(f32::from_le_bytes([value[0], value[1], value[2], value[3]]))
+                    }
+                    (4, true) => {
+                        f64::from(f32::from_be_bytes([value[0], value[1], value[2], value[3]]))
+                    }
+                    (_, false) => f64::from_le_bytes(eight(value)),
+                    (_, true) => f64::from_be_bytes(eight(value)),
+                };
                 let narrowed = value as f32;
                 if value.is_finite() && !narrowed.is_finite() {
                     return Err(bad(format!(
                         "holds {value:e} at index {}, beyond float32's range (about 3.4e38)",
-                        start + at
+                        start + done + at
                     )));
                 }
                 values.push(narrowed);
             }
+            done += chunk;
         }
     }
     Ok(())
+}
+
+/// The 8 bytes of a float64.
+fn eight(bytes: &[u8]) -> [u8; 8] {
+    let mut value = [0_u8; 8];
+    value.copy_from_slice(bytes);
+    value
 }
 
 /// `grid` (rows from `first_row` of the file's array), refused if it holds a non-finite value.
@@ -226,17 +237,18 @@ fn finite_grid(grid: Grid, first_row: usize, path: &Path) -> Result<Grid> {
     Ok(grid)
 }
 
-/// Bytes of each value of an array of `dtype`: 4 or 8 (float32 or float64); the error says
-/// what else it holds.
-fn float_bytes(dtype: &npyz::DType) -> std::result::Result<usize, String> {
+/// Bytes of each value of an array of `dtype`, 4 or 8 (float32 or float64), and whether they
+/// are stored big-endian; the error says what else it holds.
+fn float_bytes(dtype: &npyz::DType) -> std::result::Result<(usize, bool), String> {
     let npyz::DType::Plain(type_str) = dtype else {
         return Err(
             "holds records or sub-arrays; heatlab needs a plain float32 or float64 array".into(),
         );
     };
+    let big_endian = type_str.endianness() == npyz::Endianness::Big;
     match (type_str.type_char(), type_str.size_field()) {
-        (npyz::TypeChar::Float, 4) => Ok(4),
-        (npyz::TypeChar::Float, 8) => Ok(8),
+        (npyz::TypeChar::Float, 4) => Ok((4, big_endian)),
+        (npyz::TypeChar::Float, 8) => Ok((8, big_endian)),
         _ => Err(format!(
             "holds {type_str} values; heatlab imports float32 or float64 arrays \
              (convert with a.astype(np.float32))"
