@@ -17,16 +17,25 @@ pub fn write_npy(path: &Path, grid: &Grid) -> Result<()> {
     )
 }
 
+/// Values converted to bytes and written at once.
+const WRITE_CHUNK_VALUES: usize = 1 << 20;
+
 /// Writes any float32 array with the given shape (C order).
 pub fn write_f32_array(path: &Path, shape: &[u64], values: &[f32]) -> Result<()> {
     write_atomically(path, |writer| {
-        let mut npy = npyz::WriteOptions::new()
+        let writer = npyz::WriteOptions::<f32>::new()
             .default_dtype()
             .shape(shape)
             .writer(writer)
-            .begin_nd()?;
-        npy.extend(values.iter().copied())?;
-        npy.finish()
+            .write_header_only()?;
+        // The values a chunk at a time (a value at a time through npyz wrote about 100 MB/s).
+        let mut bytes = Vec::with_capacity(WRITE_CHUNK_VALUES * 4);
+        for chunk in values.chunks(WRITE_CHUNK_VALUES) {
+            bytes.clear();
+            bytes.extend(chunk.iter().flat_map(|value| value.to_le_bytes()));
+            writer.write_all(&bytes)?;
+        }
+        Ok(())
     })
 }
 

@@ -33,11 +33,8 @@ pub(super) fn save_frame(
     for layer in [Layer::Field, Layer::Laplacian] {
         let npy_path = export::frame_path(&plan.out, layer.file_stem(), step, "npy");
         let npy_where_held = plan.npy && simulation.write_npy_where_held(layer, &npy_path)?;
-        let files = FrameFiles {
-            png: plan.png,
-            npy: plan.npy && !npy_where_held,
-        };
-        if files.png || files.npy {
+        let npy_here = plan.npy && !npy_where_held;
+        if plan.png || npy_here {
             let laplacian;
             let grid = match layer {
                 Layer::Field => match &mut field {
@@ -49,10 +46,20 @@ pub(super) fn save_frame(
                     &laplacian
                 }
             };
-            let frame = colours.layer_frame(layer, grid, plan.colorbar);
-            written.extend(export::write_frame(&plan.out, step, &[frame], files)?);
+            if plan.png {
+                // The colours' range is the frame's own: picked only for a picture.
+                let frame = colours.layer_frame(layer, grid, plan.colorbar);
+                let files = FrameFiles {
+                    png: true,
+                    npy: false,
+                };
+                written.extend(export::write_frame(&plan.out, step, &[frame], files)?);
+            }
+            if npy_here {
+                export::write_npy(&npy_path, grid)?;
+            }
         }
-        if npy_where_held {
+        if plan.npy {
             written.push(npy_path);
         }
     }
