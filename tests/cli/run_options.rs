@@ -224,3 +224,47 @@ fn ranks_without_the_distributed_build_are_refused() {
     assert!(stderr.contains("--features distributed"), "{stderr}");
     assert!(!dir.path().join("x").exists());
 }
+
+#[test]
+fn frames_hold_the_layers_and_files_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &[&str]); 4] = [
+        (&[], &["field_000002.png", "laplacian_000002.png"]),
+        (
+            &["--npy", "--frame-layers", "field"],
+            &["field_000002.png", "field_000002.npy"],
+        ),
+        (
+            &["--npy", "--no-png", "--frame-layers", "laplacian"],
+            &["laplacian_000002.npy"],
+        ),
+        (
+            &["--npy", "--no-png"],
+            &["field_000002.npy", "laplacian_000002.npy"],
+        ),
+    ];
+    for (at, (options, last_frame)) in cases.iter().enumerate() {
+        let out = format!("o{at}");
+        let mut args = vec!["run", "--size", "12x9", "--steps", "2", "--backend", "cpu"];
+        args.extend_from_slice(options);
+        args.extend(["--out", &out]);
+        succeeded(&heatlab_in(dir.path(), &args));
+        let mut frames: Vec<String> = fs::read_dir(dir.path().join(&out))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.contains("_000002."))
+            .collect();
+        frames.sort();
+        let mut expected: Vec<String> = last_frame.iter().map(ToString::to_string).collect();
+        expected.sort();
+        assert_eq!(frames, expected, "{options:?}");
+        let record = read_json(&dir.path().join(&out).join("run.json"));
+        let listed = record["files"].as_array().unwrap().len();
+        assert_eq!(listed, 2 * last_frame.len() + 1, "{options:?}: {record}");
+    }
+    // --no-png alone would write no frame at all: refused before anything is written.
+    let run = heatlab_in(dir.path(), &["run", "--no-png", "--out", "none"]);
+    assert_eq!(run.status.code(), Some(2));
+    assert!(stderr_of(&run).contains("--npy"), "{}", stderr_of(&run));
+    assert!(!dir.path().join("none").exists());
+}

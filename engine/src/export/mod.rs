@@ -25,7 +25,7 @@ pub use npy::{read_npy, write_npy};
 pub use png::write_png_rgb;
 pub use probes::{write_probe_csv, ProbeSeries};
 pub use timing_log::{write_timings_csv, write_timings_json, TimingCsvWriter};
-pub use video::{video_frame, FrameLook, VideoFormat, VideoLayers, VideoSummary, VideoWriter};
+pub use video::{video_frame, FrameLook, ShownLayers, VideoFormat, VideoSummary, VideoWriter};
 
 use std::path::{Path, PathBuf};
 

@@ -28,6 +28,7 @@ use super::ffmpeg::{locked, spawn_listed, stop_and_reap, wait_reaped};
 use super::atomic::{check_output, AtomicFile};
 use super::frame::{compose_frame, LayerFrame, PngStyle};
 use crate::compute::preview::{block_mean, reduction_factor};
+use crate::compute::Layer;
 use crate::error::{HeatlabError, Result};
 use crate::grid::Grid;
 use crate::render::frame_counter;
@@ -79,10 +80,11 @@ impl fmt::Display for VideoFormat {
     }
 }
 
-/// Which layers a video shows.
+/// Which layers a frame shows (a video's, or a run's frames): the field, its Laplacian or
+/// both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum VideoLayers {
+pub enum ShownLayers {
     /// The field.
     #[default]
     Field,
@@ -92,12 +94,21 @@ pub enum VideoLayers {
     Both,
 }
 
-impl VideoLayers {
+impl ShownLayers {
     /// Every choice, in the order a selector lists them.
     pub const ALL: [Self; 3] = [Self::Field, Self::Laplacian, Self::Both];
+
+    /// The layers shown, in the order frames hold them.
+    pub fn layers(self) -> &'static [Layer] {
+        match self {
+            Self::Field => &[Layer::Field],
+            Self::Laplacian => &[Layer::Laplacian],
+            Self::Both => &[Layer::Field, Layer::Laplacian],
+        }
+    }
 }
 
-impl fmt::Display for VideoLayers {
+impl fmt::Display for ShownLayers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Self::Field => "field",
@@ -107,11 +118,11 @@ impl fmt::Display for VideoLayers {
     }
 }
 
-impl std::str::FromStr for VideoLayers {
+impl std::str::FromStr for ShownLayers {
     type Err = HeatlabError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        crate::choice::parse_choice(&Self::ALL, text, "video layer")
+        crate::choice::parse_choice(&Self::ALL, text, "layer")
     }
 }
 
@@ -119,7 +130,7 @@ impl std::str::FromStr for VideoLayers {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct FrameLook {
     /// Field, Laplacian or both.
-    pub layers: VideoLayers,
+    pub layers: ShownLayers,
     /// A colorbar beside each layer.
     pub colorbar: bool,
     /// "step N" written below (with the simulated time of a heat problem: "t = 12.500 s ·
@@ -133,9 +144,9 @@ impl FrameLook {
     /// Which of field and Laplacian the frames need.
     pub fn needs(&self) -> (bool, bool) {
         match self.layers {
-            VideoLayers::Field => (true, false),
-            VideoLayers::Laplacian => (false, true),
-            VideoLayers::Both => (true, true),
+            ShownLayers::Field => (true, false),
+            ShownLayers::Laplacian => (false, true),
+            ShownLayers::Both => (true, true),
         }
     }
 }
@@ -549,7 +560,7 @@ mod tests {
     #[test]
     fn small_fields_are_enlarged_within_the_frame_size_and_large_ones_reduced() {
         let look = FrameLook {
-            layers: VideoLayers::Field,
+            layers: ShownLayers::Field,
             colorbar: false,
             step_counter: false,
             max_side: 512,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use heatlab_engine::compute::{BackendChoice, Boundary, KernelChoice};
-use heatlab_engine::export::VideoLayers;
+use heatlab_engine::export::ShownLayers;
 use heatlab_engine::field::DEFAULT_SEED;
 use heatlab_engine::grid::GridSize;
 use heatlab_engine::import::LuminanceRange;
@@ -108,6 +108,9 @@ pub struct RunArgs {
     /// picture on one host; over ranks, each rank writes its rows and none holds the field).
     #[arg(long, requires = "npy")]
     pub no_png: bool,
+    /// Which layers the frames hold: field, laplacian or both (PNG and .npy alike).
+    #[arg(long, default_value = "both")]
+    pub frame_layers: ShownLayers,
     /// Draw a colorbar with values beside each PNG, as the app's exports do.
     #[arg(long)]
     pub colorbar: bool,
@@ -137,7 +140,7 @@ pub struct RunArgs {
     pub video_fps: u32,
     /// What the video shows: field, laplacian or both (side by side).
     #[arg(long, default_value = "field")]
-    pub video_layer: VideoLayers,
+    pub video_layer: ShownLayers,
     /// Fields larger than this many cells on a side are reduced (block means) in the video.
     #[arg(long, value_name = "PIXELS", default_value_t = 512)]
     pub video_size: usize,

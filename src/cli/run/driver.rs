@@ -30,7 +30,7 @@ pub(super) fn save_frame(
     let colours =
         FrameColours::per_frame(plan.colormap, plan.laplacian_colormap).in_units_of(simulation);
     let mut written = Vec::new();
-    for layer in [Layer::Field, Layer::Laplacian] {
+    for &layer in plan.frame_layers.layers() {
         let npy_path = export::frame_path(&plan.out, layer.file_stem(), step, "npy");
         let npy_where_held = plan.npy && simulation.write_npy_where_held(layer, &npy_path)?;
         let npy_here = plan.npy && !npy_where_held;

@@ -34,6 +34,7 @@ use heatlab_engine::compute::{
 };
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export;
+use heatlab_engine::export::ShownLayers;
 use heatlab_engine::field::JaggedParams;
 use heatlab_engine::grid::{Grid, GridSize};
 use heatlab_engine::render::Colormap;
@@ -77,6 +78,8 @@ struct RunPlan {
     npy: bool,
     /// PNG frames (all but `--no-png`).
     png: bool,
+    /// The frames' layers.
+    frame_layers: ShownLayers,
     colorbar: bool,
     out: PathBuf,
     check_every: u64,
@@ -212,6 +215,7 @@ impl RunPlan {
             laplacian_colormap: args.laplacian_colormap,
             npy: args.npy,
             png: !args.no_png,
+            frame_layers: args.frame_layers,
             colorbar: args.colorbar,
             out: args.out.clone(),
             check_every: non_negative("--check-every", args.check_every)?,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use super::RunPlan;
 use heatlab_engine::error::HeatlabError;
-use heatlab_engine::export::{FrameLook, VideoLayers};
+use heatlab_engine::export::{FrameLook, ShownLayers};
 use heatlab_engine::grid::{Grid, RangeMode};
 use heatlab_engine::session::recording::{FrameColours, RangeRule, VideoRecorder};
 use heatlab_engine::sim::Simulation;
@@ -30,7 +30,7 @@ impl VideoPlan {
         path: PathBuf,
         every: i64,
         fps: u32,
-        layers: VideoLayers,
+        layers: ShownLayers,
         colorbar: bool,
         step_counter: bool,
         max_side: usize,

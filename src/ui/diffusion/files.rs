@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use eframe::egui;
 use egui_file::{FileDialog, State};
 
-use heatlab_engine::export::{FrameLook, VideoFormat, VideoLayers};
+use heatlab_engine::export::{FrameLook, ShownLayers, VideoFormat};
 use heatlab_engine::import::LuminanceRange;
 
 use super::command::DiffusionCommand;
@@ -29,7 +29,7 @@ pub struct VideoChoice {
     /// A frame every this many steps.
     pub every: u64,
     /// Field, Laplacian or both.
-    pub layers: VideoLayers,
+    pub layers: ShownLayers,
     /// "step N" below each frame.
     pub step_counter: bool,
 }
@@ -40,7 +40,7 @@ impl Default for VideoChoice {
             format: VideoFormat::Gif,
             fps: 20,
             every: 10,
-            layers: VideoLayers::Field,
+            layers: ShownLayers::Field,
             step_counter: true,
         }
     }
@@ -119,7 +119,7 @@ impl FilesSection {
                 egui::ComboBox::from_id_salt("video layers")
                     .selected_text(video.layers.to_string())
                     .show_ui(ui, |ui| {
-                        for layers in VideoLayers::ALL {
+                        for layers in ShownLayers::ALL {
                             ui.selectable_value(&mut video.layers, layers, layers.to_string());
                         }
                     })
