@@ -9,8 +9,23 @@ use crate::error::{HeatlabError, Result};
 use crate::grid::{Boundary, Grid, GridSize};
 
 use super::bands::Bands;
+use super::link::RankLink;
 use super::npy::write_npy_by_ranks;
-use super::rank_band::{f32_bytes, RankBand};
+use super::rank_band::{decode, encode, f32_bytes, RankBand};
+
+/// Copies of its band a rank holds on the host after reading it: the rows read, the band with
+/// its halos (uploaded from it), the own rows kept for a reset.
+const BAND_HOST_COPIES: usize = 3;
+
+/// How many ranks run on the host of `link`'s rank, this one included (their host names
+/// compared).
+fn ranks_on_this_host(link: &mut dyn RankLink) -> Result<usize> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let name = name.trim().as_bytes().to_vec();
+    let gathered = link.gather_bytes(&name, 0)?.unwrap_or_default();
+    let names: Vec<Vec<u8>> = decode(&link.broadcast_bytes(&encode(&gathered)?, 0)?)?;
+    Ok(names.iter().filter(|other| **other == name).count().max(1))
+}
 
 impl RankBand {
     /// The field of `size` split into bands (halos `depth` deep, wrapping when `wraps`), this
@@ -26,7 +41,20 @@ impl RankBand {
         let ranks = self.link()?.ranks();
         let bands = Bands::with_wrap(size, ranks, depth, wraps)?;
         let band = bands.band(self.link()?.rank());
-        let read = crate::import::read_npy_rows(path, size, band.first_row, band.rows);
+        let sharing = ranks_on_this_host(self.link()?)?;
+        // The rows read, the band held with its halos, the rows kept for a reset: checked for
+        // every rank of this host before any reads.
+        let needed = band.held_size()?.bytes() * BAND_HOST_COPIES * sharing;
+        let what = format!(
+            "band of rank {} (rows {}..{} of {}; {BAND_HOST_COPIES} copies, {sharing} ranks on \
+             this host)",
+            band.rank,
+            band.first_row,
+            band.first_row + band.rows,
+            path.display()
+        );
+        let read = crate::memory::ensure_host_memory(&what, needed)
+            .and_then(|()| crate::import::read_npy_rows(path, size, band.first_row, band.rows));
         let failed = self.link()?.max(f64::from(u8::from(read.is_err())))? > 0.0;
         match (read, failed) {
             (Ok(own), false) => self.split_own(bands, &own).map(|()| Vec::new()),
