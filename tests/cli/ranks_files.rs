@@ -177,8 +177,8 @@ fn an_array_read_and_frames_written_by_every_rank_equal_one_rank() {
 }
 
 #[test]
-fn an_array_cut_short_is_refused_naming_the_rank_that_found_it() {
-    let test = "an_array_cut_short_is_refused_naming_the_rank_that_found_it";
+fn a_bad_array_is_refused_by_rank_0_or_by_the_rank_that_reads_the_fault() {
+    let test = "a_bad_array_is_refused_by_rank_0_or_by_the_rank_that_reads_the_fault";
     if mpirun(test).is_none() {
         return;
     }
@@ -196,34 +196,50 @@ fn an_array_cut_short_is_refused_naming_the_rank_that_found_it() {
         "a",
     ];
     succeeded(&heatlab_in(dir.path(), &first));
-    let c_order = dir.path().join("a").join("field_000000.npy");
-    // Cut short after rank 0's rows: the rank that finds it so is named, in one line.
-    let mut bytes = std::fs::read(&c_order).unwrap();
-    bytes.truncate(bytes.len() - 23 * 4 * 5);
-    std::fs::write(dir.path().join("short.npy"), bytes).unwrap();
-    let args = [
-        "--initial",
-        "short.npy",
-        "--npy",
-        "--no-png",
-        "--backend",
-        "cpu",
-        "--out",
-        "short",
-    ];
-    let Some(command) = mpirun(test) else { return };
-    let output = run_ranks(command, dir.path(), 3, &args);
-    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
-    let stderr = stderr_of(&output);
-    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
-    assert_eq!(errors.len(), 1, "{stderr}");
-    assert!(
-        errors[0].contains("rank 2") && errors[0].contains("cut short"),
-        "{stderr}"
-    );
-    let written = names_in(&dir.path().join("short"));
-    assert!(
-        !written.iter().any(|name| name.ends_with(".npy")),
-        "{written:?}"
-    );
+    let bytes = std::fs::read(dir.path().join("a").join("field_000000.npy")).unwrap();
+    // Cut short: rank 0 sees it from the file's length, before anything is written.
+    std::fs::write(
+        dir.path().join("short.npy"),
+        &bytes[..bytes.len() - 23 * 4 * 5],
+    )
+    .unwrap();
+    // A NaN in row 33, in rank 2's rows of 3: that rank finds it and is named.
+    let mut nan = bytes.clone();
+    let at = nan.len() - (37 - 33) * 23 * 4 + 5 * 4;
+    nan[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(dir.path().join("nan.npy"), nan).unwrap();
+    for (file, expected, folder) in [
+        ("short.npy", "is cut short", false),
+        ("nan.npy", "rank 2: ", true),
+    ] {
+        let args = [
+            "--initial",
+            file,
+            "--npy",
+            "--no-png",
+            "--backend",
+            "cpu",
+            "--out",
+            "bad",
+        ];
+        let Some(command) = mpirun(test) else { return };
+        let output = run_ranks(command, dir.path(), 3, &args);
+        let stderr = stderr_of(&output);
+        assert_eq!(output.status.code(), Some(1), "{file}: {stderr}");
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
+        assert_eq!(errors.len(), 1, "{file}: {stderr}");
+        assert!(errors[0].contains(expected), "{file}: {stderr}");
+        if file == "nan.npy" {
+            assert!(errors[0].contains("at row 33, column 5"), "{stderr}");
+        }
+        assert_eq!(dir.path().join("bad").exists(), folder, "{file}: {stderr}");
+        if folder {
+            let written = names_in(&dir.path().join("bad"));
+            assert!(
+                !written.iter().any(|name| name.ends_with(".npy")),
+                "{file}: {written:?}"
+            );
+            std::fs::remove_dir_all(dir.path().join("bad")).unwrap();
+        }
+    }
 }

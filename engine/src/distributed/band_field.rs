@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use crate::compute::{Backend, StepParams};
 use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize, RowSpan};
+use crate::memory::try_filled_vec;
 
 use super::bands::{Band, Bands};
 use super::link::RankLink;
@@ -46,6 +47,9 @@ pub struct BandParts {
     /// Halos device to device, if they went so.
     pub device_exchange: Option<Box<dyn DeviceExchange>>,
 }
+
+/// A band that could not be held: why, and the link and backend given back.
+pub type Unheld = Box<(HeatlabError, BandParts)>;
 
 /// One rank's band, its backend and its link to the other ranks.
 pub struct BandField {
@@ -111,26 +115,46 @@ impl BandField {
     pub fn with_held(
         bands: Bands,
         link: Box<dyn RankLink>,
-        mut backend: Box<dyn Backend>,
+        backend: Box<dyn Backend>,
         held: &Grid,
     ) -> Result<Self> {
-        if link.ranks() != bands.ranks() {
-            return Err(HeatlabError::Internal(format!(
+        Self::try_with_held(bands, link, backend, held).map_err(|unheld| unheld.0)
+    }
+
+    /// [`BandField::with_held`], giving the link and the backend back when the band cannot be
+    /// held (its upload refused for memory, say): the rank stays able to answer.
+    fn try_with_held(
+        bands: Bands,
+        link: Box<dyn RankLink>,
+        mut backend: Box<dyn Backend>,
+        held: &Grid,
+    ) -> std::result::Result<Self, Unheld> {
+        let band = bands.band(link.rank());
+        let checked = if link.ranks() != bands.ranks() {
+            Err(HeatlabError::Internal(format!(
                 "{} bands for {} ranks",
                 bands.ranks(),
                 link.ranks()
-            )));
+            )))
+        } else {
+            band.held_size().and_then(|size| match held.size() == size {
+                true => backend.upload(held),
+                false => Err(HeatlabError::Internal(format!(
+                    "rank {} holds {} rows, not the {} of its band",
+                    band.rank,
+                    held.rows(),
+                    band.held_rows()
+                ))),
+            })
+        };
+        if let Err(error) = checked {
+            let parts = BandParts {
+                link,
+                backend,
+                device_exchange: None,
+            };
+            return Err(Box::new((error, parts)));
         }
-        let band = bands.band(link.rank());
-        if held.size() != band.held_size()? {
-            return Err(HeatlabError::Internal(format!(
-                "rank {} holds {} rows, not the {} of its band",
-                band.rank,
-                held.rows(),
-                band.held_rows()
-            )));
-        }
-        backend.upload(held)?;
         let edge = bands.depth() * band.cols;
         Ok(Self {
             bands,
@@ -155,21 +179,48 @@ impl BandField {
         backend: Box<dyn Backend>,
         own: &Grid,
     ) -> Result<Self> {
+        Self::try_from_own(bands, link, backend, own).map_err(|unheld| unheld.0)
+    }
+
+    /// [`BandField::from_own`], giving the link and the backend back when the band cannot be
+    /// held.
+    pub fn try_from_own(
+        bands: Bands,
+        link: Box<dyn RankLink>,
+        backend: Box<dyn Backend>,
+        own: &Grid,
+    ) -> std::result::Result<Self, Unheld> {
         let band = bands.band(link.rank());
-        if own.size() != GridSize::new(band.rows, band.cols)? {
-            return Err(HeatlabError::Internal(format!(
-                "rank {} owns {} rows of {} cells, not this {} field",
-                band.rank,
-                band.rows,
-                band.cols,
-                own.size()
-            )));
-        }
-        let mut values = vec![0.0; band.held_rows() * band.cols];
-        let first = band.own_offset() * band.cols;
-        values[first..first + own.as_slice().len()].copy_from_slice(own.as_slice());
-        let held = Grid::from_vec(band.held_size()?, values)?;
-        let mut field = Self::with_held(bands, link, backend, &held)?;
+        let held = GridSize::new(band.rows, band.cols)
+            .and_then(|size| match own.size() == size {
+                true => Ok(()),
+                false => Err(HeatlabError::Internal(format!(
+                    "rank {} owns {} rows of {} cells, not this {} field",
+                    band.rank,
+                    band.rows,
+                    band.cols,
+                    own.size()
+                ))),
+            })
+            .and_then(|()| band.held_size())
+            .and_then(|size| {
+                let mut values = try_filled_vec("a band with its halos", size.cells(), 0.0)?;
+                let first = band.own_offset() * band.cols;
+                values[first..first + own.as_slice().len()].copy_from_slice(own.as_slice());
+                Grid::from_vec(size, values)
+            });
+        let held = match held {
+            Ok(held) => held,
+            Err(error) => {
+                let parts = BandParts {
+                    link,
+                    backend,
+                    device_exchange: None,
+                };
+                return Err(Box::new((error, parts)));
+            }
+        };
+        let mut field = Self::try_with_held(bands, link, backend, &held)?;
         field.halos_stale();
         Ok(field)
     }
@@ -309,15 +360,18 @@ impl BandField {
     /// with whole halos (every rank calls it at once): the rows of the whole field's Laplacian.
     pub fn own_laplacian(&mut self, boundary: crate::grid::Boundary) -> Result<Vec<f32>> {
         self.refresh_halos()?;
-        let held = self.backend.laplacian(boundary)?;
         let cols = self.band.cols;
         let first = self.band.own_offset() * cols;
-        Ok(held.as_slice()[first..first + self.band.rows * cols].to_vec())
+        // The held Laplacian's own rows, kept in place (no second copy of the band).
+        let mut values = self.backend.laplacian(boundary)?.into_vec();
+        values.truncate(first + self.band.rows * cols);
+        values.drain(..first);
+        Ok(values)
     }
 
     /// The band's own rows as a field of their own.
     pub fn own_rows(&mut self) -> Result<Grid> {
-        let mut values = vec![0.0; self.band.rows * self.band.cols];
+        let mut values = try_filled_vec("a band's own rows", self.band.rows * self.band.cols, 0.0)?;
         self.backend
             .read_rows(self.band.own_offset(), &mut values)?;
         Grid::from_vec(GridSize::new(self.band.rows, self.band.cols)?, values)

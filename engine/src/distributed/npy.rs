@@ -124,20 +124,29 @@ fn write_values(file: &mut AtomicFile, path: &Path, values: &[f32]) -> Result<()
         .map_err(|e| HeatlabError::io("writing", path, e))
 }
 
+/// Values of a band converted to bytes and written at once.
+const ROWS_WRITE_CHUNK: usize = 1 << 20;
+
 /// Writes `own` (the band's rows) into the file at `temporary` at their offset.
 fn write_rows_at(temporary: &[u8], size: GridSize, band: &Band, own: &[f32]) -> Result<()> {
+    use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::FileExt;
-    let path =
-        Path::new(std::str::from_utf8(temporary).map_err(|_| {
-            HeatlabError::Internal("the temporary file's name is not UTF-8".into())
-        })?);
-    let offset = npy_header(size).len() as u64 + (band.first_row * size.cols * 4) as u64;
-    let bytes: Vec<u8> = own.iter().flat_map(|v| v.to_le_bytes()).collect();
-    std::fs::OpenOptions::new()
+    let path = Path::new(std::ffi::OsStr::from_bytes(temporary));
+    let mut offset = npy_header(size).len() as u64 + (band.first_row * size.cols * 4) as u64;
+    let file = std::fs::OpenOptions::new()
         .write(true)
         .open(path)
-        .and_then(|file| file.write_all_at(&bytes, offset))
-        .map_err(|e| HeatlabError::io("writing rows into", path, e))
+        .map_err(|e| HeatlabError::io("opening", path, e))?;
+    // A chunk of the rows at a time: no second copy of the band.
+    let mut bytes = Vec::with_capacity(ROWS_WRITE_CHUNK * 4);
+    for chunk in own.chunks(ROWS_WRITE_CHUNK) {
+        bytes.clear();
+        bytes.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
+        file.write_all_at(&bytes, offset)
+            .map_err(|e| HeatlabError::io("writing rows into", path, e))?;
+        offset += bytes.len() as u64;
+    }
+    Ok(())
 }
 
 /// The rows `band` owns of `whole` (for tests and single-process callers).

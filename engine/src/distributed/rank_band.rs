@@ -114,6 +114,8 @@ pub enum BandCommand {
         /// The Laplacian's boundary.
         boundary: Boundary,
     },
+    /// Each rank exchanges its halos now unless they are whole.
+    RefreshHalos,
     /// Each rank keeps a copy of its own rows: the run's initial field.
     KeepInitial,
     /// Each rank's kept rows become its field again.
@@ -146,6 +148,7 @@ impl BandCommand {
             | Self::Scatter { .. }
             | Self::ReadNpy { .. }
             | Self::WriteNpy { .. }
+            | Self::RefreshHalos
             | Self::KeepInitial
             | Self::RestoreInitial
             | Self::DownloadInitial
@@ -158,7 +161,10 @@ impl BandCommand {
     /// may leave the others waiting for it.
     pub fn talks_among_ranks(&self) -> bool {
         match self {
-            Self::StartDeviceHalos | Self::Advance { .. } | Self::Laplacian { .. } => true,
+            Self::StartDeviceHalos
+            | Self::Advance { .. }
+            | Self::Laplacian { .. }
+            | Self::RefreshHalos => true,
             Self::Open(_)
             | Self::Upload { .. }
             | Self::Reband { .. }
@@ -378,6 +384,7 @@ impl RankBand {
                 layer,
                 boundary,
             } => self.write_npy(path, *layer, *boundary),
+            BandCommand::RefreshHalos => self.field()?.refresh_halos().map(|()| Vec::new()),
             BandCommand::KeepInitial => self.keep_initial(),
             BandCommand::RestoreInitial => self.restore_initial(),
             BandCommand::DownloadInitial => self.initial_bytes(),
@@ -490,14 +497,26 @@ impl RankBand {
             }
             Holding::Moving => return Err(moving()),
         };
-        // A failed split leaves nothing behind but the parts: a rank that cannot hold its
-        // band has failed the run.
-        let mut field = BandField::from_own(bands, link, backend, own)?;
-        if let Some(device) = device {
-            field.exchange_on_device(device);
+        // A band that cannot be held (no room for it, say) gives its parts back: the rank
+        // holds no field but still answers, and rank 0 says why.
+        match BandField::try_from_own(bands, link, backend, own) {
+            Ok(mut field) => {
+                if let Some(device) = device {
+                    field.exchange_on_device(device);
+                }
+                self.holding = Holding::Split(Box::new(field));
+                Ok(())
+            }
+            Err(unheld) => {
+                let (error, parts) = *unheld;
+                self.holding = Holding::Opened {
+                    link: parts.link,
+                    backend: parts.backend,
+                    device,
+                };
+                Err(error)
+            }
         }
-        self.holding = Holding::Split(Box::new(field));
-        Ok(())
     }
 }
 

@@ -20,8 +20,10 @@ const BAND_HOST_COPIES: usize = 3;
 /// How many ranks run on the host of `link`'s rank, this one included (their host names
 /// compared).
 fn ranks_on_this_host(link: &mut dyn RankLink) -> Result<usize> {
-    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let name = name.trim().as_bytes().to_vec();
+    // A rank whose host has no name to read counts as alone on it.
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().as_bytes().to_vec())
+        .unwrap_or_else(|_| format!("rank {}", link.rank()).into_bytes());
     let gathered = link.gather_bytes(&name, 0)?.unwrap_or_default();
     let names: Vec<Vec<u8>> = decode(&link.broadcast_bytes(&encode(&gathered)?, 0)?)?;
     Ok(names.iter().filter(|other| **other == name).count().max(1))

@@ -408,10 +408,20 @@ impl Backend for SplitBackend {
         boundary: Boundary,
         path: &Path,
     ) -> Result<bool> {
-        if layer == Layer::Laplacian && self.wraps != (boundary == Boundary::Periodic) {
-            // The bands wrap as the held problem does, not as this boundary: the caller
-            // writes the whole field's Laplacian.
-            return Ok(false);
+        if layer == Layer::Laplacian {
+            let wraps = boundary == Boundary::Periodic;
+            match self.problem_wraps {
+                // The bands wrap as the held problem does, not as this boundary: the caller
+                // writes the whole field's Laplacian.
+                Some(problem_wraps) if problem_wraps != wraps => return Ok(false),
+                Some(_) => {}
+                // The plate's bands wrap as its boundary does (a field just read wraps only
+                // once it steps).
+                None => self.wrap(wraps)?,
+            }
+            // The halos are exchanged in a command of their own: a rank failing in the
+            // exchange strands the others, one failing to write does not.
+            self.command(&BandCommand::RefreshHalos, None)?;
         }
         let command = BandCommand::WriteNpy {
             path: absolute(path)?,

@@ -143,11 +143,11 @@ pub struct FrameLook {
 impl FrameLook {
     /// Which of field and Laplacian the frames need.
     pub fn needs(&self) -> (bool, bool) {
-        match self.layers {
-            ShownLayers::Field => (true, false),
-            ShownLayers::Laplacian => (false, true),
-            ShownLayers::Both => (true, true),
-        }
+        let layers = self.layers.layers();
+        (
+            layers.contains(&Layer::Field),
+            layers.contains(&Layer::Laplacian),
+        )
     }
 }
 

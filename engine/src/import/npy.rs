@@ -57,10 +57,8 @@ fn open_seekable(
     path: &Path,
     copies: usize,
 ) -> Result<(npyz::NpyFile<BufReader<std::fs::File>>, Layout)> {
-    let file = std::fs::File::open(path).map_err(|e| HeatlabError::io("opening", path, e))?;
-    let metadata = file
-        .metadata()
-        .map_err(|e| HeatlabError::io("reading", path, e))?;
+    // Looked at before it is opened: opening a FIFO waits for a writer.
+    let metadata = std::fs::metadata(path).map_err(|e| HeatlabError::io("reading", path, e))?;
     if !metadata.is_file() {
         return Err(refuse(
             path,
@@ -68,6 +66,7 @@ fn open_seekable(
              rows' offset",
         ));
     }
+    let file = std::fs::File::open(path).map_err(|e| HeatlabError::io("opening", path, e))?;
     let reader = BufReader::with_capacity(ROWS_READ_BUFFER, file);
     let npy = npyz::NpyFile::new(reader)
         .map_err(|e| refuse(path, &format!("is not a readable .npy array ({e})")))?;
@@ -75,10 +74,42 @@ fn open_seekable(
     Ok((npy, layout))
 }
 
-/// The size of the field in the `.npy` at `path`, from its header alone (checked as a read
-/// checks it, but against no memory: the caller holds none of it).
+/// Whether `path` is a regular file that begins as a `.npy` array does (looked at before it
+/// is opened: a FIFO is not opened).
+pub fn is_npy_file(path: &Path) -> bool {
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let mut magic = [0_u8; 6];
+    regular
+        && std::fs::File::open(path)
+            .and_then(|mut file| file.read_exact(&mut magic))
+            .is_ok()
+        && magic == super::NPY_MAGIC
+}
+
+/// The size of the field in the `.npy` at `path` (a regular file), from its header and its
+/// length alone: checked as a read checks it, a file too short for its shape refused, but
+/// against no memory (the caller holds none of it).
 pub fn npy_field_size(path: &Path) -> Result<GridSize> {
-    open_seekable(path, 0).map(|(_, layout)| layout.size)
+    let (npy, layout) = open_seekable(path, 0)?;
+    let data_start = npy
+        .into_inner()
+        .stream_position()
+        .map_err(|e| HeatlabError::io("reading", path, e))?;
+    let length = std::fs::metadata(path)
+        .map_err(|e| HeatlabError::io("reading", path, e))?
+        .len();
+    let data = layout.size.cells() as u64 * layout.float_bytes as u64;
+    if length < data_start + data {
+        return Err(refuse(
+            path,
+            &format!(
+                "is cut short: a {} array needs {data} bytes of data, the file holds {}",
+                layout.size,
+                length.saturating_sub(data_start)
+            ),
+        ));
+    }
+    Ok(layout.size)
 }
 
 /// A `.npy` array as a field, for a caller that holds `held_copies` copies of it.
@@ -109,7 +140,6 @@ pub(super) fn read_npy_field(reader: impl Read, path: &Path, held_copies: usize)
 /// as rank 0 read it from the header; a file changed since is refused.
 pub fn read_npy_rows(path: &Path, size: GridSize, first_row: usize, rows: usize) -> Result<Grid> {
     let band = GridSize::new(rows, size.cols)?;
-    // The band, and the band read column by column for Fortran order.
     let (npy, layout) = open_seekable(path, 0)?;
     if layout.size != size || first_row + rows > size.rows {
         return Err(refuse(
@@ -120,15 +150,7 @@ pub fn read_npy_rows(path: &Path, size: GridSize, first_row: usize, rows: usize)
             ),
         ));
     }
-    let copies = if layout.fortran { 2 } else { 1 };
-    crate::memory::ensure_host_memory(
-        &format!(
-            "rows {first_row}..{} of {}",
-            first_row + rows,
-            path.display()
-        ),
-        band.bytes().saturating_mul(copies),
-    )?;
+    // The memory for the band (and its columns, in Fortran order) is the caller's to check.
     let runs: Vec<(usize, usize)> = match layout.fortran {
         false => vec![(first_row * size.cols, band.cells())],
         true => (0..size.cols)

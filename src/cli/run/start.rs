@@ -3,7 +3,6 @@
 //! Files are read before the output folder is touched, so that a bad one is refused before
 //! anything is written.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::{RunPlan, HOST_FIELD_COPIES};
@@ -12,7 +11,7 @@ use crate::cli::output::note;
 use heatlab_engine::compute::Backend;
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::grid::GridSize;
-use heatlab_engine::import::{npy_field_size, ImportKind, LuminanceRange};
+use heatlab_engine::import::{is_npy_file, npy_field_size, ImportKind, LuminanceRange};
 use heatlab_engine::session::start::{open, Expected, Start};
 use heatlab_engine::sim::Simulation;
 use heatlab_engine::state::{FieldOrigin, SavedState};
@@ -180,7 +179,7 @@ pub(super) fn size_read_where_held(
     let StartFrom::Initial { file, .. } = start else {
         return Ok(None);
     };
-    if !over_ranks || !is_regular_npy(file) {
+    if !over_ranks || !is_npy_file(file) {
         return Ok(None);
     }
     let size = npy_field_size(file)?;
@@ -189,16 +188,6 @@ pub(super) fn size_read_where_held(
         file.display()
     ));
     Ok(Some(size))
-}
-
-/// Whether `path` is a regular file that begins as a `.npy` array does.
-fn is_regular_npy(path: &Path) -> bool {
-    let Ok(mut file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let regular = file.metadata().is_ok_and(|m| m.is_file());
-    let mut magic = [0_u8; 6];
-    regular && file.read_exact(&mut magic).is_ok() && &magic == b"\x93NUMPY"
 }
 
 /// Writes the state the run ended in to `path` (`--save-state`).
