@@ -4,7 +4,7 @@
 use mpi::collective::SystemOperation;
 use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
-use mpi::traits::{Communicator, CommunicatorCollectives, Destination, Root, Source};
+use mpi::traits::{Communicator, CommunicatorCollectives, Destination, Equivalence, Root, Source};
 
 use crate::error::{HeatlabError, Result};
 
@@ -105,45 +105,32 @@ impl MpiLink {
             .collect()
     }
 
-    /// Sends `bytes` to `to`: its length, then pieces MPI can count.
-    fn send_bytes(&self, to: usize, bytes: &[u8]) {
-        let process = self.world.process_at_rank(rank_number(to));
-        process.send_with_tag(&(bytes.len() as u64), BYTES);
-        for piece in bytes.chunks(MESSAGE_BYTES) {
-            process.send_with_tag(piece, BYTES);
-        }
-    }
-
-    /// Receives what [`MpiLink::send_bytes`] sent from `from`.
-    fn receive_bytes(&self, from: usize) -> Vec<u8> {
-        let process = self.world.process_at_rank(rank_number(from));
-        let (length, _) = process.receive_with_tag::<u64>(BYTES);
-        let mut bytes = vec![0_u8; length as usize];
-        for piece in bytes.chunks_mut(MESSAGE_BYTES) {
-            process.receive_into_with_tag(piece, BYTES);
-        }
-        bytes
-    }
-
     /// Sends `values` to `to`: their count, then pieces MPI can count (a band of a 131072²
     /// field holds more values than an `i32` counts).
-    fn send_values(&self, to: usize, values: &[f32]) {
+    fn send_values<T: Equivalence>(&self, to: usize, values: &[T]) {
         let process = self.world.process_at_rank(rank_number(to));
         process.send_with_tag(&(values.len() as u64), BYTES);
-        for piece in values.chunks(MESSAGE_BYTES / 4) {
+        for piece in values.chunks(MESSAGE_BYTES / std::mem::size_of::<T>().max(1)) {
             process.send_with_tag(piece, BYTES);
         }
     }
 
     /// Receives what [`MpiLink::send_values`] sent from `from`, after the values in `onto`.
-    fn receive_values_onto(&self, from: usize, onto: &mut Vec<f32>) {
+    fn receive_values_onto<T: Equivalence + Copy + Default>(&self, from: usize, onto: &mut Vec<T>) {
         let process = self.world.process_at_rank(rank_number(from));
         let (count, _) = process.receive_with_tag::<u64>(BYTES);
         let start = onto.len();
-        onto.resize(start + count as usize, 0.0);
-        for piece in onto[start..].chunks_mut(MESSAGE_BYTES / 4) {
+        onto.resize(start + count as usize, T::default());
+        for piece in onto[start..].chunks_mut(MESSAGE_BYTES / std::mem::size_of::<T>().max(1)) {
             process.receive_into_with_tag(piece, BYTES);
         }
+    }
+
+    /// Receives the bytes [`MpiLink::send_values`] sent from `from`.
+    fn receive_bytes(&self, from: usize) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        self.receive_values_onto(from, &mut bytes);
+        bytes
     }
 
     /// Ends every rank of the run now with `code` (a rank that cannot go on while the others
@@ -246,7 +233,7 @@ impl RankLink for MpiLink {
 
     fn gather_bytes(&mut self, own: &[u8], root: usize) -> Result<Option<Vec<Vec<u8>>>> {
         if self.rank() != root {
-            self.send_bytes(root, own);
+            self.send_values(root, own);
             return Ok(None);
         }
         Ok(Some(
@@ -271,7 +258,7 @@ impl RankLink for MpiLink {
             )));
         }
         for (to, part) in parts.iter().enumerate().filter(|&(to, _)| to != root) {
-            self.send_bytes(to, part);
+            self.send_values(to, part);
         }
         Ok(parts[root].clone())
     }

@@ -32,6 +32,9 @@ impl InitialField {
         match backend.keep_initial() {
             Ok(true) => return Ok(Self { size, host: None }),
             Ok(false) => {}
+            // A rank of a split field could not keep its rows: the whole field may be more
+            // than this host holds, so the failure is the run's.
+            Err(error @ HeatlabError::OnRank { .. }) => return Err(error),
             // No room for a second copy on the device, say: the host keeps it instead.
             Err(error) => log::warn!("the initial field is kept on the host: {error}"),
         }
