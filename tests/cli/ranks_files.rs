@@ -11,6 +11,7 @@ use std::path::Path;
 
 use super::ranks::{assert_same_frames, mpirun, run_ranks};
 use crate::common::cli::{heatlab_in, names_in, read_json, stderr_of, succeeded};
+use crate::common::npy_bytes;
 
 #[test]
 fn a_field_read_from_a_file_and_a_deep_halo_split_alike() {
@@ -65,43 +66,21 @@ fn a_field_read_from_a_file_and_a_deep_halo_split_alike() {
 
 /// The float32 C-order array at `from` written as a float64 Fortran-order array at `to`.
 fn as_fortran_f64(from: &Path, to: &Path) {
-    let bytes = std::fs::read(from).unwrap();
-    let header_len = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-    let header = std::str::from_utf8(&bytes[10..10 + header_len]).unwrap();
-    let shape = header.split("'shape': (").nth(1).unwrap();
-    let mut sides = shape
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|s| !s.is_empty());
-    let rows: usize = sides.next().unwrap().parse().unwrap();
-    let cols: usize = sides.next().unwrap().parse().unwrap();
-    let values: Vec<f32> = bytes[10 + header_len..]
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
-    let mut dict =
-        format!("{{'descr': '<f8', 'fortran_order': True, 'shape': ({rows}, {cols}), }}");
-    while (10 + dict.len() + 1) % 64 != 0 {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    out.extend_from_slice(dict.as_bytes());
+    let grid = heatlab_engine::export::read_npy(&std::fs::read(from).unwrap()).unwrap();
+    let (rows, cols) = (grid.rows(), grid.cols());
+    let mut data = Vec::with_capacity(rows * cols * 8);
     for col in 0..cols {
         for row in 0..rows {
-            out.extend_from_slice(&f64::from(values[row * cols + col]).to_le_bytes());
+            data.extend_from_slice(&f64::from(grid.get(row, col)).to_le_bytes());
         }
     }
-    std::fs::write(to, out).unwrap();
+    let shape = format!("({rows}, {cols})");
+    std::fs::write(to, npy_bytes("<f8", true, &shape, &data)).unwrap();
 }
 
-#[test]
-fn an_array_read_and_frames_written_by_every_rank_equal_one_rank() {
-    let test = "an_array_read_and_frames_written_by_every_rank_equal_one_rank";
-    if mpirun(test).is_none() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
+/// A 37x23 jagged field's first frame, the single-rank run's in `dir/a`: the array to start
+/// from.
+fn initial_array(dir: &Path) -> std::path::PathBuf {
     let first = [
         "run",
         "--size",
@@ -114,8 +93,18 @@ fn an_array_read_and_frames_written_by_every_rank_equal_one_rank() {
         "--out",
         "a",
     ];
-    succeeded(&heatlab_in(dir.path(), &first));
-    let c_order = dir.path().join("a").join("field_000000.npy");
+    succeeded(&heatlab_in(dir, &first));
+    dir.join("a").join("field_000000.npy")
+}
+
+#[test]
+fn an_array_read_and_frames_written_by_every_rank_equal_one_rank() {
+    let test = "an_array_read_and_frames_written_by_every_rank_equal_one_rank";
+    if mpirun(test).is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let c_order = initial_array(dir.path());
     as_fortran_f64(&c_order, &dir.path().join("fortran.npy"));
     for (file, boundary) in [
         (c_order.to_str().unwrap(), "periodic"),
@@ -183,20 +172,7 @@ fn a_bad_array_is_refused_by_rank_0_or_by_the_rank_that_reads_the_fault() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let first = [
-        "run",
-        "--size",
-        "37x23",
-        "--steps",
-        "0",
-        "--npy",
-        "--backend",
-        "cpu",
-        "--out",
-        "a",
-    ];
-    succeeded(&heatlab_in(dir.path(), &first));
-    let bytes = std::fs::read(dir.path().join("a").join("field_000000.npy")).unwrap();
+    let bytes = std::fs::read(initial_array(dir.path())).unwrap();
     // Cut short: rank 0 sees it from the file's length, before anything is written.
     std::fs::write(
         dir.path().join("short.npy"),

@@ -336,7 +336,8 @@ mod tests {
         path
     }
 
-    fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
+    /// A version-1 `.npy` file's bytes: `descr` values of `shape`, then `data`.
+    pub(super) fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
         let mut header = format!(
             "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
             if fortran { "True" } else { "False" }

@@ -294,17 +294,6 @@ mod tests {
     /// A `.npy` file of `values` (row-major, `rows` x `cols`) stored as `descr`, in Fortran
     /// order when asked.
     fn npy_file(dir: &Path, name: &str, rows: usize, cols: usize, descr: &str, fortran: bool) {
-        let mut header = format!(
-            "{{'descr': '{descr}', 'fortran_order': {}, 'shape': ({rows}, {cols}), }}",
-            if fortran { "True" } else { "False" }
-        );
-        while (10 + header.len() + 1) % 64 != 0 {
-            header.push(' ');
-        }
-        header.push('\n');
-        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-        bytes.extend_from_slice(header.as_bytes());
         let value = |row: usize, col: usize| (row * 1000 + col) as f64 * 0.25 - 7.0;
         let order: Vec<(usize, usize)> = match fortran {
             false => (0..rows)
@@ -314,13 +303,16 @@ mod tests {
                 .flat_map(|c| (0..rows).map(move |r| (r, c)))
                 .collect(),
         };
+        let mut data = Vec::new();
         for (row, col) in order {
             match descr {
-                "<f4" => bytes.extend_from_slice(&(value(row, col) as f32).to_le_bytes()),
-                ">f8" => bytes.extend_from_slice(&value(row, col).to_be_bytes()),
-                _ => bytes.extend_from_slice(&value(row, col).to_le_bytes()),
+                "<f4" => data.extend_from_slice(&(value(row, col) as f32).to_le_bytes()),
+                ">f8" => data.extend_from_slice(&value(row, col).to_be_bytes()),
+                _ => data.extend_from_slice(&value(row, col).to_le_bytes()),
             }
         }
+        let shape = format!("({rows}, {cols})");
+        let bytes = crate::import::tests::npy(descr, fortran, &shape, &data);
         std::fs::write(dir.join(name), bytes).unwrap();
     }
 
