@@ -19,20 +19,7 @@ fn a_field_read_from_a_file_and_a_deep_halo_split_alike() {
     let Some(command) = mpirun(test) else { return };
     let dir = tempfile::tempdir().unwrap();
     // The single-rank run's first frame is the field to start from.
-    let first = [
-        "run",
-        "--size",
-        "24x13",
-        "--steps",
-        "0",
-        "--npy",
-        "--backend",
-        "cpu",
-        "--out",
-        "a",
-    ];
-    succeeded(&heatlab_in(dir.path(), &first));
-    let initial = dir.path().join("a").join("field_000000.npy");
+    let initial = initial_array(dir.path(), "24x13");
     let initial = initial.to_str().unwrap();
     let args = [
         "--initial",
@@ -78,13 +65,13 @@ fn as_fortran_f64(from: &Path, to: &Path) {
     std::fs::write(to, npy_bytes("<f8", true, &shape, &data)).unwrap();
 }
 
-/// A 37x23 jagged field's first frame, the single-rank run's in `dir/a`: the array to start
+/// A jagged field's first frame, of `size`, the single-rank run's in `dir/a`: the array to start
 /// from.
-fn initial_array(dir: &Path) -> std::path::PathBuf {
+fn initial_array(dir: &Path, size: &str) -> std::path::PathBuf {
     let first = [
         "run",
         "--size",
-        "37x23",
+        size,
         "--steps",
         "0",
         "--npy",
@@ -104,7 +91,7 @@ fn an_array_read_and_frames_written_by_every_rank_equal_one_rank() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let c_order = initial_array(dir.path());
+    let c_order = initial_array(dir.path(), "37x23");
     as_fortran_f64(&c_order, &dir.path().join("fortran.npy"));
     for (file, boundary) in [
         (c_order.to_str().unwrap(), "periodic"),
@@ -172,7 +159,7 @@ fn a_bad_array_is_refused_by_rank_0_or_by_the_rank_that_reads_the_fault() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let bytes = std::fs::read(initial_array(dir.path())).unwrap();
+    let bytes = std::fs::read(initial_array(dir.path(), "37x23")).unwrap();
     // Cut short: rank 0 sees it from the file's length, before anything is written.
     std::fs::write(
         dir.path().join("short.npy"),

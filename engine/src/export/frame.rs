@@ -3,12 +3,13 @@
 //! here, so their files look the same, colorbars included. A PNG of a small field is enlarged
 //! (whole pixels a cell, nearest neighbour) to be readable; its `.npy` holds the cells exactly.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::colorbar::with_colorbar;
 use super::{frame_path, write_npy, write_png_rgb};
 use crate::compute::Layer;
-use crate::error::Result;
+use crate::error::{HeatlabError, Result};
 use crate::grid::{Grid, GridSize, RangeMode, ValueRange};
 use crate::render::{field_to_rgb, Colormap};
 
@@ -164,6 +165,52 @@ pub fn compose_frame(
     match caption {
         Some(text) => super::colorbar::with_caption(&rgb, width, height, text),
         None => Ok((rgb, width, height)),
+    }
+}
+
+/// Which layers a frame shows (a video's, or a run's frames): the field, its Laplacian or
+/// both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ShownLayers {
+    /// The field.
+    #[default]
+    Field,
+    /// The Laplacian.
+    Laplacian,
+    /// Both, side by side.
+    Both,
+}
+
+impl ShownLayers {
+    /// Every choice, in the order a selector lists them.
+    pub const ALL: [Self; 3] = [Self::Field, Self::Laplacian, Self::Both];
+
+    /// The layers shown, in the order frames hold them.
+    pub fn layers(self) -> &'static [Layer] {
+        match self {
+            Self::Field => &[Layer::Field],
+            Self::Laplacian => &[Layer::Laplacian],
+            Self::Both => &[Layer::Field, Layer::Laplacian],
+        }
+    }
+}
+
+impl fmt::Display for ShownLayers {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Field => "field",
+            Self::Laplacian => "laplacian",
+            Self::Both => "both",
+        })
+    }
+}
+
+impl std::str::FromStr for ShownLayers {
+    type Err = HeatlabError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        crate::choice::parse_choice(&Self::ALL, text, "layer")
     }
 }
 

@@ -18,6 +18,7 @@ pub mod video;
 pub use crate::measure::TimingRecord;
 pub use atomic::{ensure_writable_dir, write_atomically, write_json, AtomicFile};
 pub use colorbar::with_colorbar;
+pub use frame::ShownLayers;
 pub use frame::{
     compose_frame, write_frame, write_png, write_timing_log, FrameFiles, LayerFrame, PngStyle,
 };
@@ -25,7 +26,7 @@ pub use npy::{read_npy, write_npy};
 pub use png::write_png_rgb;
 pub use probes::{write_probe_csv, ProbeSeries};
 pub use timing_log::{write_timings_csv, write_timings_json, TimingCsvWriter};
-pub use video::{video_frame, FrameLook, ShownLayers, VideoFormat, VideoSummary, VideoWriter};
+pub use video::{video_frame, FrameLook, VideoFormat, VideoSummary, VideoWriter};
 
 use std::path::{Path, PathBuf};
 

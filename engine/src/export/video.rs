@@ -26,7 +26,7 @@ pub use super::ffmpeg::{ffmpeg_available, stop_live_encoders};
 use super::ffmpeg::{locked, spawn_listed, stop_and_reap, wait_reaped};
 
 use super::atomic::{check_output, AtomicFile};
-use super::frame::{compose_frame, LayerFrame, PngStyle};
+use super::frame::{compose_frame, LayerFrame, PngStyle, ShownLayers};
 use crate::compute::preview::{block_mean, reduction_factor};
 use crate::compute::Layer;
 use crate::error::{HeatlabError, Result};
@@ -77,52 +77,6 @@ impl fmt::Display for VideoFormat {
             Self::Gif => "GIF",
             Self::Mp4 => "MP4 (H.264)",
         })
-    }
-}
-
-/// Which layers a frame shows (a video's, or a run's frames): the field, its Laplacian or
-/// both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ShownLayers {
-    /// The field.
-    #[default]
-    Field,
-    /// The Laplacian.
-    Laplacian,
-    /// Both, side by side.
-    Both,
-}
-
-impl ShownLayers {
-    /// Every choice, in the order a selector lists them.
-    pub const ALL: [Self; 3] = [Self::Field, Self::Laplacian, Self::Both];
-
-    /// The layers shown, in the order frames hold them.
-    pub fn layers(self) -> &'static [Layer] {
-        match self {
-            Self::Field => &[Layer::Field],
-            Self::Laplacian => &[Layer::Laplacian],
-            Self::Both => &[Layer::Field, Layer::Laplacian],
-        }
-    }
-}
-
-impl fmt::Display for ShownLayers {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Field => "field",
-            Self::Laplacian => "laplacian",
-            Self::Both => "both",
-        })
-    }
-}
-
-impl std::str::FromStr for ShownLayers {
-    type Err = HeatlabError;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        crate::choice::parse_choice(&Self::ALL, text, "layer")
     }
 }
 

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use heatlab_engine::compute::{BackendChoice, Boundary, KernelChoice};
+use heatlab_engine::compute::{BackendChoice, Boundary, KernelChoice, KernelRefusal};
+use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export::ShownLayers;
 use heatlab_engine::field::DEFAULT_SEED;
 use heatlab_engine::grid::GridSize;
@@ -197,4 +198,38 @@ pub struct RunArgs {
     /// jacobi-vec4-rows8/16, temporal-k4/k8-rows16/32/64/128. run.json records it.
     #[arg(long, default_value = "auto")]
     pub kernel: KernelChoice,
+}
+
+/// `--kernel`, refused before any work when it cannot step this run.
+pub(super) fn checked_kernel(args: &RunArgs) -> Result<KernelChoice, HeatlabError> {
+    let kernel = args.kernel;
+    match kernel.backend_for(args.backend) {
+        Ok(_) if kernel == KernelChoice::Auto => return Ok(kernel),
+        Ok(_) => {}
+        Err(KernelRefusal::UserKernel) => {
+            return Err(HeatlabError::InvalidInput(
+                "--kernel user: user kernels are compiled and validated in the app's Kernel lab"
+                    .into(),
+            ))
+        }
+        Err(KernelRefusal::GpuKernelOnCpu) => {
+            return Err(HeatlabError::InvalidInput(format!(
+                "--kernel {kernel} is a GPU kernel; it cannot be used with --backend cpu"
+            )))
+        }
+    }
+    // With --initial or --resume the field's size (and a resumed run's boundary) are known only
+    // once the file is read; the backend refuses then, before the first step.
+    let size_known = args.initial.is_none() && args.resume.is_none();
+    let reason = if size_known {
+        kernel.unsupported_reason(args.size, args.boundary.unwrap_or_default())
+    } else {
+        None
+    };
+    if let Some(reason) = reason {
+        return Err(HeatlabError::InvalidInput(format!(
+            "--kernel {kernel} cannot run this: {reason}"
+        )));
+    }
+    Ok(kernel)
 }

@@ -26,12 +26,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::interrupt::Interrupt;
 use super::output::note;
+use args::checked_kernel;
 use driver::{run_to_end, CliDriver};
 use ending::{keep_state, keep_video, settle_agreement};
 use folder::{previous_run_files, remove_previous_run, reuse_refusal};
-use heatlab_engine::compute::{
-    create_backend, Backend, BackendChoice, KernelChoice, KernelRefusal, StepParams,
-};
+use heatlab_engine::compute::{create_backend, Backend, BackendChoice, KernelChoice, StepParams};
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export;
 use heatlab_engine::export::ShownLayers;
@@ -89,40 +88,6 @@ struct RunPlan {
     /// The size of the `--initial` array when every rank reads its own rows of it.
     #[serde(skip)]
     initial_where_held: Option<GridSize>,
-}
-
-/// `--kernel`, refused before any work when it cannot step this run.
-fn checked_kernel(args: &RunArgs) -> Result<KernelChoice, HeatlabError> {
-    let kernel = args.kernel;
-    match kernel.backend_for(args.backend) {
-        Ok(_) if kernel == KernelChoice::Auto => return Ok(kernel),
-        Ok(_) => {}
-        Err(KernelRefusal::UserKernel) => {
-            return Err(HeatlabError::InvalidInput(
-                "--kernel user: user kernels are compiled and validated in the app's Kernel lab"
-                    .into(),
-            ))
-        }
-        Err(KernelRefusal::GpuKernelOnCpu) => {
-            return Err(HeatlabError::InvalidInput(format!(
-                "--kernel {kernel} is a GPU kernel; it cannot be used with --backend cpu"
-            )))
-        }
-    }
-    // With --initial or --resume the field's size (and a resumed run's boundary) are known only
-    // once the file is read; the backend refuses then, before the first step.
-    let size_known = args.initial.is_none() && args.resume.is_none();
-    let reason = if size_known {
-        kernel.unsupported_reason(args.size, args.boundary.unwrap_or_default())
-    } else {
-        None
-    };
-    if let Some(reason) = reason {
-        return Err(HeatlabError::InvalidInput(format!(
-            "--kernel {kernel} cannot run this: {reason}"
-        )));
-    }
-    Ok(kernel)
 }
 
 /// The first option given that only the tutorial's plate uses.
