@@ -1,6 +1,7 @@
 //! `mpirun -n N heatlab bench --ranks`: weak scaling (the same field on each rank) and strong
 //! scaling (one field split over the ranks), each beside the single-GPU rate of its size
-//! measured in the same processes, with the share of the time spent exchanging halos.
+//! measured in the same processes, with the share of the time spent exchanging halos (not
+//! hidden by the interior), the exchange overlapped with the interior and not.
 
 use std::time::Instant;
 
@@ -16,7 +17,7 @@ use super::run::launched::Launched;
 use super::run::ranks::{band_field, pick_gpu};
 
 /// One measurement: a field, how it is split, its rate beside the single-GPU rate, each the
-/// mean of `rounds` alternating rounds (single GPU, split, single GPU, split, ...).
+/// mean of `rounds` alternating rounds (single GPU, split overlapped, split not, ...).
 #[derive(Debug, Clone, serde::Serialize)]
 struct Measured {
     scaling: &'static str,
@@ -109,47 +110,68 @@ fn time_split(field: &mut BandField, steps: u64) -> anyhow::Result<(f64, f64)> {
     Ok((field.link().max(seconds)?, share))
 }
 
-/// Alternating rounds of the single field and the split one.
+/// Alternating rounds of the single field and the split one: its exchange overlapped with the
+/// interior and not, where the ranks can overlap it (GPUs), a measurement of each.
 fn measure(
     args: &BenchArgs,
     link: &mut MpiLink,
     scaling: &'static str,
     size: GridSize,
     single_size: GridSize,
-) -> anyhow::Result<Measured> {
+) -> anyhow::Result<Vec<Measured>> {
     let ranks = link.ranks();
     let steps = args.rank_steps;
     let rounds = args.repeats.max(1);
     let mut single = single_field(args, single_size)?;
     let mut split = split_field(args, link.duplicate(), size)?;
-    let (mut single_rates, mut split_rates, mut share) = (Vec::new(), Vec::new(), 0.0_f64);
+    // The warm-up's rounds decided whether every rank can overlap.
+    let overlaps: &[bool] = match split.overlaps_exchange() {
+        true => &[true, false],
+        false => &[false],
+    };
+    let mut single_rates = Vec::new();
+    let mut split_rates = vec![Vec::new(); overlaps.len()];
+    let mut shares = vec![0.0_f64; overlaps.len()];
     for _ in 0..rounds {
         let seconds = time_single(single.as_mut(), link, steps)?;
         single_rates.push(single_size.cells() as f64 * steps as f64 / seconds);
-        let (seconds, exchanging) = time_split(&mut split, steps)?;
-        split_rates.push(size.cells() as f64 * steps as f64 / seconds);
-        share = share.max(exchanging);
+        for (index, &overlap) in overlaps.iter().enumerate() {
+            split.set_overlap(overlap);
+            let (seconds, exchanging) = time_split(&mut split, steps)?;
+            split_rates[index].push(size.cells() as f64 * steps as f64 / seconds);
+            shares[index] = shares[index].max(exchanging);
+        }
     }
-    let (rate, single_rate) = (MeanStd::of(&split_rates), MeanStd::of(&single_rates));
-    Ok(Measured {
-        scaling,
-        size,
-        ranks,
-        steps,
-        rounds,
-        cells_per_second: rate,
-        single_gpu_cells_per_second: single_rate,
-        efficiency: rate.mean / (single_rate.mean * ranks as f64),
-        speedup: rate.mean / single_rate.mean,
-        exchange_share: share,
-        halos: if split.exchanges_on_device() {
-            "nccl"
-        } else {
-            "host (mpi)"
-        },
-        split_method: split.backend().step_method(),
-        single_method: single.step_method(),
-    })
+    let single_rate = MeanStd::of(&single_rates);
+    let device = split.exchanges_on_device();
+    let measured = overlaps
+        .iter()
+        .zip(split_rates.iter().zip(&shares))
+        .map(|(&overlap, (rates, &share))| {
+            let rate = MeanStd::of(rates);
+            Measured {
+                scaling,
+                size,
+                ranks,
+                steps,
+                rounds,
+                cells_per_second: rate,
+                single_gpu_cells_per_second: single_rate,
+                efficiency: rate.mean / (single_rate.mean * ranks as f64),
+                speedup: rate.mean / single_rate.mean,
+                exchange_share: share,
+                halos: match (device, overlap) {
+                    (true, true) => "nccl, overlapped",
+                    (true, false) => "nccl",
+                    (false, true) => "host (mpi), overlapped",
+                    (false, false) => "host (mpi)",
+                },
+                split_method: split.backend().step_method(),
+                single_method: single.step_method(),
+            }
+        })
+        .collect();
+    Ok(measured)
 }
 
 /// Runs `heatlab bench --ranks`.
@@ -177,16 +199,14 @@ pub fn bench_ranks(args: &BenchArgs) -> anyhow::Result<()> {
 fn measure_all(args: &BenchArgs, mut link: MpiLink) -> anyhow::Result<()> {
     let (rank, ranks) = (link.rank(), link.ranks());
     let weak_size = GridSize::new(args.rank_size.rows * ranks, args.rank_size.cols)?;
-    let measured = [
-        measure(args, &mut link, "weak", weak_size, args.rank_size)?,
-        measure(
-            args,
-            &mut link,
-            "strong",
-            args.strong_size,
-            args.strong_size,
-        )?,
-    ];
+    let mut measured = measure(args, &mut link, "weak", weak_size, args.rank_size)?;
+    measured.extend(measure(
+        args,
+        &mut link,
+        "strong",
+        args.strong_size,
+        args.strong_size,
+    )?);
     if rank == 0 {
         println!(
             "{:<7} {:>13} {:>5} {:>14} {:>7} {:>14} {:>7} {:>10} {:>8} {:>9}  halos",
@@ -223,7 +243,9 @@ fn measure_all(args: &BenchArgs, mut link: MpiLink) -> anyhow::Result<()> {
             args.repeats.max(1),
             args.rank_steps
         );
-        for m in &measured {
+        let mut described = measured.clone();
+        described.dedup_by_key(|m| m.scaling);
+        for m in &described {
             println!(
                 "{}: each band stepped by {}, the whole field on one device by {}",
                 m.scaling, m.split_method, m.single_method

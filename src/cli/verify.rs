@@ -148,6 +148,7 @@ pub fn run_launched(args: &VerifyArgs) -> anyhow::Result<()> {
                 open: OpenRequest {
                     backend: args.backend,
                     kernel: KernelChoice::Auto,
+                    overlap: true,
                 },
                 halo_depth: None,
                 host_halos: args.host_halos,

@@ -35,6 +35,7 @@ fn with_split<T>(
             open: OpenRequest {
                 backend: BackendChoice::Cpu,
                 kernel: KernelChoice::Auto,
+                overlap: true,
             },
             halo_depth,
             host_halos: false,

@@ -1,7 +1,8 @@
 //! A field split into bands, each stepped by a CUDA backend of its own (threads of one process
 //! standing for ranks, halos through the host), against the whole field stepped once on the
 //! CPU: equal bit for bit for 2, 3 and 4 bands, every boundary, halos of several depths, with
-//! the kernel the GPU picks for each band's size. Reading and writing whole rows of a CUDA
+//! the kernel the GPU picks for each band's size, the exchange overlapped with the interior
+//! (edge strips stepped aside) and not. Reading and writing whole rows of a CUDA
 //! field equals the CPU's. Without CUDA these tests skip and say so; with
 //! HEATLAB_REQUIRE_CUDA=1 a missing GPU is a failure.
 
@@ -61,7 +62,14 @@ fn bands_on_cuda_equal_the_whole_field_on_the_cpu() {
             cpu.upload(&start).unwrap();
             cpu.advance(pieces.iter().sum(), &params).unwrap();
             let expected = cpu.download().unwrap();
-            for (ranks, depth) in [(2, 16), (3, 5), (4, 8)] {
+            for (ranks, depth, overlap) in [
+                (2, 16, true),
+                (2, 16, false),
+                (3, 5, true),
+                (4, 8, true),
+                (4, 8, false),
+                (3, 21, true),
+            ] {
                 let bands = Bands::new(start.size(), ranks, depth, boundary).unwrap();
                 let own: Vec<Grid> = std::thread::scope(|scope| {
                     let handles: Vec<_> = thread_links(ranks)
@@ -72,9 +80,11 @@ fn bands_on_cuda_equal_the_whole_field_on_the_cpu() {
                                 let cuda = Box::new(CudaBackend::new().unwrap());
                                 let mut band =
                                     BandField::new(bands, Box::new(link), cuda, start).unwrap();
+                                band.set_overlap(overlap);
                                 for steps in pieces {
                                     band.advance(steps, &params).unwrap();
                                 }
+                                assert_eq!(band.overlaps_exchange(), overlap);
                                 band.link().barrier().unwrap();
                                 band.own_rows().unwrap()
                             })
@@ -89,7 +99,8 @@ fn bands_on_cuda_equal_the_whole_field_on_the_cpu() {
                     .position(|(a, b)| a.to_bits() != b.to_bits());
                 assert_eq!(
                     differing, None,
-                    "{boundary} {rows}x{cols} over {ranks} CUDA bands, halo {depth}"
+                    "{boundary} {rows}x{cols} over {ranks} CUDA bands, halo {depth}, \
+                     overlapped: {overlap}"
                 );
             }
         }

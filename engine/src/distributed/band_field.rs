@@ -18,6 +18,7 @@ use crate::memory::try_filled_vec;
 
 use super::bands::{Band, Bands};
 use super::link::RankLink;
+use super::overlap::{Overlap, OverlapPlan};
 
 /// Time a band spent stepping and exchanging.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -36,6 +37,17 @@ pub trait DeviceExchange: Send {
     /// Sends `band`'s top and bottom `depth` own rows to its neighbours and writes theirs into
     /// its halos, in `backend`'s memory.
     fn exchange(&mut self, backend: &mut dyn Backend, band: &Band, depth: usize) -> Result<()>;
+
+    /// Queues, behind the strips `backend` stepped aside by `plan`, the sending of their rows
+    /// to the neighbours and the receiving of theirs into the received slots; nothing is
+    /// waited for (the field's stream places them, see [`super::overlap`]).
+    fn exchange_aside(
+        &mut self,
+        backend: &mut dyn Backend,
+        band: &Band,
+        depth: usize,
+        plan: &OverlapPlan,
+    ) -> Result<()>;
 }
 
 /// What a band is made of: the link, the backend, the device exchange.
@@ -55,16 +67,18 @@ pub type Unheld = Box<(HeatlabError, BandParts)>;
 pub struct BandField {
     bands: Bands,
     band: Band,
-    backend: Box<dyn Backend>,
-    link: Box<dyn RankLink>,
+    pub(super) backend: Box<dyn Backend>,
+    pub(super) link: Box<dyn RankLink>,
     /// Steps taken since the halos were last whole.
-    since_exchange: usize,
-    to_above: Vec<f32>,
-    to_below: Vec<f32>,
-    from_above: Vec<f32>,
-    from_below: Vec<f32>,
-    times: BandTimes,
-    device_exchange: Option<Box<dyn DeviceExchange>>,
+    pub(super) since_exchange: usize,
+    pub(super) to_above: Vec<f32>,
+    pub(super) to_below: Vec<f32>,
+    pub(super) from_above: Vec<f32>,
+    pub(super) from_below: Vec<f32>,
+    pub(super) times: BandTimes,
+    pub(super) device_exchange: Option<Box<dyn DeviceExchange>>,
+    /// Whether whole rounds overlap their exchange with the interior.
+    pub(super) overlap: Overlap,
 }
 
 /// The rows rank `band` holds of `whole`: its halo above, its own rows and its halo below
@@ -168,6 +182,7 @@ impl BandField {
             from_below: vec![0.0; band.halo_below * band.cols],
             times: BandTimes::default(),
             device_exchange: None,
+            overlap: Overlap::Wanted,
         })
     }
 
@@ -278,6 +293,21 @@ impl BandField {
         self.device_exchange.is_some()
     }
 
+    /// Whether whole rounds of `depth` steps overlap their exchange with the interior (on
+    /// by default, where every rank steps on a GPU; every rank sets the same).
+    pub fn set_overlap(&mut self, overlap: bool) {
+        self.overlap = match overlap {
+            true => Overlap::Wanted,
+            false => Overlap::Off,
+        };
+    }
+
+    /// Whether whole rounds overlap their exchange: asked for and possible on every rank (the
+    /// ranks decide at the first whole round; until then, no).
+    pub fn overlaps_exchange(&self) -> bool {
+        self.overlap == Overlap::On
+    }
+
     /// The backend stepping the band, to change.
     pub fn backend_mut(&mut self) -> &mut dyn Backend {
         self.backend.as_mut()
@@ -296,6 +326,12 @@ impl BandField {
         while left > 0 {
             if self.since_exchange == depth {
                 self.exchange()?;
+            }
+            if self.since_exchange == 0 && left >= depth as u64 && self.overlaps_round()? {
+                let rounds = left / depth as u64;
+                self.advance_rounds(rounds, params)?;
+                left -= rounds * depth as u64;
+                continue;
             }
             let room = (depth - self.since_exchange) as u64;
             let now = left.min(room);

@@ -12,6 +12,7 @@ pub mod mpi_link;
 pub mod nccl_halos;
 #[cfg(unix)]
 pub mod npy;
+pub mod overlap;
 pub mod rank_band;
 mod rank_files;
 pub mod split;

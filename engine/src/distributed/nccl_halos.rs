@@ -1,6 +1,8 @@
 //! Halos exchanged between GPUs by NCCL, device to device (NVLink where the GPUs have it), on
-//! the stream that steps the band: no copy through the host, and the next step is queued
-//! behind the exchange. The NCCL id is made by rank 0 and broadcast over MPI.
+//! the CUDA backend's aside stream (of the greatest priority): no copy through the host. An
+//! exchange of the field's own rows is ordered after the field's stepping and before its next
+//! step; an overlapped one sends the rows stepped aside while the field steps (see
+//! [`super::overlap`]). The NCCL id is made by rank 0 and broadcast over MPI.
 
 use cudarc::nccl::safe::{Comm, Id};
 
@@ -10,8 +12,9 @@ use crate::error::{HeatlabError, Result};
 use super::band_field::DeviceExchange;
 use super::bands::Band;
 use super::link::RankLink;
+use super::overlap::OverlapPlan;
 
-/// One rank's NCCL communicator, on the stream of the band's CUDA backend.
+/// One rank's NCCL communicator, on the aside stream of the band's CUDA backend.
 pub struct NcclHalos {
     comm: Comm,
 }
@@ -43,7 +46,7 @@ impl NcclHalos {
         let cuda = backend
             .cuda_mut()
             .ok_or_else(|| HeatlabError::Unsupported("NCCL halos need the CUDA backend".into()))?;
-        let stream = cuda.device().stream().clone();
+        let stream = cuda.aside_stream()?;
         let mut mine = Vec::new();
         if link.rank() == 0 {
             let made = *Id::new().map_err(nccl_error("making the id"))?.internal();
@@ -67,12 +70,22 @@ impl NcclHalos {
     }
 }
 
+fn peer(rank: usize) -> i32 {
+    i32::try_from(rank).unwrap_or(i32::MAX)
+}
+
+fn not_cuda() -> HeatlabError {
+    HeatlabError::Unsupported("NCCL halos need the CUDA backend".into())
+}
+
+// Per pair of ranks, NCCL matches sends and receives in the order they are posted: every rank
+// receives its halo below (a going-up message) first and sends up first, so even two ranks
+// that are both neighbours (periodic) match. Both exchanges post the same messages in the same
+// order, so ranks may even mix them.
 impl DeviceExchange for NcclHalos {
     fn exchange(&mut self, backend: &mut dyn Backend, band: &Band, depth: usize) -> Result<()> {
-        let cuda = backend
-            .cuda_mut()
-            .ok_or_else(|| HeatlabError::Unsupported("NCCL halos need the CUDA backend".into()))?;
-        let (stream, field) = cuda.field_on_device()?;
+        let cuda = backend.cuda_mut().ok_or_else(not_cuda)?;
+        let (stream, field) = cuda.field_for_aside()?;
         let cols = band.cols;
         let mut whole = field.as_view_mut();
         let (mut above, rest) = whole.split_at_mut(band.halo_above * cols);
@@ -80,11 +93,7 @@ impl DeviceExchange for NcclHalos {
         let (own, mut below) = rest.split_at_mut(band.rows * cols);
         let top_rows = own.slice(0..depth * cols);
         let bottom_rows = own.slice((band.rows - depth) * cols..band.rows * cols);
-        let peer = |rank: usize| i32::try_from(rank).unwrap_or(i32::MAX);
         {
-            // Per pair of ranks, NCCL matches sends and receives in the order they are posted:
-            // every rank receives its halo below (a going-up message) first and sends up
-            // first, so even two ranks that are both neighbours (periodic) match.
             let mut group = self.comm.group();
             if let Some(below_rank) = band.below {
                 group
@@ -109,6 +118,53 @@ impl DeviceExchange for NcclHalos {
         }
         stream
             .synchronize()
-            .map_err(|e| HeatlabError::Unsupported(format!("NCCL halo exchange: {e}")))
+            .map_err(|e| HeatlabError::Unsupported(format!("NCCL halo exchange: {e}")))?;
+        cuda.field_after_aside()
+    }
+
+    fn exchange_aside(
+        &mut self,
+        backend: &mut dyn Backend,
+        band: &Band,
+        depth: usize,
+        plan: &OverlapPlan,
+    ) -> Result<()> {
+        let cuda = backend.cuda_mut().ok_or_else(not_cuda)?;
+        let buffers = cuda.aside_buffers(&plan.receive_cells)?;
+        let cols = band.cols;
+        let sent = |(strip, first): (usize, usize)| {
+            buffers
+                .strips
+                .get(strip)
+                .map(|rows| rows.slice(first * cols..(first + depth) * cols))
+                .ok_or_else(|| HeatlabError::Internal(format!("no strip {strip} stepped aside")))
+        };
+        let top_rows = plan.send_above.map(sent).transpose()?;
+        let bottom_rows = plan.send_below.map(sent).transpose()?;
+        let mut slots: Vec<_> = buffers.received.into_iter().map(Some).collect();
+        let mut slot = |index: Option<usize>| index.and_then(|i| slots.get_mut(i)?.take());
+        let (above, below) = (slot(plan.receive_above), slot(plan.receive_below));
+        let mut group = self.comm.group();
+        if let (Some(below_rank), Some(below)) = (band.below, below) {
+            group
+                .recv(below, peer(below_rank))
+                .map_err(nccl_error("receiving the halo below"))?;
+        }
+        if let (Some(above_rank), Some(above)) = (band.above, above) {
+            group
+                .recv(above, peer(above_rank))
+                .map_err(nccl_error("receiving the halo above"))?;
+        }
+        if let (Some(above_rank), Some(rows)) = (band.above, top_rows) {
+            group
+                .send(rows, peer(above_rank))
+                .map_err(nccl_error("sending the top rows"))?;
+        }
+        if let (Some(below_rank), Some(rows)) = (band.below, bottom_rows) {
+            group
+                .send(rows, peer(below_rank))
+                .map_err(nccl_error("sending the bottom rows"))?;
+        }
+        Ok(())
     }
 }

@@ -196,6 +196,9 @@ pub struct OpenRequest {
     pub backend: BackendChoice,
     /// The GPU kernel asked for.
     pub kernel: KernelChoice,
+    /// Whether whole rounds overlap the halo exchange with the interior, where every rank
+    /// steps on a GPU (see [`super::overlap`]).
+    pub overlap: bool,
 }
 
 /// What a rank's backend is, answered to [`BandCommand::Open`].
@@ -256,6 +259,8 @@ pub struct RankBand {
     holding: Holding,
     /// This rank's own rows of the run's initial field, when kept ([`BandCommand::KeepInitial`]).
     pub(super) initial: Option<Grid>,
+    /// Whether bands overlap their exchange (as opened).
+    overlap: bool,
 }
 
 impl RankBand {
@@ -264,6 +269,7 @@ impl RankBand {
         Self {
             holding: Holding::Unopened(link),
             initial: None,
+            overlap: true,
         }
     }
 
@@ -423,6 +429,7 @@ impl RankBand {
                 "a rank's backend was opened twice".into(),
             ));
         };
+        self.overlap = request.overlap;
         let opened = create_backend(request.backend).and_then(|(mut backend, fallback)| {
             if let Some(cuda) = backend.cuda_mut() {
                 cuda.set_kernel_choice(request.kernel)?;
@@ -504,6 +511,7 @@ impl RankBand {
                 if let Some(device) = device {
                     field.exchange_on_device(device);
                 }
+                field.set_overlap(self.overlap);
                 self.holding = Holding::Split(Box::new(field));
                 Ok(())
             }

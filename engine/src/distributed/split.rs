@@ -313,8 +313,15 @@ impl Backend for SplitBackend {
             1 => "1 row".to_string(),
             depth => format!("{depth} rows"),
         };
+        // Rounds overlap their exchange where every rank steps the plate on a GPU.
+        let all_cuda = self.opened.iter().all(|o| o.kind == BackendKind::Cuda);
+        let overlapped = match self.options.open.overlap && all_cuda && self.problem_wraps.is_none()
+        {
+            true => ", overlapped with the interior",
+            false => "",
+        };
         format!(
-            "{method}, split over {} ranks (halos {depth} deep, {halos})",
+            "{method}, split over {} ranks (halos {depth} deep, {halos}{overlapped})",
             self.ranks
         )
     }

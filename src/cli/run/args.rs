@@ -166,6 +166,10 @@ pub struct RunArgs {
     /// GPU with NCCL (to compare the two).
     #[arg(long)]
     pub host_halos: bool,
+    /// Under mpirun with GPUs: exchange the halos after each round of steps instead of while
+    /// the band's interior steps (to compare the two; both give the same field).
+    #[arg(long)]
+    pub no_overlap: bool,
     /// Solve a heat problem's steady state directly (multigrid-preconditioned conjugate
     /// gradients, on the CPU or the GPU) instead of stepping: the frames and run.json hold the
     /// steady field and the solver's iterations, residuals and time.

@@ -198,6 +198,7 @@ fn open_split(
         open: OpenRequest {
             backend: choice,
             kernel,
+            overlap: !args.no_overlap,
         },
         halo_depth,
         host_halos: args.host_halos,

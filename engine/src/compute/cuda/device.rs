@@ -67,12 +67,14 @@ impl CudaDevice {
                 |e: cudarc::driver::DriverError| CudaUnavailable::SetupFailed(e.to_string());
             let name = context.name().map_err(setup)?;
             let compute_capability = context.compute_capability().map_err(setup)?;
-            // heatlab does all its GPU work on this one stream, so cudarc's per-buffer event
-            // tracking (for ordering work across streams) is not needed; turning it off keeps
-            // launches lean. A stream of its own (not the legacy default stream) can be
+            // heatlab does its GPU work on this one stream (and on the aside stream of
+            // `aside.rs`, ordered against it by events of its own), so cudarc's per-buffer
+            // event tracking (for ordering work across streams) is not needed; turning it off
+            // keeps launches lean. A stream of its own (not the legacy default stream) can be
             // captured into CUDA graphs.
-            // SAFETY: every buffer of this context is allocated, used and freed on `stream`
-            // only, so no cross-stream synchronisation is ever needed.
+            // SAFETY: every buffer of this context is used on `stream` only, but the aside
+            // stream's, whose every use is ordered after and before the field's stream by the
+            // events `aside.rs` records and waits for.
             unsafe { context.disable_event_tracking() };
             let stream = context.new_stream().map_err(setup)?;
             Ok(Self {

@@ -6,11 +6,13 @@
 //! files made by NumPy).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use cudarc::cufft::{sys as cufft, CudaFft};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 
 use super::device::{driver_error, CudaDevice};
+use super::{dims, FieldBuffers};
 use crate::compute::DeviceFieldUnavailable;
 use crate::error::{HeatlabError, Result};
 use crate::field::numpy_rng::Pcg64Stream;
@@ -373,5 +375,78 @@ impl FieldKernels {
         unsafe { launch.launch(grid_stride(size.cells())) }
             .map_err(driver_error("launching jagged_keep"))?;
         Ok(())
+    }
+}
+
+impl super::CudaBackend {
+    /// Generates the jagged field of `params` on the GPU and makes it the held field, with
+    /// cuFFT; returns the GPU's time for it. Says why when it cannot (cuFFT missing, not
+    /// enough memory, a CUDA error), and the caller generates on the CPU instead.
+    pub fn generate_jagged_on_device(
+        &mut self,
+        params: &JaggedParams,
+    ) -> std::result::Result<Duration, DeviceFieldUnavailable> {
+        let failed = |error: HeatlabError| DeviceFieldUnavailable::Failed(error.to_string());
+        if self.field_generator.is_none() {
+            self.field_generator = Some(FieldGenerator::new(&self.device));
+        }
+        self.settle().map_err(failed)?;
+        params.validate().map_err(failed)?;
+        let size = params.size;
+        dims(size).map_err(failed)?;
+        let same_size = self.buffers.as_ref().is_some_and(|b| b.size == size);
+        if !same_size {
+            self.graphs.clear();
+            self.buffers = None;
+            let (free, _) = self.device.memory_info().map_err(failed)?;
+            crate::memory::ensure_gpu_memory(
+                &format!("{size} field (current, next and Laplacian buffers)"),
+                3 * size.bytes(),
+                free,
+            )
+            .map_err(failed)?;
+            let stream = self.device.stream();
+            let allocate = |what: &'static str| {
+                stream
+                    .alloc_zeros::<f32>(size.cells())
+                    .map_err(|e| failed(driver_error(what)(e)))
+            };
+            self.buffers = Some(FieldBuffers {
+                size,
+                current: allocate("allocating the field")?,
+                next: allocate("allocating the field's second buffer")?,
+                laplacian: None,
+                swapped: false,
+            });
+        }
+        self.lookahead = None;
+        self.last_params = None;
+        let (free, _) = self.device.memory_info().map_err(failed)?;
+        let stream = self.device.stream().clone();
+        let Some(Ok(generator)) = self.field_generator.as_mut() else {
+            return Err(match self.field_generator.as_ref() {
+                Some(Err(why)) => why.clone(),
+                _ => DeviceFieldUnavailable::Failed("no field generator".into()),
+            });
+        };
+        let Some(buffers) = self.buffers.as_mut() else {
+            return Err(failed(HeatlabError::NoField));
+        };
+        self.timer.start().map_err(failed)?;
+        generator
+            .generate(params, &stream, free, &mut buffers.current)
+            .map_err(failed)?;
+        let elapsed = self.timer.stop().map_err(failed)?;
+        // Keep the plans and buffers for the next generation of this size (dragging a
+        // parameter) only while they take a small share of the GPU's memory.
+        let (_, total) = self.device.memory_info().map_err(failed)?;
+        if FieldGenerator::bytes_needed(size) > total / 8 {
+            generator.release();
+        }
+        if self.tuned_size != Some(size) {
+            self.choose_kernel().map_err(failed)?;
+            self.tuned_size = Some(size);
+        }
+        Ok(elapsed)
     }
 }

@@ -1,5 +1,6 @@
 //! The CUDA backend: `kernels/diffusion.cu`, compiled by NVRTC, on the device's own stream.
 
+mod aside;
 pub mod device;
 mod display;
 mod edit;
@@ -22,6 +23,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream};
 
+pub use aside::AsideBuffers;
 pub use device::{driver_error, CudaDevice, GpuTimer};
 use display::PreviewBuffers;
 pub use display::StageTiming;
@@ -167,6 +169,8 @@ pub struct CudaBackend {
     kept_initial: Option<initial::KeptInitial>,
     /// The solver's grids (`kernels/multigrid.cu`), kept for the solver they were made for.
     solver_grids: Option<multigrid::DeviceMultigrid>,
+    /// Rows stepped aside on a second stream, once asked for (`aside.rs`).
+    aside: Option<aside::AsideWork>,
 }
 
 fn dims(size: GridSize) -> Result<(i32, i32)> {
@@ -233,78 +237,8 @@ impl CudaBackend {
             frame: frame::FrameBuffers::default(),
             kept_initial: None,
             solver_grids: None,
+            aside: None,
         })
-    }
-
-    /// Generates the jagged field of `params` on the GPU and makes it the held field, with
-    /// cuFFT; returns the GPU's time for it. Says why when it cannot (cuFFT missing, not
-    /// enough memory, a CUDA error), and the caller generates on the CPU instead.
-    pub fn generate_jagged_on_device(
-        &mut self,
-        params: &JaggedParams,
-    ) -> std::result::Result<Duration, DeviceFieldUnavailable> {
-        let failed = |error: HeatlabError| DeviceFieldUnavailable::Failed(error.to_string());
-        if self.field_generator.is_none() {
-            self.field_generator = Some(field::FieldGenerator::new(&self.device));
-        }
-        self.settle().map_err(failed)?;
-        params.validate().map_err(failed)?;
-        let size = params.size;
-        dims(size).map_err(failed)?;
-        let same_size = self.buffers.as_ref().is_some_and(|b| b.size == size);
-        if !same_size {
-            self.graphs.clear();
-            self.buffers = None;
-            let (free, _) = self.device.memory_info().map_err(failed)?;
-            crate::memory::ensure_gpu_memory(
-                &format!("{size} field (current, next and Laplacian buffers)"),
-                3 * size.bytes(),
-                free,
-            )
-            .map_err(failed)?;
-            let stream = self.device.stream();
-            let allocate = |what: &'static str| {
-                stream
-                    .alloc_zeros::<f32>(size.cells())
-                    .map_err(|e| failed(driver_error(what)(e)))
-            };
-            self.buffers = Some(FieldBuffers {
-                size,
-                current: allocate("allocating the field")?,
-                next: allocate("allocating the field's second buffer")?,
-                laplacian: None,
-                swapped: false,
-            });
-        }
-        self.lookahead = None;
-        self.last_params = None;
-        let (free, _) = self.device.memory_info().map_err(failed)?;
-        let stream = self.device.stream().clone();
-        let Some(Ok(generator)) = self.field_generator.as_mut() else {
-            return Err(match self.field_generator.as_ref() {
-                Some(Err(why)) => why.clone(),
-                _ => DeviceFieldUnavailable::Failed("no field generator".into()),
-            });
-        };
-        let Some(buffers) = self.buffers.as_mut() else {
-            return Err(failed(HeatlabError::NoField));
-        };
-        self.timer.start().map_err(failed)?;
-        generator
-            .generate(params, &stream, free, &mut buffers.current)
-            .map_err(failed)?;
-        let elapsed = self.timer.stop().map_err(failed)?;
-        // Keep the plans and buffers for the next generation of this size (dragging a
-        // parameter) only while they take a small share of the GPU's memory.
-        let (_, total) = self.device.memory_info().map_err(failed)?;
-        if field::FieldGenerator::bytes_needed(size) > total / 8 {
-            generator.release();
-        }
-        if self.tuned_size != Some(size) {
-            self.choose_kernel().map_err(failed)?;
-            self.tuned_size = Some(size);
-        }
-        Ok(elapsed)
     }
 
     /// The kernel `advance` uses for the current field.

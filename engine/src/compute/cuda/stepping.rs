@@ -432,7 +432,11 @@ impl CudaBackend {
 impl DiffusionKernels {
     /// The compiled function of a double-buffered kernel for `boundary`; `None` for the seed's
     /// in-place kernel.
-    fn stepping_function(&self, kernel: CudaKernel, boundary: Boundary) -> Option<&CudaFunction> {
+    pub(super) fn stepping_function(
+        &self,
+        kernel: CudaKernel,
+        boundary: Boundary,
+    ) -> Option<&CudaFunction> {
         match kernel {
             CudaKernel::SeedFaithful => None,
             CudaKernel::Shared => Some(&self.shared[boundary]),
