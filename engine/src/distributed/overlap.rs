@@ -99,7 +99,7 @@ pub enum Overlap {
     Wanted,
     /// Every rank overlaps (CUDA backends all).
     On,
-    /// Not asked for, or a rank cannot (a CPU backend).
+    /// Not asked for, or a rank cannot (a CPU backend, no room for the strips).
     Off,
 }
 
@@ -114,7 +114,17 @@ impl BandField {
     /// once, at the start of a whole round): decided with the other ranks the first time.
     pub(super) fn overlaps_round(&mut self) -> Result<bool> {
         if self.overlap == Overlap::Wanted {
-            let able = self.backend.cuda().is_some();
+            let plan = OverlapPlan::of(self.band(), self.bands().depth());
+            let able = match self.backend.cuda_mut() {
+                Some(cuda) => match cuda.prepare_aside(&plan.spans, &plan.receive_cells) {
+                    Ok(()) => true,
+                    Err(error) => {
+                        log::warn!("the halo exchange cannot overlap the interior: {error}");
+                        false
+                    }
+                },
+                None => false,
+            };
             let unable_anywhere = self.link.max(if able { 0.0 } else { 1.0 })?;
             self.overlap = match unable_anywhere > 0.0 {
                 true => Overlap::Off,

@@ -183,6 +183,15 @@ impl CudaBackend {
         Ok(())
     }
 
+    /// Makes the aside stream, the strips of `spans` and the received slots of `received` cells
+    /// now (what [`Self::step_aside`] and [`Self::aside_buffers`] would make on first use), or
+    /// says why they cannot be had (no room on the GPU, say).
+    pub fn prepare_aside(&mut self, spans: &[RowSpan], received: &[usize]) -> Result<()> {
+        let cols = self.buffers()?.size.cols;
+        self.ensure_strips(spans, cols)?;
+        self.aside_buffers(received).map(|_| ())
+    }
+
     /// Strips of the spans' sizes, allocated on the aside stream (kept while the sizes stay).
     fn ensure_strips(&mut self, spans: &[RowSpan], cols: usize) -> Result<()> {
         let sizes = spans

@@ -356,7 +356,9 @@ impl CudaBackend {
     }
 
     /// Times every exact kernel on the uploaded field and selects the fastest; the field is
-    /// restored from `field` afterwards.
+    /// kept in a third buffer meanwhile (the room the upload checked for: three fields) and
+    /// restored afterwards. The shared kernel, which writes a Laplacian buffer too, is tried
+    /// only where a fourth field fits (it is never the fastest where memory is short).
     pub(super) fn choose_kernel(&mut self) -> Result<()> {
         let stream = self.device.stream().clone();
         let (size, saved) = {
@@ -366,6 +368,9 @@ impl CudaBackend {
                 .map_err(driver_error("keeping the field while timing kernels"))?;
             (buffers.size, saved)
         };
+        let (free, _) = self.device.memory_info()?;
+        // A quarter GiB to spare for what the driver and the launches allocate beside it.
+        let laplacian_fits = self.buffers()?.laplacian.is_some() || free > size.bytes() + (1 << 28);
         let params = StepParams::default();
         // About 2e8 cell updates per trial: long enough to time, short enough to be unnoticed.
         let steps = ((2e8 / size.cells() as f64) as u64)
@@ -374,7 +379,8 @@ impl CudaBackend {
             * 8;
         let mut results = Vec::new();
         for kernel in CudaKernel::exact_candidates(size) {
-            if !self.fits_device(kernel, size) {
+            if !self.fits_device(kernel, size) || (kernel == CudaKernel::Shared && !laplacian_fits)
+            {
                 continue;
             }
             self.advance_with(kernel, 8, &params)?; // warm-up
