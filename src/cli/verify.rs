@@ -15,7 +15,7 @@ use super::run::launched::Launched;
 use heatlab_engine::compute::KernelChoice;
 use heatlab_engine::compute::{BackendChoice, CpuBackend, CudaBackend};
 #[cfg(feature = "distributed")]
-use heatlab_engine::distributed::{OpenRequest, SplitOptions};
+use heatlab_engine::distributed::{OpenRequest, OverlapChoice, SplitOptions};
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::verify::{verify, Subject, VerifyOptions, VerifyReport};
 
@@ -148,7 +148,7 @@ pub fn run_launched(args: &VerifyArgs) -> anyhow::Result<()> {
                 open: OpenRequest {
                     backend: args.backend,
                     kernel: KernelChoice::Auto,
-                    overlap: true,
+                    overlap: OverlapChoice::Auto,
                 },
                 halo_depth: None,
                 host_halos: args.host_halos,

@@ -103,7 +103,7 @@ fn the_field_over_2_3_and_4_ranks_equals_one_rank_for_every_boundary() {
                 args.extend(["--out", &out]);
                 if ranks == 3 {
                     // The exchange after each round, not overlapped: the same frames.
-                    args.push("--no-overlap");
+                    args.extend(["--overlap", "off"]);
                 }
                 let Some(command) = mpirun(test) else { return };
                 let output = run_ranks(command, dir.path(), ranks, &args);

@@ -12,7 +12,9 @@ use std::path::Path;
 use heatlab_engine::compute::{
     Backend, BackendChoice, Boundary, CpuBackend, CpuMethod, KernelChoice, StepParams,
 };
-use heatlab_engine::distributed::{serve, thread_links, OpenRequest, SplitBackend, SplitOptions};
+use heatlab_engine::distributed::{
+    serve, thread_links, OpenRequest, OverlapChoice, SplitBackend, SplitOptions,
+};
 use heatlab_engine::grid::{Grid, GridSize};
 use heatlab_engine::problem::energy::EnergyBalance;
 use heatlab_engine::scenario::gallery::GALLERY;
@@ -35,7 +37,7 @@ fn with_split<T>(
             open: OpenRequest {
                 backend: BackendChoice::Cpu,
                 kernel: KernelChoice::Auto,
-                overlap: true,
+                overlap: OverlapChoice::On,
             },
             halo_depth,
             host_halos: false,

@@ -24,6 +24,7 @@ pub use link::{thread_links, RankLink, ThreadLink};
 pub use mpi_link::{MpiLink, MpiSession};
 #[cfg(feature = "distributed")]
 pub use nccl_halos::NcclHalos;
+pub use overlap::OverlapChoice;
 pub use rank_band::{serve, BandCommand, OpenRequest};
 pub use split::{finish_unopened, ranks_sharing_a_gpu, SplitBackend, SplitOptions};
 

@@ -92,6 +92,54 @@ impl OverlapPlan {
     }
 }
 
+/// Whether rounds overlap their exchange, as asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OverlapChoice {
+    /// Where the halos go through the host (there the exchange costs a fifth to a quarter of
+    /// the time; the strips, a few percent), not over NCCL (its exchange costs 1-2%, less
+    /// than the strips and NCCL's kernels beside the stepping: measured on two H200s).
+    #[default]
+    Auto,
+    /// Wherever every rank steps the plate on a GPU.
+    On,
+    /// Never: the exchange after each round.
+    Off,
+}
+
+impl OverlapChoice {
+    /// Every choice, in the order a selector lists them.
+    pub const ALL: [Self; 3] = [Self::Auto, Self::On, Self::Off];
+
+    /// Whether a band whose halos go device to device (`on_device`) or through the host
+    /// overlaps its rounds (where every rank can).
+    pub fn overlaps(self, on_device: bool) -> bool {
+        match self {
+            Self::Auto => !on_device,
+            Self::On => true,
+            Self::Off => false,
+        }
+    }
+}
+
+impl std::fmt::Display for OverlapChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::On => "on",
+            Self::Off => "off",
+        })
+    }
+}
+
+impl std::str::FromStr for OverlapChoice {
+    type Err = HeatlabError;
+
+    fn from_str(text: &str) -> Result<Self> {
+        crate::choice::parse_choice(&Self::ALL, text, "overlap")
+    }
+}
+
 /// Whether a band overlaps its exchange: to be decided by every rank at once, or decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overlap {
@@ -256,6 +304,21 @@ mod tests {
         assert_eq!(middle.send_above, Some((0, 4)));
         assert_eq!(middle.send_below, Some((1, 4)));
         assert_eq!(middle.placements, vec![(0, 0), (1, held - 4)]);
+    }
+
+    #[test]
+    fn auto_overlaps_the_exchange_through_the_host_not_over_nccl() {
+        let parsed: Vec<OverlapChoice> = ["auto", "ON", " off "]
+            .iter()
+            .map(|text| text.parse().unwrap())
+            .collect();
+        assert_eq!(parsed, OverlapChoice::ALL);
+        assert!("sometimes".parse::<OverlapChoice>().is_err());
+        let on_device = [true, false];
+        let overlaps = |choice: OverlapChoice| on_device.map(|device| choice.overlaps(device));
+        assert_eq!(overlaps(OverlapChoice::Auto), [false, true]);
+        assert_eq!(overlaps(OverlapChoice::On), [true, true]);
+        assert_eq!(overlaps(OverlapChoice::Off), [false, false]);
     }
 
     #[test]

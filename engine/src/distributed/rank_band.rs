@@ -22,6 +22,7 @@ use crate::problem::{EnergyExchange, StepTables};
 use super::band_field::{BandField, DeviceExchange};
 use super::bands::Bands;
 use super::link::RankLink;
+use super::overlap::OverlapChoice;
 
 /// What rank 0 asks of every rank.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -198,7 +199,7 @@ pub struct OpenRequest {
     pub kernel: KernelChoice,
     /// Whether whole rounds overlap the halo exchange with the interior, where every rank
     /// steps on a GPU (see [`super::overlap`]).
-    pub overlap: bool,
+    pub overlap: OverlapChoice,
 }
 
 /// What a rank's backend is, answered to [`BandCommand::Open`].
@@ -260,7 +261,7 @@ pub struct RankBand {
     /// This rank's own rows of the run's initial field, when kept ([`BandCommand::KeepInitial`]).
     pub(super) initial: Option<Grid>,
     /// Whether bands overlap their exchange (as opened).
-    overlap: bool,
+    overlap: OverlapChoice,
 }
 
 impl RankBand {
@@ -269,7 +270,7 @@ impl RankBand {
         Self {
             holding: Holding::Unopened(link),
             initial: None,
-            overlap: true,
+            overlap: OverlapChoice::Auto,
         }
     }
 
@@ -511,7 +512,8 @@ impl RankBand {
                 if let Some(device) = device {
                     field.exchange_on_device(device);
                 }
-                field.set_overlap(self.overlap);
+                let on_device = field.exchanges_on_device();
+                field.set_overlap(self.overlap.overlaps(on_device));
                 self.holding = Holding::Split(Box::new(field));
                 Ok(())
             }

@@ -315,8 +315,8 @@ impl Backend for SplitBackend {
         };
         // Rounds overlap their exchange where every rank steps the plate on a GPU.
         let all_cuda = self.opened.iter().all(|o| o.kind == BackendKind::Cuda);
-        let overlapped = match self.options.open.overlap && all_cuda && self.problem_wraps.is_none()
-        {
+        let overlaps = self.options.open.overlap.overlaps(self.device_halos);
+        let overlapped = match overlaps && all_cuda && self.problem_wraps.is_none() {
             true => ", overlapped with the interior",
             false => "",
         };

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use heatlab_engine::compute::{BackendChoice, Boundary, KernelChoice, KernelRefusal};
+use heatlab_engine::distributed::OverlapChoice;
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export::ShownLayers;
 use heatlab_engine::field::DEFAULT_SEED;
@@ -166,10 +167,11 @@ pub struct RunArgs {
     /// GPU with NCCL (to compare the two).
     #[arg(long)]
     pub host_halos: bool,
-    /// Under mpirun with GPUs: exchange the halos after each round of steps instead of while
-    /// the band's interior steps (to compare the two; both give the same field).
-    #[arg(long)]
-    pub no_overlap: bool,
+    /// Under mpirun with GPUs: send the halos while the band's interior steps (on), after each
+    /// round of steps (off), or auto: overlapped where they go through the host, not over NCCL
+    /// (there the exchange costs less than the edge strips stepped aside). The same field.
+    #[arg(long, default_value = "auto")]
+    pub overlap: OverlapChoice,
     /// Solve a heat problem's steady state directly (multigrid-preconditioned conjugate
     /// gradients, on the CPU or the GPU) instead of stepping: the frames and run.json hold the
     /// steady field and the solver's iterations, residuals and time.

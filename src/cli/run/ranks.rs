@@ -198,7 +198,7 @@ fn open_split(
         open: OpenRequest {
             backend: choice,
             kernel,
-            overlap: !args.no_overlap,
+            overlap: args.overlap,
         },
         halo_depth,
         host_halos: args.host_halos,
