@@ -46,6 +46,27 @@ pub(super) struct AsideWork {
 // `&mut self`, so never from two threads at once; CUDA allows using them from any thread.
 unsafe impl Send for AsideWork {}
 
+impl AsideWork {
+    /// Orders the aside stream after what is queued on `main` so far.
+    fn wait_for(&self, main: &CudaStream) -> Result<()> {
+        self.field_ready
+            .record(main)
+            .map_err(driver_error("marking the field for the aside stream"))?;
+        self.stream
+            .wait(&self.field_ready)
+            .map_err(driver_error("ordering the aside stream"))
+    }
+
+    /// Orders `main` after what is queued on the aside stream so far.
+    fn hold(&self, main: &CudaStream) -> Result<()> {
+        self.aside_done
+            .record(&self.stream)
+            .map_err(driver_error("marking the aside stream's work"))?;
+        main.wait(&self.aside_done)
+            .map_err(driver_error("ordering the field after the aside stream"))
+    }
+}
+
 /// The strips stepped aside (whole, as views) and the slots of rows received, on the aside
 /// stream: what an exchange device to device sends and receives.
 pub struct AsideBuffers<'a> {
@@ -129,14 +150,7 @@ impl CudaBackend {
         let (Some(aside), Some(buffers)) = (aside.as_mut(), buffers.as_ref()) else {
             return Err(HeatlabError::NoField);
         };
-        aside
-            .field_ready
-            .record(&main)
-            .map_err(driver_error("marking the field for the aside stream"))?;
-        aside
-            .stream
-            .wait(&aside.field_ready)
-            .map_err(driver_error("ordering the aside stream"))?;
+        aside.wait_for(&main)?;
         for (strip, span) in aside.strips.iter_mut().zip(spans) {
             let range = super::super::brush::row_range(size, span.first, span.count * size.cols)?;
             aside
@@ -359,12 +373,7 @@ impl CudaBackend {
         let (Some(aside), Some(buffers)) = (aside.as_mut(), buffers.as_mut()) else {
             return Err(HeatlabError::NoField);
         };
-        aside
-            .aside_done
-            .record(&aside.stream)
-            .map_err(driver_error("marking the aside stream's work"))?;
-        main.wait(&aside.aside_done)
-            .map_err(driver_error("ordering the field after the aside stream"))?;
+        aside.hold(&main)?;
         for &(slot, first_row) in placements {
             let received = aside
                 .received
@@ -388,14 +397,7 @@ impl CudaBackend {
         let (Some(aside), Some(buffers)) = (aside.as_mut(), buffers.as_mut()) else {
             return Err(HeatlabError::NoField);
         };
-        aside
-            .field_ready
-            .record(&main)
-            .map_err(driver_error("marking the field for the aside stream"))?;
-        aside
-            .stream
-            .wait(&aside.field_ready)
-            .map_err(driver_error("ordering the aside stream"))?;
+        aside.wait_for(&main)?;
         Ok((aside.stream.clone(), &mut buffers.current))
     }
 
@@ -403,11 +405,6 @@ impl CudaBackend {
     pub fn field_after_aside(&mut self) -> Result<()> {
         let main = self.device.stream().clone();
         let aside = self.aside_work()?;
-        aside
-            .aside_done
-            .record(&aside.stream)
-            .map_err(driver_error("marking the aside stream's work"))?;
-        main.wait(&aside.aside_done)
-            .map_err(driver_error("ordering the field after the aside stream"))
+        aside.hold(&main)
     }
 }
