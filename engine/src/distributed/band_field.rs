@@ -63,12 +63,22 @@ pub struct BandParts {
 /// A band that could not be held: why, and the link and backend given back.
 pub type Unheld = Box<(HeatlabError, BandParts)>;
 
+/// Why a band could not be held, with its link and backend given back.
+fn unheld(error: HeatlabError, link: Box<dyn RankLink>, backend: Box<dyn Backend>) -> Unheld {
+    let parts = BandParts {
+        link,
+        backend,
+        device_exchange: None,
+    };
+    Box::new((error, parts))
+}
+
 /// One rank's band, its backend and its link to the other ranks.
 pub struct BandField {
     bands: Bands,
     band: Band,
     pub(super) backend: Box<dyn Backend>,
-    pub(super) link: Box<dyn RankLink>,
+    link: Box<dyn RankLink>,
     /// Steps taken since the halos were last whole.
     pub(super) since_exchange: usize,
     pub(super) to_above: Vec<f32>,
@@ -162,12 +172,7 @@ impl BandField {
             })
         };
         if let Err(error) = checked {
-            let parts = BandParts {
-                link,
-                backend,
-                device_exchange: None,
-            };
-            return Err(Box::new((error, parts)));
+            return Err(unheld(error, link, backend));
         }
         let edge = bands.depth() * band.cols;
         Ok(Self {
@@ -226,14 +231,7 @@ impl BandField {
             });
         let held = match held {
             Ok(held) => held,
-            Err(error) => {
-                let parts = BandParts {
-                    link,
-                    backend,
-                    device_exchange: None,
-                };
-                return Err(Box::new((error, parts)));
-            }
+            Err(error) => return Err(unheld(error, link, backend)),
         };
         let mut field = Self::try_with_held(bands, link, backend, &held)?;
         field.halos_stale();
@@ -363,13 +361,7 @@ impl BandField {
             let first = own_first + band.rows - depth;
             self.backend.read_rows(first, &mut self.to_below)?;
         }
-        self.link.exchange_halos(
-            &band,
-            &self.to_above,
-            &self.to_below,
-            &mut self.from_above,
-            &mut self.from_below,
-        )?;
+        self.swap_edges(&band)?;
         if band.halo_above > 0 {
             self.backend.write_rows(0, &self.from_above)?;
         }
@@ -381,6 +373,18 @@ impl BandField {
         self.times.exchanging += started.elapsed();
         self.times.exchanges += 1;
         Ok(())
+    }
+
+    /// Sends the edge rows read into `to_above` / `to_below` over the link and takes the
+    /// neighbours' into `from_above` / `from_below`.
+    pub(super) fn swap_edges(&mut self, band: &Band) -> Result<()> {
+        self.link.exchange_halos(
+            band,
+            &self.to_above,
+            &self.to_below,
+            &mut self.from_above,
+            &mut self.from_below,
+        )
     }
 
     /// Exchanges the halos now unless they are whole (no step since the last exchange), so

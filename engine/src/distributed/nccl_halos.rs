@@ -4,6 +4,7 @@
 //! step; an overlapped one sends the rows stepped aside while the field steps (see
 //! [`super::overlap`]). The NCCL id is made by rank 0 and broadcast over MPI.
 
+use cudarc::driver::{CudaView, CudaViewMut};
 use cudarc::nccl::safe::{Comm, Id};
 
 use crate::compute::Backend;
@@ -78,44 +79,59 @@ fn not_cuda() -> HeatlabError {
     HeatlabError::Unsupported("NCCL halos need the CUDA backend".into())
 }
 
-// Per pair of ranks, NCCL matches sends and receives in the order they are posted: every rank
-// receives its halo below (a going-up message) first and sends up first, so even two ranks
-// that are both neighbours (periodic) match. Both exchanges post the same messages in the same
-// order, so ranks may even mix them.
+/// The messages of one exchange: where the halos are received, what is sent (each only where
+/// the band has that neighbour).
+struct HaloMessages<'a> {
+    below: Option<CudaViewMut<'a, f32>>,
+    above: Option<CudaViewMut<'a, f32>>,
+    top_rows: Option<CudaView<'a, f32>>,
+    bottom_rows: Option<CudaView<'a, f32>>,
+}
+
+/// Posts `messages` in one NCCL group on `comm`'s stream. Per pair of ranks NCCL matches sends
+/// and receives in the order they are posted: every rank receives its halo below (a going-up
+/// message) first and sends up first, so even two ranks that are both neighbours (periodic)
+/// match. Both exchanges post through here, so ranks may even mix them.
+fn post(comm: &Comm, band: &Band, messages: HaloMessages<'_>) -> Result<()> {
+    let mut group = comm.group();
+    if let (Some(rank), Some(halo)) = (band.below, messages.below) {
+        group
+            .recv(halo, peer(rank))
+            .map_err(nccl_error("receiving the halo below"))?;
+    }
+    if let (Some(rank), Some(halo)) = (band.above, messages.above) {
+        group
+            .recv(halo, peer(rank))
+            .map_err(nccl_error("receiving the halo above"))?;
+    }
+    if let (Some(rank), Some(rows)) = (band.above, messages.top_rows) {
+        group
+            .send(rows, peer(rank))
+            .map_err(nccl_error("sending the top rows"))?;
+    }
+    if let (Some(rank), Some(rows)) = (band.below, messages.bottom_rows) {
+        group
+            .send(rows, peer(rank))
+            .map_err(nccl_error("sending the bottom rows"))?;
+    }
+    Ok(())
+}
+
 impl DeviceExchange for NcclHalos {
     fn exchange(&mut self, backend: &mut dyn Backend, band: &Band, depth: usize) -> Result<()> {
         let cuda = backend.cuda_mut().ok_or_else(not_cuda)?;
         let (stream, field) = cuda.field_for_aside()?;
         let cols = band.cols;
         let mut whole = field.as_view_mut();
-        let (mut above, rest) = whole.split_at_mut(band.halo_above * cols);
-        let mut rest = rest;
-        let (own, mut below) = rest.split_at_mut(band.rows * cols);
-        let top_rows = own.slice(0..depth * cols);
-        let bottom_rows = own.slice((band.rows - depth) * cols..band.rows * cols);
-        {
-            let mut group = self.comm.group();
-            if let Some(below_rank) = band.below {
-                group
-                    .recv(below.slice_mut(..), peer(below_rank))
-                    .map_err(nccl_error("receiving the halo below"))?;
-            }
-            if let Some(above_rank) = band.above {
-                group
-                    .recv(above.slice_mut(..), peer(above_rank))
-                    .map_err(nccl_error("receiving the halo above"))?;
-            }
-            if let Some(above_rank) = band.above {
-                group
-                    .send(top_rows, peer(above_rank))
-                    .map_err(nccl_error("sending the top rows"))?;
-            }
-            if let Some(below_rank) = band.below {
-                group
-                    .send(bottom_rows, peer(below_rank))
-                    .map_err(nccl_error("sending the bottom rows"))?;
-            }
-        }
+        let (above, mut rest) = whole.split_at_mut(band.halo_above * cols);
+        let (own, below) = rest.split_at_mut(band.rows * cols);
+        let messages = HaloMessages {
+            below: Some(below),
+            above: Some(above),
+            top_rows: Some(own.slice(0..depth * cols)),
+            bottom_rows: Some(own.slice((band.rows - depth) * cols..band.rows * cols)),
+        };
+        post(&self.comm, band, messages)?;
         stream
             .synchronize()
             .map_err(|e| HeatlabError::Unsupported(format!("NCCL halo exchange: {e}")))?;
@@ -143,28 +159,12 @@ impl DeviceExchange for NcclHalos {
         let bottom_rows = plan.send_below.map(sent).transpose()?;
         let mut slots: Vec<_> = buffers.received.into_iter().map(Some).collect();
         let mut slot = |index: Option<usize>| index.and_then(|i| slots.get_mut(i)?.take());
-        let (above, below) = (slot(plan.receive_above), slot(plan.receive_below));
-        let mut group = self.comm.group();
-        if let (Some(below_rank), Some(below)) = (band.below, below) {
-            group
-                .recv(below, peer(below_rank))
-                .map_err(nccl_error("receiving the halo below"))?;
-        }
-        if let (Some(above_rank), Some(above)) = (band.above, above) {
-            group
-                .recv(above, peer(above_rank))
-                .map_err(nccl_error("receiving the halo above"))?;
-        }
-        if let (Some(above_rank), Some(rows)) = (band.above, top_rows) {
-            group
-                .send(rows, peer(above_rank))
-                .map_err(nccl_error("sending the top rows"))?;
-        }
-        if let (Some(below_rank), Some(rows)) = (band.below, bottom_rows) {
-            group
-                .send(rows, peer(below_rank))
-                .map_err(nccl_error("sending the bottom rows"))?;
-        }
-        Ok(())
+        let messages = HaloMessages {
+            above: slot(plan.receive_above),
+            below: slot(plan.receive_below),
+            top_rows,
+            bottom_rows,
+        };
+        post(&self.comm, band, messages)
     }
 }

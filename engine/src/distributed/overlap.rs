@@ -173,7 +173,7 @@ impl BandField {
                 },
                 None => false,
             };
-            let unable_anywhere = self.link.max(if able { 0.0 } else { 1.0 })?;
+            let unable_anywhere = self.link().max(if able { 0.0 } else { 1.0 })?;
             self.overlap = match unable_anywhere > 0.0 {
                 true => Overlap::Off,
                 false => Overlap::On,
@@ -221,11 +221,9 @@ impl BandField {
     ) -> Result<()> {
         let cuda = cuda_of(self.backend.as_mut())?;
         cuda.step_aside(&plan.spans, depth as u64, params)?;
-        match self.device_exchange.as_mut() {
-            Some(device) => device.exchange_aside(self.backend.as_mut(), band, depth, plan)?,
-            None => {
-                cuda_of(self.backend.as_mut())?.aside_buffers(&plan.receive_cells)?;
-            }
+        // The received slots were made when the ranks decided (`overlaps_round`).
+        if let Some(device) = self.device_exchange.as_mut() {
+            device.exchange_aside(self.backend.as_mut(), band, depth, plan)?;
         }
         cuda_of(self.backend.as_mut())?.queue_round(depth as u64, params)?;
         if self.device_exchange.is_none() {
@@ -244,13 +242,7 @@ impl BandField {
         if let Some((strip, first)) = plan.send_below {
             cuda.read_aside(strip, first, &mut self.to_below)?;
         }
-        self.link.exchange_halos(
-            band,
-            &self.to_above,
-            &self.to_below,
-            &mut self.from_above,
-            &mut self.from_below,
-        )?;
+        self.swap_edges(band)?;
         let cuda = cuda_of(self.backend.as_mut())?;
         if let Some(slot) = plan.receive_above {
             cuda.write_received(slot, &self.from_above)?;
