@@ -34,8 +34,9 @@ pub struct BandTimes {
 /// Halos exchanged where the backend holds the band (GPU to GPU), instead of through the host
 /// and the [`RankLink`].
 pub trait DeviceExchange: Send {
-    /// Sends `band`'s top and bottom `depth` own rows to its neighbours and writes theirs into
-    /// its halos, in `backend`'s memory.
+    /// Queues, behind the field's stepping queued so far, the sending of `band`'s top and
+    /// bottom `depth` own rows to its neighbours and the writing of theirs into its halos, in
+    /// `backend`'s memory; the field's stream waits for it, the host does not.
     fn exchange(&mut self, backend: &mut dyn Backend, band: &Band, depth: usize) -> Result<()>;
 
     /// Queues, behind the strips `backend` stepped aside by `plan`, the sending of their rows
@@ -325,11 +326,13 @@ impl BandField {
             if self.since_exchange == depth {
                 self.exchange()?;
             }
-            if self.since_exchange == 0 && left >= depth as u64 && self.overlaps_round()? {
-                let rounds = left / depth as u64;
-                self.advance_rounds(rounds, params)?;
-                left -= rounds * depth as u64;
-                continue;
+            if self.since_exchange == 0 && left >= depth as u64 {
+                if let Some(rounds_kind) = self.queued_rounds()? {
+                    let rounds = left / depth as u64;
+                    self.advance_rounds(rounds, rounds_kind, params)?;
+                    left -= rounds * depth as u64;
+                    continue;
+                }
             }
             let room = (depth - self.since_exchange) as u64;
             let now = left.min(room);

@@ -120,7 +120,7 @@ fn post(comm: &Comm, band: &Band, messages: HaloMessages<'_>) -> Result<()> {
 impl DeviceExchange for NcclHalos {
     fn exchange(&mut self, backend: &mut dyn Backend, band: &Band, depth: usize) -> Result<()> {
         let cuda = backend.cuda_mut().ok_or_else(not_cuda)?;
-        let (stream, field) = cuda.field_for_aside()?;
+        let field = cuda.field_for_aside()?;
         let cols = band.cols;
         let mut whole = field.as_view_mut();
         let (above, mut rest) = whole.split_at_mut(band.halo_above * cols);
@@ -132,9 +132,6 @@ impl DeviceExchange for NcclHalos {
             bottom_rows: Some(own.slice((band.rows - depth) * cols..band.rows * cols)),
         };
         post(&self.comm, band, messages)?;
-        stream
-            .synchronize()
-            .map_err(|e| HeatlabError::Unsupported(format!("NCCL halo exchange: {e}")))?;
         cuda.field_after_aside()
     }
 

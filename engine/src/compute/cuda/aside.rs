@@ -387,10 +387,10 @@ impl CudaBackend {
         Ok(())
     }
 
-    /// Orders the aside stream after what is queued on the field's stream, and returns it with
-    /// the field's buffer: for an exchange into the field itself, queued on the aside stream
+    /// Orders the aside stream after what is queued on the field's stream, and returns the
+    /// field's buffer: for an exchange into the field itself, queued on the aside stream
     /// (then [`Self::field_after_aside`]).
-    pub fn field_for_aside(&mut self) -> Result<(Arc<CudaStream>, &mut CudaSlice<f32>)> {
+    pub fn field_for_aside(&mut self) -> Result<&mut CudaSlice<f32>> {
         self.aside_work()?;
         let (main, _) = self.field_on_device()?;
         let Self { aside, buffers, .. } = self;
@@ -398,7 +398,7 @@ impl CudaBackend {
             return Err(HeatlabError::NoField);
         };
         aside.wait_for(&main)?;
-        Ok((aside.stream.clone(), &mut buffers.current))
+        Ok(&mut buffers.current)
     }
 
     /// Orders the field's stream after what is queued on the aside stream.
