@@ -181,7 +181,7 @@ fn a_folder_in_the_records_place_is_refused_before_the_run() {
 }
 
 #[test]
-fn a_halo_depth_without_ranks_is_refused() {
+fn rank_options_without_ranks_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let output = heatlab_in(
         dir.path(),
@@ -204,6 +204,43 @@ fn a_halo_depth_without_ranks_is_refused() {
         stderr_of(&output)
     );
     assert!(!dir.path().join("x").exists());
+    for (options, said) in [
+        (
+            &["--host-halos"][..],
+            "--host-halos is for a run over ranks",
+        ),
+        (
+            &["--overlap", "on"][..],
+            "--overlap is for a run over ranks",
+        ),
+        (
+            &["--host-halos", "--overlap", "off"][..],
+            "--host-halos and --overlap are for a run over ranks",
+        ),
+    ] {
+        let mut args = vec!["run", "--size", "8", "--steps", "1", "--out", "x"];
+        args.extend_from_slice(options);
+        let output = heatlab_in(dir.path(), &args);
+        assert!(!output.status.success(), "{options:?}");
+        assert!(stderr_of(&output).contains(said), "{}", stderr_of(&output));
+        assert!(!dir.path().join("x").exists());
+    }
+    // `auto`, the default, asks for nothing a single rank lacks.
+    let output = heatlab_in(
+        dir.path(),
+        &[
+            "run",
+            "--size",
+            "8",
+            "--steps",
+            "1",
+            "--overlap",
+            "auto",
+            "--out",
+            "x",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr_of(&output));
 }
 
 /// A build without the `distributed` feature started as one of several ranks says how to build

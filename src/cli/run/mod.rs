@@ -31,6 +31,7 @@ use driver::{run_to_end, CliDriver};
 use ending::{keep_state, keep_video, settle_agreement};
 use folder::{previous_run_files, remove_previous_run, reuse_refusal};
 use heatlab_engine::compute::{create_backend, Backend, BackendChoice, KernelChoice, StepParams};
+use heatlab_engine::distributed::OverlapChoice;
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export;
 use heatlab_engine::export::ShownLayers;
@@ -308,10 +309,29 @@ pub fn run_launched(args: &RunArgs) -> anyhow::Result<()> {
         #[cfg(not(feature = "distributed"))]
         return launched.refuse_undistributed();
     }
-    if args.halo_depth.is_some() {
-        anyhow::bail!("--halo-depth is for a run over ranks (started by mpirun -n 2 or more)");
-    }
+    refuse_rank_options(args)?;
     run(args, &Interrupt::install()?)
+}
+
+/// Refuses the options that only a run over ranks reads (they would do nothing here).
+fn refuse_rank_options(args: &RunArgs) -> anyhow::Result<()> {
+    let given = [
+        (args.halo_depth.is_some(), "--halo-depth"),
+        (args.host_halos, "--host-halos"),
+        (args.overlap != OverlapChoice::Auto, "--overlap"),
+    ];
+    let names: Vec<&str> = given
+        .iter()
+        .filter_map(|&(given, name)| given.then_some(name))
+        .collect();
+    match names.as_slice() {
+        [] => Ok(()),
+        [name] => anyhow::bail!("{name} is for a run over ranks (started by mpirun -n 2 or more)"),
+        names => anyhow::bail!(
+            "{} are for a run over ranks (started by mpirun -n 2 or more)",
+            names.join(" and ")
+        ),
+    }
 }
 
 /// Opens a run's backend: `choice` with `kernel`, for a field of `size`; with the note of a
