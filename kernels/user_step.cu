@@ -16,8 +16,8 @@
 //
 //   Launch:  block (HEATLAB_BLOCK_X, HEATLAB_BLOCK_Y, 1), at most 1024 threads;
 //            grid (ceil(cols / HEATLAB_BLOCK_X), ceil(rows / HEATLAB_BLOCK_Y), 1):
-//            x runs along columns, y down rows, one launch per step. Threads outside the grid
-//            must not write. No dynamic shared memory.
+//            x along columns, y down rows (at most 65535 blocks), one launch per step.
+//            Threads outside the grid must not write. No dynamic shared memory.
 //   Compile: NVRTC for the device's own architecture with --fmad=false (no fused multiply-add),
 //            so that the same arithmetic in the same order gives the CPU's result bit for bit.
 //

@@ -197,7 +197,7 @@ impl CaseRunner {
         let mut current = guarded(&self.stream, field.as_slice())?;
         let mut next = guarded(&self.stream, &vec![0.0; cells])?;
         let mut laplacian = guarded(&self.stream, &vec![0.0; cells])?;
-        let config = self.contract.launch_config(size);
+        let config = self.contract.launch_config(size)?;
         let boundary = params.boundary.kernel_index() as i32;
         let inner = GUARD..GUARD + cells;
         let mut before = field.clone();

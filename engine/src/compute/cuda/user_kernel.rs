@@ -141,17 +141,29 @@ impl UserContract {
         })
     }
 
-    /// The launch of one step on a `size` field.
-    pub fn launch_config(&self, size: GridSize) -> LaunchConfig {
-        LaunchConfig {
+    /// The launch of one step on a `size` field, one thread a cell; refused where the field
+    /// is taller than a grid's 65535 blocks of `HEATLAB_BLOCK_Y` rows reach.
+    pub fn launch_config(&self, size: GridSize) -> Result<LaunchConfig> {
+        const MAX_GRID_Y: usize = 65_535;
+        let blocks_down = size.rows.div_ceil(self.block_y as usize);
+        if blocks_down > MAX_GRID_Y {
+            return Err(HeatlabError::InvalidInput(format!(
+                "the kernel's blocks of {} rows (HEATLAB_BLOCK_Y) reach at most {} rows in a \
+                 launch, and the field has {}: a larger HEATLAB_BLOCK_Y steps it",
+                self.block_y,
+                MAX_GRID_Y * self.block_y as usize,
+                size.rows
+            )));
+        }
+        Ok(LaunchConfig {
             grid_dim: (
                 (size.cols as u32).div_ceil(self.block_x),
-                (size.rows as u32).div_ceil(self.block_y),
+                blocks_down as u32,
                 1,
             ),
             block_dim: (self.block_x, self.block_y, 1),
             shared_mem_bytes: 0,
-        }
+        })
     }
 
     /// Whether the kernel declares it handles `boundary`.
@@ -265,7 +277,7 @@ impl CudaBackend {
             ));
         };
         let buffers = self.buffers.as_mut().ok_or(HeatlabError::NoField)?;
-        let config = user.contract.launch_config(buffers.size);
+        let config = user.contract.launch_config(buffers.size)?;
         let boundary = params.boundary.kernel_index() as i32;
         let launch = StepLaunch::User(&user.function, boundary);
         step_loop(&stream, launch, config, buffers, launches, params.coeff)
@@ -295,9 +307,33 @@ mod tests {
         let contract = UserContract::parse(USER_KERNEL_TEMPLATE).unwrap();
         assert_eq!((contract.block_x, contract.block_y), (32, 8));
         assert_eq!(contract.boundaries, Boundary::ALL.to_vec());
-        let config = contract.launch_config(GridSize { rows: 17, cols: 33 });
+        let config = contract
+            .launch_config(GridSize { rows: 17, cols: 33 })
+            .unwrap();
         assert_eq!(config.grid_dim, (2, 3, 1));
         assert_eq!(config.block_dim, (32, 8, 1));
+    }
+
+    #[test]
+    fn a_field_taller_than_the_kernels_grid_reaches_is_refused_with_the_limit() {
+        let source =
+            USER_KERNEL_TEMPLATE.replace("#define HEATLAB_BLOCK_Y 8", "#define HEATLAB_BLOCK_Y 1");
+        let contract = UserContract::parse(&source).unwrap();
+        assert_eq!(contract.block_y, 1);
+        let size = |rows| GridSize::new(rows, 64).unwrap();
+        assert_eq!(
+            contract.launch_config(size(65_535)).unwrap().grid_dim.1,
+            65_535
+        );
+        let error = contract
+            .launch_config(size(65_536))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("at most 65535 rows"), "{error}");
+        assert!(error.contains("HEATLAB_BLOCK_Y"), "{error}");
+        // The template's 8 rows a block reach the largest field.
+        let template = UserContract::parse(USER_KERNEL_TEMPLATE).unwrap();
+        assert!(template.launch_config(size(crate::grid::MAX_SIDE)).is_ok());
     }
 
     #[test]
