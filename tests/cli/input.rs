@@ -423,3 +423,45 @@ fn sigterm_stops_a_run_waiting_for_a_fifo_with_no_writer() {
     assert!(stderr.contains("while waiting for input"), "{stderr}");
     assert!(!d.join("job").exists());
 }
+
+#[test]
+fn an_array_one_gpu_cannot_hold_is_refused_from_its_header_before_it_is_read() {
+    if common::backend::cuda_or_skip!().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // 131072² float32, its 64 GiB of data a hole (no blocks on disk): the field's three
+    // buffers (192 GiB) fit on no GPU, and reading it first would take minutes.
+    let path = dir.path().join("big.npy");
+    let header = npy_header(131_072, 131_072);
+    fs::write(&path, &header).unwrap();
+    let file = fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.set_len(header.len() as u64 + 131_072 * 131_072 * 4)
+        .unwrap();
+    let started = Instant::now();
+    let args = [
+        "run",
+        "--backend",
+        "cuda",
+        "--initial",
+        "big.npy",
+        "--steps",
+        "1",
+        "--out",
+        "never",
+    ];
+    let out = heatlab(dir.path(), &args);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let stderr = stderr_of(&out);
+    assert!(
+        stderr.contains("131072x131072 field (current, next and Laplacian buffers) needs")
+            && stderr.contains("MiB GPU memory is free"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "read first? {:?}",
+        started.elapsed()
+    );
+    assert!(!dir.path().join("never").exists());
+}

@@ -22,7 +22,7 @@ pub mod material_map;
 mod npy;
 
 use npy::read_npy_field;
-pub use npy::{is_npy_file, npy_field_size, read_npy_rows};
+pub use npy::{is_npy_file, npy_field_size, npy_header_size, read_npy_rows};
 
 /// The first bytes of every `.npy` file.
 const NPY_MAGIC: &[u8] = b"\x93NUMPY";

@@ -86,6 +86,12 @@ pub fn is_npy_file(path: &Path) -> bool {
         && magic == super::NPY_MAGIC
 }
 
+/// The size of the field in the `.npy` at `path` (a regular file), from its header alone (its
+/// length unchecked: a read checks it).
+pub fn npy_header_size(path: &Path) -> Result<GridSize> {
+    open_seekable(path, 0).map(|(_, layout)| layout.size)
+}
+
 /// The size of the field in the `.npy` at `path` (a regular file), from its header and its
 /// length alone: checked as a read checks it, a file too short for its shape refused, but
 /// against no memory (the caller holds none of it).

@@ -361,6 +361,48 @@ pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     run_on(args, interrupt, &mut open_here, None)
 }
 
+/// A backend opened for a run, with the note of a fallback to the CPU, if there was one.
+type Opened = (Box<dyn Backend>, Option<String>);
+
+/// Opens the run's backend for a `size` field. A fixed kernel needs the GPU: it is not
+/// silently replaced by the CPU (checked with the arguments, `checked_kernel`: a refusal cannot
+/// come here).
+fn open_backend(
+    open: &mut OpenBackend<'_>,
+    plan: &RunPlan,
+    size: GridSize,
+) -> anyhow::Result<Opened> {
+    let choice = plan
+        .kernel
+        .backend_for(plan.backend_choice)
+        .unwrap_or(plan.backend_choice);
+    open(choice, plan.kernel, size).map_err(|error| {
+        if choice == plan.backend_choice {
+            error
+        } else {
+            anyhow::anyhow!("--kernel {} steps on the GPU: {error:#}", plan.kernel)
+        }
+    })
+}
+
+/// Opens the backend before the start is read where this process reads an array whole: an
+/// array one GPU would not hold is refused from its header (a 64 GiB array is not read for
+/// minutes to be refused then).
+fn open_before_reading(
+    open: &mut OpenBackend<'_>,
+    plan: &RunPlan,
+    over_ranks: bool,
+) -> anyhow::Result<Option<Opened>> {
+    let Some(size) = start::array_size_before_reading(&plan.start, over_ranks)? else {
+        return Ok(None);
+    };
+    let (mut backend, fallback_note) = open_backend(open, plan, size)?;
+    if let Some(cuda) = backend.cuda_mut() {
+        cuda.ensure_room_for(size)?;
+    }
+    Ok(Some((backend, fallback_note)))
+}
+
 /// Runs `heatlab run` on the backend `open` gives (this process's, or a field split over
 /// ranks), keeping its record after every chunk in `last_chunk` when given (rank 0's last
 /// words, written if a signal finds it stranded).
@@ -384,7 +426,9 @@ fn run_on(
         .map(|video| RunVideo::start(video, &plan))
         .transpose()?;
     // A record kept after every chunk is rank 0's, of a run over ranks.
-    let start = start::read(&mut plan, last_chunk.is_some(), interrupt)?;
+    let over_ranks = last_chunk.is_some();
+    let opened = open_before_reading(open, &plan, over_ranks)?;
+    let start = start::read(&mut plan, over_ranks, interrupt)?;
     if let Some(start) = &start {
         plan.start_at(args, start)?;
     }
@@ -396,20 +440,10 @@ fn run_on(
     }
     // Opening the backend belongs to checking the input: `--backend cuda` without a GPU is
     // refused before anything is written.
-    // A fixed kernel needs the GPU: it is not silently replaced by the CPU.
-    // Checked with the arguments (checked_kernel): a refusal cannot come here.
-    let backend_choice = plan
-        .kernel
-        .backend_for(plan.backend_choice)
-        .unwrap_or(plan.backend_choice);
-    let (backend, fallback_note) =
-        open(backend_choice, plan.kernel, plan.field.size).map_err(|error| {
-            if backend_choice == plan.backend_choice {
-                error
-            } else {
-                anyhow::anyhow!("--kernel {} steps on the GPU: {error:#}", plan.kernel)
-            }
-        })?;
+    let (backend, fallback_note) = match opened {
+        Some(opened) => opened,
+        None => open_backend(open, &plan, plan.field.size)?,
+    };
     if let Some(note_text) = &fallback_note {
         note(note_text);
     }

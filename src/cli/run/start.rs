@@ -11,7 +11,9 @@ use crate::cli::output::note;
 use heatlab_engine::compute::Backend;
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::grid::GridSize;
-use heatlab_engine::import::{is_npy_file, npy_field_size, ImportKind, LuminanceRange};
+use heatlab_engine::import::{
+    is_npy_file, npy_field_size, npy_header_size, ImportKind, LuminanceRange,
+};
 use heatlab_engine::session::start::{open, Expected, Start};
 use heatlab_engine::sim::Simulation;
 use heatlab_engine::state::{FieldOrigin, SavedState};
@@ -188,6 +190,22 @@ pub(super) fn size_read_where_held(
         file.display()
     ));
     Ok(Some(size))
+}
+
+/// The size of the `--initial` array in a regular `.npy` file that this process reads whole
+/// (not over ranks: there each rank checks its own band), from its header alone: the run
+/// checks it against the GPU's memory before it reads the array.
+pub(super) fn array_size_before_reading(
+    start: &StartFrom,
+    over_ranks: bool,
+) -> Result<Option<GridSize>, HeatlabError> {
+    let StartFrom::Initial { file, .. } = start else {
+        return Ok(None);
+    };
+    if over_ranks || !is_npy_file(file) {
+        return Ok(None);
+    }
+    Ok(Some(npy_header_size(file)?))
 }
 
 /// Writes the state the run ended in to `path` (`--save-state`).

@@ -398,13 +398,7 @@ impl super::CudaBackend {
         if !same_size {
             self.graphs.clear();
             self.buffers = None;
-            let (free, _) = self.device.memory_info().map_err(failed)?;
-            crate::memory::ensure_gpu_memory(
-                &format!("{size} field (current, next and Laplacian buffers)"),
-                3 * size.bytes(),
-                free,
-            )
-            .map_err(failed)?;
+            self.ensure_room_for(size).map_err(failed)?;
             let stream = self.device.stream();
             let allocate = |what: &'static str| {
                 stream

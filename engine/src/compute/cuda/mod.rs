@@ -274,6 +274,18 @@ impl CudaBackend {
         launch::laplacian(&stream, &function, current, laplacian, (rows, cols))
     }
 
+    /// Refuses a `size` field whose buffers (current, next and Laplacian) would not fit in the
+    /// GPU's free memory, naming both sizes: checked before a field is uploaded or generated,
+    /// and by a run before it reads a large array it would upload.
+    pub fn ensure_room_for(&mut self, size: GridSize) -> Result<()> {
+        let (free, _) = self.device.memory_info()?;
+        crate::memory::ensure_gpu_memory(
+            &format!("{size} field (current, next and Laplacian buffers)"),
+            3 * size.bytes(),
+            free,
+        )
+    }
+
     /// Stops timing an advance: reads its device time now, or, when the advance is queued,
     /// only marks its end.
     pub(super) fn stop_timing(&mut self) -> Result<Duration> {
@@ -332,12 +344,7 @@ impl Backend for CudaBackend {
         if let Some(Ok(generator)) = self.field_generator.as_mut() {
             generator.release();
         }
-        let (free, _) = self.device.memory_info()?;
-        crate::memory::ensure_gpu_memory(
-            &format!("{size} field (current, next and Laplacian buffers)"),
-            3 * size.bytes(),
-            free,
-        )?;
+        self.ensure_room_for(size)?;
         let stream = self.device.stream();
         let current = stream
             .clone_htod(field.as_slice())
