@@ -12,6 +12,22 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// A cgroup limit at or above this is "no limit" (cgroup v1 writes a page-rounded `i64::MAX`).
 const UNLIMITED: u64 = 1 << 62;
 
+/// Caps glibc's malloc arenas: each reserves 64 MiB of address space, and with one per thread
+/// (its default allows 8 per core) a many-core machine's threads alone fill an address-space
+/// limit (`ulimit -v`) that the field fits in: on 64 cores under 1.5 GiB, starting the CPU's
+/// threads failed. heatlab's threads allocate little. Called once, first thing, by the binary.
+pub fn bound_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        /// Arenas at most (glibc's default is 8 per core).
+        const MALLOC_ARENAS: libc::c_int = 8;
+        // SAFETY: mallopt sets one of the allocator's parameters; no thread is started yet.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, MALLOC_ARENAS);
+        }
+    }
+}
+
 /// Bytes of host memory available to new allocations, if any limit is known.
 pub fn host_available_bytes() -> Option<usize> {
     [mem_available(), cgroup_room(), address_space_room()]
