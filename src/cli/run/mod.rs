@@ -6,6 +6,7 @@
 //! write them; no temporary file stays behind.
 
 mod args;
+mod backend;
 mod driver;
 mod ending;
 mod folder;
@@ -27,10 +28,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::interrupt::Interrupt;
 use super::output::note;
 use args::checked_kernel;
+use backend::{open_backend, open_before_reading, open_here};
+pub use backend::{OpenBackend, Opened};
 use driver::{run_to_end, CliDriver};
 use ending::{keep_state, keep_video, settle_agreement};
 use folder::{previous_run_files, remove_previous_run, reuse_refusal};
-use heatlab_engine::compute::{create_backend, Backend, BackendChoice, KernelChoice, StepParams};
+use heatlab_engine::compute::{Backend, BackendChoice, KernelChoice, StepParams};
 use heatlab_engine::distributed::OverlapChoice;
 use heatlab_engine::error::HeatlabError;
 use heatlab_engine::export;
@@ -334,73 +337,9 @@ fn refuse_rank_options(args: &RunArgs) -> anyhow::Result<()> {
     }
 }
 
-/// Opens a run's backend: `choice` with `kernel`, for a field of `size`; with the note of a
-/// fallback to the CPU, if there was one.
-pub type OpenBackend<'a> = dyn FnMut(
-        BackendChoice,
-        KernelChoice,
-        GridSize,
-    ) -> anyhow::Result<(Box<dyn Backend>, Option<String>)>
-    + 'a;
-
-/// A backend of this process.
-fn open_here(
-    choice: BackendChoice,
-    kernel: KernelChoice,
-    _: GridSize,
-) -> anyhow::Result<(Box<dyn Backend>, Option<String>)> {
-    let (mut backend, fallback) = create_backend(choice)?;
-    if let Some(cuda) = backend.cuda_mut() {
-        cuda.set_kernel_choice(kernel)?;
-    }
-    Ok((backend, fallback.map(|fallback| fallback.to_string())))
-}
-
 /// Runs `heatlab run`.
 pub fn run(args: &RunArgs, interrupt: &Interrupt) -> anyhow::Result<()> {
     run_on(args, interrupt, &mut open_here, None)
-}
-
-/// A backend opened for a run, with the note of a fallback to the CPU, if there was one.
-type Opened = (Box<dyn Backend>, Option<String>);
-
-/// Opens the run's backend for a `size` field. A fixed kernel needs the GPU: it is not
-/// silently replaced by the CPU (checked with the arguments, `checked_kernel`: a refusal cannot
-/// come here).
-fn open_backend(
-    open: &mut OpenBackend<'_>,
-    plan: &RunPlan,
-    size: GridSize,
-) -> anyhow::Result<Opened> {
-    let choice = plan
-        .kernel
-        .backend_for(plan.backend_choice)
-        .unwrap_or(plan.backend_choice);
-    open(choice, plan.kernel, size).map_err(|error| {
-        if choice == plan.backend_choice {
-            error
-        } else {
-            anyhow::anyhow!("--kernel {} steps on the GPU: {error:#}", plan.kernel)
-        }
-    })
-}
-
-/// Opens the backend before the start is read where this process reads an array whole: an
-/// array one GPU would not hold is refused from its header (a 64 GiB array is not read for
-/// minutes to be refused then).
-fn open_before_reading(
-    open: &mut OpenBackend<'_>,
-    plan: &RunPlan,
-    over_ranks: bool,
-) -> anyhow::Result<Option<Opened>> {
-    let Some(size) = start::array_size_before_reading(&plan.start, over_ranks)? else {
-        return Ok(None);
-    };
-    let (mut backend, fallback_note) = open_backend(open, plan, size)?;
-    if let Some(cuda) = backend.cuda_mut() {
-        cuda.ensure_room_for(size)?;
-    }
-    Ok(Some((backend, fallback_note)))
 }
 
 /// Runs `heatlab run` on the backend `open` gives (this process's, or a field split over

@@ -21,7 +21,7 @@ use heatlab_engine::grid::{Grid, GridSize};
 
 use super::launched::Launched;
 use super::record::LastChunkRecord;
-use super::{OpenBackend, RunArgs};
+use super::{OpenBackend, Opened, RunArgs};
 use crate::cli::exit::report;
 use crate::cli::interrupt::Interrupt;
 
@@ -180,7 +180,7 @@ fn open_split(
     args: &RunArgs,
     ranks: &mut RanksLead,
     (choice, kernel, size): (BackendChoice, KernelChoice, GridSize),
-) -> anyhow::Result<(Box<dyn Backend>, Option<String>)> {
+) -> anyhow::Result<Opened> {
     let halo_depth = args
         .halo_depth
         .map(|depth| usize::try_from(depth).unwrap_or(usize::MAX));
