@@ -171,6 +171,15 @@ pub(super) fn read_where_held(
     Ok((simulation, origin))
 }
 
+/// The `--initial` file the run starts from, where it is a regular file holding a `.npy`
+/// array (its rows can be read where they are held, its size from its header alone).
+fn initial_array(start: &StartFrom) -> Option<&Path> {
+    let StartFrom::Initial { file, .. } = start else {
+        return None;
+    };
+    is_npy_file(file).then_some(file.as_path())
+}
+
 /// The size of the `.npy` array the run starts from when every rank reads its own rows of it
 /// (a run over ranks from a regular file that holds an array), from its header alone; `None`
 /// when the file is read whole here (one rank, an image, a pipe, a state, a scenario).
@@ -178,12 +187,9 @@ pub(super) fn size_read_where_held(
     start: &StartFrom,
     over_ranks: bool,
 ) -> Result<Option<GridSize>, HeatlabError> {
-    let StartFrom::Initial { file, .. } = start else {
+    let Some(file) = initial_array(start).filter(|_| over_ranks) else {
         return Ok(None);
     };
-    if !over_ranks || !is_npy_file(file) {
-        return Ok(None);
-    }
     let size = npy_field_size(file)?;
     note(&format!(
         "initial field: {size} from {} (array, each rank reads its own rows)",
@@ -199,13 +205,10 @@ pub(super) fn array_size_before_reading(
     start: &StartFrom,
     over_ranks: bool,
 ) -> Result<Option<GridSize>, HeatlabError> {
-    let StartFrom::Initial { file, .. } = start else {
-        return Ok(None);
-    };
-    if over_ranks || !is_npy_file(file) {
-        return Ok(None);
+    match initial_array(start).filter(|_| !over_ranks) {
+        Some(file) => Ok(Some(npy_header_size(file)?)),
+        None => Ok(None),
     }
-    Ok(Some(npy_header_size(file)?))
 }
 
 /// Writes the state the run ended in to `path` (`--save-state`).
